@@ -1,0 +1,5 @@
+//! Adaptation: step-size schedules.
+
+mod schedules;
+
+pub use schedules::StepSchedule;

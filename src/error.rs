@@ -1,0 +1,196 @@
+//! The error enums: small `Copy` values with `Display`, `core::error::Error` and optional `defmt`.
+//!
+//! Three kinds of failure, one enum each, so a caller matches only what can happen where it is:
+//! * [`ParamError`]: a hyperparameter rejected by a `*Params::new` constructor (names the parameter);
+//! * [`LayoutError`]: caller buffers of the wrong length, rejected by a sampler constructor;
+//! * [`StepError`]: something that went wrong during a step (non-finite gradient or state).
+
+use core::fmt;
+
+/// The hyperparameter a [`ParamError`] is about.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Param {
+    /// The discretisation step h (or a learning rate η = h²).
+    StepSize,
+    /// The friction / diffusion constant A (SGHMC, SGNHT) or D (mSGNHT).
+    Friction,
+    /// The gradient-noise estimate B̂ of SGHMC.
+    NoiseEstimate,
+    /// The number of leapfrog steps L of HMC.
+    LeapfrogSteps,
+    /// A diagonal mass entry (must be finite and > 0).
+    Mass,
+    /// The scale `a` of the polynomial step-size decay h_t = a(b + t)^−γ.
+    DecayScale,
+    /// The offset `b` of the polynomial step-size decay.
+    DecayOffset,
+    /// The exponent γ of the polynomial step-size decay.
+    DecayExponent,
+    /// The momentum weight α = Ah of the learning-rate form (must lie in \[0, 1\]).
+    MomentumWeight,
+}
+
+impl Param {
+    /// The parameter's name as the documentation writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Param::StepSize => "step size h",
+            Param::Friction => "friction A",
+            Param::NoiseEstimate => "noise estimate B̂",
+            Param::LeapfrogSteps => "leapfrog steps L",
+            Param::Mass => "mass",
+            Param::DecayScale => "decay scale a",
+            Param::DecayOffset => "decay offset b",
+            Param::DecayExponent => "decay exponent γ",
+            Param::MomentumWeight => "momentum weight α",
+        }
+    }
+}
+
+/// A hyperparameter rejected by a constructor.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ParamError {
+    /// The value is NaN or infinite.
+    NonFinite(Param),
+    /// The value is finite but outside the parameter's allowed range (documented on the constructor).
+    OutOfRange(Param),
+}
+
+impl fmt::Display for ParamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParamError::NonFinite(p) => write!(f, "{} is not finite", p.name()),
+            ParamError::OutOfRange(p) => write!(f, "{} is out of its allowed range", p.name()),
+        }
+    }
+}
+
+impl core::error::Error for ParamError {}
+
+/// A caller-provided buffer.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Buffer {
+    /// The parameter vector θ.
+    Theta,
+    /// The momentum p.
+    Momentum,
+    /// The per-coordinate thermostats ξ.
+    Thermostat,
+    /// The gradient buffer ∇Ũ(θ).
+    Gradient,
+    /// Scratch space the integrator uses for the noise and the half-step position.
+    Scratch,
+    /// The diagonal of the inverse mass matrix.
+    InverseMass,
+}
+
+impl Buffer {
+    /// The buffer's name as the documentation writes it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Buffer::Theta => "θ",
+            Buffer::Momentum => "momentum p",
+            Buffer::Thermostat => "thermostat ξ",
+            Buffer::Gradient => "gradient",
+            Buffer::Scratch => "scratch",
+            Buffer::InverseMass => "inverse mass",
+        }
+    }
+}
+
+/// Caller buffers that do not fit together; checked once, in the sampler's constructor.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum LayoutError {
+    /// θ has length 0: there is nothing to sample.
+    Empty,
+    /// A buffer's length differs from θ's.
+    LengthMismatch {
+        /// Which buffer.
+        buffer: Buffer,
+        /// θ's length.
+        expected: usize,
+        /// The buffer's length.
+        found: usize,
+    },
+    /// A buffer holds a value it must not (a non-finite θ or p, a mass entry ≤ 0).
+    InvalidValue {
+        /// Which buffer.
+        buffer: Buffer,
+        /// The first offending coordinate.
+        index: usize,
+    },
+}
+
+impl fmt::Display for LayoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayoutError::Empty => write!(f, "θ is empty"),
+            LayoutError::LengthMismatch {
+                buffer,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{} has length {found}, expected {expected} (θ's length)",
+                buffer.name()
+            ),
+            LayoutError::InvalidValue { buffer, index } => {
+                write!(
+                    f,
+                    "{} holds an invalid value at index {index}",
+                    buffer.name()
+                )
+            }
+        }
+    }
+}
+
+impl core::error::Error for LayoutError {}
+
+/// A step that could not be taken or that produced a non-finite state.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum StepError {
+    /// The model wrote a NaN or ±∞ into the gradient. The step was abandoned and θ, p and ξ are
+    /// bit-for-bit what they were before it.
+    NonFiniteGradient {
+        /// The first non-finite coordinate.
+        index: usize,
+    },
+    /// The step completed but left a non-finite value in the state (the sampler diverged: the step
+    /// size is too large for the model). The state is left as computed, for inspection; reset it
+    /// before stepping again.
+    NonFiniteState {
+        /// Which buffer.
+        buffer: Buffer,
+        /// The first non-finite coordinate (0 for a scalar thermostat).
+        index: usize,
+    },
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StepError::NonFiniteGradient { index } => write!(
+                f,
+                "the gradient is not finite at coordinate {index}; the step was not taken"
+            ),
+            StepError::NonFiniteState { buffer, index } => write!(
+                f,
+                "{} became non-finite at coordinate {index}; the sampler diverged",
+                buffer.name()
+            ),
+        }
+    }
+}
+
+impl core::error::Error for StepError {}

@@ -1,0 +1,91 @@
+//! The Euler integrator for SGHMC, SGNHT and mSGNHT.
+//!
+//! Ding et al. 2014, Alg. 1 (scalar thermostat), and Li et al. 2016, §2.2 (one thermostat per
+//! coordinate), with the gradient taken at the current θ:
+//!
+//! ```text
+//! p ← p − ξ ⊙ p h − ∇Ũ(θ) h + √(2Dh) ζ,   ζ ~ N(0, I)
+//! θ ← θ + p h
+//! ξ ← ξ + (p ⊙ p − 1) h        (per coordinate)   or   ξ ← ξ + (pᵀp/n − 1) h   (scalar)
+//! ```
+//!
+//! For SGHMC (002, Alg. 2) ξ is the constant friction A and there is no thermostat update. Li et
+//! al. write the same chain with θ updated first and the gradient taken at the new θ; it is the
+//! same sequence of states read at a shifted index. One gradient evaluation per step. The
+//! gradient is evaluated before anything changes, so a non-finite gradient leaves the state as it
+//! was.
+
+use super::pieces::{Friction, Phase, check_state};
+use crate::error::StepError;
+use crate::gradient::Gradient;
+use crate::lanes::{LANES, Lanes, first_non_finite, reduce, zip_phase};
+use crate::real::Real;
+use crate::rng::fill_standard_normal;
+use rand_core::Rng;
+
+/// One Euler step. `noise_sd` is √(2Dh). Returns pᵀp after the step.
+pub(crate) fn euler_step<T, G, R>(
+    phase: &mut Phase<'_, T>,
+    friction: Friction<'_, T>,
+    h: T,
+    noise_sd: T,
+    model: &mut G,
+    rng: &mut R,
+) -> Result<T, StepError>
+where
+    T: Real,
+    G: Gradient<T> + ?Sized,
+    R: Rng + ?Sized,
+{
+    model.gradient(phase.theta, phase.grad);
+    if let Some(index) = first_non_finite(phase.grad) {
+        return Err(StepError::NonFiniteGradient { index });
+    }
+    fill_standard_normal(rng, phase.scratch);
+    let n = phase.dim();
+    let (sum_p2, finite) = match friction {
+        Friction::Constant(a) => fused(phase, Lanes::Uniform(a), h, noise_sd),
+        Friction::Scalar(xi) => {
+            let (s, finite) = fused(phase, Lanes::Uniform(*xi), h, noise_sd);
+            *xi += (s / n - T::ONE) * h;
+            (s, finite && xi.is_finite())
+        }
+        Friction::PerCoordinate(xi) => {
+            let (s, finite) = fused(phase, Lanes::PerCoordinate(xi), h, noise_sd);
+            if !finite {
+                check_state(phase.theta, phase.p, Some(xi))?;
+            }
+            (s, true)
+        }
+    };
+    if !finite {
+        check_state(phase.theta, phase.p, None)?;
+    }
+    Ok(sum_p2)
+}
+
+/// The kick, drift and per-coordinate thermostat update in one pass (for a shared friction the
+/// slot writes are discarded). Returns (Σ p_new², whether θ, p and ξ all stayed finite).
+#[inline(always)]
+fn fused<T: Real>(phase: &mut Phase<'_, T>, xi: Lanes<'_, T>, h: T, noise_sd: T) -> (T, bool) {
+    let mut acc = [T::ZERO; LANES];
+    let mut guard = [T::ZERO; LANES];
+    zip_phase(
+        phase.theta,
+        phase.p,
+        phase.grad,
+        phase.scratch,
+        xi,
+        |j, t, p, g, z, x| {
+            let p0 = *p;
+            let p1 = p0 - *x * p0 * h - g * h + noise_sd * z;
+            *t += p1 * h;
+            *p = p1;
+            *x += (p1 * p1 - T::ONE) * h;
+            acc[j] += p1 * p1;
+            guard[j] += (*t - *t) + (*x - *x);
+        },
+    );
+    let s = reduce(acc);
+    (s, s.is_finite() && reduce(guard) == T::ZERO)
+}

@@ -1,0 +1,139 @@
+//! What a sampler hands an integrator: the scheme choice, the friction piece and the buffers.
+
+use crate::error::{Buffer, LayoutError, StepError};
+use crate::lanes::first_non_finite;
+use crate::real::Real;
+
+/// The discretisation of the SDE samplers (SGHMC, SGNHT, mSGNHT).
+///
+/// Both use exactly one gradient evaluation per step.
+///
+/// * `Euler`: the first-order scheme of Ding et al. 2014 (Alg. 1) and Li et al. 2016 (§2.2):
+///   kick p with the friction, gradient and noise, then drift θ and the thermostat with the new p.
+///   Its stationary-distribution error is O(h).
+/// * `Splitting`: the symmetric splitting integrator (A–B–O–B–A) of Li et al. 2016 (§3), whose
+///   error is O(h²): half a drift, half the friction solved exactly (p ← e^{−ξh/2} p), a full
+///   gradient-and-noise kick, the other half friction and half drift.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Integrator {
+    /// First-order Euler scheme.
+    Euler,
+    /// Second-order symmetric splitting scheme (A–B–O–B–A).
+    #[default]
+    Splitting,
+}
+
+/// The caller-owned scratch buffers every SDE sampler needs besides θ and p.
+///
+/// Both have θ's length: `gradient` receives ∇Ũ(θ); `scratch` holds the half-step position the
+/// splitting scheme evaluates the gradient at, then the step's Gaussian noise.
+#[derive(Debug)]
+pub struct Workspace<'a, T> {
+    /// Receives ∇Ũ(θ).
+    pub gradient: &'a mut [T],
+    /// Half-step position, then noise.
+    pub scratch: &'a mut [T],
+}
+
+impl<'a, T> Workspace<'a, T> {
+    /// Groups the two scratch buffers.
+    pub fn new(gradient: &'a mut [T], scratch: &'a mut [T]) -> Self {
+        Workspace { gradient, scratch }
+    }
+}
+
+/// The friction piece of an SDE sampler (the B sub-step dp = −ξ ⊙ p dt and the thermostat's part
+/// of the A sub-step).
+pub(crate) enum Friction<'a, T> {
+    /// Constant friction A, no thermostat (SGHMC).
+    Constant(T),
+    /// One scalar thermostat ξ with dξ = (pᵀp/n − 1) dt (SGNHT, Ding et al. 2014 eq. 6).
+    Scalar(&'a mut T),
+    /// One thermostat per coordinate with dξ = (p ⊙ p − 1) dt (mSGNHT, Li et al. 2016 eq. 2).
+    PerCoordinate(&'a mut [T]),
+}
+
+/// θ, p and the workspace, with lengths checked once.
+#[derive(Debug)]
+pub(crate) struct Phase<'a, T> {
+    pub theta: &'a mut [T],
+    pub p: &'a mut [T],
+    pub grad: &'a mut [T],
+    pub scratch: &'a mut [T],
+}
+
+impl<'a, T: Real> Phase<'a, T> {
+    /// Checks that θ is non-empty and finite and that every buffer has θ's length.
+    pub fn new(
+        theta: &'a mut [T],
+        p: &'a mut [T],
+        work: Workspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
+        let n = theta.len();
+        if n == 0 {
+            return Err(LayoutError::Empty);
+        }
+        check_len(Buffer::Momentum, n, p.len())?;
+        check_len(Buffer::Gradient, n, work.gradient.len())?;
+        check_len(Buffer::Scratch, n, work.scratch.len())?;
+        check_finite(Buffer::Theta, theta)?;
+        check_finite(Buffer::Momentum, p)?;
+        Ok(Phase {
+            theta,
+            p,
+            grad: work.gradient,
+            scratch: work.scratch,
+        })
+    }
+
+    /// The dimension as a float.
+    #[inline]
+    pub fn dim(&self) -> T {
+        T::from_usize(self.theta.len())
+    }
+}
+
+/// Errors unless `found == expected`.
+#[inline]
+pub(crate) fn check_len(buffer: Buffer, expected: usize, found: usize) -> Result<(), LayoutError> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(LayoutError::LengthMismatch {
+            buffer,
+            expected,
+            found,
+        })
+    }
+}
+
+/// Errors on the first non-finite entry.
+#[inline]
+pub(crate) fn check_finite<T: Real>(buffer: Buffer, a: &[T]) -> Result<(), LayoutError> {
+    match first_non_finite(a) {
+        None => Ok(()),
+        Some(index) => Err(LayoutError::InvalidValue { buffer, index }),
+    }
+}
+
+/// After a completed step: the first non-finite coordinate of θ, p or ξ, as a [`StepError`].
+pub(crate) fn check_state<T: Real>(
+    theta: &[T],
+    p: &[T],
+    xi: Option<&[T]>,
+) -> Result<(), StepError> {
+    let bad = |buffer, a: &[T]| {
+        first_non_finite(a).map(|index| StepError::NonFiniteState { buffer, index })
+    };
+    if let Some(e) = bad(Buffer::Theta, theta) {
+        return Err(e);
+    }
+    if let Some(e) = bad(Buffer::Momentum, p) {
+        return Err(e);
+    }
+    if let Some(e) = xi.and_then(|x| bad(Buffer::Thermostat, x)) {
+        return Err(e);
+    }
+    Ok(())
+}

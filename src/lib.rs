@@ -1,0 +1,21 @@
+//! Crate root of `sgmcmc`: documentation, feature list and re-exports only.
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(clippy::all)]
+
+pub mod adapt;
+pub mod error;
+pub mod gradient;
+pub mod integrator;
+mod lanes;
+pub mod real;
+pub mod rng;
+pub mod sampler;
+
+pub use error::{Buffer, LayoutError, Param, ParamError, StepError};
+pub use gradient::{Energy, Gradient, Model};
+pub use integrator::{Integrator, Workspace};
+pub use real::Real;
+pub use sampler::{Sampler, StepStats};

@@ -1,0 +1,285 @@
+//! The float trait [`Real`] implemented for `f32` and `f64`, and the one math shim (libm or micromath).
+//!
+//! Every transcendental function the kernel uses goes through [`Real`], whose implementations call
+//! the functions in the private `shim` module below. That module is the only place that names
+//! `libm` or `micromath`, so linking `std` into a test binary can never silently change the numbers
+//! (`std`'s inherent `f32::exp` would otherwise shadow a trait method of the same name).
+//!
+//! * `f64` always uses [libm](https://docs.rs/libm) (correctly rounded to within 1 ulp).
+//! * `f32` uses libm by default; with the `micromath` feature it uses micromath's approximations
+//!   (`exp`, `ln` and `sqrt` with a relative error of roughly 10⁻⁴ to 10⁻³, see micromath's docs),
+//!   which are several times faster on an FPU-only microcontroller. The f32 path never widens to
+//!   f64, so a Cortex-M4F (single-precision FPU only) runs it in hardware.
+
+use core::fmt::{Debug, Display};
+use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+use rand_core::Rng;
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for f64 {}
+}
+
+/// A floating-point type the samplers run in: `f32` or `f64` (sealed).
+///
+/// All samplers are written once, generic over `T: Real`; the two implementations differ only in
+/// the math shim they call and in their random-number paths (f32 has its own ziggurat tables and
+/// never computes in f64).
+pub trait Real:
+    Copy
+    + Default
+    + PartialOrd
+    + Debug
+    + Display
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
+    + Send
+    + Sync
+    + sealed::Sealed
+    + 'static
+{
+    /// 0
+    const ZERO: Self;
+    /// 1
+    const ONE: Self;
+    /// 2
+    const TWO: Self;
+    /// 1/2
+    const HALF: Self;
+    /// Machine epsilon.
+    const EPSILON: Self;
+    /// +∞
+    const INFINITY: Self;
+    /// Largest finite value.
+    const MAX: Self;
+
+    /// Converts an `f64` (rounding to nearest for `f32`). Used on parameters and constants, never
+    /// inside a per-coordinate loop.
+    fn from_f64(x: f64) -> Self;
+    /// Converts an `f32` exactly (f32 → f64 is exact; f32 → f32 is the identity).
+    fn from_f32(x: f32) -> Self;
+    /// Converts a count (rounding to nearest for large counts).
+    fn from_usize(n: usize) -> Self;
+    /// Converts an iteration counter (rounding to nearest for large counts; no f64 detour for f32).
+    fn from_u64(n: u64) -> Self;
+    /// Widens to `f64` (exact for both types); for reporting, not for the kernels.
+    fn to_f64(self) -> f64;
+
+    /// eˣ through the math shim.
+    fn exp(self) -> Self;
+    /// Natural logarithm through the math shim.
+    fn ln(self) -> Self;
+    /// Square root through the math shim.
+    fn sqrt(self) -> Self;
+    /// xʸ through the math shim.
+    fn powf(self, y: Self) -> Self;
+    /// |x|
+    fn abs(self) -> Self;
+    /// `true` when the value is neither infinite nor NaN.
+    fn is_finite(self) -> bool;
+    /// The larger of two values (NaN-ignoring, as `f64::max`).
+    fn max(self, other: Self) -> Self;
+    /// The smaller of two values (NaN-ignoring, as `f64::min`).
+    fn min(self, other: Self) -> Self;
+
+    /// One standard normal draw, through this type's own ziggurat ([`crate::rng`]).
+    fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> Self;
+    /// One uniform draw from the half-open interval \[0, 1).
+    fn uniform<R: Rng + ?Sized>(rng: &mut R) -> Self;
+    /// One uniform draw from the open interval (0, 1): never 0, so its logarithm is finite.
+    fn uniform_open<R: Rng + ?Sized>(rng: &mut R) -> Self;
+}
+
+/// The math shim: the only module that names libm or micromath.
+mod shim {
+    #[inline(always)]
+    pub fn exp64(x: f64) -> f64 {
+        libm::exp(x)
+    }
+    #[inline(always)]
+    pub fn ln64(x: f64) -> f64 {
+        libm::log(x)
+    }
+    #[inline(always)]
+    pub fn sqrt64(x: f64) -> f64 {
+        libm::sqrt(x)
+    }
+    #[inline(always)]
+    pub fn pow64(x: f64, y: f64) -> f64 {
+        libm::pow(x, y)
+    }
+
+    #[cfg(not(feature = "micromath"))]
+    mod f32_backend {
+        #[inline(always)]
+        pub fn exp32(x: f32) -> f32 {
+            libm::expf(x)
+        }
+        #[inline(always)]
+        pub fn ln32(x: f32) -> f32 {
+            libm::logf(x)
+        }
+        #[inline(always)]
+        pub fn sqrt32(x: f32) -> f32 {
+            libm::sqrtf(x)
+        }
+        #[inline(always)]
+        pub fn pow32(x: f32, y: f32) -> f32 {
+            libm::powf(x, y)
+        }
+    }
+
+    #[cfg(feature = "micromath")]
+    mod f32_backend {
+        // Fully qualified calls: with `std` linked (tests), `x.exp()` would resolve to the
+        // inherent std method and silently bypass micromath.
+        use micromath::F32Ext;
+        #[inline(always)]
+        pub fn exp32(x: f32) -> f32 {
+            F32Ext::exp(x)
+        }
+        #[inline(always)]
+        pub fn ln32(x: f32) -> f32 {
+            F32Ext::ln(x)
+        }
+        #[inline(always)]
+        pub fn sqrt32(x: f32) -> f32 {
+            F32Ext::sqrt(x)
+        }
+        #[inline(always)]
+        pub fn pow32(x: f32, y: f32) -> f32 {
+            F32Ext::powf(x, y)
+        }
+    }
+
+    pub use f32_backend::{exp32, ln32, pow32, sqrt32};
+}
+
+macro_rules! impl_real {
+    ($t:ty, $exp:path, $ln:path, $sqrt:path, $pow:path, $normal:path, $unif:path, $open:path) => {
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const TWO: Self = 2.0;
+            const HALF: Self = 0.5;
+            const EPSILON: Self = <$t>::EPSILON;
+            const INFINITY: Self = <$t>::INFINITY;
+            const MAX: Self = <$t>::MAX;
+
+            #[inline(always)]
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            fn from_f32(x: f32) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            fn from_usize(n: usize) -> Self {
+                n as $t
+            }
+            #[inline(always)]
+            fn from_u64(n: u64) -> Self {
+                n as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                $exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                $ln(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                $sqrt(self)
+            }
+            #[inline(always)]
+            fn powf(self, y: Self) -> Self {
+                $pow(self, y)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+            #[inline(always)]
+            fn max(self, other: Self) -> Self {
+                <$t>::max(self, other)
+            }
+            #[inline(always)]
+            fn min(self, other: Self) -> Self {
+                <$t>::min(self, other)
+            }
+            #[inline(always)]
+            fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> Self {
+                $normal(rng)
+            }
+            #[inline(always)]
+            fn uniform<R: Rng + ?Sized>(rng: &mut R) -> Self {
+                $unif(rng)
+            }
+            #[inline(always)]
+            fn uniform_open<R: Rng + ?Sized>(rng: &mut R) -> Self {
+                $open(rng)
+            }
+        }
+    };
+}
+
+impl_real!(
+    f32,
+    shim::exp32,
+    shim::ln32,
+    shim::sqrt32,
+    shim::pow32,
+    crate::rng::standard_normal_f32,
+    crate::rng::uniform_f32,
+    crate::rng::uniform_open_f32
+);
+impl_real!(
+    f64,
+    shim::exp64,
+    shim::ln64,
+    shim::sqrt64,
+    shim::pow64,
+    crate::rng::standard_normal_f64,
+    crate::rng::uniform_f64,
+    crate::rng::uniform_open_f64
+);
+
+#[cfg(test)]
+mod tests {
+    use super::Real;
+
+    #[test]
+    fn shim_matches_reference_values() {
+        assert!((Real::exp(1.0f64) - core::f64::consts::E).abs() < 1e-15);
+        assert!((Real::ln(core::f64::consts::E) - 1.0f64).abs() < 1e-15);
+        assert!((Real::sqrt(2.0f64) - core::f64::consts::SQRT_2).abs() < 1e-15);
+        // micromath's f32 functions are approximations; libm's are within an ulp or two.
+        let tol = if cfg!(feature = "micromath") {
+            2e-3
+        } else {
+            1e-6
+        };
+        assert!((Real::exp(1.0f32) - core::f32::consts::E).abs() < tol * 3.0);
+        assert!((Real::ln(core::f32::consts::E) - 1.0f32).abs() < tol);
+        assert!((Real::sqrt(2.0f32) - core::f32::consts::SQRT_2).abs() < tol);
+    }
+}

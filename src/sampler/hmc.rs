@@ -1,0 +1,245 @@
+//! Hamiltonian (hybrid) Monte Carlo with a diagonal mass and Metropolis–Hastings (000 App. A.1).
+
+use super::params::positive;
+use super::stats::{Sampler, StepStats};
+use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
+use crate::gradient::Energy;
+use crate::integrator::{check_finite, check_len, leapfrog};
+use crate::lanes::{first_non_finite, sum_map, sum_map2, zip2};
+use crate::real::Real;
+use crate::rng::fill_standard_normal;
+use rand_core::Rng;
+
+/// Parameters of HMC: leapfrog step ε and number of steps L ≥ 1.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct HmcParams<T> {
+    step_size: T,
+    steps: u32,
+}
+
+impl<T: Real> HmcParams<T> {
+    /// Step ε > 0 and L ≥ 1 leapfrog steps per proposal.
+    pub fn new(step_size: T, steps: u32) -> Result<Self, ParamError> {
+        if steps == 0 {
+            return Err(ParamError::OutOfRange(Param::LeapfrogSteps));
+        }
+        Ok(HmcParams {
+            step_size: positive(step_size, Param::StepSize)?,
+            steps,
+        })
+    }
+    /// ε
+    pub fn step_size(&self) -> T {
+        self.step_size
+    }
+    /// L
+    pub fn steps(&self) -> u32 {
+        self.steps
+    }
+}
+
+/// The caller-owned buffers HMC needs besides θ and p, all of θ's length: the gradient at the
+/// current θ, and copies of θ and of the gradient to restore on rejection.
+#[derive(Debug)]
+pub struct HmcWorkspace<'a, T> {
+    /// ∇U at the current θ (kept between steps, so each proposal costs L gradients).
+    pub gradient: &'a mut [T],
+    /// θ at the start of the proposal.
+    pub saved_theta: &'a mut [T],
+    /// ∇U at the start of the proposal.
+    pub saved_gradient: &'a mut [T],
+}
+
+impl<'a, T> HmcWorkspace<'a, T> {
+    /// Groups the three buffers.
+    pub fn new(
+        gradient: &'a mut [T],
+        saved_theta: &'a mut [T],
+        saved_gradient: &'a mut [T],
+    ) -> Self {
+        HmcWorkspace {
+            gradient,
+            saved_theta,
+            saved_gradient,
+        }
+    }
+}
+
+/// HMC (000 App. A.1): draw p ~ N(0, M); run L leapfrog steps of size ε on
+/// H(θ, p) = U(θ) + ½ pᵀM⁻¹p; accept the end point with probability min(1, e^{H₀ − H₁}).
+///
+/// The mass is diagonal (pass its inverse, M⁻¹, or `None` for the identity). The sampler is exact
+/// for any ε: the error of the leapfrog lowers the acceptance rate, it does not bias the chain.
+/// A proposal whose energy is not finite is rejected (a divergence). A proposal whose gradient
+/// becomes non-finite is abandoned: θ is restored and [`StepError::NonFiniteGradient`] is
+/// returned; stepping again is safe (a fresh momentum is drawn each step).
+///
+/// # Example
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::{Model, sampler::{Hmc, HmcParams, HmcWorkspace, Sampler}};
+/// let (mut theta, mut p, mut g, mut t0, mut g0) = ([1.0f64; 2], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
+/// let mut model = Model::new(
+///     |t: &[f64], g: &mut [f64]| g.copy_from_slice(t),
+///     |t: &[f64]| 0.5 * t.iter().map(|x| x * x).sum::<f64>(),
+/// );
+/// let mut hmc = Hmc::new(
+///     HmcParams::new(0.2, 10).unwrap(), None, &mut theta, &mut p,
+///     HmcWorkspace::new(&mut g, &mut t0, &mut g0),
+/// ).unwrap();
+/// let mut rng = Pcg64::new(1, 1);
+/// let s = hmc.step(&mut model, &mut rng).unwrap();
+/// assert!(s.acceptance.unwrap() > 0.5);
+/// ```
+#[derive(Debug)]
+pub struct Hmc<'a, T> {
+    params: HmcParams<T>,
+    inv_mass: Option<&'a [T]>,
+    theta: &'a mut [T],
+    p: &'a mut [T],
+    grad: &'a mut [T],
+    saved_theta: &'a mut [T],
+    saved_grad: &'a mut [T],
+    /// U(θ) at the current θ, once known (with `grad` then holding ∇U(θ)).
+    energy: Option<T>,
+}
+
+impl<'a, T: Real> Hmc<'a, T> {
+    /// Borrows θ (finite), p, the diagonal inverse mass (every entry finite and > 0) and the
+    /// workspace; all of one length ≥ 1.
+    pub fn new(
+        params: HmcParams<T>,
+        inv_mass: Option<&'a [T]>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        work: HmcWorkspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
+        let n = theta.len();
+        if n == 0 {
+            return Err(LayoutError::Empty);
+        }
+        check_len(Buffer::Momentum, n, momentum.len())?;
+        check_len(Buffer::Gradient, n, work.gradient.len())?;
+        check_len(Buffer::Scratch, n, work.saved_theta.len())?;
+        check_len(Buffer::Scratch, n, work.saved_gradient.len())?;
+        check_finite(Buffer::Theta, theta)?;
+        if let Some(m) = inv_mass {
+            check_len(Buffer::InverseMass, n, m.len())?;
+            if let Some(index) = m.iter().position(|&x| !(x.is_finite() && x > T::ZERO)) {
+                return Err(LayoutError::InvalidValue {
+                    buffer: Buffer::InverseMass,
+                    index,
+                });
+            }
+        }
+        Ok(Hmc {
+            params,
+            inv_mass,
+            theta,
+            p: momentum,
+            grad: work.gradient,
+            saved_theta: work.saved_theta,
+            saved_grad: work.saved_gradient,
+            energy: None,
+        })
+    }
+
+    /// Draws p ~ N(0, M): pᵢ = ζᵢ / √(M⁻¹)ᵢ.
+    fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        fill_standard_normal(rng, self.p);
+        if let Some(m) = self.inv_mass {
+            zip2(self.p, m, |_, p, m| *p /= m.sqrt());
+        }
+    }
+
+    /// ½ pᵀM⁻¹p
+    fn kinetic(&self) -> T {
+        T::HALF
+            * match self.inv_mass {
+                None => sum_map(self.p, |p| p * p),
+                Some(m) => sum_map2(self.p, m, |p, m| p * p * m),
+            }
+    }
+}
+
+impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        let u0 = match self.energy {
+            Some(u) => u,
+            None => {
+                model.gradient(self.theta, self.grad);
+                if let Some(index) = first_non_finite(self.grad) {
+                    return Err(StepError::NonFiniteGradient { index });
+                }
+                let u = model.energy(self.theta);
+                if !u.is_finite() {
+                    return Err(StepError::NonFiniteState {
+                        buffer: Buffer::Theta,
+                        index: 0,
+                    });
+                }
+                self.energy = Some(u);
+                u
+            }
+        };
+        self.draw_momentum(rng);
+        let h0 = u0 + self.kinetic();
+        self.saved_theta.copy_from_slice(self.theta);
+        self.saved_grad.copy_from_slice(self.grad);
+
+        let HmcParams { step_size, steps } = self.params;
+        let restore = |s: &mut Self| {
+            s.theta.copy_from_slice(s.saved_theta);
+            s.grad.copy_from_slice(s.saved_grad);
+        };
+        if let Err(e) = leapfrog(
+            self.theta,
+            self.p,
+            self.grad,
+            self.inv_mass,
+            step_size,
+            steps,
+            model,
+        ) {
+            restore(self);
+            return Err(e);
+        }
+        let u1 = model.energy(self.theta);
+        let kinetic = self.kinetic();
+        let log_ratio = h0 - (u1 + kinetic);
+        // A non-finite energy (a divergence) compares false and is rejected.
+        let acceptance = if log_ratio.is_finite() {
+            log_ratio.min(T::ZERO).exp()
+        } else {
+            T::ZERO
+        };
+        let accepted = T::uniform(rng) < acceptance;
+        if accepted {
+            self.energy = Some(u1);
+        } else {
+            restore(self);
+        }
+        let mut stats = StepStats::new(step_size);
+        stats.kinetic_temperature = Some(T::TWO * kinetic / T::from_usize(self.theta.len()));
+        stats.acceptance = Some(acceptance);
+        stats.accepted = Some(accepted);
+        Ok(stats)
+    }
+
+    fn position(&self) -> &[T] {
+        self.theta
+    }
+
+    fn momentum(&self) -> &[T] {
+        self.p
+    }
+
+    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.draw_momentum(rng);
+    }
+}
