@@ -1,1 +1,264 @@
-fn main() {}
+//! Criterion benchmarks: ns per step·dimension of every sampler, and ns per normal draw.
+//!
+//! Group `step/{f32,f64}`, id `<sampler>[-<integrator>]/<d>`: one `step` call of a sampler on the
+//! trivial model ∇U(θ) = θ (U = ½θᵀθ for HMC), with `Throughput::Elements(d)` so criterion's
+//! rate is coordinates per second. HMC runs L = 1 leapfrog step per proposal, so every config
+//! costs exactly one gradient evaluation per step and the rows are comparable.
+//!
+//! Group `normal`, id `<source>/<type>`: 1024 standard normal draws per iteration (elements =
+//! draws) from `sgmcmc::rng` (scalar calls and `fill_standard_normal`) and from
+//! `rand_distr::StandardNormal`, all on `Pcg64`.
+//!
+//! `tools/bench_table.py` turns `target/criterion` into Markdown tables.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
+use rand_distr::{Distribution, StandardNormal};
+use rand_pcg::Pcg64;
+use sgmcmc::rng::{fill_standard_normal, standard_normal_f32, standard_normal_f64};
+use sgmcmc::sampler::{
+    Hmc, HmcParams, HmcWorkspace, MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams,
+};
+use sgmcmc::{Energy, Integrator, Model, Real, Sampler, Workspace};
+
+/// The dimensions: a small odd one (lane tail), L1/L2-resident, and DRAM-bound.
+const DIMS: [usize; 4] = [17, 1024, 65_536, 1_048_576];
+/// From this d on, use flat sampling (a step takes milliseconds).
+const LARGE_D: usize = 1 << 20;
+/// Step size and friction / diffusion: small enough that no chain diverges in millions of steps.
+const H: f64 = 1e-3;
+const A: f64 = 1.0;
+/// Draws per iteration in the `normal` group.
+const NORMAL_BATCH: usize = 1024;
+
+fn rng(stream: u64) -> Pcg64 {
+    Pcg64::new(0xcafe_f00d_d15e_a5e5, 0xa02b_dbf7_bb3c_0a7a ^ stream)
+}
+
+/// A buffer of d standard normals (so chains start at their stationary distribution).
+fn normals<T: Real>(d: usize, stream: u64) -> Vec<T> {
+    let mut v = vec![T::ZERO; d];
+    fill_standard_normal(&mut rng(stream), &mut v);
+    v
+}
+
+/// ½θᵀθ with eight independent accumulators, so the model's energy is not a serial add chain
+/// that would swamp HMC's own cost.
+fn half_sq_norm<T: Real>(t: &[T]) -> T {
+    let mut acc = [T::ZERO; 8];
+    let chunks = t.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += x * x;
+        }
+    }
+    for (a, &x) in acc.iter_mut().zip(tail) {
+        *a += x * x;
+    }
+    let s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    T::HALF * s
+}
+
+/// The trivial model: ∇U(θ) = θ, U(θ) = ½θᵀθ.
+fn model<T: Real>() -> impl Energy<T> {
+    Model::new(
+        |t: &[T], g: &mut [T]| g.copy_from_slice(t),
+        |t: &[T]| half_sq_norm(t),
+    )
+}
+
+/// Times `sampler.step` alone; every step must succeed.
+fn bench_step<T: Real, M, S: Sampler<T, M>>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    d: usize,
+    sampler: &mut S,
+    model: &mut M,
+) {
+    let mut r = rng(d as u64);
+    group.bench_function(BenchmarkId::new(name, d), |b| {
+        b.iter(|| {
+            let stats = sampler.step(model, &mut r).expect("step failed");
+            black_box(stats)
+        })
+    });
+}
+
+fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
+    let (h, a) = (T::from_f64(H), T::from_f64(A));
+    let mut group = c.benchmark_group(format!("step/{ty}"));
+    for d in DIMS {
+        group.throughput(Throughput::Elements(d as u64));
+        group.sampling_mode(if d >= LARGE_D {
+            SamplingMode::Flat
+        } else {
+            SamplingMode::Auto
+        });
+        let mut m = model::<T>();
+        let (mut grad, mut scratch) = (vec![T::ZERO; d], vec![T::ZERO; d]);
+
+        {
+            let mut theta = normals::<T>(d, 1);
+            let mut s = Sgld::new(
+                SgldParams::new(h).unwrap(),
+                &mut theta,
+                Workspace::new(&mut grad, &mut scratch),
+            )
+            .unwrap();
+            bench_step(&mut group, "sgld", d, &mut s, &mut m);
+        }
+
+        for (integ, iname) in [
+            (Integrator::Euler, "euler"),
+            (Integrator::Splitting, "splitting"),
+        ] {
+            let (mut theta, mut p) = (normals::<T>(d, 1), normals::<T>(d, 2));
+            let mut s = Sghmc::new(
+                SghmcParams::new(h, a).unwrap(),
+                integ,
+                &mut theta,
+                &mut p,
+                Workspace::new(&mut grad, &mut scratch),
+            )
+            .unwrap();
+            bench_step(&mut group, &format!("sghmc-{iname}"), d, &mut s, &mut m);
+        }
+
+        for (integ, iname) in [
+            (Integrator::Euler, "euler"),
+            (Integrator::Splitting, "splitting"),
+        ] {
+            let (mut theta, mut p) = (normals::<T>(d, 1), normals::<T>(d, 2));
+            let mut s = Sgnht::new(
+                SgnhtParams::new(h, a).unwrap(),
+                integ,
+                &mut theta,
+                &mut p,
+                Workspace::new(&mut grad, &mut scratch),
+            )
+            .unwrap();
+            bench_step(&mut group, &format!("sgnht-{iname}"), d, &mut s, &mut m);
+        }
+
+        for (integ, iname) in [
+            (Integrator::Euler, "euler"),
+            (Integrator::Splitting, "splitting"),
+        ] {
+            let (mut theta, mut p) = (normals::<T>(d, 1), normals::<T>(d, 2));
+            let mut xi = vec![T::ZERO; d];
+            let mut s = MSgnht::new(
+                SgnhtParams::new(h, a).unwrap(),
+                integ,
+                &mut theta,
+                &mut p,
+                &mut xi,
+                Workspace::new(&mut grad, &mut scratch),
+            )
+            .unwrap();
+            bench_step(&mut group, &format!("msgnht-{iname}"), d, &mut s, &mut m);
+        }
+
+        {
+            let (mut theta, mut p) = (normals::<T>(d, 1), vec![T::ZERO; d]);
+            let mut saved_grad = vec![T::ZERO; d];
+            let mut s = Hmc::new(
+                HmcParams::new(h, 1).unwrap(),
+                None,
+                &mut theta,
+                &mut p,
+                HmcWorkspace::new(&mut grad, &mut scratch, &mut saved_grad),
+            )
+            .unwrap();
+            bench_step(&mut group, "hmc-leapfrog-l1", d, &mut s, &mut m);
+        }
+    }
+    group.finish();
+}
+
+fn step_f32(c: &mut Criterion) {
+    step_group::<f32>(c, "f32");
+}
+
+fn step_f64(c: &mut Criterion) {
+    step_group::<f64>(c, "f64");
+}
+
+fn normal(c: &mut Criterion) {
+    let mut group = c.benchmark_group("normal");
+    group.throughput(Throughput::Elements(NORMAL_BATCH as u64));
+    let mut buf64 = vec![0.0f64; NORMAL_BATCH];
+    let mut buf32 = vec![0.0f32; NORMAL_BATCH];
+    let mut r = rng(99);
+
+    group.bench_function(BenchmarkId::new("sgmcmc-scalar", "f64"), |b| {
+        b.iter(|| {
+            for z in buf64.iter_mut() {
+                *z = standard_normal_f64(&mut r);
+            }
+            black_box(&mut buf64);
+        })
+    });
+    group.bench_function(BenchmarkId::new("sgmcmc-fill", "f64"), |b| {
+        b.iter(|| {
+            fill_standard_normal(&mut r, &mut buf64);
+            black_box(&mut buf64);
+        })
+    });
+    group.bench_function(BenchmarkId::new("rand_distr", "f64"), |b| {
+        b.iter(|| {
+            for z in buf64.iter_mut() {
+                *z = StandardNormal.sample(&mut r);
+            }
+            black_box(&mut buf64);
+        })
+    });
+    group.bench_function(BenchmarkId::new("sgmcmc-scalar", "f32"), |b| {
+        b.iter(|| {
+            for z in buf32.iter_mut() {
+                *z = standard_normal_f32(&mut r);
+            }
+            black_box(&mut buf32);
+        })
+    });
+    group.bench_function(BenchmarkId::new("sgmcmc-fill", "f32"), |b| {
+        b.iter(|| {
+            fill_standard_normal(&mut r, &mut buf32);
+            black_box(&mut buf32);
+        })
+    });
+    group.bench_function(BenchmarkId::new("rand_distr", "f32"), |b| {
+        b.iter(|| {
+            for z in buf32.iter_mut() {
+                *z = StandardNormal.sample(&mut r);
+            }
+            black_box(&mut buf32);
+        })
+    });
+    group.finish();
+}
+
+fn config() -> Criterion {
+    Criterion::default()
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500))
+        .nresamples(20_000)
+        .without_plots()
+}
+
+fn main() {
+    println!(
+        "sgmcmc kernels: model ∇U(θ) = θ; h = {H}, A = {A}; HMC uses L = 1 leapfrog step per \
+         proposal (one gradient per step, like the SG samplers); throughput = coordinates/s \
+         (step group) or draws/s (normal group)."
+    );
+    let mut c = config().configure_from_args();
+    step_f32(&mut c);
+    step_f64(&mut c);
+    normal(&mut c);
+    c.final_summary();
+}

@@ -18,4 +18,4 @@ pub use error::{Buffer, LayoutError, Param, ParamError, StepError};
 pub use gradient::{Energy, Gradient, Model};
 pub use integrator::{Integrator, Workspace};
 pub use real::Real;
-pub use sampler::{Sampler, StepStats};
+pub use sampler::{ChainState, Sampler, StepStats};

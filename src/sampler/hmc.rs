@@ -1,7 +1,7 @@
 //! Hamiltonian (hybrid) Monte Carlo with a diagonal mass and Metropolis–Hastings (000 App. A.1).
 
 use super::params::positive;
-use super::stats::{Sampler, StepStats};
+use super::stats::{ChainState, Sampler, StepStats};
 use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Energy;
 use crate::integrator::{check_finite, check_len, leapfrog};
@@ -230,7 +230,9 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
         stats.accepted = Some(accepted);
         Ok(stats)
     }
+}
 
+impl<T: Real> ChainState<T> for Hmc<'_, T> {
     fn position(&self) -> &[T] {
         self.theta
     }

@@ -11,4 +11,4 @@ pub use hmc::{Hmc, HmcParams, HmcWorkspace};
 pub use sghmc::{Sghmc, SghmcParams};
 pub use sgld::{Sgld, SgldParams};
 pub use sgnht::{MSgnht, Sgnht, SgnhtParams};
-pub use stats::{Sampler, StepStats};
+pub use stats::{ChainState, Sampler, StepStats};

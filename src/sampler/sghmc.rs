@@ -2,7 +2,7 @@
 //! and 000 eq. 3.
 
 use super::params::{non_negative, positive};
-use super::stats::{Sampler, StepStats};
+use super::stats::{ChainState, Sampler, StepStats};
 use crate::error::{LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::{Friction, Integrator, Phase, Workspace, euler_step, splitting_step};
@@ -159,7 +159,9 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
         stats.kinetic_temperature = Some(sum_p2 / self.phase.dim());
         Ok(stats)
     }
+}
 
+impl<T: Real> ChainState<T> for Sghmc<'_, T> {
     fn position(&self) -> &[T] {
         self.phase.theta
     }

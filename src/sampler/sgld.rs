@@ -1,6 +1,6 @@
 //! Stochastic gradient Langevin dynamics (SGLD), Welling & Teh 2011 as presented in 002, Alg. 1.
 
-use super::stats::{Sampler, StepStats};
+use super::stats::{ChainState, Sampler, StepStats};
 use crate::adapt::StepSchedule;
 use crate::error::{Buffer, LayoutError, ParamError, StepError};
 use crate::gradient::Gradient;
@@ -130,7 +130,9 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         }
         Ok(StepStats::new(h))
     }
+}
 
+impl<T: Real> ChainState<T> for Sgld<'_, T> {
     fn position(&self) -> &[T] {
         self.theta
     }

@@ -2,7 +2,7 @@
 //! and mSGNHT (one thermostat per coordinate, Li et al. 2016).
 
 use super::params::{non_negative, positive};
-use super::stats::{Sampler, StepStats};
+use super::stats::{ChainState, Sampler, StepStats};
 use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::{
@@ -150,7 +150,9 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
         stats.thermostat = Some(xi);
         Ok(stats)
     }
+}
 
+impl<T: Real> ChainState<T> for Sgnht<'_, T> {
     fn position(&self) -> &[T] {
         self.phase.theta
     }
@@ -241,7 +243,9 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
         stats.thermostat = Some(sum_map(self.xi, |x| x) / n);
         Ok(stats)
     }
+}
 
+impl<T: Real> ChainState<T> for MSgnht<'_, T> {
     fn position(&self) -> &[T] {
         self.phase.theta
     }

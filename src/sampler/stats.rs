@@ -35,17 +35,21 @@ impl<T: Real> StepStats<T> {
     }
 }
 
-/// The interface all samplers share, so host code can drive any of them generically.
+/// Stepping, shared by all samplers so host code can drive any of them generically.
 ///
 /// `M` is the model type: any [`Gradient`](crate::Gradient) for the stochastic-gradient samplers,
 /// an [`Energy`](crate::Energy) for HMC.
-pub trait Sampler<T: Real, M: ?Sized> {
+pub trait Sampler<T: Real, M: ?Sized>: ChainState<T> {
     /// Advances the chain by one step.
     fn step<R: Rng + ?Sized>(
         &mut self,
         model: &mut M,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError>;
+}
+
+/// Read access to a sampler's state (independent of the model type).
+pub trait ChainState<T: Real> {
     /// The current position θ.
     fn position(&self) -> &[T];
     /// The current momentum p (empty for SGLD).
