@@ -1,0 +1,254 @@
+//! The demo: sample a Bayesian linear regression with minibatch gradients and compare with the exact posterior.
+
+use crate::models::LinearRegression;
+use rand_pcg::Pcg64;
+use sgmcmc::sampler::{MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams};
+use sgmcmc::{Integrator, LayoutError, ParamError, Sampler, StepError, Workspace};
+use std::fmt;
+
+/// Which sampler the demo runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SamplerKind {
+    /// SGLD.
+    Sgld,
+    /// SGHMC (no noise estimate).
+    Sghmc,
+    /// SGNHT (scalar thermostat).
+    Sgnht,
+    /// mSGNHT (per-coordinate thermostats): the default.
+    MSgnht,
+}
+
+/// Settings of a demo run.
+#[derive(Clone, Copy, Debug)]
+pub struct DemoConfig {
+    /// Sampler.
+    pub sampler: SamplerKind,
+    /// Integrator (ignored by SGLD).
+    pub integrator: Integrator,
+    /// Data points N.
+    pub n: usize,
+    /// Weights d.
+    pub d: usize,
+    /// Minibatch size.
+    pub batch: usize,
+    /// Step size h.
+    pub h: f64,
+    /// Friction / diffusion A.
+    pub friction: f64,
+    /// Burn-in steps.
+    pub burn_in: usize,
+    /// Kept steps.
+    pub steps: usize,
+    /// Seed of data, minibatches and sampler.
+    pub seed: u64,
+}
+
+impl Default for DemoConfig {
+    fn default() -> Self {
+        DemoConfig {
+            sampler: SamplerKind::MSgnht,
+            integrator: Integrator::Splitting,
+            n: 1000,
+            d: 5,
+            batch: 50,
+            h: 3e-3,
+            friction: 1.0,
+            burn_in: 20_000,
+            steps: 1_000_000,
+            seed: 1,
+        }
+    }
+}
+
+/// The posterior summary of a run beside the exact one.
+#[derive(Clone, Debug)]
+pub struct DemoReport {
+    /// The run's settings.
+    pub config: DemoConfig,
+    /// Sample means of the weights.
+    pub mean: Vec<f64>,
+    /// Sample standard deviations.
+    pub sd: Vec<f64>,
+    /// Exact posterior means.
+    pub exact_mean: Vec<f64>,
+    /// Exact posterior standard deviations.
+    pub exact_sd: Vec<f64>,
+    /// Mean kinetic temperature (NaN for SGLD).
+    pub temperature: f64,
+    /// Mean thermostat (NaN without one).
+    pub thermostat: f64,
+}
+
+impl DemoReport {
+    /// Largest |sample mean − exact mean| in units of the exact posterior sd.
+    pub fn max_mean_error_in_sd(&self) -> f64 {
+        (0..self.mean.len())
+            .map(|j| (self.mean[j] - self.exact_mean[j]).abs() / self.exact_sd[j])
+            .fold(0.0, f64::max)
+    }
+    /// Largest |sample sd / exact sd − 1|.
+    pub fn max_sd_ratio_error(&self) -> f64 {
+        (0..self.sd.len())
+            .map(|j| (self.sd[j] / self.exact_sd[j] - 1.0).abs())
+            .fold(0.0, f64::max)
+    }
+}
+
+impl fmt::Display for DemoReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.config;
+        writeln!(
+            f,
+            "Bayesian linear regression: N = {}, d = {}, minibatch {}, {:?} ({:?}), h = {}, A = {}, {} steps after {} burn-in, seed {}",
+            c.n, c.d, c.batch, c.sampler, c.integrator, c.h, c.friction, c.steps, c.burn_in, c.seed
+        )?;
+        writeln!(
+            f,
+            "{:>6} {:>12} {:>12} {:>10} {:>10} {:>10}",
+            "weight", "mean", "exact mean", "sd", "exact sd", "sd ratio"
+        )?;
+        for j in 0..self.mean.len() {
+            writeln!(
+                f,
+                "{:>6} {:>12.5} {:>12.5} {:>10.5} {:>10.5} {:>10.3}",
+                format!("w{j}"),
+                self.mean[j],
+                self.exact_mean[j],
+                self.sd[j],
+                self.exact_sd[j],
+                self.sd[j] / self.exact_sd[j]
+            )?;
+        }
+        writeln!(
+            f,
+            "mean kinetic temperature {:.4} (target 1), mean thermostat {:.3}",
+            self.temperature, self.thermostat
+        )?;
+        write!(
+            f,
+            "max |mean error| = {:.3} posterior sd; max |sd ratio − 1| = {:.3}",
+            self.max_mean_error_in_sd(),
+            self.max_sd_ratio_error()
+        )
+    }
+}
+
+/// Why a demo run failed.
+#[derive(Clone, Copy, Debug)]
+pub enum DemoError {
+    /// A hyperparameter was rejected.
+    Param(ParamError),
+    /// The buffers did not fit (a configuration with d = 0).
+    Layout(LayoutError),
+    /// The sampler diverged or the gradient was not finite.
+    Step(StepError),
+}
+
+impl fmt::Display for DemoError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DemoError::Param(e) => write!(f, "invalid parameter: {e}"),
+            DemoError::Layout(e) => write!(f, "invalid configuration: {e}"),
+            DemoError::Step(e) => write!(f, "the sampler stopped: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for DemoError {}
+
+impl From<ParamError> for DemoError {
+    fn from(e: ParamError) -> Self {
+        DemoError::Param(e)
+    }
+}
+impl From<LayoutError> for DemoError {
+    fn from(e: LayoutError) -> Self {
+        DemoError::Layout(e)
+    }
+}
+impl From<StepError> for DemoError {
+    fn from(e: StepError) -> Self {
+        DemoError::Step(e)
+    }
+}
+
+/// Runs the demo.
+pub fn run(config: DemoConfig) -> Result<DemoReport, DemoError> {
+    let data = LinearRegression::simulate(config.n, config.d, config.seed);
+    let mut grad = data.minibatch_gradient(config.batch, config.seed + 1);
+    let d = config.d;
+    let (mut theta, mut p, mut xi, mut g, mut s) =
+        (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
+    let mut rng = Pcg64::new(config.seed as u128 + 2, 0xde);
+    let work = Workspace::new(&mut g, &mut s);
+    let (h, a, integ) = (config.h, config.friction, config.integrator);
+    let summary = match config.sampler {
+        SamplerKind::Sgld => {
+            let prm = SgldParams::new(h)?;
+            let mut smp = Sgld::new(prm, &mut theta, work)?;
+            collect(&mut smp, &mut grad, &mut rng, config)?
+        }
+        SamplerKind::Sghmc => {
+            let prm = SghmcParams::new(h, a)?;
+            let mut smp = Sghmc::new(prm, integ, &mut theta, &mut p, work)?;
+            collect(&mut smp, &mut grad, &mut rng, config)?
+        }
+        SamplerKind::Sgnht => {
+            let prm = SgnhtParams::new(h, a)?;
+            let mut smp = Sgnht::new(prm, integ, &mut theta, &mut p, work)?;
+            collect(&mut smp, &mut grad, &mut rng, config)?
+        }
+        SamplerKind::MSgnht => {
+            let prm = SgnhtParams::new(h, a)?;
+            let mut smp =
+                MSgnht::new(prm, integ, &mut theta, &mut p, &mut xi, work)?;
+            collect(&mut smp, &mut grad, &mut rng, config)?
+        }
+    };
+    Ok(DemoReport {
+        config,
+        mean: summary.0,
+        sd: summary.1,
+        exact_mean: data.posterior_mean.clone(),
+        exact_sd: data.posterior_sd.clone(),
+        temperature: summary.2,
+        thermostat: summary.3,
+    })
+}
+
+type Summary = (Vec<f64>, Vec<f64>, f64, f64);
+
+fn collect<S, G>(
+    smp: &mut S,
+    grad: &mut G,
+    rng: &mut Pcg64,
+    c: DemoConfig,
+) -> Result<Summary, StepError>
+where
+    S: Sampler<f64, G>,
+{
+    for _ in 0..c.burn_in {
+        smp.step(grad, rng)?;
+    }
+    let mut sum = vec![0.0; c.d];
+    let mut sum2 = vec![0.0; c.d];
+    let (mut temp, mut xi) = (0.0, 0.0);
+    for _ in 0..c.steps {
+        let st = smp.step(grad, rng)?;
+        temp += st.kinetic_temperature.unwrap_or(f64::NAN);
+        xi += st.thermostat.unwrap_or(f64::NAN);
+        for (j, &w) in smp.position().iter().enumerate() {
+            sum[j] += w;
+            sum2[j] += w * w;
+        }
+    }
+    let n = c.steps as f64;
+    let mean: Vec<f64> = sum.iter().map(|s| s / n).collect();
+    let sd = sum2
+        .iter()
+        .zip(&mean)
+        .map(|(s2, m)| (s2 / n - m * m).max(0.0).sqrt())
+        .collect();
+    Ok((mean, sd, temp / n, xi / n))
+}
