@@ -205,11 +205,17 @@ pub(crate) fn reduce<T: Real>(acc: [T; LANES]) -> T {
     (a[0] + a[2]) + (a[1] + a[3])
 }
 
+/// 0 for a finite `x`, NaN for ±∞ or NaN: summed over a slice, a branch-free finiteness test.
+#[inline(always)]
+pub(crate) fn finiteness_probe<T: Real>(x: T) -> T {
+    x * T::ZERO
+}
+
 /// The index of the first NaN or ±∞ in `a`, if any. The fast path is one branch-free pass
-/// (x − x is 0 for finite x and NaN otherwise); only a slice that fails it is scanned again.
+/// summing [`finiteness_probe`]; only a slice that fails it is scanned again.
 #[inline]
 pub(crate) fn first_non_finite<T: Real>(a: &[T]) -> Option<usize> {
-    if sum_map(a, |x| x - x) == T::ZERO {
+    if sum_map(a, finiteness_probe) == T::ZERO {
         None
     } else {
         a.iter().position(|x| !x.is_finite())

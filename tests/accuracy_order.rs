@@ -63,11 +63,12 @@ fn solve3(mut r: [[f64; 4]; 3]) -> [f64; 3] {
             .max_by(|&i, &j| r[i][col].abs().total_cmp(&r[j][col].abs()))
             .unwrap();
         r.swap(col, piv);
-        for row in 0..3 {
+        let pivot_row = r[col];
+        for (row, rest) in r.iter_mut().enumerate() {
             if row != col {
-                let f = r[row][col] / r[col][col];
-                for k in col..4 {
-                    r[row][k] -= f * r[col][k];
+                let f = rest[col] / pivot_row[col];
+                for (x, p) in rest.iter_mut().zip(pivot_row).skip(col) {
+                    *x -= f * p;
                 }
             }
         }

@@ -18,7 +18,7 @@
 use super::pieces::{Friction, Phase, check_state};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{LANES, Lanes, first_non_finite, reduce, zip_phase};
+use crate::lanes::{LANES, Lanes, finiteness_probe, first_non_finite, reduce, zip_phase};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -83,7 +83,7 @@ fn fused<T: Real>(phase: &mut Phase<'_, T>, xi: Lanes<'_, T>, h: T, noise_sd: T)
             *p = p1;
             *x += (p1 * p1 - T::ONE) * h;
             acc[j] += p1 * p1;
-            guard[j] += (*t - *t) + (*x - *x);
+            guard[j] += finiteness_probe(*t) + finiteness_probe(*x);
         },
     );
     let s = reduce(acc);

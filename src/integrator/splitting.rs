@@ -34,7 +34,7 @@
 use super::pieces::{Friction, Phase, check_state};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{LANES, Lanes, first_non_finite, reduce, zip_phase, zip3};
+use crate::lanes::{LANES, Lanes, finiteness_probe, first_non_finite, reduce, zip_phase, zip3};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -133,8 +133,7 @@ fn fused<T: Real, const PER_COORDINATE: bool>(
             *p = p1;
             *x = x_half + (p1 * p1 - T::ONE) * half_h;
             acc[j] += p1 * p1;
-            // x − x is 0 for finite x, NaN otherwise: a branch-free finiteness check.
-            guard[j] += (*t - *t) + (*x - *x);
+            guard[j] += finiteness_probe(*t) + finiteness_probe(*x);
         },
     );
     let s = reduce(acc);

@@ -6,7 +6,7 @@ use crate::error::{Buffer, LayoutError, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::Workspace;
 use crate::integrator::{check_finite, check_len, check_state};
-use crate::lanes::{LANES, first_non_finite, reduce, zip3};
+use crate::lanes::{LANES, finiteness_probe, first_non_finite, reduce, zip3};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -122,7 +122,7 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         let mut guard = [T::ZERO; LANES];
         zip3(self.theta, self.grad, self.noise, |j, t, g, z| {
             *t += sd * z - h * g;
-            guard[j] += *t - *t; // 0 while finite, NaN otherwise
+            guard[j] += finiteness_probe(*t);
         });
         self.t += 1;
         if reduce(guard) != T::ZERO {

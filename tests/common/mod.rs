@@ -1,5 +1,5 @@
 //! Shared helpers of the statistical integration tests: Gaussian targets, noisy gradients, batch-means moments.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::needless_range_loop)]
 
 use rand_pcg::Pcg64;
 use sgmcmc::{Real, Sampler, StepError};
