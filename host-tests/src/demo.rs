@@ -178,8 +178,13 @@ pub fn run(config: DemoConfig) -> Result<DemoReport, DemoError> {
     let data = LinearRegression::simulate(config.n, config.d, config.seed);
     let mut grad = data.minibatch_gradient(config.batch, config.seed + 1);
     let d = config.d;
-    let (mut theta, mut p, mut xi, mut g, mut s) =
-        (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
+    let (mut theta, mut p, mut xi, mut g, mut s) = (
+        vec![0.0; d],
+        vec![0.0; d],
+        vec![0.0; d],
+        vec![0.0; d],
+        vec![0.0; d],
+    );
     let mut rng = Pcg64::new(config.seed as u128 + 2, 0xde);
     let work = Workspace::new(&mut g, &mut s);
     let (h, a, integ) = (config.h, config.friction, config.integrator);
@@ -201,8 +206,7 @@ pub fn run(config: DemoConfig) -> Result<DemoReport, DemoError> {
         }
         SamplerKind::MSgnht => {
             let prm = SgnhtParams::new(h, a)?;
-            let mut smp =
-                MSgnht::new(prm, integ, &mut theta, &mut p, &mut xi, work)?;
+            let mut smp = MSgnht::new(prm, integ, &mut theta, &mut p, &mut xi, work)?;
             collect(&mut smp, &mut grad, &mut rng, config)?
         }
     };

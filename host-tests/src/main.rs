@@ -6,7 +6,10 @@ use sgmcmc::Integrator;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(version, about = "Benchmark models and accuracy checks for the sgmcmc kernel")]
+#[command(
+    version,
+    about = "Benchmark models and accuracy checks for the sgmcmc kernel"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -20,8 +20,14 @@ fn demo_matches_exact_posterior() {
             };
             let report = run(config).unwrap();
             eprintln!("{report}");
-            assert!(report.max_mean_error_in_sd() < 0.25, "{sampler:?} {integrator:?}");
-            assert!(report.max_sd_ratio_error() < 0.12, "{sampler:?} {integrator:?}");
+            assert!(
+                report.max_mean_error_in_sd() < 0.25,
+                "{sampler:?} {integrator:?}"
+            );
+            assert!(
+                report.max_sd_ratio_error() < 0.12,
+                "{sampler:?} {integrator:?}"
+            );
             assert!((report.temperature - 1.0).abs() < 0.05);
         }
     }
