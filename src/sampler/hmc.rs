@@ -241,6 +241,11 @@ impl<T: Real> ChainState<T> for Hmc<'_, T> {
         self.p
     }
 
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+        self.energy = None;
+        (self.theta, self.p)
+    }
+
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         self.draw_momentum(rng);
     }

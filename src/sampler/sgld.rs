@@ -141,5 +141,9 @@ impl<T: Real> ChainState<T> for Sgld<'_, T> {
         &[]
     }
 
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+        (self.theta, &mut [])
+    }
+
     fn resample_momentum<R: Rng + ?Sized>(&mut self, _rng: &mut R) {}
 }

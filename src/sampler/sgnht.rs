@@ -161,6 +161,10 @@ impl<T: Real> ChainState<T> for Sgnht<'_, T> {
         self.phase.p
     }
 
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+        (self.phase.theta, self.phase.p)
+    }
+
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         fill_standard_normal(rng, self.phase.p);
     }
@@ -252,6 +256,10 @@ impl<T: Real> ChainState<T> for MSgnht<'_, T> {
 
     fn momentum(&self) -> &[T] {
         self.phase.p
+    }
+
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+        (self.phase.theta, self.phase.p)
     }
 
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {

@@ -54,6 +54,9 @@ pub trait ChainState<T: Real> {
     fn position(&self) -> &[T];
     /// The current momentum p (empty for SGLD).
     fn momentum(&self) -> &[T];
+    /// Mutable access to θ and p (p is empty for SGLD), for resets, reflections at a boundary
+    /// or restarts. HMC forgets its cached energy and gradient, since θ may change.
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]);
     /// Redraws the momentum from its marginal N(0, M) (no-op for SGLD).
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R);
 }
