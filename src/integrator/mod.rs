@@ -2,7 +2,7 @@
 //!
 //! The SDE samplers (SGHMC, SGNHT, mSGNHT) share the Euler and splitting schemes: each scheme is
 //! written once, over the sub-steps of the dynamics, and a sampler supplies only its friction
-//! piece ([`Friction`]: a constant, a scalar thermostat or one thermostat per coordinate) and its
+//! piece (`Friction`: a constant, a scalar thermostat or one thermostat per coordinate) and its
 //! noise scale. HMC's leapfrog lives beside them.
 
 mod euler;

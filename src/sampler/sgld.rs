@@ -54,7 +54,7 @@ impl<T: Real> SgldParams<T> {
 /// # Example
 /// ```
 /// use rand_pcg::Pcg64;
-/// use sgmcmc::{Workspace, sampler::{Sampler, Sgld, SgldParams}};
+/// use sgmcmc::{ChainState, Workspace, sampler::{Sampler, Sgld, SgldParams}};
 /// let (mut theta, mut grad, mut scratch) = ([3.0f64; 4], [0.0; 4], [0.0; 4]);
 /// let mut sgld = Sgld::new(
 ///     SgldParams::new(0.05).unwrap(),
