@@ -35,7 +35,10 @@ const A: f64 = 1.0;
 const NORMAL_BATCH: usize = 1024;
 
 fn rng(stream: u64) -> Pcg64 {
-    Pcg64::new(0xcafe_f00d_d15e_a5e5, 0xa02b_dbf7_bb3c_0a7a ^ stream)
+    Pcg64::new(
+        0xcafe_f00d_d15e_a5e5,
+        0xa02b_dbf7_bb3c_0a7a ^ u128::from(stream),
+    )
 }
 
 /// A buffer of d standard normals (so chains start at their stationary distribution).

@@ -1,14 +1,16 @@
-//! Command-line entry point of the harness: `host-tests demo` samples a benchmark model.
+//! Command-line entry point of the harness: one subcommand per experiment, plus the demo.
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use harness::demo::{self, DemoConfig, SamplerKind};
+use harness::experiments::{self, ExperimentError, RunOptions};
 use sgmcmc::Integrator;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(
     version,
-    about = "Benchmark models and accuracy checks for the sgmcmc kernel"
+    about = "Benchmark models and the papers' experiments for the sgmcmc kernel"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -20,6 +22,47 @@ enum Command {
     /// Sample a Bayesian linear regression with minibatch gradients; print the posterior beside
     /// the exact one.
     Demo(DemoArgs),
+    /// Ding et al. 2014 §3 (Fig. 1, 4): fixed friction ξ ∈ {0.1, 1, 10} vs SGNHT on the double well.
+    DoubleWell {
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Integrator (the paper's Alg. 1 is Euler).
+        #[arg(long, value_enum, default_value = "euler")]
+        integrator: IntegratorArg,
+    },
+    /// Li et al. 2016 Fig. 1: KL divergence of mSGNHT-Euler vs mSGNHT-splitting across h.
+    DoubleWellKl {
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+}
+
+#[derive(Args, Clone)]
+struct CommonArgs {
+    /// Base seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Independent chains per configuration (run in parallel).
+    #[arg(long, default_value_t = 1)]
+    chains: usize,
+    /// Output directory for CSV files and PNG figures.
+    #[arg(long, default_value = "host-tests/out")]
+    out: PathBuf,
+    /// CI-sized run (seconds) instead of the paper-sized one.
+    #[arg(long)]
+    quick: bool,
+}
+
+impl CommonArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            seed: self.seed,
+            chains: self.chains,
+            out: self.out.clone(),
+            quick: self.quick,
+            progress: true,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -36,7 +79,16 @@ enum IntegratorArg {
     Splitting,
 }
 
-#[derive(clap::Args)]
+impl From<IntegratorArg> for Integrator {
+    fn from(a: IntegratorArg) -> Self {
+        match a {
+            IntegratorArg::Euler => Integrator::Euler,
+            IntegratorArg::Splitting => Integrator::Splitting,
+        }
+    }
+}
+
+#[derive(Args)]
 struct DemoArgs {
     /// Sampler.
     #[arg(long, value_enum, default_value = "msgnht")]
@@ -55,18 +107,7 @@ struct DemoArgs {
     seed: u64,
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let args = match cli.command {
-        Some(Command::Demo(a)) => a,
-        None => DemoArgs {
-            sampler: SamplerArg::Msgnht,
-            integrator: IntegratorArg::Splitting,
-            h: DemoConfig::default().h,
-            steps: DemoConfig::default().steps,
-            seed: 1,
-        },
-    };
+fn run_demo(args: DemoArgs) -> ExitCode {
     if !(args.h.is_finite() && args.h > 0.0) {
         eprintln!("error: --h must be a finite number > 0, got {}", args.h);
         return ExitCode::from(2);
@@ -82,10 +123,7 @@ fn main() -> ExitCode {
             SamplerArg::Sgnht => SamplerKind::Sgnht,
             SamplerArg::Msgnht => SamplerKind::MSgnht,
         },
-        integrator: match args.integrator {
-            IntegratorArg::Euler => Integrator::Euler,
-            IntegratorArg::Splitting => Integrator::Splitting,
-        },
+        integrator: args.integrator.into(),
         h: args.h,
         steps: args.steps,
         seed: args.seed,
@@ -99,6 +137,58 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("error: {e}. Try a smaller --h.");
             ExitCode::FAILURE
+        }
+    }
+}
+
+fn finish(result: Result<String, ExperimentError>, out: &std::path::Path) -> ExitCode {
+    match result {
+        Ok(text) => {
+            println!("{text}");
+            println!("CSV files and figures are in {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        None => run_demo(DemoArgs {
+            sampler: SamplerArg::Msgnht,
+            integrator: IntegratorArg::Splitting,
+            h: DemoConfig::default().h,
+            steps: DemoConfig::default().steps,
+            seed: 1,
+        }),
+        Some(Command::Demo(a)) => run_demo(a),
+        Some(Command::DoubleWell { common, integrator }) => {
+            let o = common.options();
+            let r = experiments::double_well::run(&o, integrator.into()).map(|r| {
+                format!(
+                    "Double well (Ding et al. 2014 §3, Fig. 1), h = {}, B = {}, {} samples per chain, {} chain(s)\n{}",
+                    experiments::double_well::H,
+                    experiments::double_well::B,
+                    r.runs[0].steps,
+                    o.chains,
+                    experiments::double_well::table(&r)
+                )
+            });
+            finish(r, &o.out)
+        }
+        Some(Command::DoubleWellKl { common }) => {
+            let o = common.options();
+            let r = experiments::double_well_kl::run(&o).map(|rows| {
+                format!(
+                    "Double well, KL vs step size (Li et al. 2016 Fig. 1; the paper plots mSGNHT-S below mSGNHT-E at every h)\n{}",
+                    experiments::double_well_kl::table(&rows)
+                )
+            });
+            finish(r, &o.out)
         }
     }
 }

@@ -1,5 +1,10 @@
 //! Benchmark models with (stochastic) gradients.
 
+pub mod double_well;
+pub mod gaussian_mean;
 mod linear_regression;
+pub mod normal_gamma;
 
+pub use gaussian_mean::{GaussianMean, MinibatchSampler};
 pub use linear_regression::LinearRegression;
+pub use normal_gamma::NormalGamma;

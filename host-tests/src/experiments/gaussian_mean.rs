@@ -1,0 +1,1 @@
+//! `gaussian-mean`: placeholder.

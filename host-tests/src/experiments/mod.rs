@@ -1,0 +1,9 @@
+//! The papers' experiments, one module each, and what they share (options, progress, chain driver).
+
+pub mod common;
+pub mod double_well;
+pub mod double_well_kl;
+pub mod gaussian_mean;
+pub mod normal_gamma;
+
+pub use common::{ExperimentError, RunOptions};
