@@ -1,0 +1,251 @@
+//! The layout of MCMC output for the diagnostics: [`Draws`] (chains × draws × dimensions) and chain checks.
+//!
+//! A run of `m` chains of `n` draws each of a `d`-dimensional parameter is stored flat, chain-major:
+//! the value of dimension `j` at draw `t` of chain `c` is `data[(c·n + t)·d + j]`. The scalar
+//! diagnostics ([`ess`](fn@super::ess), [`split_rhat`](fn@super::split_rhat), …) take one series per
+//! chain as `&[C]` with `C: AsRef<[f64]>` (e.g. `&[Vec<f64>]` or `&[&[f64]]`);
+//! [`Draws::dimension`] extracts those series for one dimension.
+//!
+//! Splitting (Gelman et al. 2013, BDA3 §11.4; Vehtari et al. 2021): a chain of `n` draws becomes
+//! its first `⌊n/2⌋` and its last `⌊n/2⌋` draws; for odd `n` the middle draw is dropped, as Stan,
+//! the R package `posterior` and ArviZ do.
+
+use super::error::DiagnosticError;
+
+/// Draws of a `d`-dimensional parameter from `m ≥ 1` chains of `n ≥ 1` draws each, all finite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Draws {
+    data: Vec<f64>,
+    chains: usize,
+    draws: usize,
+    dims: usize,
+}
+
+impl Draws {
+    /// Wraps a flat chain-major buffer: `data[(c·draws + t)·dims + j]`.
+    ///
+    /// Requires `chains, draws, dims ≥ 1`, `data.len() = chains·draws·dims` and every value
+    /// finite; otherwise returns [`DiagnosticError::InvalidArgument`],
+    /// [`DiagnosticError::MismatchedLengths`] or [`DiagnosticError::NonFinite`].
+    pub fn from_flat(
+        data: Vec<f64>,
+        chains: usize,
+        draws: usize,
+        dims: usize,
+    ) -> Result<Self, DiagnosticError> {
+        if chains == 0 || draws == 0 || dims == 0 {
+            return Err(DiagnosticError::InvalidArgument(
+                "chains, draws and dimensions must all be at least 1",
+            ));
+        }
+        let expected = chains
+            .checked_mul(draws)
+            .and_then(|x| x.checked_mul(dims))
+            .ok_or(DiagnosticError::InvalidArgument(
+                "chains·draws·dims overflows",
+            ))?;
+        if data.len() != expected {
+            return Err(DiagnosticError::MismatchedLengths {
+                expected,
+                got: data.len(),
+            });
+        }
+        if data.iter().any(|x| !x.is_finite()) {
+            return Err(DiagnosticError::NonFinite);
+        }
+        Ok(Draws {
+            data,
+            chains,
+            draws,
+            dims,
+        })
+    }
+
+    /// Builds from nested vectors: `chains[c][t][j]`.
+    ///
+    /// Requires at least one chain, every chain of the same non-zero number of draws, every draw
+    /// of the same non-zero dimension, and every value finite.
+    pub fn from_nested<C, V>(chains: &[C]) -> Result<Self, DiagnosticError>
+    where
+        C: AsRef<[V]>,
+        V: AsRef<[f64]>,
+    {
+        let first = chains
+            .first()
+            .ok_or(DiagnosticError::TooFewChains { needed: 1, got: 0 })?;
+        let draws = first.as_ref().len();
+        let dims = first.as_ref().first().map_or(0, |v| v.as_ref().len());
+        let mut data = Vec::with_capacity(chains.len() * draws * dims);
+        for chain in chains {
+            let chain = chain.as_ref();
+            if chain.len() != draws {
+                return Err(DiagnosticError::MismatchedLengths {
+                    expected: draws,
+                    got: chain.len(),
+                });
+            }
+            for draw in chain {
+                let draw = draw.as_ref();
+                if draw.len() != dims {
+                    return Err(DiagnosticError::MismatchedLengths {
+                        expected: dims,
+                        got: draw.len(),
+                    });
+                }
+                data.extend_from_slice(draw);
+            }
+        }
+        Draws::from_flat(data, chains.len(), draws, dims)
+    }
+
+    /// Number of chains `m`.
+    pub fn chains(&self) -> usize {
+        self.chains
+    }
+
+    /// Number of draws per chain `n`.
+    pub fn draws(&self) -> usize {
+        self.draws
+    }
+
+    /// Dimension `d` of the parameter.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// The flat chain-major buffer.
+    pub fn as_flat(&self) -> &[f64] {
+        &self.data
+    }
+
+    /// The parameter vector at draw `t` of chain `c`, or `None` if either is out of range.
+    pub fn draw(&self, c: usize, t: usize) -> Option<&[f64]> {
+        if c >= self.chains || t >= self.draws {
+            return None;
+        }
+        let start = (c * self.draws + t) * self.dims;
+        Some(&self.data[start..start + self.dims])
+    }
+
+    /// The series of dimension `j`, one `Vec` per chain, or `None` if `j ≥ dims`.
+    pub fn dimension(&self, j: usize) -> Option<Vec<Vec<f64>>> {
+        if j >= self.dims {
+            return None;
+        }
+        Some(
+            (0..self.chains)
+                .map(|c| {
+                    (0..self.draws)
+                        .map(|t| self.data[(c * self.draws + t) * self.dims + j])
+                        .collect()
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Checks one-series-per-chain input: at least `min_chains` chains, all of one length of at least
+/// `min_draws`, all values finite. Returns `(chains, draws per chain)`.
+pub(crate) fn check_chains<C: AsRef<[f64]>>(
+    chains: &[C],
+    min_chains: usize,
+    min_draws: usize,
+) -> Result<(usize, usize), DiagnosticError> {
+    if chains.len() < min_chains.max(1) {
+        return Err(DiagnosticError::TooFewChains {
+            needed: min_chains.max(1),
+            got: chains.len(),
+        });
+    }
+    let n = chains[0].as_ref().len();
+    for chain in chains {
+        let chain = chain.as_ref();
+        if chain.len() != n {
+            return Err(DiagnosticError::MismatchedLengths {
+                expected: n,
+                got: chain.len(),
+            });
+        }
+        if chain.iter().any(|x| !x.is_finite()) {
+            return Err(DiagnosticError::NonFinite);
+        }
+    }
+    if n < min_draws {
+        return Err(DiagnosticError::TooFewSamples {
+            needed: min_draws,
+            got: n,
+        });
+    }
+    Ok((chains.len(), n))
+}
+
+/// Each chain's first and last `⌊n/2⌋` draws as two chains (the middle draw of an odd `n` is
+/// dropped). The input must already have passed [`check_chains`].
+pub(crate) fn split_chains<C: AsRef<[f64]>>(chains: &[C]) -> Vec<&[f64]> {
+    let mut out = Vec::with_capacity(2 * chains.len());
+    for chain in chains {
+        let chain = chain.as_ref();
+        let half = chain.len() / 2;
+        out.push(&chain[..half]);
+        out.push(&chain[chain.len() - half..]);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_layout_and_validation() {
+        let nested = vec![
+            vec![vec![1.0, 10.0], vec![2.0, 20.0], vec![3.0, 30.0]],
+            vec![vec![4.0, 40.0], vec![5.0, 50.0], vec![6.0, 60.0]],
+        ];
+        let d = Draws::from_nested(&nested).unwrap();
+        assert_eq!((d.chains(), d.draws(), d.dims()), (2, 3, 2));
+        assert_eq!(d.draw(1, 2), Some(&[6.0, 60.0][..]));
+        assert_eq!(d.draw(2, 0), None);
+        assert_eq!(
+            d.dimension(1),
+            Some(vec![vec![10.0, 20.0, 30.0], vec![40.0, 50.0, 60.0]])
+        );
+        assert_eq!(d.dimension(2), None);
+        assert_eq!(
+            Draws::from_flat(vec![0.0; 5], 1, 2, 3),
+            Err(DiagnosticError::MismatchedLengths {
+                expected: 6,
+                got: 5
+            })
+        );
+        assert_eq!(
+            Draws::from_flat(vec![f64::NAN], 1, 1, 1),
+            Err(DiagnosticError::NonFinite)
+        );
+        assert!(Draws::from_flat(vec![], 0, 1, 1).is_err());
+        let ragged = vec![vec![vec![1.0]], vec![vec![1.0], vec![2.0]]];
+        assert!(Draws::from_nested(&ragged).is_err());
+        let none: Vec<Vec<Vec<f64>>> = vec![];
+        assert!(Draws::from_nested(&none).is_err());
+    }
+
+    #[test]
+    fn split_drops_the_middle_draw() {
+        let c = [vec![1.0, 2.0, 3.0, 4.0, 5.0]];
+        let s = split_chains(&c);
+        assert_eq!(s, vec![&[1.0, 2.0][..], &[4.0, 5.0][..]]);
+        assert_eq!(
+            check_chains(&[vec![1.0, 2.0], vec![1.0]], 1, 1),
+            Err(DiagnosticError::MismatchedLengths {
+                expected: 2,
+                got: 1
+            })
+        );
+        assert_eq!(
+            check_chains(&[vec![1.0]], 1, 4),
+            Err(DiagnosticError::TooFewSamples { needed: 4, got: 1 })
+        );
+        let empty: [Vec<f64>; 0] = [];
+        assert!(check_chains(&empty, 1, 1).is_err());
+    }
+}

@@ -1,0 +1,22 @@
+//! MCMC diagnostics for the harness: ESS and τ, split-R̂, histogram densities (KL, RMSE), moment errors, summaries.
+
+mod density;
+mod draws;
+mod error;
+mod ess;
+mod moments;
+mod rhat;
+mod summary;
+#[cfg(test)]
+mod testing;
+
+pub use density::{Axis, Bin, Histogram, Histogram2d, Normalization};
+pub use draws::Draws;
+pub use error::DiagnosticError;
+pub use ess::{
+    EssEstimate, MIN_DRAWS, autocorrelation, autocovariance, ess, ess_unsplit,
+    integrated_autocorrelation_time,
+};
+pub use moments::{MomentError, MomentEstimate, moment_errors, moments, moments_of};
+pub use rhat::{RhatEstimate, rhat, split_rhat};
+pub use summary::{DimSummary, Summary, quantile, summarize};
