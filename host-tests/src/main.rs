@@ -35,6 +35,22 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Ding et al. 2014 §5.1 (Fig. 2, 5): SGHMC vs SGNHT on a Gaussian mean with minibatches.
+    GaussianMean {
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Integrator (the paper's Alg. 1 is Euler).
+        #[arg(long, value_enum, default_value = "euler")]
+        integrator: IntegratorArg,
+    },
+    /// Ding et al. 2014 App. E (Table 1): SGHMC vs SGNHT on a Normal–Gamma posterior.
+    NormalGamma {
+        #[command(flatten)]
+        common: CommonArgs,
+        /// Integrator (the paper's Alg. 1 is Euler).
+        #[arg(long, value_enum, default_value = "euler")]
+        integrator: IntegratorArg,
+    },
 }
 
 #[derive(Args, Clone)]
@@ -186,6 +202,30 @@ fn main() -> ExitCode {
                 format!(
                     "Double well, KL vs step size (Li et al. 2016 Fig. 1; the paper plots mSGNHT-S below mSGNHT-E at every h)\n{}",
                     experiments::double_well_kl::table(&rows)
+                )
+            });
+            finish(r, &o.out)
+        }
+        Some(Command::GaussianMean { common, integrator }) => {
+            let o = common.options();
+            let r = experiments::gaussian_mean::run(&o, integrator.into()).map(|r| {
+                format!(
+                    "Gaussian mean (Ding et al. 2014 §5.1): N = {}, minibatch {}; the paper shows SGNHT accurate at every (h, A), SGHMC only at small h and large A\n{}",
+                    experiments::gaussian_mean::N,
+                    experiments::gaussian_mean::BATCH,
+                    experiments::gaussian_mean::table(&r)
+                )
+            });
+            finish(r, &o.out)
+        }
+        Some(Command::NormalGamma { common, integrator }) => {
+            let o = common.options();
+            let r = experiments::normal_gamma::run(&o, integrator.into()).map(|runs| {
+                format!(
+                    "Normal–Gamma (Ding et al. 2014 App. E, Table 1): N = {}, minibatch {}\n{}",
+                    experiments::normal_gamma::N,
+                    experiments::normal_gamma::BATCH,
+                    experiments::normal_gamma::table(&runs)
                 )
             });
             finish(r, &o.out)

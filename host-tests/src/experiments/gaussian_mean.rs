@@ -1,1 +1,267 @@
-//! `gaussian-mean`: placeholder.
+//! `gaussian-mean`: SGHMC versus SGNHT on the mean of a 1-d Gaussian with minibatch gradients (Ding et al. 2014 §5.1, App. E, Fig. 2 and 5).
+//!
+//! N = 100 points from N(0, 1), known unit variance, flat prior: the posterior is N(x̄, 1/N).
+//! Minibatches of Ñ = 10 points without replacement; ∇Ũ = Nμ − (N/Ñ) Σ xᵢ. The gradient noise
+//! has variance ≈ N²s²(1 − Ñ/N)/Ñ ≈ 900, so a step sees noise of variance 2Bh with
+//! B ≈ 450h: B ≈ 4.5 at h = 0.01 and 0.45 at h = 0.001. SGHMC (friction A, no B̂) then runs at
+//! temperature ≈ (A + B)/A; SGNHT's ξ absorbs B. Both with the paper's Euler scheme by default,
+//! 10⁶ samples per chain, for h ∈ {0.01, 0.001} × A ∈ {1, 10}.
+
+use super::common::{ExperimentError, RunOptions, drive, grid, sig};
+use crate::diagnostics::{Axis, Histogram, Normalization};
+use crate::models::GaussianMean;
+use crate::plot::{Chart, Scale, Series, line_chart};
+use crate::report::Table;
+use rand_pcg::Pcg64;
+use rayon::prelude::*;
+use sgmcmc::sampler::{Sghmc, SghmcParams, Sgnht, SgnhtParams};
+use sgmcmc::{ChainState, Integrator, StepError, Workspace};
+
+/// Data points N.
+pub const N: usize = 100;
+/// Minibatch Ñ.
+pub const BATCH: usize = 10;
+/// The (h, A) settings of 000 App. E.
+pub const SETTINGS: [(f64, f64); 4] = [(0.01, 1.0), (0.01, 10.0), (0.001, 1.0), (0.001, 10.0)];
+
+/// SGHMC or SGNHT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// SGHMC with friction A and no noise estimate.
+    Sghmc,
+    /// SGNHT with diffusion A (ξ₀ = A).
+    Sgnht,
+}
+
+/// One (method, h, A) run, pooled over chains.
+#[derive(Clone, Debug)]
+pub struct GaussianMeanRun {
+    /// Method.
+    pub method: Method,
+    /// Step.
+    pub h: f64,
+    /// Friction / diffusion.
+    pub a: f64,
+    /// Mean kinetic energy p²/2 (0.5 at equilibrium).
+    pub mean_kinetic: f64,
+    /// Mean ξ (SGNHT) over the run.
+    pub mean_xi: Option<f64>,
+    /// Sample mean of μ.
+    pub mean: f64,
+    /// Sample sd of μ.
+    pub sd: f64,
+    /// KL of μ's histogram (80 bins over x̄ ± 8/√N) from N(x̄, 1/N).
+    pub kl: f64,
+    /// Histogram density of μ (bin centres, density).
+    pub density: Vec<(f64, f64)>,
+}
+
+/// Results with the exact posterior.
+#[derive(Clone, Debug)]
+pub struct GaussianMeanResult {
+    /// Runs, SGHMC's four settings then SGNHT's.
+    pub runs: Vec<GaussianMeanRun>,
+    /// Exact posterior mean x̄.
+    pub exact_mean: f64,
+    /// Exact posterior sd 1/√N.
+    pub exact_sd: f64,
+}
+
+struct ChainOut {
+    samples: Vec<f64>,
+    sum_kinetic: f64,
+    sum_xi: f64,
+}
+
+fn run_chain(
+    model: &GaussianMean,
+    method: Method,
+    integrator: Integrator,
+    (h, a): (f64, f64),
+    steps: usize,
+    seed: u64,
+    pb: &indicatif::ProgressBar,
+) -> Result<ChainOut, StepError> {
+    let (mut theta, mut p, mut g, mut s) = ([model.posterior_mean()], [0.0], [0.0], [0.0]);
+    let mut rng = Pcg64::new(seed as u128, 0xd3);
+    p[0] = sgmcmc::rng::standard_normal_f64(&mut rng);
+    let mut grad = model.stochastic_gradient(seed ^ 0xba7c);
+    let mut out = ChainOut {
+        samples: Vec::with_capacity(steps),
+        sum_kinetic: 0.0,
+        sum_xi: 0.0,
+    };
+    let work = Workspace::new(&mut g, &mut s);
+    let mut observe = |mu: f64, p: f64, xi: f64| {
+        out.samples.push(mu);
+        out.sum_kinetic += 0.5 * p * p;
+        out.sum_xi += xi;
+    };
+    match method {
+        Method::Sghmc => {
+            let prm = SghmcParams::new(h, a).expect("valid parameters");
+            let mut smp = Sghmc::new(prm, integrator, &mut theta, &mut p, work).expect("length 1");
+            drive(&mut smp, &mut grad, &mut rng, steps, pb, |_, s, _| {
+                observe(s.position()[0], s.momentum()[0], 0.0)
+            })?;
+        }
+        Method::Sgnht => {
+            let prm = SgnhtParams::new(h, a).expect("valid parameters");
+            let mut smp = Sgnht::new(prm, integrator, &mut theta, &mut p, work).expect("length 1");
+            drive(&mut smp, &mut grad, &mut rng, steps, pb, |_, s, st| {
+                observe(
+                    s.position()[0],
+                    s.momentum()[0],
+                    st.thermostat.unwrap_or(0.0),
+                )
+            })?;
+        }
+    }
+    Ok(out)
+}
+
+fn normal_pdf(x: f64, m: f64, sd: f64) -> f64 {
+    (-0.5 * ((x - m) / sd).powi(2)).exp() / (sd * (2.0 * std::f64::consts::PI).sqrt())
+}
+
+/// Runs the experiment; writes `gaussian-mean.csv`, `gaussian-mean-sghmc.png`,
+/// `gaussian-mean-sgnht.png` and `gaussian-mean-kinetic.png` into `opts.out`.
+pub fn run(
+    opts: &RunOptions,
+    integrator: Integrator,
+) -> Result<GaussianMeanResult, ExperimentError> {
+    opts.prepare()?;
+    let model = GaussianMean::simulate(N, BATCH, opts.seed);
+    let steps = if opts.quick { 200_000 } else { 1_000_000 };
+    let methods = [Method::Sghmc, Method::Sgnht];
+    let tasks: Vec<(usize, usize, usize)> = (0..2)
+        .flat_map(|m| (0..4).flat_map(move |k| (0..opts.chains).map(move |c| (m, k, c))))
+        .collect();
+    let pb = opts.progress_bar((tasks.len() * steps) as u64, "gaussian-mean");
+    let outs: Vec<Result<ChainOut, ExperimentError>> = tasks
+        .par_iter()
+        .map(|&(m, k, c)| {
+            run_chain(
+                &model,
+                methods[m],
+                integrator,
+                SETTINGS[k],
+                steps,
+                opts.chain_seed(m * 4 + k, c),
+                &pb,
+            )
+            .map_err(|e| ExperimentError::Step(format!("{:?} {:?}", methods[m], SETTINGS[k]), e))
+        })
+        .collect();
+    pb.finish_and_clear();
+    let mut outs = outs.into_iter().collect::<Result<Vec<_>, _>>()?.into_iter();
+    let (xbar, sd0) = (model.posterior_mean(), model.posterior_sd());
+    let axis = Axis::new(xbar - 8.0 * sd0, xbar + 8.0 * sd0, 80).expect("valid axis");
+    let mut runs = Vec::new();
+    for method in methods {
+        for (h, a) in SETTINGS {
+            let chains: Vec<ChainOut> = (0..opts.chains).filter_map(|_| outs.next()).collect();
+            let total = (steps * chains.len()) as f64;
+            let mut hist = Histogram::new(axis);
+            let (mut s1, mut s2) = (0.0, 0.0);
+            for c in &chains {
+                hist.extend(&c.samples)
+                    .map_err(|e| ExperimentError::Invalid(e.to_string()))?;
+                s1 += c.samples.iter().sum::<f64>();
+                s2 += c.samples.iter().map(|x| x * x).sum::<f64>();
+            }
+            let mean = s1 / total;
+            let kl = hist
+                .kl_divergence(|x| normal_pdf(x, xbar, sd0))
+                .map_err(|e| ExperimentError::Invalid(e.to_string()))?;
+            let dens = hist
+                .densities(Normalization::Normalized)
+                .map_err(|e| ExperimentError::Invalid(e.to_string()))?;
+            runs.push(GaussianMeanRun {
+                method,
+                h,
+                a,
+                mean_kinetic: chains.iter().map(|c| c.sum_kinetic).sum::<f64>() / total,
+                mean_xi: (method == Method::Sgnht)
+                    .then(|| chains.iter().map(|c| c.sum_xi).sum::<f64>() / total),
+                mean,
+                sd: (s2 / total - mean * mean).max(0.0).sqrt(),
+                kl,
+                density: (0..axis.bins()).map(|i| axis.center(i)).zip(dens).collect(),
+            });
+        }
+    }
+    let result = GaussianMeanResult {
+        runs,
+        exact_mean: xbar,
+        exact_sd: sd0,
+    };
+    table(&result).write_csv(&opts.out.join("gaussian-mean.csv"))?;
+    let truth: Vec<(f64, f64)> = grid(xbar - 8.0 * sd0, xbar + 8.0 * sd0, 400)
+        .into_iter()
+        .map(|x| (x, normal_pdf(x, xbar, sd0)))
+        .collect();
+    for (method, file) in [
+        (Method::Sgnht, "gaussian-mean-sgnht.png"),
+        (Method::Sghmc, "gaussian-mean-sghmc.png"),
+    ] {
+        let mut series: Vec<Series> = result
+            .runs
+            .iter()
+            .filter(|r| r.method == method)
+            .enumerate()
+            .map(|(i, r)| {
+                Series::new(
+                    format!("h = {}, A = {}", r.h, r.a),
+                    r.density.clone(),
+                    i + 1,
+                )
+            })
+            .collect();
+        series.push(Series::truth("true posterior", truth.clone()));
+        let title = format!("Density of μ, {method:?} (000 Fig. 2)");
+        line_chart(
+            &opts.out.join(file),
+            &Chart {
+                title: &title,
+                x_label: "μ",
+                y_label: "density",
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+            },
+            &series,
+        )?;
+    }
+    Ok(result)
+}
+
+/// Our numbers per run; the paper reports them as figures (Fig. 2, 5), not as a table.
+pub fn table(r: &GaussianMeanResult) -> Table {
+    let mut t = Table::new([
+        "method",
+        "h",
+        "A",
+        "mean K (target 0.5)",
+        "mean ξ",
+        "mean μ",
+        "sd μ",
+        "exact mean",
+        "exact sd",
+        "KL",
+    ]);
+    for run in &r.runs {
+        t.row([
+            format!("{:?}", run.method),
+            format!("{}", run.h),
+            format!("{}", run.a),
+            sig(run.mean_kinetic, 3),
+            run.mean_xi.map_or("–".into(), |x| sig(x, 3)),
+            sig(run.mean, 4),
+            sig(run.sd, 3),
+            sig(r.exact_mean, 4),
+            sig(r.exact_sd, 3),
+            sig(run.kl, 3),
+        ]);
+    }
+    t
+}
