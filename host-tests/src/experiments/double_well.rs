@@ -99,7 +99,8 @@ fn run_chain(
     let mut rng = Pcg64::new(seed as u128, 0xd1);
     p[0] = sgmcmc::rng::standard_normal_f64(&mut rng);
     let mut grad = noisy_gradient(H, B, seed ^ 0x5eed);
-    let every_k = (steps / 500).max(1);
+    // Running-mean checkpoints spaced 2 % apart in log t, for the log-scale figure.
+    let mut next_k = 1usize;
     let every_xi = (steps / 2000).max(1);
     let mut out = ChainOut {
         samples: Vec::with_capacity(steps),
@@ -116,9 +117,10 @@ fn run_chain(
         if t >= steps / 2 {
             out.sum_xi_late += xi;
         }
-        if (t + 1).is_multiple_of(every_k) {
+        if t + 1 == next_k {
             out.running_kinetic
                 .push(((t + 1) as f64, out.sum_kinetic / (t + 1) as f64));
+            next_k = (next_k + 1).max((next_k as f64 * 1.02) as usize);
         }
         if t.is_multiple_of(every_xi) {
             out.xi_trace.push((t as f64, xi));
