@@ -167,13 +167,13 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
 
         {
             let (mut theta, mut p) = (normals::<T>(d, 1), vec![T::ZERO; d]);
-            let mut saved_grad = vec![T::ZERO; d];
+            let (mut saved_grad, mut saved_p) = (vec![T::ZERO; d], vec![T::ZERO; d]);
             let mut s = Hmc::new(
                 HmcParams::new(h, 1).unwrap(),
                 None,
                 &mut theta,
                 &mut p,
-                HmcWorkspace::new(&mut grad, &mut scratch, &mut saved_grad),
+                HmcWorkspace::new(&mut grad, &mut scratch, &mut saved_grad, &mut saved_p),
             )
             .unwrap();
             bench_step(&mut group, "hmc-leapfrog-l1", d, &mut s, &mut m);

@@ -20,8 +20,6 @@ pub enum Param {
     NoiseEstimate,
     /// The number of leapfrog steps L of HMC.
     LeapfrogSteps,
-    /// A diagonal mass entry (must be finite and > 0).
-    Mass,
     /// The scale `a` of the polynomial step-size decay h_t = a(b + t)^−γ.
     DecayScale,
     /// The offset `b` of the polynomial step-size decay.
@@ -40,7 +38,6 @@ impl Param {
             Param::Friction => "friction A",
             Param::NoiseEstimate => "noise estimate B̂",
             Param::LeapfrogSteps => "leapfrog steps L",
-            Param::Mass => "mass",
             Param::DecayScale => "decay scale a",
             Param::DecayOffset => "decay offset b",
             Param::DecayExponent => "decay exponent γ",
@@ -88,6 +85,12 @@ pub enum Buffer {
     Scratch,
     /// The diagonal of the inverse mass matrix.
     InverseMass,
+    /// HMC's copy of θ at the start of a proposal.
+    SavedTheta,
+    /// HMC's copy of the gradient at the start of a proposal.
+    SavedGradient,
+    /// HMC's copy of the momentum before a step.
+    SavedMomentum,
 }
 
 impl Buffer {
@@ -100,6 +103,9 @@ impl Buffer {
             Buffer::Gradient => "gradient",
             Buffer::Scratch => "scratch",
             Buffer::InverseMass => "inverse mass",
+            Buffer::SavedTheta => "saved θ",
+            Buffer::SavedGradient => "saved gradient",
+            Buffer::SavedMomentum => "saved momentum",
         }
     }
 }
@@ -166,6 +172,9 @@ pub enum StepError {
         /// The first non-finite coordinate.
         index: usize,
     },
+    /// The model's energy U(θ) at the current θ is not finite, so Metropolis–Hastings cannot
+    /// start (HMC only; a non-finite energy at a *proposal* is a rejection, not an error).
+    NonFiniteEnergy,
     /// The step completed but left a non-finite value in the state (the sampler diverged: the step
     /// size is too large for the model). The state is left as computed, for inspection; reset it
     /// before stepping again.
@@ -183,6 +192,10 @@ impl fmt::Display for StepError {
             StepError::NonFiniteGradient { index } => write!(
                 f,
                 "the gradient is not finite at coordinate {index}; the step was not taken"
+            ),
+            StepError::NonFiniteEnergy => write!(
+                f,
+                "the energy U(θ) at the current θ is not finite; the step was not taken"
             ),
             StepError::NonFiniteState { buffer, index } => write!(
                 f,

@@ -50,7 +50,8 @@ const FRICTION: f64 = 1.0;
 fn sample<T: Real>(kind: Kind, target: &Gaussian, noise: f64, seed: u64) -> Moments {
     let n = target.mean.len();
     let z = T::ZERO;
-    let (mut theta, mut p, mut xi, mut g, mut s, mut s2) = (
+    let (mut theta, mut p, mut xi, mut g, mut s, mut s2, mut s3) = (
+        vec![z; n],
         vec![z; n],
         vec![z; n],
         vec![z; n],
@@ -117,7 +118,7 @@ fn sample<T: Real>(kind: Kind, target: &Gaussian, noise: f64, seed: u64) -> Mome
                 |t: &[T]| target.energy(t),
             );
             let prm = HmcParams::new(T::from_f64(0.25), 8).unwrap();
-            let w = HmcWorkspace::new(&mut g, &mut s, &mut s2);
+            let w = HmcWorkspace::new(&mut g, &mut s, &mut s2, &mut s3);
             let mut smp = Hmc::new(prm, Some(&inv_mass), &mut theta, &mut p, w).unwrap();
             run(&mut smp, &mut hmc_model, &mut rng, target, 2_000, 50, 2_000)
         }

@@ -187,6 +187,7 @@ struct Buffers<T> {
     scratch: Vec<T>,
     saved_theta: Vec<T>,
     saved_gradient: Vec<T>,
+    saved_momentum: Vec<T>,
     inv_mass: Vec<T>,
 }
 
@@ -201,6 +202,7 @@ impl<T: Real> Buffers<T> {
             scratch: zeros(),
             saved_theta: zeros(),
             saved_gradient: zeros(),
+            saved_momentum: zeros(),
             inv_mass: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
         }
     }
@@ -290,8 +292,12 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
                 Kind::HmcMass => Some(&b.inv_mass[..]),
                 _ => None,
             };
-            let hwork =
-                HmcWorkspace::new(&mut b.gradient, &mut b.saved_theta, &mut b.saved_gradient);
+            let hwork = HmcWorkspace::new(
+                &mut b.gradient,
+                &mut b.saved_theta,
+                &mut b.saved_gradient,
+                &mut b.saved_momentum,
+            );
             let mut model = Model::new(grad, energy::<T>);
             match Hmc::new(params, inv_mass, &mut b.theta, &mut b.momentum, hwork) {
                 Ok(mut s) => drive(&mut s, &mut model, rng),

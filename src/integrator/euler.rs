@@ -48,7 +48,10 @@ where
         Friction::Scalar(xi) => {
             let (s, finite) = fused(phase, Lanes::Uniform(*xi), h, noise_sd);
             *xi += (s / n - T::ONE) * h;
-            (s, finite && xi.is_finite())
+            if !(finite && xi.is_finite()) {
+                check_state(phase.theta, phase.p, Some(core::slice::from_ref(xi)))?;
+            }
+            (s, true)
         }
         Friction::PerCoordinate(xi) => {
             let (s, finite) = fused(phase, Lanes::PerCoordinate(xi), h, noise_sd);

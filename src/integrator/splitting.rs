@@ -82,7 +82,10 @@ where
             let decay = (-xi_half * half_h).exp();
             let (s, finite) = fused::<T, false>(phase, Lanes::Uniform(xi_half), decay, h, noise_sd);
             *xi = xi_half + (s / n - T::ONE) * half_h;
-            (s, finite && xi.is_finite())
+            if !(finite && xi.is_finite()) {
+                check_state(phase.theta, phase.p, Some(core::slice::from_ref(xi)))?;
+            }
+            (s, true)
         }
         Friction::PerCoordinate(xi) => {
             let (s, finite) =

@@ -40,7 +40,8 @@ impl<T: Real> HmcParams<T> {
 }
 
 /// The caller-owned buffers HMC needs besides θ and p, all of θ's length: the gradient at the
-/// current θ, and copies of θ and of the gradient to restore on rejection.
+/// current θ, and copies of θ and of the gradient to restore on rejection, and of the momentum
+/// to restore when a step is abandoned.
 #[derive(Debug)]
 pub struct HmcWorkspace<'a, T> {
     /// ∇U at the current θ (kept between steps, so each proposal costs L gradients).
@@ -49,19 +50,23 @@ pub struct HmcWorkspace<'a, T> {
     pub saved_theta: &'a mut [T],
     /// ∇U at the start of the proposal.
     pub saved_gradient: &'a mut [T],
+    /// p before the step (restored if the step is abandoned).
+    pub saved_momentum: &'a mut [T],
 }
 
 impl<'a, T> HmcWorkspace<'a, T> {
-    /// Groups the three buffers.
+    /// Groups the four buffers.
     pub fn new(
         gradient: &'a mut [T],
         saved_theta: &'a mut [T],
         saved_gradient: &'a mut [T],
+        saved_momentum: &'a mut [T],
     ) -> Self {
         HmcWorkspace {
             gradient,
             saved_theta,
             saved_gradient,
+            saved_momentum,
         }
     }
 }
@@ -72,21 +77,22 @@ impl<'a, T> HmcWorkspace<'a, T> {
 /// The mass is diagonal (pass its inverse, M⁻¹, or `None` for the identity). The sampler is exact
 /// for any ε: the error of the leapfrog lowers the acceptance rate, it does not bias the chain.
 /// A proposal whose energy is not finite is rejected (a divergence). A proposal whose gradient
-/// becomes non-finite is abandoned: θ is restored and [`StepError::NonFiniteGradient`] is
-/// returned; stepping again is safe (a fresh momentum is drawn each step).
+/// becomes non-finite is abandoned: θ, p and the cached gradient are restored bit for bit and
+/// [`StepError::NonFiniteGradient`] is returned; stepping again is safe (a fresh momentum is
+/// drawn each step).
 ///
 /// # Example
 /// ```
 /// use rand_pcg::Pcg64;
 /// use sgmcmc::{Model, sampler::{Hmc, HmcParams, HmcWorkspace, Sampler}};
-/// let (mut theta, mut p, mut g, mut t0, mut g0) = ([1.0f64; 2], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
+/// let (mut theta, mut p, mut g, mut t0, mut g0, mut p0) = ([1.0f64; 2], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
 /// let mut model = Model::new(
 ///     |t: &[f64], g: &mut [f64]| g.copy_from_slice(t),
 ///     |t: &[f64]| 0.5 * t.iter().map(|x| x * x).sum::<f64>(),
 /// );
 /// let mut hmc = Hmc::new(
 ///     HmcParams::new(0.2, 10).unwrap(), None, &mut theta, &mut p,
-///     HmcWorkspace::new(&mut g, &mut t0, &mut g0),
+///     HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0),
 /// ).unwrap();
 /// let mut rng = Pcg64::new(1, 1);
 /// let s = hmc.step(&mut model, &mut rng).unwrap();
@@ -101,6 +107,7 @@ pub struct Hmc<'a, T> {
     grad: &'a mut [T],
     saved_theta: &'a mut [T],
     saved_grad: &'a mut [T],
+    saved_p: &'a mut [T],
     /// U(θ) at the current θ, once known (with `grad` then holding ∇U(θ)).
     energy: Option<T>,
 }
@@ -121,8 +128,9 @@ impl<'a, T: Real> Hmc<'a, T> {
         }
         check_len(Buffer::Momentum, n, momentum.len())?;
         check_len(Buffer::Gradient, n, work.gradient.len())?;
-        check_len(Buffer::Scratch, n, work.saved_theta.len())?;
-        check_len(Buffer::Scratch, n, work.saved_gradient.len())?;
+        check_len(Buffer::SavedTheta, n, work.saved_theta.len())?;
+        check_len(Buffer::SavedGradient, n, work.saved_gradient.len())?;
+        check_len(Buffer::SavedMomentum, n, work.saved_momentum.len())?;
         check_finite(Buffer::Theta, theta)?;
         if let Some(m) = inv_mass {
             check_len(Buffer::InverseMass, n, m.len())?;
@@ -141,6 +149,7 @@ impl<'a, T: Real> Hmc<'a, T> {
             grad: work.gradient,
             saved_theta: work.saved_theta,
             saved_grad: work.saved_gradient,
+            saved_p: work.saved_momentum,
             energy: None,
         })
     }
@@ -178,15 +187,13 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
                 }
                 let u = model.energy(self.theta);
                 if !u.is_finite() {
-                    return Err(StepError::NonFiniteState {
-                        buffer: Buffer::Theta,
-                        index: 0,
-                    });
+                    return Err(StepError::NonFiniteEnergy);
                 }
                 self.energy = Some(u);
                 u
             }
         };
+        self.saved_p.copy_from_slice(self.p);
         self.draw_momentum(rng);
         let h0 = u0 + self.kinetic();
         self.saved_theta.copy_from_slice(self.theta);
@@ -207,6 +214,7 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
             model,
         ) {
             restore(self);
+            self.p.copy_from_slice(self.saved_p);
             return Err(e);
         }
         let u1 = model.energy(self.theta);

@@ -227,6 +227,12 @@ impl<'a, T: Real> MSgnht<'a, T> {
     pub fn thermostat(&self) -> &[T] {
         self.xi
     }
+
+    /// The thermostats, writable (to resume a chain with its own ξ). A non-finite value written
+    /// here is reported by the next step as [`StepError::NonFiniteState`].
+    pub fn thermostat_mut(&mut self) -> &mut [T] {
+        self.xi
+    }
 }
 
 impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
