@@ -886,7 +886,11 @@ fn hmc_case<T: Fl>(
             // A bad gradient inside the trajectory keeps the (restored) cache: the next proposal
             // costs L gradients. A bad initial gradient left nothing cached: L + 1.
             let want = steps as usize + usize::from(bad_from == 0);
-            assert_eq!(healthy_calls.get(), want, "{ctx}: gradient calls after the error");
+            assert_eq!(
+                healthy_calls.get(),
+                want,
+                "{ctx}: gradient calls after the error"
+            );
         }
         let b = twin.step(&mut healthy, &mut rng_twin).unwrap();
         assert_eq!(bits(hmc.position()), bits(twin.position()), "{ctx}: θ");
@@ -1065,7 +1069,12 @@ fn hmc_non_finite_initial_energy_is_reported() {
             let mut rng = rng(5);
             for _ in 0..2 {
                 let r = hmc.step(&mut model, &mut rng);
-                assert_eq!(r.err(), Some(StepError::NonFiniteEnergy), "{} {bad}", T::NAME);
+                assert_eq!(
+                    r.err(),
+                    Some(StepError::NonFiniteEnergy),
+                    "{} {bad}",
+                    T::NAME
+                );
                 assert_eq!(bits(hmc.position()), tb);
                 assert_eq!(bits(hmc.momentum()), pb);
             }
@@ -1114,7 +1123,10 @@ fn msgnht_thermostat_mut_resumes_a_chain() {
                     let work = Workspace::new(&mut b.g, &mut b.s);
                     let (t, p, x) = (&mut b.theta, &mut b.p, &mut b.xi);
                     let mut smp = MSgnht::new(params, scheme, t, p, x, work).unwrap();
-                    assert!(smp.thermostat().iter().all(|&x| x == T::of(0.5)), "{ctx}: ξ₀ = D");
+                    assert!(
+                        smp.thermostat().iter().all(|&x| x == T::of(0.5)),
+                        "{ctx}: ξ₀ = D"
+                    );
                     if restore_xi {
                         smp.thermostat_mut().copy_from_slice(&xi);
                         assert_eq!(bits(smp.thermostat()), bits(&xi), "{ctx}");
@@ -1136,7 +1148,10 @@ fn msgnht_thermostat_mut_resumes_a_chain() {
                     let st = orig.step(&mut model, &mut rng).unwrap();
                     stats.push(st.thermostat.unwrap().bits());
                 }
-                let original: Vec<_> = state_bits(&orig.state()).into_iter().chain([stats]).collect();
+                let original: Vec<_> = state_bits(&orig.state())
+                    .into_iter()
+                    .chain([stats])
+                    .collect();
                 assert_eq!(resumed, original, "{ctx}: resumed chain differs");
                 assert_ne!(forgotten, original, "{ctx}: ξ made no difference");
             }
@@ -1240,7 +1255,9 @@ fn hmc_phase_mut_invalidates_the_cached_gradient_and_energy() {
             },
             |t: &[T]| {
                 energies.borrow_mut().push(bits(t));
-                T::HALF * t.iter().fold(T::ZERO, |s, &x| s + (x - T::ONE) * (x - T::ONE))
+                T::HALF
+                    * t.iter()
+                        .fold(T::ZERO, |s, &x| s + (x - T::ONE) * (x - T::ONE))
             },
         );
         let (mut t, mut p, mut g, mut t0, mut g0, mut p0) = bufs6::<T>(n);
@@ -1264,7 +1281,11 @@ fn hmc_phase_mut_invalidates_the_cached_gradient_and_energy() {
         energies.borrow_mut().clear();
         let mut rng_twin = rng.clone();
         let a = hmc.step(&mut model, &mut rng).unwrap();
-        assert_eq!(grads.borrow().len(), l + 1, "after phase_mut: ∇U(θ) recomputed");
+        assert_eq!(
+            grads.borrow().len(),
+            l + 1,
+            "after phase_mut: ∇U(θ) recomputed"
+        );
         assert_eq!(grads.borrow()[0], bits(&new_theta), "∇U at the new θ");
         assert_eq!(energies.borrow().len(), 2, "U(θ) and U(proposal)");
         assert_eq!(energies.borrow()[0], bits(&new_theta), "U at the new θ");
@@ -1277,8 +1298,18 @@ fn hmc_phase_mut_invalidates_the_cached_gradient_and_energy() {
         let acc = |s: StepStats<T>| s.acceptance.unwrap().bits();
         assert_eq!(acc(a), acc(b), "{}: acceptance", T::NAME);
         for _ in 0..3 {
-            assert_eq!(bits(hmc.position()), bits(twin.position()), "{}: θ", T::NAME);
-            assert_eq!(bits(hmc.momentum()), bits(twin.momentum()), "{}: p", T::NAME);
+            assert_eq!(
+                bits(hmc.position()),
+                bits(twin.position()),
+                "{}: θ",
+                T::NAME
+            );
+            assert_eq!(
+                bits(hmc.momentum()),
+                bits(twin.momentum()),
+                "{}: p",
+                T::NAME
+            );
             let (a, b) = (
                 hmc.step(&mut model, &mut rng).unwrap(),
                 twin.step(&mut model, &mut rng_twin).unwrap(),
@@ -1577,7 +1608,10 @@ fn no_panic<T: Fl>(c: &Hostile) {
             match (&r, allowed.is_empty()) {
                 (Ok(_), true) => {}
                 (Err(e), false) => assert!(allowed.contains(e), "{e:?} not in {allowed:?}"),
-                (r, _) => panic!("Hmc::new: {:?}, allowed errors {allowed:?}", r.as_ref().err()),
+                (r, _) => panic!(
+                    "Hmc::new: {:?}, allowed errors {allowed:?}",
+                    r.as_ref().err()
+                ),
             }
             if let Ok(mut smp) = r {
                 let mut model = Model::new(grad, energy);

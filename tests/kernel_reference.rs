@@ -1232,7 +1232,13 @@ fn empty_theta_is_rejected() {
         }
         let params = HmcParams::new(h, 3).unwrap();
         for minv in [None, Some(&[][..])] {
-            let hmc = Hmc::new(params, minv, e(), e(), HmcWorkspace::new(e(), e(), e(), e()));
+            let hmc = Hmc::new(
+                params,
+                minv,
+                e(),
+                e(),
+                HmcWorkspace::new(e(), e(), e(), e()),
+            );
             assert_eq!(hmc.err(), Some(LayoutError::Empty));
         }
     }

@@ -122,8 +122,8 @@ fn run_chain(
         }
         Method::MSgnht => {
             let prm = SgnhtParams::new(h, a).expect("valid parameters");
-            let mut smp = MSgnht::new(prm, integrator, &mut theta, &mut p, &mut xi, work)
-                .expect("length 2");
+            let mut smp =
+                MSgnht::new(prm, integrator, &mut theta, &mut p, &mut xi, work).expect("length 2");
             drive(&mut smp, &mut grad, &mut rng, steps, pb, |_, s, st| {
                 observe(s.phase_mut(), st.kinetic_temperature.unwrap_or(f64::NAN))
             })?;
