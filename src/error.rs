@@ -28,6 +28,12 @@ pub enum Param {
     DecayExponent,
     /// The momentum weight α = Ah of the learning-rate form (must lie in \[0, 1\]).
     MomentumWeight,
+    /// The monomial-gamma exponent a of a kinetic energy K(p) = |p|^{1/a} (001 eq. 3).
+    MonomialExponent,
+    /// The softening parameter c of a softened kinetic energy (001 eq. 12).
+    Softening,
+    /// A (uniform) inverse mass m⁻¹ of the Gaussian kinetic energy.
+    InverseMass,
 }
 
 impl Param {
@@ -42,6 +48,9 @@ impl Param {
             Param::DecayOffset => "decay offset b",
             Param::DecayExponent => "decay exponent γ",
             Param::MomentumWeight => "momentum weight α",
+            Param::MonomialExponent => "monomial exponent a",
+            Param::Softening => "softening c",
+            Param::InverseMass => "inverse mass m⁻¹",
         }
     }
 }
