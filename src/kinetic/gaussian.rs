@@ -134,7 +134,8 @@ impl<'a, T: Real> Gaussian<'a, T> {
             InvMass::Uniform { inv_mass, .. } => inv_mass,
             InvMass::Diagonal(m) => match m.get(i) {
                 Some(&x) => x,
-                None => T::ZERO / T::ZERO,
+                // NaN (0·∞); `Real` has no NaN constant.
+                None => T::ZERO * T::INFINITY,
             },
         }
     }
