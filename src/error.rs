@@ -28,11 +28,19 @@ pub enum Param {
     DecayExponent,
     /// The momentum weight α = Ah of the learning-rate form (must lie in \[0, 1\]).
     MomentumWeight,
-    /// The monomial-gamma exponent a of a kinetic energy K(p) = |p|^{1/a} (001 eq. 3).
+    /// The friction rescaling γ of SGMGT (001 eq. 13).
+    FrictionScale,
+    /// The first-order Langevin diffusion σ_θ on θ (SGMGT-D).
+    ThetaDiffusion,
+    /// The diffusion σ_p on the momentum (SGMGT).
+    MomentumDiffusion,
+    /// The first-order Langevin diffusion σ_ξ on the thermostats (SGMGT-D).
+    ThermostatDiffusion,
+    /// The monomial exponent `a` of the monomial-gamma kinetics (must be ≥ ½).
     MonomialExponent,
-    /// The softening parameter c of a softened kinetic energy (001 eq. 12).
+    /// The softening parameter `c` of the softened monomial-gamma kinetics (must be > 0).
     Softening,
-    /// A (uniform) inverse mass m⁻¹ of the Gaussian kinetic energy.
+    /// A scalar inverse mass m⁻¹ of the Gaussian kinetics (must be > 0).
     InverseMass,
 }
 
@@ -51,6 +59,10 @@ impl Param {
             Param::MonomialExponent => "monomial exponent a",
             Param::Softening => "softening c",
             Param::InverseMass => "inverse mass m⁻¹",
+            Param::FrictionScale => "friction rescaling γ",
+            Param::ThetaDiffusion => "θ diffusion σ_θ",
+            Param::MomentumDiffusion => "momentum diffusion σ_p",
+            Param::ThermostatDiffusion => "thermostat diffusion σ_ξ",
         }
     }
 }

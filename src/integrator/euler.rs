@@ -15,9 +15,10 @@
 //! gradient is evaluated before anything changes, so a non-finite gradient leaves the state as it
 //! was.
 
-use super::pieces::{Friction, Phase, check_state};
+use super::pieces::{Friction, GeneralPieces, Phase, check_state};
 use crate::error::StepError;
 use crate::gradient::Gradient;
+use crate::kinetic::Kinetic;
 use crate::lanes::{LANES, Lanes, finiteness_probe, first_non_finite, reduce, zip_phase};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
@@ -91,4 +92,73 @@ fn fused<T: Real>(phase: &mut Phase<'_, T>, xi: Lanes<'_, T>, h: T, noise_sd: T)
     );
     let s = reduce(acc);
     (s, s.is_finite() && reduce(guard) == T::ZERO)
+}
+
+/// One Euler step of the generalized-kinetics SDE (SGMGT / SGMGT-D, 001 eq. 13; the paper's
+/// supplement, which holds its Euler scheme, is not available, so this is the Euler–Maruyama
+/// discretisation in the same order as the Gaussian scheme above — kick p, then drift θ and ξ
+/// with the new p):
+///
+/// ```text
+/// p ← p − (σ_p + γ∇F(ξ)) ⊙ ∇K(p) h − ∇Ũ(θ) h + √(2σ_p h) ζ_p
+/// θ ← θ + ∇K(p) h − σ_θ ∇Ũ(θ) h + √(2σ_θ h) ζ_θ            (new p)
+/// ξ ← ξ + γ(∇K(p)² − ∇²K(p)) h − σ_ξ ∇F(ξ) h + √(2σ_ξ h) ζ_ξ  (new p, old ξ in ∇F)
+/// ```
+///
+/// With Gaussian K (M = I), σ_θ = σ_ξ = 0 and γ = 1 this is the mSGNHT Euler step above with
+/// D = σ_p and ξ shifted by σ_p. The normals ζ_p fill the scratch buffer first (in the same
+/// order as the Gaussian scheme), then ζ_θ and ζ_ξ are drawn per coordinate when σ_θ, σ_ξ > 0.
+/// Returns Σᵢ pᵢ ∂K/∂pᵢ after the step (n times the generalized kinetic temperature).
+pub(crate) fn euler_step_general<T, K, F, G, R>(
+    phase: &mut Phase<'_, T>,
+    xi: &mut [T],
+    pieces: &GeneralPieces<K, F, T>,
+    h: T,
+    model: &mut G,
+    rng: &mut R,
+) -> Result<T, StepError>
+where
+    T: Real,
+    K: Kinetic<T>,
+    F: Kinetic<T>,
+    G: Gradient<T> + ?Sized,
+    R: Rng + ?Sized,
+{
+    model.gradient(phase.theta, phase.grad);
+    if let Some(index) = first_non_finite(phase.grad) {
+        return Err(StepError::NonFiniteGradient { index });
+    }
+    fill_standard_normal(rng, phase.scratch);
+    let sd_p = (T::TWO * pieces.sigma_p * h).sqrt();
+    let sd_theta = (T::TWO * pieces.sigma_theta * h).sqrt();
+    let sd_xi = (T::TWO * pieces.sigma_xi * h).sqrt();
+    let (kin, pot) = (&pieces.kinetic, &pieces.potential);
+    let mut virial = T::ZERO;
+    let coords = phase
+        .theta
+        .iter_mut()
+        .zip(phase.p.iter_mut())
+        .zip(xi.iter_mut())
+        .zip(phase.grad.iter().zip(phase.scratch.iter()))
+        .enumerate();
+    for (i, (((t, p), x), (&g, &z))) in coords {
+        let fx = pot.gradient(i, *x);
+        let friction = pieces.sigma_p + pieces.gamma * fx;
+        let p1 = *p - friction * kin.gradient(i, *p) * h - g * h + sd_p * z;
+        let (k1, c1) = kin.gradient_and_curvature(i, p1);
+        let mut t1 = *t + k1 * h;
+        if pieces.sigma_theta > T::ZERO {
+            t1 += -pieces.sigma_theta * g * h + sd_theta * T::standard_normal(rng);
+        }
+        let mut x1 = *x + pieces.gamma * (k1 * k1 - c1) * h;
+        if pieces.sigma_xi > T::ZERO {
+            x1 += -pieces.sigma_xi * fx * h + sd_xi * T::standard_normal(rng);
+        }
+        *t = t1;
+        *p = p1;
+        *x = x1;
+        virial += p1 * k1;
+    }
+    check_state(phase.theta, phase.p, Some(xi))?;
+    Ok(virial)
 }

@@ -137,3 +137,23 @@ pub(crate) fn check_state<T: Real>(
     }
     Ok(())
 }
+
+/// The pieces of the generalized-kinetics SDE of SGMGT / SGMGT-D (Zhang et al. 2017, 001 eq. 13)
+/// that the general Euler and splitting schemes compose:
+///
+/// ```text
+/// dθ = ∇K(p) dt − σ_θ ∇Ũ(θ) dt + √(2σ_θ) dW
+/// dp = −(σ_p + γ ∇F(ξ)) ⊙ ∇K(p) dt − ∇Ũ(θ) dt + √(2σ_p) dW
+/// dξ = γ (∇K(p) ⊙ ∇K(p) − ∇²K(p)) dt − σ_ξ ∇F(ξ) dt + √(2σ_ξ) dW
+/// ```
+///
+/// `kinetic` is K, `potential` is the thermostat potential F; both are separable.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GeneralPieces<K, F, T> {
+    pub kinetic: K,
+    pub potential: F,
+    pub gamma: T,
+    pub sigma_p: T,
+    pub sigma_theta: T,
+    pub sigma_xi: T,
+}

@@ -1,14 +1,16 @@
-//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT and HMC.
+//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D and HMC.
 
 mod hmc;
 pub(crate) mod params;
 mod sghmc;
 mod sgld;
+mod sgmgt;
 mod sgnht;
 mod stats;
 
 pub use hmc::{Hmc, HmcParams, HmcWorkspace};
 pub use sghmc::{Sghmc, SghmcParams};
 pub use sgld::{Sgld, SgldParams};
+pub use sgmgt::{Sgmgt, SgmgtParams};
 pub use sgnht::{MSgnht, Sgnht, SgnhtParams};
 pub use stats::{ChainState, Sampler, StepStats};
