@@ -43,6 +43,11 @@ enum Command {
         #[arg(long, value_enum, default_value = "euler")]
         integrator: IntegratorArg,
     },
+    /// Zhang et al. 2017 §4.1 (Fig. 3): SGNHT vs SGMGT vs SGMGT-D (a = 2) on a five-mode 2-d potential.
+    MultiWell {
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Ding et al. 2014 App. E (Table 1): SGHMC vs SGNHT on a Normal–Gamma posterior.
     NormalGamma {
         #[command(flatten)]
@@ -216,6 +221,12 @@ fn main() -> ExitCode {
                     experiments::gaussian_mean::table(&r)
                 )
             });
+            finish(r, &o.out)
+        }
+        Some(Command::MultiWell { common }) => {
+            let o = common.options();
+            let r =
+                experiments::multi_well::run(&o).map(|r| experiments::multi_well::report(&r, &o));
             finish(r, &o.out)
         }
         Some(Command::NormalGamma { common, integrator }) => {

@@ -8,6 +8,9 @@ use plotters::style::{FontStyle, register_font};
 use std::path::Path;
 use std::sync::Once;
 
+mod panels;
+pub use panels::{DensityGrid, ScatterPanel, density_scatter_panels, stacked_line_panels};
+
 static FONT: Once = Once::new();
 
 fn ensure_font() {

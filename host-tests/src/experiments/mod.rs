@@ -4,6 +4,7 @@ pub mod common;
 pub mod double_well;
 pub mod double_well_kl;
 pub mod gaussian_mean;
+pub mod multi_well;
 pub mod normal_gamma;
 
 pub use common::{ExperimentError, RunOptions};

@@ -3,6 +3,7 @@
 pub mod double_well;
 pub mod gaussian_mean;
 mod linear_regression;
+pub mod multi_well;
 pub mod normal_gamma;
 
 pub use gaussian_mean::{GaussianMean, MinibatchSampler};
