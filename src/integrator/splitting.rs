@@ -145,32 +145,42 @@ fn fused<T: Real, const PER_COORDINATE: bool>(
 }
 
 /// One symmetric splitting step of the generalized-kinetics SDE (SGMGT / SGMGT-D, 001 eq. 13),
-/// the same A–B–O–B–A composition as above with the pieces generalised:
+/// over the same exactly solvable pieces as above, generalised, composed A–O–B–O–A:
 ///
 /// ```text
 /// A:  dθ = ∇K(p) dt,   dξ = γ(∇K(p)² − ∇²K(p)) dt            (p fixed: exact, linear in t)
+/// O:  dp = −∇Ũ(θ) dt + √(2σ_p) dW                             (θ fixed: exact)
 /// B:  dp = −(σ_p + γ∇F(ξ)) ⊙ ∇K(p) dt                        (ξ fixed: Kinetic::friction_flow)
-/// O:  dp = −∇Ũ(θ) dt + √(2σ_p) dW                             (exact for frozen θ)
-///     dθ = −σ_θ ∇Ũ(θ) dt + √(2σ_θ) dW                         (Euler–Maruyama, gradient at θ_{1/2})
-///     dξ = −σ_ξ ∇F(ξ) dt + √(2σ_ξ) dW                         (flow(h/2) · noise(h) · flow(h/2))
+/// L:  dθ = −σ_θ ∇Ũ(θ) dt + √(2σ_θ) dW                         (Euler–Maruyama, gradient at θ_{1/2})
+///     dξ = −σ_ξ ∇F(ξ) dt + √(2σ_ξ) dW                         (flow and noise, composed symmetrically)
 ///
-/// θ_{1/2} = θ + ∇K(p) h/2;   ξ_{1/2} = ξ + γ(∇K(p)² − ∇²K(p)) h/2
-/// p ← flow_K(p, (σ_p + γ∇F(ξ_{1/2})) h/2)
-/// p ← p − ∇Ũ(θ_{1/2}) h + √(2σ_p h) ζ_p
-/// θ_{1/2} ← θ_{1/2} − σ_θ ∇Ũ(θ_{1/2}) h + √(2σ_θ h) ζ_θ
-/// ξ_{1/2} ← flow_F(flow_F(ξ_{1/2}, σ_ξ h/2) + √(2σ_ξ h) ζ_ξ, σ_ξ h/2)
-/// p ← flow_K(p, (σ_p + γ∇F(ξ_{1/2})) h/2)
-/// θ ← θ_{1/2} + ∇K(p) h/2;   ξ ← ξ_{1/2} + γ(∇K(p)² − ∇²K(p)) h/2
+/// θ_{1/2} = θ + ∇K(p) h/2;   ξ_{1/2} = ξ + γ(∇K(p)² − ∇²K(p)) h/2          A(h/2)
+/// p ← p − ∇Ũ(θ_{1/2}) h/2 + √(σ_p h) ζ₁                                    O(h/2)
+/// ξ_{1/2} ← flow_F(ξ_{1/2}, σ_ξ h/2) + √(σ_ξ h) ζ₃                        L(h/2), ξ part
+/// θ_{1/2} ← θ_{1/2} − σ_θ ∇Ũ(θ_{1/2}) h + √(2σ_θ h) ζ₅                    L(h), θ part
+/// p ← flow_K(p, (σ_p + γ∇F(ξ_{1/2})) h)                                    B(h)
+/// ξ_{1/2} ← flow_F(ξ_{1/2} + √(σ_ξ h) ζ₄, σ_ξ h/2)                        L(h/2), ξ part
+/// p ← p − ∇Ũ(θ_{1/2}) h/2 + √(σ_p h) ζ₂                                    O(h/2)
+/// θ ← θ_{1/2} + ∇K(p) h/2;   ξ ← ξ_{1/2} + γ(∇K(p)² − ∇²K(p)) h/2          A(h/2)
 /// ```
 ///
 /// 001 §3 ("More accurate numerical integrators") defers its splitting to the missing
-/// supplement; this one is derived here from the sub-SDEs above. Every piece is exact or
+/// supplement; this one is derived here from the sub-SDEs of eq. 13. Every piece is exact or
 /// second-order and the composition is symmetric, so the scheme is second order — except the
 /// first-order Langevin term on θ, which is frozen at θ_{1/2} (one gradient evaluation per step
-/// allows no better) and contributes an O(σ_θ h) error; for σ_θ = 0 (SGMGT) it is O(h²). With
-/// Gaussian K (M = I), γ = 1 and σ_θ = σ_ξ = 0 it is exactly the mSGNHT-S step above with
-/// D = σ_p and ξ shifted by σ_p. The half-step position lives in the scratch buffer until the
-/// gradient is known to be finite, so a rejected step changes nothing.
+/// allows no better) and contributes an O(σ_θ h) error; for σ_θ = 0 (SGMGT) it is O(h²).
+///
+/// **Why A–O–B–O–A and not the A–B–O–B–A of mSGNHT-S above.** The thermostat drift of A
+/// contains −∇²K(p), which for eq. 12 with a = 2 grows like c²/(16√|p|) near p = 0. Evaluated
+/// right after a B flow — which drives p to 0 in finite time, so its output has a density that
+/// stays finite at s = √|p| = 0 — that term has an infinite mean (a Cauchy-like tail of ξ kicks),
+/// and the chain heats without bound: we measured mean ξ = −71 and a kinetic temperature of 1.41
+/// on a 10-d Gaussian with gradient noise. After an O step (a Gaussian kick) p has a smooth
+/// density, the density of s vanishes at 0, and the kick has a finite mean, as in the Euler
+/// scheme. For Gaussian K the two orders are different second-order schemes for the same SDE
+/// (`tests/sgmgt.rs` checks both reach the same stationary moments); the A–O–B–O–A order costs one
+/// extra normal per coordinate. One gradient evaluation per step, at θ_{1/2}, which lives in the
+/// scratch buffer until the gradient is known to be finite, so a rejected step changes nothing.
 /// Returns Σᵢ pᵢ ∂K/∂pᵢ after the step.
 pub(crate) fn splitting_step_general<T, K, F, G, R>(
     phase: &mut Phase<'_, T>,
@@ -203,9 +213,10 @@ where
         return Err(StepError::NonFiniteGradient { index });
     }
     fill_standard_normal(rng, phase.scratch);
-    let sd_p = (T::TWO * pieces.sigma_p * h).sqrt();
+    // O(h/2) noise sd √(2σ_p h/2); L(h/2) noise on ξ likewise; L(h) on θ √(2σ_θ h).
+    let sd_p = (pieces.sigma_p * h).sqrt();
     let sd_theta = (T::TWO * pieces.sigma_theta * h).sqrt();
-    let sd_xi = (T::TWO * pieces.sigma_xi * h).sqrt();
+    let sd_xi = (pieces.sigma_xi * h).sqrt();
     let xi_flow = pieces.sigma_xi * half_h;
     let mut virial = T::ZERO;
     let coords = phase
@@ -215,27 +226,28 @@ where
         .zip(xi.iter_mut())
         .zip(phase.grad.iter().zip(phase.scratch.iter()))
         .enumerate();
-    for (i, (((t, p), x), (&g, &z))) in coords {
+    for (i, (((t, p), x), (&g, &z1))) in coords {
         let p0 = *p;
         // A(h/2): θ and ξ drift with p0.
         let (k0, c0) = kin.gradient_and_curvature(i, p0);
         let mut t_half = *t + k0 * half_h;
         let mut x_half = *x + pieces.gamma * (k0 * k0 - c0) * half_h;
-        // B(h/2): friction flow with ξ_{1/2}.
-        let kappa = pieces.sigma_p + pieces.gamma * pot.gradient(i, x_half);
-        let mut p1 = kin.friction_flow(i, p0, kappa * half_h);
-        // O(h): gradient kick and noise on p; Langevin pieces on θ and ξ.
-        p1 = p1 - g * h + sd_p * z;
+        // O(h/2).
+        let mut p1 = p0 - g * half_h + sd_p * z1;
+        // L(h/2) on ξ, L(h) on θ, B(h), L(h/2) on ξ.
+        if pieces.sigma_xi > T::ZERO {
+            x_half = pot.friction_flow(i, x_half, xi_flow) + sd_xi * T::standard_normal(rng);
+        }
         if pieces.sigma_theta > T::ZERO {
             t_half += -pieces.sigma_theta * g * h + sd_theta * T::standard_normal(rng);
         }
-        if pieces.sigma_xi > T::ZERO {
-            let y = pot.friction_flow(i, x_half, xi_flow) + sd_xi * T::standard_normal(rng);
-            x_half = pot.friction_flow(i, y, xi_flow);
-        }
-        // B(h/2) with the (possibly updated) ξ.
         let kappa = pieces.sigma_p + pieces.gamma * pot.gradient(i, x_half);
-        p1 = kin.friction_flow(i, p1, kappa * half_h);
+        p1 = kin.friction_flow(i, p1, kappa * h);
+        if pieces.sigma_xi > T::ZERO {
+            x_half = pot.friction_flow(i, x_half + sd_xi * T::standard_normal(rng), xi_flow);
+        }
+        // O(h/2).
+        p1 = p1 - g * half_h + sd_p * T::standard_normal(rng);
         // A(h/2) with the new p.
         let (k1, c1) = kin.gradient_and_curvature(i, p1);
         *t = t_half + k1 * half_h;
