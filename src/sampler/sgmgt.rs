@@ -164,7 +164,10 @@ impl<T: Real> SgmgtParams<T> {
 /// Reductions (001 §3, tested in `tests/sgmgt.rs`): with Gaussian K (identity mass), γ = 1 and
 /// σ_θ = σ_ξ = 0 this is mSGNHT (003 eq. 2, one thermostat per coordinate — the SGNHT of 001
 /// eqs. 8–9) with D = σ_p and ξ_mSGNHT = σ_p + ξ; the stiff monomial gamma with a = ½ is the
-/// Gaussian kinetics with mass ½; with γ = 0 and ξ = 0, SGHMC with friction σ_p.
+/// Gaussian kinetics with mass ½; with γ = 0 and ξ = 0, SGHMC with friction σ_p. With the
+/// Euler scheme the reductions hold step for step; the general splitting scheme composes its
+/// pieces A–O–B–O–A rather than mSGNHT-S's A–B–O–B–A (the reason is in the integrator's docs),
+/// so there the reductions hold for the SDE and its stationary law, not for each step.
 ///
 /// Under stochastic gradients (noise of variance 2Bh per step) ξ settles near B/γ instead of 0,
 /// so its marginal is no longer exp(−F): then resampling ξ from exp(−F) every T_ξ steps, or a
