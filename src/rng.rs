@@ -102,9 +102,10 @@
 //! most attempts without a logarithm.
 //!
 //! For 0 < a < 1 the method uses Stuart's boost `Gamma(a) = Gamma(a + 1) · U^{1/a}` with an
-//! independent U ~ U(0, 1) (Marsaglia & Tsang, §6). For very small `a` the factor `U^{1/a}`
-//! underflows to 0 (as the true variate would, below the smallest positive float), so `0` is a
-//! possible result there.
+//! independent U ~ U(0, 1) (Marsaglia & Tsang, §6), with U^{1/a} evaluated as exp(ln(U)/a)
+//! (accurate under `micromath` too, whose `powf` is not for bases below 1). For very small `a`
+//! the factor `U^{1/a}` underflows to 0 (as the true variate would, below the smallest positive
+//! float), so `0` is a possible result there.
 //!
 //! **Bounded loop.** Unlike the normals, the rejection loop stops after 64 attempts. With a
 //! per-attempt rejection probability of at most 0.0485 (a = 1, the worst case; the boost always
@@ -368,8 +369,11 @@ pub fn gamma<T: Real, R: Rng + ?Sized>(rng: &mut R, shape: T) -> T {
     if shape < T::ONE {
         // Stuart's boost: X·U^{1/a} with X ~ Gamma(a + 1) and U ~ U(0, 1) is Gamma(a).
         let x = gamma_at_least_one(rng, shape + T::ONE);
+        // U^{1/a} as exp(ln(U)/a): U < 1 always, and micromath 2.1's powf is up to ~10 % off for
+        // bases below 1, whereas the shim's ln is accurate there (see `crate::real`). With libm
+        // the two forms differ by a few ulps (the error of exp(y) is relative, |y| ≤ 37/a).
         let u = T::uniform_open(rng);
-        return x * u.powf(T::ONE / shape);
+        return x * (u.ln() / shape).exp();
     }
     gamma_at_least_one(rng, shape)
 }

@@ -1,16 +1,7 @@
 //! The Gaussian kinetic energy K(p) = ½ Σᵢ pᵢ² m⁻¹ᵢ with identity, uniform or diagonal mass.
 //!
-//! This is the standard kinetics of HMC, SGHMC and SGNHT (001 §2, K(p) = ½ pᵀM⁻¹p) restricted to
-//! a diagonal mass M, and it is what the monomial-gamma kinetics reduce to at a = ½ (up to the
-//! factor ½; 001, eq. 3). Per coordinate, with m⁻¹ the inverse mass of that coordinate:
-//!
-//! ```text
-//! K(p)   = ½ m⁻¹ p²
-//! ∇K(p)  = m⁻¹ p
-//! ∇²K(p) = m⁻¹
-//! exp(−K) ∝ N(0, m):            p = z / √(m⁻¹),  z ~ N(0, 1)   (one normal, always accepted)
-//! dp/dt = −κ ∇K(p) = −κ m⁻¹ p:  p(t) = p(0) · exp(−κ t m⁻¹)   (exact)
-//! ```
+//! The formulas are documented on [`Gaussian`] (this module is private; [`crate::kinetic`]
+//! re-exports it).
 
 use super::Kinetic;
 use crate::error::{Buffer, LayoutError, Param, ParamError};
@@ -28,7 +19,19 @@ enum InvMass<'a, T> {
     Diagonal(&'a [T]),
 }
 
-/// The Gaussian kinetic energy K(p) = ½ Σᵢ pᵢ² m⁻¹ᵢ (see the [module docs](self)).
+/// The Gaussian kinetic energy K(p) = ½ Σᵢ pᵢ² m⁻¹ᵢ.
+///
+/// This is the standard kinetics of HMC, SGHMC and SGNHT (001 §2, K(p) = ½ pᵀM⁻¹p) restricted to
+/// a diagonal mass M, and it is what the monomial-gamma kinetics reduce to at a = ½ (up to the
+/// factor ½; 001, eq. 3). Per coordinate, with m⁻¹ the inverse mass of that coordinate:
+///
+/// ```text
+/// K(p)   = ½ m⁻¹ p²
+/// ∇K(p)  = m⁻¹ p
+/// ∇²K(p) = m⁻¹
+/// exp(−K) ∝ N(0, m):            p = z / √(m⁻¹),  z ~ N(0, 1)   (one normal, always accepted)
+/// dp/dt = −κ ∇K(p) = −κ m⁻¹ p:  p(t) = p(0) · exp(−κ t m⁻¹)   (exact)
+/// ```
 ///
 /// A cheap `Copy` value: the identity mass ([`Gaussian::identity`], also [`Default`]), one
 /// uniform mass ([`Gaussian::scaled`]) or a borrowed diagonal inverse mass

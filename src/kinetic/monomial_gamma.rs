@@ -1,51 +1,738 @@
-//! The monomial-gamma kinetic energies of Zhang et al. 2017 (001, eq. 3 and eq. 12): work in progress.
+//! The monomial-gamma kinetic energies of Zhang et al. 2017 (001): stiff (eq. 3), softened (eq. 12) and power-softened.
+//!
+//! Every formula, its derivation, and the behaviour at the non-smooth points are documented on
+//! [`MonomialGamma`] (this module is private; its items are re-exported by [`crate::kinetic`]).
 
 use super::Kinetic;
-use crate::error::LayoutError;
+use crate::error::{LayoutError, Param, ParamError};
 use crate::real::Real;
+use crate::rng::gamma;
+use crate::sampler::params::{finite, positive};
 use rand_core::Rng;
 
-/// Which form of the monomial-gamma kinetic energy (work in progress).
+/// Which form of the monomial-gamma kinetic energy a [`MonomialGamma`] is (see the [`MonomialGamma`] for the formulas).
+#[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Softening {
-    /// K(p) = |p|^{1/a} (001, eq. 3).
+    /// K(p) = |p|^{1/a} (001, eq. 3 with M = I), any a ≥ ½.
     Stiff,
-    /// 001, eq. 12 (a ∈ {1, 2}).
+    /// 001, eq. 12, for a ∈ {1, 2}: K_c(p) = |p| + (2/c) ln(1 + e^{−c|p|}) (a = 1) or
+    /// √|p| + 4/(c(1 + e^{c√|p|})) (a = 2).
     Eq12,
-    /// K_c(p) = (p² + c^{−2a})^{1/(2a)}.
+    /// K_c(p) = (p² + c^{−2a})^{1/(2a)}, any a ≥ ½.
     Power,
 }
 
-/// The monomial-gamma kinetic energy (work in progress: not usable yet).
+/// A monomial-gamma kinetic energy with identity mass: stiff (001 eq. 3), softened (001 eq. 12)
+/// or power-softened (every formula and derivation below).
+///
+/// A small `Copy` value; the constructors validate `a` and `c` and precompute the constants, so
+/// no method can fail, panic or allocate.
+///
+/// All three kinds use the identity mass (M = I, as 001 does in all its experiments, §4) and act
+/// per coordinate; `a` is the monomial exponent and `c` > 0 the softening parameter. Below,
+/// `sgn` is the sign function with sgn(0) = 0, and κt is the argument `kt` of
+/// [`Kinetic::friction_flow`] (the flow of dp/dt = −κ ∇K(p) over a time t).
+///
+/// # Stiff: 001 eq. 3, any a ≥ ½ ([`MonomialGamma::stiff`])
+///
+/// ```text
+/// K(p)   = |p|^{1/a}
+/// ∇K(p)  = (1/a) sgn(p) |p|^{1/a − 1}
+/// ∇²K(p) = (1/a)(1/a − 1) |p|^{1/a − 2}                         (p ≠ 0)
+/// ```
+///
+/// At a = ½ this is K = p² (001's "standard kinetics" up to the factor ½: p ~ N(0, ½)). For
+/// a > ½ the derivatives do not exist at p = 0: for ½ < a < 1, ∇K is continuous but ∇²K → +∞;
+/// at a = 1, ∇K jumps from −1 to 1 (in the sense of distributions ∇²K = 2δ(p)); for a > 1,
+/// |∇K| → ∞ and ∇²K → −∞. **At p = 0 exactly the methods return ∇K(0) = 0 (the midpoint of the
+/// one-sided limits, or the symmetric choice) and ∇²K(0) = 0** (a = ½: 2). 0 is the finite,
+/// sign-neutral choice: a thermostat update dξ ∝ (∇K)² − ∇²K (001 eq. 11) gets no kick from a
+/// coordinate that the friction flow parked at exactly 0 (below). Close to 0 the values are
+/// finite but can be huge; they are clamped to ±`T::MAX` rather than overflow to ±∞.
+///
+/// **Sampling** (exact, one proposal): with u = |p|^{1/a} the density exp(−|p|^{1/a}) dp becomes
+/// exp(−u) a u^{a−1} du, i.e. u ~ Gamma(a, 1). So p = ±u^a with u from [`crate::rng::gamma`]
+/// and a fair random sign (one bit of one `next_u32`). At a = ½ a normal is cheaper and exact:
+/// p = z/√2.
+///
+/// **Friction flow** (exact). With r = |p|, dr/dt = −(κ/a) r^{1/a − 1}, so q = r^{2 − 1/a}
+/// obeys dq/dt = (2 − 1/a) r^{1 − 1/a} dr/dt = −κ(2a − 1)/a², a constant:
+///
+/// ```text
+/// a = ½:  p(t) = p · e^{−2κt}
+/// a > ½:  r(t)^{2 − 1/a} = max(0, r^{2 − 1/a} − κt (2a − 1)/a²),   sign kept
+///         (a = 1: r(t) = max(0, r − κt))
+/// ```
+///
+/// For κt > 0 the momentum reaches 0 in finite time and stays there; for κt < 0 it grows (the
+/// same formula). It is evaluated as r(t) = r · exp((a/(2a − 1)) · log1p(−w)) with
+/// w = κt(2a − 1)/(a² r^{2 − 1/a}), which stays accurate as a → ½ (where the exponent a/(2a − 1)
+/// blows up). p = 0 is a fixed point for every κt: for κt < 0 the ODE also has solutions that
+/// leave 0, in either direction, and without a sign none is preferred.
+///
+/// # Softened: 001 eq. 12, a ∈ {1, 2} ([`MonomialGamma::softened`])
+///
+/// a = 1, evaluated in the stable second form (no overflow of e^{cp}):
+///
+/// ```text
+/// K_c(p)   = −p + (2/c) ln(1 + e^{cp}) = |p| + (2/c) ln(1 + e^{−c|p|})
+/// ∇K_c(p)  = tanh(cp/2)
+/// ∇²K_c(p) = (c/2) sech²(cp/2)
+/// K_c − K  = (2/c) ln(1 + e^{−c|p|})  ∈ (0, (2/c) ln 2]
+/// ```
+///
+/// Friction flow (exact): with x = cp/2, dx/dt = −(cκ/2) tanh x, so
+/// d(sinh x)/dt = cosh x · dx/dt = −(cκ/2) sinh x and
+///
+/// ```text
+/// sinh(c p(t)/2) = e^{−cκt/2} · sinh(c p/2)
+/// ```
+///
+/// evaluated in log space, ln|sinh x| − cκt/2 followed by a stable asinh, so that neither a
+/// large |cp| nor a large |cκt| overflows an intermediate.
+///
+/// a = 2, with s = √|p| and x = cs/2 (note 4/(c(1 + e^{cs})) = (2/c)(1 − tanh x)):
+///
+/// ```text
+/// K_c(p)   = s + 4/(c(1 + e^{cs}))
+/// ∇K_c(p)  = sgn(p) tanh²(cs/2) / (2s)                      = sgn(p) (c/4) tanh x · (tanh x / x)
+/// ∇²K_c(p) = tanh(cs/2)[c s sech²(cs/2) − tanh(cs/2)]/(4s³) = (c³/32)(tanh x / x)(2 sech² x − tanh x / x)/x
+/// K_c − K  = 4/(c(1 + e^{cs}))  ∈ (0, 2/c]
+/// ```
+///
+/// (dK_c/ds = 1 − 4e^{cs}/(1 + e^{cs})² = 1 − sech²(cs/2) = tanh²(cs/2) and ds/dp = sgn(p)/(2s);
+/// differentiating once more in s and dividing by 2s gives ∇²K_c.) The right-hand forms use
+/// tanh x / x → 1, so there is no 0/0 near p = 0.
+///
+/// **eq. 12 is not C² at a = 2.** Near 0, x − tanh x = x³/3 + O(x⁵) gives
+/// K_c ≈ 2/c + c²|p|^{3/2}/12: K_c is C¹ with ∇K_c ≈ sgn(p)(c²/8)√|p|, and
+/// ∇²K_c ≈ c²/(16√|p|) → +∞ (integrable, so E[∇²K] = E[(∇K)²] still holds). 001's statement
+/// that K_c is "infinitely differentiable" holds for a = 1 but not for a = 2. At p = 0 exactly
+/// [`Kinetic::curvature`] returns 0, as for the stiff kinetics.
+///
+/// Friction flow (a = 2, **second order, not exact**): the integral ∫ s² coth²(cs/2) ds that a
+/// closed form needs is a polylogarithm, so the flow is integrated in s, where it is regular:
+///
+/// ```text
+/// ds/dt = −κ ∇K_c/(2s) = −κ tanh²(cs/2)/(4s²) = −κ (c²/16)(tanh x / x)²   (→ −κc²/16 at s = 0)
+/// s½ = max(0, s − (κt/2) f(s)),  s(t) ≈ max(0, s − κt f(s½)),  f(s) = (c²/16)(tanh x / x)²
+/// ```
+///
+/// (explicit midpoint, one step, local error O((κt)³)), sign kept. For κt > 0, p reaches 0 in
+/// finite time and stays there; p = 0 is a fixed point for every κt, as above.
+///
+/// # Power-softened: any a ≥ ½ ([`MonomialGamma::softened_power`])
+///
+/// A smooth softening for every a (001's supplement, which promises one, is not available), with
+/// ε = c^{−a}:
+///
+/// ```text
+/// K_c(p)   = (p² + ε²)^{1/(2a)}
+/// ∇K_c(p)  = (1/a) p (p² + ε²)^{1/(2a) − 1}
+/// ∇²K_c(p) = (1/a) (p² + ε²)^{1/(2a) − 2} [(1/a − 1) p² + ε²]
+/// ```
+///
+/// It is C^∞, softens where K ≲ 1/c (|p| ≲ ε; eq. 12 softens where |p| ≲ 1/c at a = 1 and
+/// |p| ≲ 1/c² at a = 2, the same scales), and keeps the stiff tails: K_c − K → 0 as |p| → ∞
+/// for a > ½. Since x ↦ x^{1/(2a)} is subadditive for a ≥ ½,
+/// K ≤ K_c ≤ K + ε^{1/a} = K + 1/c, so exp(K − K_c) ∈ \[e^{−1/c}, 1\] is a valid acceptance
+/// probability. At a = 1 it is the relativistic kinetic energy of Lu et al. (2016) (with
+/// mass·c² scaled to 1/c); at a = ½ it is K + 1/c, the stiff density itself.
+/// Everything is evaluated through h = hypot(p, ε) (no overflow of p²).
+///
+/// Friction flow (**second order, not exact**): dp/dt = −κ ρ(p) p with the bounded rate
+/// ρ(p) = (1/a)(p² + ε²)^{1/(2a) − 1} > 0, by the exponential midpoint rule
+///
+/// ```text
+/// p½ = p e^{−κt ρ(p)/2},   p(t) ≈ p e^{−κt ρ(p½)}
+/// ```
+///
+/// which is the explicit midpoint rule for ln|p| (local error O((κt)³)), never changes the sign
+/// of p, and is exact where ρ is constant (a = ½, or |p| ≫ ε at a = 1).
+///
+/// # Sampling the softened kinds (001 §3, "Softened kinetics")
+///
+/// Coordinate-wise rejection: propose p from the stiff density exp(−K) (above) and accept it
+/// with probability exp(K(p) − K_c(p)) ≤ 1, computed from the stably evaluated difference
+/// K_c − K. The accepted draws have density ∝ exp(−K_c) exactly. Each proposal is accepted
+/// with probability Z_c/Z (the ratio of the normalising constants), which is at least
+/// e^{−(2/c) ln 2} (eq. 12, a = 1), e^{−2/c} (eq. 12, a = 2) or e^{−1/c} (power); the number of
+/// proposals is returned by [`Kinetic::sample_counted`] so that a sampler can report its
+/// rejection rate. The loop stops after [`MonomialGamma::MAX_PROPOSALS`] = 10 000 proposals:
+/// with acceptance ≥ e^{−2/c} all of them are rejected with probability
+/// ≤ (1 − e^{−2/c})^{10 000} ≤ exp(−10 000 e^{−2/c}), which is below 10⁻⁵⁸⁷ for c ≥ 1 and 10⁻⁷⁹
+/// for c ≥ ½, but grows quickly for smaller c (0.04 at c = ¼). Then the last proposal is
+/// returned (a draw from the stiff density, not the softened one) with the count 10 000, so a
+/// caller can detect it. Softening with c well below 1 is therefore not recommended.
+///
+/// For a large a the stiff momenta are huge (|p| = u^a with u ≈ a): draws overflow to ±∞ from
+/// about a ≈ 25 in `f32` and a ≈ 140 in `f64`; the samplers then report a non-finite state.
+///
+/// # Example
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::kinetic::{Kinetic, MonomialGamma, Softening};
+///
+/// let k = MonomialGamma::softened(1.0f64, 5.0).unwrap();
+/// assert_eq!(k.softening(), Softening::Eq12);
+/// assert_eq!((k.a(), k.c()), (1.0, 5.0));
+/// // ∇K_c = tanh(cp/2), ∇²K_c = (c/2) sech²(cp/2)
+/// assert!((k.gradient(0, 0.3) - (0.75f64).tanh()).abs() < 1e-15);
+/// assert!((k.curvature(0, 0.0) - 2.5).abs() < 1e-15);
+///
+/// let mut rng = Pcg64::new(0xcafef00dd15ea5e5, 0xa02bdbf7bb3c0a7ac28fa16a64abf96);
+/// let (p, proposals) = k.sample_counted(0, &mut rng);
+/// assert!(p.is_finite() && proposals >= 1);
+///
+/// // a = 3/2 is not one of eq. 12's cases, but the stiff and power forms take any a ≥ ½.
+/// assert!(MonomialGamma::softened(1.5f64, 5.0).is_err());
+/// assert!(MonomialGamma::softened_power(1.5f64, 5.0).is_ok());
+/// assert!(MonomialGamma::<f64>::stiff(0.4).is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MonomialGamma<T> {
+    kind: Softening,
+    /// a ≥ ½
     a: T,
+    /// c > 0, or +∞ for the stiff kind (its c → ∞ limit).
+    c: T,
+    /// 1/a
+    inv_a: T,
+    /// a = ½ (the Gaussian special case of every kind).
+    half: bool,
+    /// Stiff flow: (2a − 1)/a², the constant rate of r^{2 − 1/a}.
+    flow_rate: T,
+    /// Stiff flow: 2 − 1/a.
+    flow_q_exp: T,
+    /// Stiff flow: a/(2a − 1).
+    flow_r_exp: T,
+    /// Power softening: ε = c^{−a} (0 otherwise).
+    eps: T,
 }
 
 impl<T: Real> MonomialGamma<T> {
-    /// The exponent a.
+    /// The cap on proposals per draw of the rejection sampler of the softened kinds (see the
+    /// [`MonomialGamma`]).
+    pub const MAX_PROPOSALS: u32 = 10_000;
+
+    fn new(kind: Softening, a: T, c: T) -> Self {
+        let inv_a = T::ONE / a;
+        let two_a_m1 = T::TWO * a - T::ONE;
+        MonomialGamma {
+            kind,
+            a,
+            c,
+            inv_a,
+            half: a == T::HALF,
+            flow_rate: two_a_m1 * inv_a * inv_a,
+            flow_q_exp: T::TWO - inv_a,
+            flow_r_exp: a / two_a_m1,
+            eps: T::ZERO,
+        }
+    }
+
+    /// Validates a: finite and ≥ ½.
+    fn check_a(a: T) -> Result<T, ParamError> {
+        if finite(a, Param::MonomialExponent)? >= T::HALF {
+            Ok(a)
+        } else {
+            Err(ParamError::OutOfRange(Param::MonomialExponent))
+        }
+    }
+
+    /// The stiff kinetics K(p) = |p|^{1/a} of 001 eq. 3 (M = I).
+    ///
+    /// # Errors
+    ///
+    /// [`Param::MonomialExponent`]: `a` not finite, or below ½.
+    pub fn stiff(a: T) -> Result<Self, ParamError> {
+        let a = Self::check_a(a)?;
+        Ok(Self::new(Softening::Stiff, a, T::INFINITY))
+    }
+
+    /// The softened kinetics K_c of 001 eq. 12, for a = 1 or a = 2 and a softening c > 0.
+    ///
+    /// Sampling costs on average Z/Z_c proposals per draw (see the [`MonomialGamma`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Param::MonomialExponent`]: `a` not finite, or not 1 or 2. [`Param::Softening`]: `c`
+    /// not finite, or ≤ 0.
+    pub fn softened(a: T, c: T) -> Result<Self, ParamError> {
+        let a = Self::check_a(a)?;
+        if a != T::ONE && a != T::TWO {
+            return Err(ParamError::OutOfRange(Param::MonomialExponent));
+        }
+        let c = positive(c, Param::Softening)?;
+        Ok(Self::new(Softening::Eq12, a, c))
+    }
+
+    /// The power-softened kinetics K_c(p) = (p² + ε²)^{1/(2a)}, ε = c^{−a}, for any a ≥ ½ and
+    /// c > 0 (C^∞, with the stiff tails; see the [`MonomialGamma`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Param::MonomialExponent`]: `a` not finite, or below ½. [`Param::Softening`]: `c` not
+    /// finite, ≤ 0, or so extreme that ε² = c^{−2a} underflows to 0 or overflows in `T`.
+    pub fn softened_power(a: T, c: T) -> Result<Self, ParamError> {
+        let a = Self::check_a(a)?;
+        let c = positive(c, Param::Softening)?;
+        let eps = c.powf(-a);
+        let eps2 = eps * eps;
+        if !(eps2 > T::ZERO && eps2.is_finite()) {
+            return Err(ParamError::OutOfRange(Param::Softening));
+        }
+        let mut k = Self::new(Softening::Power, a, c);
+        k.eps = eps;
+        Ok(k)
+    }
+
+    /// The monomial exponent a.
     pub fn a(&self) -> T {
         self.a
+    }
+
+    /// The softening parameter c (+∞ for the stiff kinetics, the c → ∞ limit of both
+    /// softenings).
+    pub fn c(&self) -> T {
+        self.c
+    }
+
+    /// Which kind of kinetics this is.
+    pub fn softening(&self) -> Softening {
+        self.kind
+    }
+
+    /// K_c(p) − K(p) ≥ 0 for the softened kinds (0 for the stiff one), evaluated without
+    /// cancellation; exp(−(K_c − K)) is the rejection sampler's acceptance probability.
+    pub fn softening_excess(&self, p: T) -> T {
+        let r = p.abs();
+        match self.kind {
+            Softening::Stiff => T::ZERO,
+            Softening::Eq12 => {
+                if self.a == T::ONE {
+                    // (2/c) ln(1 + e^{−c|p|})
+                    T::TWO / self.c * log1p((-self.c * r).exp())
+                } else {
+                    // 4/(c(1 + e^{cs})) = (4/c) y/(1 + y), y = e^{−cs}
+                    let y = (-self.c * r.sqrt()).exp();
+                    T::TWO * T::TWO / self.c * y / (T::ONE + y)
+                }
+            }
+            Softening::Power => {
+                if self.half {
+                    // (p² + ε²) − p² = ε² exactly.
+                    return self.eps * self.eps;
+                }
+                if self.a == T::ONE || self.a == T::TWO {
+                    // h − |p| = ε²/(h + |p|) (from h² − p² = ε²), and at a = 2
+                    // √h − √|p| = (h − |p|)/(√h + √|p|): no cancellation and no powf.
+                    let h = self.power_h(r);
+                    let d = self.eps * self.eps / (h + r);
+                    return if self.a == T::ONE {
+                        d
+                    } else {
+                        d / (h.sqrt() + r.sqrt())
+                    };
+                }
+                if r >= self.eps {
+                    // |p|^{1/a} ((1 + ρ²)^{1/(2a)} − 1), ρ = ε/|p| ≤ 1: no cancellation.
+                    let rho = self.eps / r;
+                    let rel = expm1(log1p(rho * rho) * T::HALF * self.inv_a);
+                    r.powf(self.inv_a) * rel
+                } else {
+                    // |p| < ε: both terms are at most 2^{1/(2a)} ε^{1/a}; no large cancellation.
+                    self.power_h(r).powf(self.inv_a) - r.powf(self.inv_a)
+                }
+            }
+        }
+    }
+
+    /// hypot(p, ε) for the power softening, without overflow of p².
+    #[inline]
+    fn power_h(&self, p: T) -> T {
+        let r = p.abs();
+        let (big, small) = if r > self.eps {
+            (r, self.eps)
+        } else {
+            (self.eps, r)
+        };
+        let q = small / big;
+        big * (T::ONE + q * q).sqrt()
+    }
+
+    /// A draw from the stiff density exp(−|p|^{1/a}) (exact, one proposal).
+    #[inline]
+    fn stiff_draw<R: Rng + ?Sized>(&self, rng: &mut R) -> T {
+        if self.half {
+            // K = p²: p ~ N(0, ½).
+            return T::standard_normal(rng) * T::HALF.sqrt();
+        }
+        let u = gamma(rng, self.a);
+        // a = 1 and a = 2 (001's choices) without powf: exact, faster, and independent of the
+        // accuracy of micromath's powf.
+        let r = if self.a == T::ONE {
+            u
+        } else if self.a == T::TWO {
+            u * u
+        } else {
+            u.powf(self.a)
+        };
+        if rng.next_u32() & 1 == 0 { r } else { -r }
+    }
+
+    /// The stiff ∇K and ∇²K (with the documented values at p = 0 and clamping to ±MAX).
+    #[inline]
+    fn stiff_derivatives(&self, p: T) -> (T, T) {
+        if self.half {
+            return (T::TWO * p, T::TWO);
+        }
+        if self.a == T::ONE {
+            return (sgn(p), T::ZERO);
+        }
+        let r = p.abs();
+        if r == T::ZERO {
+            return (T::ZERO, T::ZERO);
+        }
+        if self.a == T::TWO {
+            // ½ r^{−1/2} and −¼ r^{−3/2} through sqrt (correctly rounded under every feature).
+            let s = r.sqrt();
+            let g = clamp_finite(T::HALF / s);
+            let h = clamp_finite(-T::HALF * T::HALF / (r * s));
+            return (if p < T::ZERO { -g } else { g }, h);
+        }
+        let g = clamp_finite(self.inv_a * r.powf(self.inv_a - T::ONE));
+        let h = clamp_finite(self.inv_a * (self.inv_a - T::ONE) * r.powf(self.inv_a - T::TWO));
+        (if p < T::ZERO { -g } else { g }, h)
+    }
+
+    /// The exact stiff friction flow (see the module docs).
+    #[inline]
+    fn stiff_flow(&self, p: T, kt: T) -> T {
+        if self.half {
+            return p * (-T::TWO * kt).exp();
+        }
+        let r = p.abs();
+        if r == T::ZERO || kt == T::ZERO {
+            return p;
+        }
+        let r_new = if self.a == T::ONE {
+            (r - kt).max(T::ZERO)
+        } else {
+            let q = r.powf(self.flow_q_exp);
+            let delta = kt * self.flow_rate;
+            if q == T::ZERO {
+                // r^{2 − 1/a} underflowed: the exact formula from q = 0.
+                if delta >= T::ZERO {
+                    T::ZERO
+                } else {
+                    (-delta).powf(self.flow_r_exp)
+                }
+            } else {
+                let w = delta / q;
+                if w >= T::ONE {
+                    T::ZERO
+                } else {
+                    r * (self.flow_r_exp * log1p(-w)).exp()
+                }
+            }
+        };
+        if p < T::ZERO { -r_new } else { r_new }
+    }
+
+    /// eq. 12, a = 1: (∇K_c, ∇²K_c) = (tanh(cp/2), (c/2) sech²(cp/2)).
+    #[inline]
+    fn eq12_a1_derivatives(&self, p: T) -> (T, T) {
+        let x = T::HALF * self.c * p;
+        let (t, sech2) = tanh_sech2(x.abs());
+        (if p < T::ZERO { -t } else { t }, T::HALF * self.c * sech2)
+    }
+
+    /// eq. 12, a = 2: (∇K_c, ∇²K_c) in the tanh x / x forms of the module docs.
+    #[inline]
+    fn eq12_a2_derivatives(&self, p: T) -> (T, T) {
+        let s = p.abs().sqrt();
+        let x = T::HALF * self.c * s;
+        if x == T::ZERO {
+            return (T::ZERO, T::ZERO);
+        }
+        let (t, sech2) = tanh_sech2(x);
+        let t_over_x = t / x;
+        let quarter = T::HALF * T::HALF;
+        let g = quarter * self.c * t * t_over_x;
+        let c3_32 = self.c * self.c * self.c * quarter * quarter * T::HALF;
+        let h = clamp_finite(c3_32 * t_over_x * (T::TWO * sech2 - t_over_x) / x);
+        (if p < T::ZERO { -g } else { g }, h)
+    }
+
+    /// eq. 12, a = 1: the exact flow sinh(cp(t)/2) = e^{−cκt/2} sinh(cp/2), in log space.
+    #[inline]
+    fn eq12_a1_flow(&self, p: T, kt: T) -> T {
+        let x = T::HALF * self.c * p.abs();
+        if x == T::ZERO || kt == T::ZERO {
+            return p;
+        }
+        let ln2 = T::TWO.ln();
+        // ln sinh x: via expm1 below 1 (sinh x = (E + E/(E + 1))/2, E = eˣ − 1), via
+        // x − ln 2 + ln(1 − e^{−2x}) above (no overflow of eˣ).
+        let ln_sinh = if x < T::ONE {
+            let e = expm1(x);
+            (T::HALF * (e + e / (e + T::ONE))).ln()
+        } else {
+            x - ln2 + log1p(-(-T::TWO * x).exp())
+        };
+        let l = ln_sinh - T::HALF * self.c * kt;
+        // asinh(eˡ), stably: for eˡ > 1, l + ln(1 + √(1 + e^{−2l})); else log1p(y + y²/(1 + √(1 + y²))).
+        let x_new = if l > T::ZERO {
+            let e = (-T::TWO * l).exp();
+            l + (T::ONE + (T::ONE + e).sqrt()).ln()
+        } else {
+            let y = l.exp();
+            log1p(y + y * y / (T::ONE + (T::ONE + y * y).sqrt()))
+        };
+        let r_new = T::TWO * x_new / self.c;
+        if p < T::ZERO { -r_new } else { r_new }
+    }
+
+    /// eq. 12, a = 2: ds/dt = −κ f(s), f(s) = (c²/16)(tanh x / x)², x = cs/2.
+    #[inline]
+    fn eq12_a2_rate(&self, s: T) -> T {
+        let x = T::HALF * self.c * s;
+        let t_over_x = if x == T::ZERO {
+            T::ONE
+        } else {
+            tanh_sech2(x).0 / x
+        };
+        let quarter = T::HALF * T::HALF;
+        self.c * self.c * quarter * quarter * t_over_x * t_over_x
+    }
+
+    /// eq. 12, a = 2: one explicit-midpoint step in s = √|p|, clamped at 0, sign kept.
+    #[inline]
+    fn eq12_a2_flow(&self, p: T, kt: T) -> T {
+        let s = p.abs().sqrt();
+        if s == T::ZERO || kt == T::ZERO {
+            return p;
+        }
+        let s_half = (s - T::HALF * kt * self.eq12_a2_rate(s)).max(T::ZERO);
+        let s_new = (s - kt * self.eq12_a2_rate(s_half)).max(T::ZERO);
+        let r_new = s_new * s_new;
+        if p < T::ZERO { -r_new } else { r_new }
+    }
+
+    /// Power softening: the rate ρ(p) = (1/a) h^{1/a − 2}, h = hypot(p, ε).
+    #[inline]
+    fn power_rate(&self, p: T) -> T {
+        self.inv_a * self.h_pow_inv_a_minus_2(self.power_h(p))
+    }
+
+    /// h^{1/a} (without powf at a ∈ {½, 1, 2}, 001's cases).
+    #[inline]
+    fn h_pow_inv_a(&self, h: T) -> T {
+        if self.half {
+            h * h
+        } else if self.a == T::ONE {
+            h
+        } else if self.a == T::TWO {
+            h.sqrt()
+        } else {
+            h.powf(self.inv_a)
+        }
+    }
+
+    /// h^{1/a − 2} (without powf at a ∈ {½, 1, 2}).
+    #[inline]
+    fn h_pow_inv_a_minus_2(&self, h: T) -> T {
+        if self.half {
+            T::ONE
+        } else if self.a == T::ONE {
+            T::ONE / h
+        } else if self.a == T::TWO {
+            T::ONE / (h * h.sqrt())
+        } else {
+            h.powf(self.inv_a - T::TWO)
+        }
+    }
+
+    /// Power softening: (∇K_c, ∇²K_c) through h = hypot(p, ε).
+    #[inline]
+    fn power_derivatives(&self, p: T) -> (T, T) {
+        let h = self.power_h(p);
+        let hp = self.h_pow_inv_a_minus_2(h);
+        let (u, e) = (p / h, self.eps / h);
+        // ∇K = (1/a) p h^{1/a − 2} = (1/a) (p/h) h^{1/a − 1}; written with h^{1/a − 2}·h.
+        let g = self.inv_a * u * (hp * h);
+        let c2 = self.inv_a * hp * ((self.inv_a - T::ONE) * u * u + e * e);
+        (g, c2)
     }
 }
 
 impl<T: Real> Kinetic<T> for MonomialGamma<T> {
+    /// Always fits: the identity mass has no buffer.
     fn check_dim(&self, _n: usize) -> Result<(), LayoutError> {
         Ok(())
     }
+
+    #[inline]
     fn energy(&self, _i: usize, p: T) -> T {
-        p.abs()
+        let r = p.abs();
+        match self.kind {
+            Softening::Stiff => {
+                if self.half {
+                    p * p
+                } else if self.a == T::ONE {
+                    r
+                } else if self.a == T::TWO {
+                    r.sqrt()
+                } else {
+                    r.powf(self.inv_a)
+                }
+            }
+            Softening::Eq12 => {
+                let stiff = if self.a == T::ONE { r } else { r.sqrt() };
+                stiff + self.softening_excess(p)
+            }
+            Softening::Power => self.h_pow_inv_a(self.power_h(p)),
+        }
     }
-    fn gradient(&self, _i: usize, _p: T) -> T {
-        T::ZERO
+
+    /// See the [`MonomialGamma`] (∇K(0) = 0 for the stiff kinds).
+    #[inline]
+    fn gradient(&self, i: usize, p: T) -> T {
+        self.gradient_and_curvature(i, p).0
     }
-    fn curvature(&self, _i: usize, _p: T) -> T {
-        T::ZERO
+
+    /// See the [`MonomialGamma`]: at p = 0 the stiff kinetics with a > ½ and eq. 12 with
+    /// a = 2 return 0 (the limits are ±∞, or the jump of a = 1); values are clamped to
+    /// ±`T::MAX`.
+    #[inline]
+    fn curvature(&self, i: usize, p: T) -> T {
+        self.gradient_and_curvature(i, p).1
     }
-    fn sample_counted<R: Rng + ?Sized>(&self, _i: usize, _rng: &mut R) -> (T, u32) {
-        (T::ZERO, 1)
+
+    #[inline]
+    fn gradient_and_curvature(&self, _i: usize, p: T) -> (T, T) {
+        match self.kind {
+            Softening::Stiff => self.stiff_derivatives(p),
+            Softening::Eq12 if self.a == T::ONE => self.eq12_a1_derivatives(p),
+            Softening::Eq12 => self.eq12_a2_derivatives(p),
+            Softening::Power => self.power_derivatives(p),
+        }
     }
-    fn friction_flow(&self, _i: usize, p: T, _kt: T) -> T {
-        p
+
+    /// Stiff: one exact draw (p = ±u^a, u ~ Gamma(a)). Softened: rejection from the stiff
+    /// proposals with acceptance exp(K − K_c), at most [`MonomialGamma::MAX_PROPOSALS`]
+    /// proposals (then the last proposal is returned with that count).
+    #[inline]
+    fn sample_counted<R: Rng + ?Sized>(&self, _i: usize, rng: &mut R) -> (T, u32) {
+        // At a = ½ the power softening is K + ε²: the same density, every proposal accepted.
+        if self.kind == Softening::Stiff || (self.kind == Softening::Power && self.half) {
+            return (self.stiff_draw(rng), 1);
+        }
+        let mut p = T::ZERO;
+        for k in 1..=Self::MAX_PROPOSALS {
+            p = self.stiff_draw(rng);
+            let accept = (-self.softening_excess(p)).exp();
+            if T::uniform(rng) < accept {
+                return (p, k);
+            }
+        }
+        (p, Self::MAX_PROPOSALS)
     }
+
+    /// Exact for the stiff kinds and eq. 12 with a = 1; second order (explicit midpoint in
+    /// √|p|, resp. exponential midpoint) for eq. 12 with a = 2 and the power softening. See [`MonomialGamma`].
+    #[inline]
+    fn friction_flow(&self, _i: usize, p: T, kt: T) -> T {
+        // ±∞ and NaN pass through unchanged (the clamps below use NaN-ignoring `max`, which
+        // would otherwise turn a NaN momentum into 0 and hide a diverged state).
+        if !p.is_finite() {
+            return p;
+        }
+        match self.kind {
+            Softening::Stiff => self.stiff_flow(p, kt),
+            Softening::Eq12 if self.a == T::ONE => self.eq12_a1_flow(p, kt),
+            Softening::Eq12 => self.eq12_a2_flow(p, kt),
+            Softening::Power => {
+                // p = 0 is a fixed point; skipping it also avoids 0·∞ when e^{κt ρ} overflows.
+                if p == T::ZERO || kt == T::ZERO {
+                    return p;
+                }
+                let p_half = p * (-T::HALF * kt * self.power_rate(p)).exp();
+                p * (-kt * self.power_rate(p_half)).exp()
+            }
+        }
+    }
+}
+
+/// sgn(x) with sgn(0) = 0 (and NaN for NaN, so a broken state is not hidden).
+#[inline]
+fn sgn<T: Real>(x: T) -> T {
+    if x > T::ZERO {
+        T::ONE
+    } else if x < T::ZERO {
+        -T::ONE
+    } else {
+        // ±0, or NaN passed through.
+        x
+    }
+}
+
+/// x clamped to \[−MAX, MAX\] (±∞ become ±MAX; NaN stays NaN).
+#[inline]
+fn clamp_finite<T: Real>(x: T) -> T {
+    if x > T::MAX {
+        T::MAX
+    } else if x < -T::MAX {
+        -T::MAX
+    } else {
+        x
+    }
+}
+
+/// ln(1 + x) for x > −1, accurate also for tiny |x| (Goldberg's trick: with u = 1 + x rounded,
+/// ln(u)·x/(u − 1) cancels the rounding of u; Higham, *Accuracy and Stability*, §1.14.1).
+#[inline]
+fn log1p<T: Real>(x: T) -> T {
+    let u = T::ONE + x;
+    let d = u - T::ONE;
+    if d == T::ZERO { x } else { u.ln() * (x / d) }
+}
+
+/// eˣ − 1, accurate also for tiny |x| (Kahan's trick: with u = eˣ rounded,
+/// (u − 1)·x/ln(u); Higham §1.14.1).
+#[inline]
+fn expm1<T: Real>(x: T) -> T {
+    let u = x.exp();
+    if u == T::ONE {
+        return x;
+    }
+    let d = u - T::ONE;
+    if d == -T::ONE {
+        return d;
+    }
+    let l = u.ln();
+    // u = ∞ (x large): d·x/ln u would be ∞·x/∞ = NaN.
+    if !l.is_finite() { d } else { d * (x / l) }
+}
+
+/// (tanh x, sech² x) for x ≥ 0 without overflow or cancellation: with y = e^{−2x} and
+/// E = y − 1 = expm1(−2x), tanh x = −E/(2 + E) and sech² x = 4y/(1 + y)² (y → 0 for a large
+/// x, never ∞).
+#[inline]
+fn tanh_sech2<T: Real>(x: T) -> (T, T) {
+    let y = (-T::TWO * x).exp();
+    // y − 1 cancels only for small x; there expm1 keeps the relative accuracy of tanh x ≈ x,
+    // while y itself keeps that of sech² x ≈ 4e^{−2x} for large x.
+    let e = if x < T::HALF * T::HALF {
+        expm1(-T::TWO * x)
+    } else {
+        y - T::ONE
+    };
+    let t = -e / (T::TWO + e);
+    let one_y = T::ONE + y;
+    (t, T::TWO * T::TWO * y / (one_y * one_y))
 }
