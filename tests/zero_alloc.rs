@@ -1,4 +1,4 @@
-//! Zero-heap test: every sampler × integrator × float type constructs and runs 10,000 steps without one heap allocation.
+//! Zero-heap test: every sampler × integrator × float type (SGMGT / SGMGT-D included) constructs and runs 10,000 steps without one heap allocation.
 //!
 //! A counting `#[global_allocator]` wraps `std::alloc::System`. It counts only while the
 //! thread-local flag `MEASURING` is set, and so only the current thread's calls: the test
@@ -17,9 +17,11 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand_pcg::Pcg64;
+use sgmcmc::kinetic::MonomialGamma;
 use sgmcmc::rng::standard_normal_f64;
 use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams,
+    Hmc, HmcParams, HmcWorkspace, MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams,
+    Sgnht, SgnhtParams,
 };
 use sgmcmc::{Integrator, Model, Real, Sampler, Workspace};
 
@@ -164,9 +166,25 @@ enum Kind {
     Hmc,
     /// HMC with a diagonal inverse mass (the other branch of the momentum code).
     HmcMass,
+    /// SGMGT (`diagonal` = false) or SGMGT-D with the softened monomial gamma kinetics of
+    /// parameter a (001 eq. 12, c = 5), resampling p and ξ every 100 steps (rejection sampling
+    /// included in the window).
+    Sgmgt {
+        a: f64,
+        diagonal: bool,
+        integrator: Integrator,
+    },
 }
 
-const KINDS: [(&str, Kind); 9] = [
+const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
+    Kind::Sgmgt {
+        a,
+        diagonal,
+        integrator,
+    }
+}
+
+const KINDS: [(&str, Kind); 17] = [
     ("SGLD", Kind::Sgld),
     ("SGHMC-E", Kind::Sghmc(Integrator::Euler)),
     ("SGHMC-S", Kind::Sghmc(Integrator::Splitting)),
@@ -176,6 +194,14 @@ const KINDS: [(&str, Kind); 9] = [
     ("mSGNHT-S", Kind::MSgnht(Integrator::Splitting)),
     ("HMC", Kind::Hmc),
     ("HMC-mass", Kind::HmcMass),
+    ("SGMGT1-E", sgmgt(1.0, false, Integrator::Euler)),
+    ("SGMGT1-S", sgmgt(1.0, false, Integrator::Splitting)),
+    ("SGMGT2-E", sgmgt(2.0, false, Integrator::Euler)),
+    ("SGMGT2-S", sgmgt(2.0, false, Integrator::Splitting)),
+    ("SGMGT-D1-E", sgmgt(1.0, true, Integrator::Euler)),
+    ("SGMGT-D1-S", sgmgt(1.0, true, Integrator::Splitting)),
+    ("SGMGT-D2-E", sgmgt(2.0, true, Integrator::Euler)),
+    ("SGMGT-D2-S", sgmgt(2.0, true, Integrator::Splitting)),
 ];
 
 /// Every buffer a sampler borrows, heap-allocated before the measured window.
@@ -301,6 +327,29 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
             let mut model = Model::new(grad, energy::<T>);
             match Hmc::new(params, inv_mass, &mut b.theta, &mut b.momentum, hwork) {
                 Ok(mut s) => drive(&mut s, &mut model, rng),
+                Err(_) => failed,
+            }
+        }
+        Kind::Sgmgt {
+            a,
+            diagonal,
+            integrator,
+        } => {
+            let params = if diagonal {
+                SgmgtParams::sgmgt_d(h(0.02), h(0.01), h(0.1))
+            } else {
+                SgmgtParams::new(h(0.02))
+            };
+            let Ok(params) = params else {
+                return failed;
+            };
+            let Ok(kinetic) = MonomialGamma::softened(h(a), h(5.0)) else {
+                return failed;
+            };
+            let params = params.with_integrator(integrator);
+            let (theta, p, xi) = (&mut b.theta, &mut b.momentum, &mut b.thermostat);
+            match Sgmgt::new(params, kinetic, theta, p, xi, work) {
+                Ok(mut s) => drive(&mut s, &mut grad, rng),
                 Err(_) => failed,
             }
         }
