@@ -3,7 +3,10 @@
 //! Three kinds of failure, one enum each, so a caller matches only what can happen where it is:
 //! * [`ParamError`]: a hyperparameter rejected by a `*Params::new` constructor (names the parameter);
 //! * [`LayoutError`]: caller buffers of the wrong length, rejected by a sampler constructor;
-//! * [`StepError`]: something that went wrong during a step (non-finite gradient or state).
+//! * [`StepError`]: something that went wrong during a step (non-finite gradient or state);
+//! * [`LinalgError`]: a dense matrix or vector that [`crate::linalg`] or a mass matrix
+//!   ([`crate::kinetic::Mass`]) cannot use (wrong length, not finite, not symmetric, not
+//!   positive definite).
 
 use core::fmt;
 
@@ -228,3 +231,58 @@ impl fmt::Display for StepError {
 }
 
 impl core::error::Error for StepError {}
+
+/// A dense matrix or vector rejected by [`crate::linalg`] or a mass-matrix constructor.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum LinalgError {
+    /// A slice's length does not match the dimension d: a d × d matrix needs d² entries, a vector
+    /// d (`expected` is `usize::MAX` when d² overflows `usize`).
+    DimensionMismatch {
+        /// The length the dimension requires.
+        expected: usize,
+        /// The slice's length.
+        found: usize,
+    },
+    /// An entry is NaN or ±∞.
+    NonFinite {
+        /// The first offending entry (row-major flat index for a matrix).
+        index: usize,
+    },
+    /// A matrix that must be symmetric is not (bit-for-bit): a(row, col) ≠ a(col, row).
+    NotSymmetric {
+        /// The row of the first offending lower-triangle entry.
+        row: usize,
+        /// Its column (< `row`).
+        col: usize,
+    },
+    /// The Cholesky factorisation met a pivot ≤ 0 (or NaN) at index `pivot` (0-based): the
+    /// leading (pivot + 1) × (pivot + 1) block is not (numerically) positive definite, while the
+    /// leading pivot × pivot block is. For a diagonal matrix, the first entry ≤ 0.
+    NotPositiveDefinite {
+        /// The 0-based index of the failing pivot.
+        pivot: usize,
+    },
+}
+
+impl fmt::Display for LinalgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinalgError::DimensionMismatch { expected, found } => {
+                write!(f, "a slice has length {found}, expected {expected}")
+            }
+            LinalgError::NonFinite { index } => {
+                write!(f, "entry {index} is not finite")
+            }
+            LinalgError::NotSymmetric { row, col } => {
+                write!(f, "the matrix is not symmetric at ({row}, {col})")
+            }
+            LinalgError::NotPositiveDefinite { pivot } => {
+                write!(f, "the matrix is not positive definite (pivot {pivot})")
+            }
+        }
+    }
+}
+
+impl core::error::Error for LinalgError {}

@@ -11,11 +11,12 @@ pub mod gradient;
 pub mod integrator;
 pub mod kinetic;
 mod lanes;
+pub mod linalg;
 pub mod real;
 pub mod rng;
 pub mod sampler;
 
-pub use error::{Buffer, LayoutError, Param, ParamError, StepError};
+pub use error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepError};
 pub use gradient::{Energy, Gradient, Model};
 pub use integrator::{Integrator, Workspace};
 pub use kinetic::Kinetic;

@@ -11,9 +11,11 @@
 //! [`Kinetic::friction_flow`] plus Gaussian noise, exactly as for p.
 
 mod gaussian;
+mod mass;
 mod monomial_gamma;
 
 pub use gaussian::Gaussian;
+pub use mass::Mass;
 pub use monomial_gamma::{MonomialGamma, Softening};
 
 use crate::error::LayoutError;

@@ -1,0 +1,391 @@
+//! Mass matrices for the Gaussian kinetics K(p) = ½ pᵀM⁻¹p: identity, diagonal and dense, in caller buffers.
+//!
+//! The formulas and the cost of each operation are documented on [`Mass`] (this module is
+//! private; [`crate::kinetic`] re-exports it).
+
+use crate::error::{Buffer, LayoutError, LinalgError};
+use crate::linalg::{check_symmetric, cholesky_in_place, dot, spd_inverse};
+use crate::real::Real;
+use rand_core::Rng;
+
+/// The three shapes of M⁻¹; the dense one also carries the Cholesky factor of M⁻¹.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Repr<'a, T> {
+    /// M = I.
+    Identity,
+    /// diag(M⁻¹), every entry finite and > 0.
+    Diagonal(&'a [T]),
+    /// M⁻¹ (d × d, row-major, finite, exactly symmetric) and its lower Cholesky factor C
+    /// (M⁻¹ = CCᵀ, strict upper triangle zero, positive finite diagonal).
+    Dense {
+        precision: &'a [T],
+        factor: &'a [T],
+        dim: usize,
+    },
+}
+
+/// A mass matrix M for the Gaussian kinetic energy K(p) = ½ pᵀM⁻¹p, stored as its precision M⁻¹.
+///
+/// This is the kinetics of HMC, SGHMC and SGNHT with a general mass (004 §2–3; Alg. 2 of 004
+/// writes SGNHT's thermostat update with it, ξ ← ξ + ε(pᵀM⁻¹p/D − 1)), and what the MCEM
+/// adaptation of 004 §3 learns. Three shapes:
+///
+/// * [`Mass::identity`]: M = I, no buffer;
+/// * [`Mass::diagonal`]: a borrowed diagonal of M⁻¹;
+/// * [`Mass::dense`]: a borrowed d × d row-major M⁻¹ (d² entries of the caller's memory) and a
+///   second caller buffer of d² entries into which the constructor writes the lower Cholesky
+///   factor C of the *precision*, M⁻¹ = CCᵀ ([`Mass::dense_from_mass`] starts from M instead).
+///
+/// ```text
+/// K(p)   = ½ pᵀM⁻¹p                         energy
+/// ∇K(p)  = M⁻¹p                             kinetic_gradient
+/// p ~ N(0, M) ∝ exp(−K):                    sample
+///     identity:  p = z
+///     diagonal:  pᵢ = zᵢ / √(m⁻¹ᵢ)
+///     dense:     p = C⁻ᵀz   (solve Cᵀp = z), since Cov(C⁻ᵀz) = C⁻ᵀC⁻¹ = (CCᵀ)⁻¹ = M
+/// with z ~ N(0, I).
+/// ```
+///
+/// **Why the factor of M⁻¹ and not of M.** Drawing p = Lz with M = LLᵀ would need M itself:
+/// an inverse (d³ flops) and a second factorisation (d³/3) on top of the factorisation of M⁻¹
+/// that the inverse already requires, and a third d² buffer. Factoring M⁻¹ = CCᵀ once (d³/3
+/// flops, one buffer) and drawing by the triangular solve p = C⁻ᵀz costs the same per draw as
+/// the multiplication Lz (d²/2 multiply-adds, plus d divisions), so it is the cheaper choice.
+///
+/// | operation               | identity | diagonal           | dense                         |
+/// |-------------------------|----------|--------------------|-------------------------------|
+/// | construction            | —        | d checks           | d² checks + d³/3 (Cholesky)   |
+/// | `kinetic_gradient`      | copy     | d mul              | d² multiply-adds              |
+/// | `energy`                | d        | 2d                 | d²/2 multiply-adds            |
+/// | `sample`                | d normals| d normals, d sqrt  | d normals + d²/2 + d div      |
+///
+/// A cheap `Copy` value (at most two borrowed slices and d). The slices passed to the
+/// methods must have length d ([`Mass::check_dim`] checks it once, as the samplers' constructors
+/// do); called with a wrong length, the methods do not panic but return NaN / fill `out` with
+/// NaN (and [`Mass::sample`] then draws nothing). The identity accepts any length, but `p` and
+/// `out` must match.
+///
+/// # Example
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::kinetic::Mass;
+///
+/// // M⁻¹ = [[2, 1], [1, 2]], i.e. M = [[2, −1], [−1, 2]] / 3.
+/// let precision = [2.0f64, 1.0, 1.0, 2.0];
+/// let mut factor = [0.0; 4];
+/// let mass = Mass::dense(&precision, &mut factor, 2).unwrap();
+/// assert!(mass.check_dim(2).is_ok());
+///
+/// let p = [1.0, -1.0];
+/// let mut grad = [0.0; 2];
+/// mass.kinetic_gradient(&p, &mut grad);
+/// assert_eq!(grad, [1.0, -1.0]);            // M⁻¹p
+/// assert_eq!(mass.energy(&p), 1.0);         // ½ pᵀM⁻¹p = ½ · 2
+///
+/// let mut rng = Pcg64::new(0xcafef00dd15ea5e5, 0xa02bdbf7bb3c0a7ac28fa16a64abf96);
+/// let mut draw = [0.0; 2];
+/// mass.sample(&mut rng, &mut draw);         // p ~ N(0, M)
+/// assert!(draw.iter().all(|x| x.is_finite()));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Mass<'a, T> {
+    repr: Repr<'a, T>,
+}
+
+impl<T: Real> Default for Mass<'_, T> {
+    /// The identity mass, as [`Mass::identity`].
+    fn default() -> Self {
+        Self::identity()
+    }
+}
+
+/// NaN without a NaN constant in [`Real`].
+#[inline]
+fn nan<T: Real>() -> T {
+    T::ZERO * T::INFINITY
+}
+
+#[inline]
+fn fill_nan<T: Real>(out: &mut [T]) {
+    for x in out {
+        *x = nan();
+    }
+}
+
+impl<'a, T: Real> Mass<'a, T> {
+    /// The identity mass M = M⁻¹ = I: K(p) = ½ Σ pᵢ², p ~ N(0, I).
+    pub fn identity() -> Self {
+        Mass {
+            repr: Repr::Identity,
+        }
+    }
+
+    /// A diagonal mass given by its inverse diag(M⁻¹) = `inv_mass`: K(p) = ½ Σ m⁻¹ᵢ pᵢ².
+    ///
+    /// Every entry must be finite ([`LinalgError::NonFinite`] names the first that is not) and
+    /// positive ([`LinalgError::NotPositiveDefinite`] names the first that is not, as its pivot).
+    /// An empty slice is accepted (dimension 0).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use sgmcmc::{LinalgError, kinetic::Mass};
+    ///
+    /// let inv_mass = [1.0f64, 4.0];
+    /// let mass = Mass::diagonal(&inv_mass).unwrap();
+    /// assert_eq!(mass.energy(&[1.0, 0.5]), 1.0); // ½ (1 + 4 · 0.25)
+    /// assert_eq!(
+    ///     Mass::diagonal(&[1.0f64, 0.0]),
+    ///     Err(LinalgError::NotPositiveDefinite { pivot: 1 })
+    /// );
+    /// ```
+    pub fn diagonal(inv_mass: &'a [T]) -> Result<Self, LinalgError> {
+        for (index, &m) in inv_mass.iter().enumerate() {
+            if !m.is_finite() {
+                return Err(LinalgError::NonFinite { index });
+            }
+            if m <= T::ZERO {
+                return Err(LinalgError::NotPositiveDefinite { pivot: index });
+            }
+        }
+        Ok(Mass {
+            repr: Repr::Diagonal(inv_mass),
+        })
+    }
+
+    /// A dense mass given by its precision M⁻¹ = `precision` (d × d, row-major); the lower
+    /// Cholesky factor C of M⁻¹ (M⁻¹ = CCᵀ) is written into `factor` (d² entries, the
+    /// previous contents are ignored).
+    ///
+    /// `precision` must be finite and exactly symmetric ([`crate::linalg::check_symmetric`]) and
+    /// positive definite; errors, in the order checked: [`LinalgError::DimensionMismatch`] (either
+    /// slice is not d² long), [`LinalgError::NonFinite`], [`LinalgError::NotSymmetric`],
+    /// [`LinalgError::NotPositiveDefinite`] with the failing pivot (then `factor` holds a partial
+    /// factor). Cost: d³/3 flops for the factorisation ([`crate::linalg::cholesky_in_place`]).
+    ///
+    /// An MCEM M-step that changes M⁻¹ calls this again on the new precision (the same
+    /// `factor` buffer can be reused once the previous `Mass` is dropped).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use sgmcmc::kinetic::Mass;
+    ///
+    /// let precision = [4.0f64, 2.0, 2.0, 5.0];
+    /// let mut factor = [0.0; 4];
+    /// let mass = Mass::dense(&precision, &mut factor, 2).unwrap();
+    /// assert_eq!(mass.factor(), Some(&[2.0, 0.0, 1.0, 2.0][..]));
+    /// ```
+    pub fn dense(precision: &'a [T], factor: &'a mut [T], d: usize) -> Result<Self, LinalgError> {
+        check_symmetric(precision, d)?;
+        if factor.len() != precision.len() {
+            return Err(LinalgError::DimensionMismatch {
+                expected: precision.len(),
+                found: factor.len(),
+            });
+        }
+        factor.copy_from_slice(precision);
+        cholesky_in_place(factor, d)?;
+        let factor: &'a [T] = factor;
+        Ok(Mass {
+            repr: Repr::Dense {
+                precision,
+                factor,
+                dim: d,
+            },
+        })
+    }
+
+    /// A dense mass given by M itself (`mass`, d × d, row-major, finite, exactly symmetric,
+    /// positive definite): writes M⁻¹ into `precision` ([`crate::linalg::spd_inverse`], d³
+    /// flops; exactly symmetric) and then proceeds as [`Mass::dense`] (d³/3 more).
+    ///
+    /// Errors as [`Mass::dense`]; a `NotPositiveDefinite` can come from either factorisation
+    /// (M itself, or an M⁻¹ that rounding made indefinite when M is very badly conditioned).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use sgmcmc::kinetic::Mass;
+    ///
+    /// let m = [2.0f64, -1.0, -1.0, 2.0];
+    /// let (mut precision, mut factor) = ([0.0; 4], [0.0; 4]);
+    /// let mass = Mass::dense_from_mass(&m, &mut precision, &mut factor, 2).unwrap();
+    /// let expect = [2.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0, 2.0 / 3.0];
+    /// let got = mass.precision().unwrap();
+    /// assert!(got.iter().zip(&expect).all(|(x, y)| (x - y).abs() < 1e-15));
+    /// ```
+    pub fn dense_from_mass(
+        mass: &[T],
+        precision: &'a mut [T],
+        factor: &'a mut [T],
+        d: usize,
+    ) -> Result<Self, LinalgError> {
+        spd_inverse(mass, d, precision)?;
+        let precision: &'a [T] = precision;
+        Self::dense(precision, factor, d)
+    }
+
+    /// The dimension d this mass was built for; `None` for the identity, which fits any.
+    pub fn dim(&self) -> Option<usize> {
+        match self.repr {
+            Repr::Identity => None,
+            Repr::Diagonal(m) => Some(m.len()),
+            Repr::Dense { dim, .. } => Some(dim),
+        }
+    }
+
+    /// Checks that this mass fits a momentum of dimension `n` (for the samplers' constructors):
+    /// [`LayoutError::LengthMismatch`] on [`Buffer::InverseMass`] otherwise.
+    pub fn check_dim(&self, n: usize) -> Result<(), LayoutError> {
+        match self.dim() {
+            Some(d) if d != n => Err(LayoutError::LengthMismatch {
+                buffer: Buffer::InverseMass,
+                expected: n,
+                found: d,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// `true` for [`Mass::identity`].
+    pub fn is_identity(&self) -> bool {
+        matches!(self.repr, Repr::Identity)
+    }
+
+    /// The diagonal of M⁻¹ of a [`Mass::diagonal`]; `None` otherwise.
+    pub fn inv_mass_diagonal(&self) -> Option<&'a [T]> {
+        match self.repr {
+            Repr::Diagonal(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The d × d precision M⁻¹ of a dense mass; `None` otherwise.
+    pub fn precision(&self) -> Option<&'a [T]> {
+        match self.repr {
+            Repr::Dense { precision, .. } => Some(precision),
+            _ => None,
+        }
+    }
+
+    /// The lower Cholesky factor C of M⁻¹ (M⁻¹ = CCᵀ, strict upper triangle zero) of a dense
+    /// mass; `None` otherwise.
+    pub fn factor(&self) -> Option<&'a [T]> {
+        match self.repr {
+            Repr::Dense { factor, .. } => Some(factor),
+            _ => None,
+        }
+    }
+
+    /// `true` when `len` fits this mass.
+    #[inline]
+    fn fits(&self, len: usize) -> bool {
+        self.dim().is_none_or(|d| d == len)
+    }
+
+    /// ∇K(p) = M⁻¹p, written into `out`.
+    ///
+    /// Dense: one contiguous inner product per row of M⁻¹ (d² multiply-adds). If `p` or `out`
+    /// has the wrong length, `out` is filled with NaN.
+    #[inline]
+    pub fn kinetic_gradient(&self, p: &[T], out: &mut [T]) {
+        if p.len() != out.len() || !self.fits(p.len()) {
+            fill_nan(out);
+            return;
+        }
+        match self.repr {
+            Repr::Identity => out.copy_from_slice(p),
+            Repr::Diagonal(m) => {
+                for ((o, &x), &mi) in out.iter_mut().zip(p).zip(m) {
+                    *o = mi * x;
+                }
+            }
+            Repr::Dense { precision, dim, .. } => {
+                for (o, row) in out.iter_mut().zip(precision.chunks_exact(dim.max(1))) {
+                    *o = dot(row, p);
+                }
+            }
+        }
+    }
+
+    /// K(p) = ½ pᵀM⁻¹p; NaN if `p` has the wrong length.
+    ///
+    /// Dense: from the lower triangle of the (symmetric) precision A = M⁻¹,
+    ///
+    /// ```text
+    /// ½ pᵀAp = Σᵢ pᵢ (½ aᵢᵢ pᵢ + Σ_{j<i} aᵢⱼ pⱼ)
+    /// ```
+    ///
+    /// d²/2 multiply-adds with contiguous rows, and consistent to rounding with
+    /// [`Mass::kinetic_gradient`] (both use the same M⁻¹).
+    #[inline]
+    pub fn energy(&self, p: &[T]) -> T {
+        if !self.fits(p.len()) {
+            return nan();
+        }
+        match self.repr {
+            Repr::Identity => T::HALF * dot(p, p),
+            Repr::Diagonal(m) => {
+                let mut s = T::ZERO;
+                for (&x, &mi) in p.iter().zip(m) {
+                    s += mi * x * x;
+                }
+                T::HALF * s
+            }
+            Repr::Dense { precision, dim, .. } => {
+                let mut s = T::ZERO;
+                for (i, (row, &pi)) in precision.chunks_exact(dim.max(1)).zip(p).enumerate() {
+                    s += pi * (T::HALF * row[i] * pi + dot(&row[..i], &p[..i]));
+                }
+                s
+            }
+        }
+    }
+
+    /// Maps `z` ~ N(0, I) in place to a draw from N(0, M) (the deterministic half of
+    /// [`Mass::sample`]); fills `z` with NaN if its length does not fit.
+    ///
+    /// ```text
+    /// identity: z;   diagonal: zᵢ / √(m⁻¹ᵢ);   dense: C⁻ᵀz (back substitution with Cᵀ)
+    /// ```
+    #[inline]
+    pub fn scale_standard_normal(&self, z: &mut [T]) {
+        if !self.fits(z.len()) {
+            fill_nan(z);
+            return;
+        }
+        match self.repr {
+            Repr::Identity => {}
+            Repr::Diagonal(m) => {
+                for (x, &mi) in z.iter_mut().zip(m) {
+                    *x /= mi.sqrt();
+                }
+            }
+            Repr::Dense { factor, dim, .. } => {
+                // Lengths were checked (z.len() == dim, factor.len() == dim²), so this cannot
+                // fail; the NaN fill only keeps the no-panic contract explicit.
+                if crate::linalg::solve_lower_transpose_in_place(factor, dim, z).is_err() {
+                    fill_nan(z);
+                }
+            }
+        }
+    }
+
+    /// Fills `out` with one draw p ~ N(0, M): `out.len()` standard normals
+    /// ([`Real::standard_normal`], in order) mapped by [`Mass::scale_standard_normal`].
+    ///
+    /// If `out` has the wrong length it is filled with NaN and nothing is drawn.
+    #[inline]
+    pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [T]) {
+        if !self.fits(out.len()) {
+            fill_nan(out);
+            return;
+        }
+        for x in out.iter_mut() {
+            *x = T::standard_normal(rng);
+        }
+        self.scale_standard_normal(out);
+    }
+}
