@@ -188,7 +188,7 @@ impl<T: Real> SgmgtParams<T> {
 /// use rand_pcg::Pcg64;
 /// use sgmcmc::kinetic::MonomialGamma;
 /// use sgmcmc::sampler::{Sampler, Sgmgt, SgmgtParams};
-/// use sgmcmc::Workspace;
+/// use sgmcmc::{ChainState, Workspace};
 /// let n = 4;
 /// let (mut theta, mut p, mut xi, mut g, mut s) = ([0.0f64; 4], [0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
 /// let params = SgmgtParams::sgmgt_d(0.01, 0.01, 0.1).unwrap();
