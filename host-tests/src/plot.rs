@@ -9,7 +9,9 @@ use std::path::Path;
 use std::sync::Once;
 
 mod panels;
-pub use panels::{DensityGrid, ScatterPanel, density_scatter_panels, stacked_line_panels};
+pub use panels::{
+    DensityGrid, ScatterPanel, density_scatter_panels, marker_chart, stacked_line_panels,
+};
 
 static FONT: Once = Once::new();
 

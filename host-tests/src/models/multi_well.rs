@@ -6,17 +6,20 @@
 //!
 //! U(θ) = −ln Σ_{k=1..5} w_k N(θ; μ_k, s² I), θ ∈ ℝ², an equally weighted (w_k = 1/5) mixture of
 //! isotropic Gaussians with standard deviation s = 1 whose means sit on a regular pentagon of
-//! radius R = 7 centred at the origin, μ_k = R (cos φ_k, sin φ_k), φ_k = π/2 + 2π(k − 1)/5. The
+//! radius R = 8 centred at the origin, μ_k = R (cos φ_k, sin φ_k), φ_k = π/2 + 2π(k − 1)/5. The
 //! density e^{−U} is therefore normalised exactly, and
 //!
 //! ∇U(θ) = Σ_k r_k(θ) (θ − μ_k)/s²,   r_k(θ) = w_k N(θ; μ_k, s² I) / Σ_j w_j N(θ; μ_j, s² I),
 //!
 //! evaluated with log-sum-exp so it stays finite far from every mode. Neighbouring modes are
-//! d = 2R sin(π/5) ≈ 8.23 apart; the barrier between them (the saddle at the midpoint of the edge,
-//! where the minimum-energy path crosses) is ΔU = U(saddle) − U(μ_k) ≈ d²/(8s²) − ln 2 ≈ 7.77 units
-//! (see [`MultiWell::barrier`]), and the centre of the pentagon is a maximum ≈ 23 units above the
-//! modes, so a chain only goes round the ring. At temperature 1 the equilibrium crossing rate of
-//! a well-tuned second-order sampler is of order 0.1·e^{−ΔU} ≈ 4·10⁻⁵ per unit time and edge.
+//! d = 2R sin(π/5) ≈ 9.40 apart; the barrier between them (the saddle at the midpoint of the edge,
+//! where the minimum-energy path crosses) is ΔU = U(saddle) − U(μ_k) ≈ d²/(8s²) − ln 2 ≈ 10.36
+//! units (see [`MultiWell::barrier`]), and the centre of the pentagon is a maximum ≈ 30 units
+//! above the modes, so a chain only goes round the ring. At temperature 1 the equilibrium
+//! crossing rate of a well-tuned second-order sampler is of order 0.1·e^{−ΔU} ≈ 3·10⁻⁶ per unit
+//! time and edge: over 10⁶ steps of h = 0.1 (10⁵ time units) an exact sampler switches modes
+//! about once. The barrier was fixed before any SGMGT run (R = 7, ΔU ≈ 7.8, let SGNHT at h = 0.1
+//! switch ≈ 10 times per 10⁶ steps, too often for "isolated" modes).
 //!
 //! # Modes
 //!
@@ -264,6 +267,16 @@ impl MultiWell {
         s * w * w
     }
 
+    /// The temperature T at which a single isotropic Gaussian mode would leave the fraction
+    /// `outside` of its mass beyond the basin radius ρ: P(|θ − μ| > ρ) = e^{−ρ²/(2s²T)}, so
+    /// T = ρ²/(2s² ln(1/outside)). Applied to the time a chain spends outside every basin, it is
+    /// a temperature read off the tails (where the barriers are), to set beside the mean-energy
+    /// one; for the exact density it is ≈ 1 (see [`MultiWell::basin_masses`]).
+    pub fn tail_temperature(&self, outside: f64) -> f64 {
+        let z = self.basin_radius / self.sd;
+        0.5 * z * z / (1.0 / outside).ln()
+    }
+
     /// A stochastic gradient ∇U + N(0, 2B/h) per coordinate, drawn from its own RNG.
     pub fn noisy_gradient(&self, h: f64, b: f64, seed: u64) -> impl FnMut(&[f64], &mut [f64]) {
         let model = self.clone();
@@ -445,6 +458,8 @@ mod tests {
         }
         assert_eq!(m.mode_of(&m.means()[3]), Some(3));
         assert_eq!(m.mode_of(&[0.0, 0.0]), None);
+        let outside = 1.0 - masses.iter().sum::<f64>();
+        assert!((m.tail_temperature(outside) - 1.0).abs() < 1e-3);
         let mp = m.mean_potential();
         // E[U] = 1 + ln(2π) − ln(1/5) for well-separated equal components.
         assert!(

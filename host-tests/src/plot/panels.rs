@@ -177,3 +177,86 @@ pub fn stacked_line_panels(
     root.present()?;
     Ok(())
 }
+
+/// Points drawn as filled circles of radius 4 (one colour per series, with a legend), on a linear
+/// x axis and a linear or logarithmic y axis, with dashed vertical reference lines at `vlines`.
+/// Points outside `x_range` are left out.
+pub fn marker_chart(
+    path: &Path,
+    title: &str,
+    axes: (&str, &str),
+    x_range: (f64, f64),
+    log_y: bool,
+    series: &[Series],
+    vlines: &[f64],
+) -> PlotResult {
+    ensure_font();
+    let root = BitMapBackend::new(path, (900, 600)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let inside = |p: &&(f64, f64)| {
+        p.0.is_finite()
+            && p.1.is_finite()
+            && (x_range.0..=x_range.1).contains(&p.0)
+            && (!log_y || p.1 > 0.0)
+    };
+    let ys: Vec<f64> = series
+        .iter()
+        .flat_map(|s| s.points.iter().filter(inside).map(|p| p.1))
+        .collect();
+    let y_hi = ys.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let y_lo = ys.iter().copied().fold(f64::INFINITY, f64::min);
+    let (y_lo, y_hi) = if ys.is_empty() {
+        (1.0, 10.0)
+    } else if log_y {
+        (y_lo / 1.5, y_hi * 1.5)
+    } else {
+        let pad = 0.05 * (y_hi - y_lo).max(1e-12);
+        (y_lo - pad, y_hi + pad)
+    };
+    macro_rules! draw {
+        ($y:expr) => {{
+            let mut ctx = ChartBuilder::on(&root)
+                .caption(title, ("sans-serif", 20))
+                .margin(12)
+                .x_label_area_size(45)
+                .y_label_area_size(60)
+                .build_cartesian_2d(x_range.0..x_range.1, $y)?;
+            ctx.configure_mesh()
+                .x_desc(axes.0)
+                .y_desc(axes.1)
+                .label_style(("sans-serif", 15))
+                .draw()?;
+            for &v in vlines {
+                ctx.draw_series(DashedLineSeries::new(
+                    [(v, y_lo), (v, y_hi)],
+                    6,
+                    4,
+                    BLACK.mix(0.6).stroke_width(1),
+                ))?;
+            }
+            for s in series {
+                let c = color(s.color);
+                ctx.draw_series(
+                    s.points
+                        .iter()
+                        .filter(inside)
+                        .map(|&(x, y)| Circle::new((x, y), 4, c.mix(0.6).filled())),
+                )?
+                .label(s.label.clone())
+                .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+            }
+            ctx.configure_series_labels()
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 15))
+                .draw()?;
+        }};
+    }
+    if log_y {
+        draw!((y_lo..y_hi).log_scale());
+    } else {
+        draw!(y_lo..y_hi);
+    }
+    root.present()?;
+    Ok(())
+}
