@@ -185,11 +185,11 @@ impl<T: Real> SgmgtParams<T> {
 /// γ h max|∇²K| is not small the ξ increments are heavy-tailed and, without a restoring force
 /// (for a = 2 the feedback ∇K² − ∇²K ≈ 1/(4|p|) fades as p grows), ξ runs away. Measured on a 2-d
 /// standard Gaussian with exact gradients, h = 0.01, 2·10⁶ steps, T_ξ = 0 (no ξ resampling) and
-/// σ_ξ = 0: eq. 12 a = 2 with c = 5 gives E[U] = 1.02 (Euler) and 1.18 (splitting, truth 1), with
-/// c = 20 ξ ends at +1859 (Euler, frozen chain) or −93 (splitting, E[U] = 274); the power
-/// softening a = 2, c = 5 (h c³/2 = 0.6) stays correct even with gradient noise B = 1 (E[U] =
+/// σ_ξ = 0: eq. 12 a = 2 with c = 5 gives E\[U\] = 1.02 (Euler) and 1.18 (splitting, truth 1), with
+/// c = 20 ξ ends at +1859 (Euler, frozen chain) or −93 (splitting, E\[U\] = 274); the power
+/// softening a = 2, c = 5 (h c³/2 = 0.6) stays correct even with gradient noise B = 1 (E\[U\] =
 /// 0.98 with splitting), and with c = 20 runs away like eq. 12. The paper's remedies work: with
-/// T_ξ = 100 every eq. 12 run above has E[U] within 5 % of 1, and σ_ξ = 0.1 tames c = 5. So: keep
+/// T_ξ = 100 every eq. 12 run above has E\[U\] within 5 % of 1, and σ_ξ = 0.1 tames c = 5. So: keep
 /// T_ξ resampling (the default) or σ_ξ > 0 with eq. 12 at a = 2, or use the power softening with
 /// h c^{2a−1}/a ≲ 1 when the gradient is noisy (where ξ resampling is itself a bias, above).
 ///

@@ -17,7 +17,7 @@
 //!
 //! * **temperature-checked**: the most modes per chain, then the most switches, among the
 //!   points whose two temperatures are within [`TOLERANCE`] of the truth's — the mean-energy one
-//!   E[U] − U(μ) (1 for the exact density) and the tail one read off the time spent outside every
+//!   E\[U\] − U(μ) (1 for the exact density) and the tail one read off the time spent outside every
 //!   basin ([`MultiWell::tail_temperature`], ≈ 1). A chain that is hot, or cold in the core but
 //!   fat in the tails, crosses barriers for the wrong reason; with no passing point, the closest
 //!   one is used (and reported);
@@ -498,7 +498,7 @@ pub struct MultiWellResult {
     pub tuning: Vec<TuneRow>,
     /// True basin masses.
     pub true_masses: [f64; MODES],
-    /// True potential temperature E[U] − U(μ).
+    /// True potential temperature E\[U\] − U(μ).
     pub true_temperature: f64,
     /// True tail temperature (of the exact mass outside every basin).
     pub true_tail_temperature: f64,
