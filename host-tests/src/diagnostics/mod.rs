@@ -1,5 +1,6 @@
 //! MCMC diagnostics for the harness: ESS and τ, split-R̂, histogram densities (KL, RMSE), moment errors, summaries.
 
+mod auroc;
 mod density;
 mod draws;
 mod error;
@@ -10,6 +11,7 @@ mod summary;
 #[cfg(test)]
 mod testing;
 
+pub use auroc::auroc;
 pub use density::{Axis, Bin, Histogram, Histogram2d, Normalization};
 pub use draws::Draws;
 pub use error::DiagnosticError;

@@ -1,5 +1,6 @@
 //! The papers' experiments, one module each, and what they share (options, progress, chain driver).
 
+pub mod blr;
 pub mod common;
 pub mod double_well;
 pub mod double_well_kl;

@@ -3,9 +3,11 @@
 pub mod double_well;
 pub mod gaussian_mean;
 mod linear_regression;
+pub mod logistic_regression;
 pub mod multi_well;
 pub mod normal_gamma;
 
 pub use gaussian_mean::{GaussianMean, MinibatchSampler};
 pub use linear_regression::LinearRegression;
+pub use logistic_regression::LogisticRegression;
 pub use normal_gamma::NormalGamma;

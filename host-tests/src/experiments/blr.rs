@@ -1,0 +1,1059 @@
+//! `blr`: Bayesian logistic regression on real data, SGNHT against SGMGT and SGMGT-D with a = 1, 2
+//! (Zhang et al. 2017 §4.2, Table 1).
+//!
+//! The model and the data splits are [`crate::models::logistic_regression`]'s: prior
+//! N(0, 10 I), standardised features with an intercept; Pima (8 weights), Ripley (7, cubic basis),
+//! Caravan (86) — the paper's P, R and C — and breast cancer (31), which the paper does not use.
+//!
+//! Protocol, as in the paper where it says, and stated here where it does not:
+//!
+//! * minibatches of [`BATCH`] = 16 rows drawn without replacement at every iteration, gradient
+//!   scaled by N/16; [`ITERATIONS`] = 5000 iterations of which the first [`BURN_IN`] = 1000 are
+//!   discarded; [`RUNS`] = 5 independent runs per data set and method, each from its own random
+//!   start θ₀ ~ N(0, I) (p₀ from the kinetic energy's own distribution, ξ₀ as below);
+//! * **AUROC** on the held-out split of the posterior-mean predictive probability
+//!   p̄(x) = (1/S) Σₛ σ(wₛᵀx) over the S = 4000 post-burn-in samples of a run; the table gives its
+//!   mean ± sd over the runs;
+//! * **median ESS**: per run, the Geyer ESS of each weight's 4000 post-burn-in samples
+//!   ([`ess_unsplit`] on that one chain), the median over the weights; the table gives the mean
+//!   (± sd) of that median over the runs;
+//! * **sd/Laplace** (not in the paper): per run, the median over the weights of the sample sd
+//!   over the Laplace sd of the posterior ([`crate::models::logistic_regression::Laplace`]),
+//!   averaged over the runs — ≈ 1 for a chain that samples the posterior, above for one that runs
+//!   hot, below for one that runs cold or has not explored. (On these data sets the Laplace
+//!   marginal sds agree with a long full-gradient HMC run to within 5 % in the median.) The
+//!   column `temp.` is the kinetic temperature (1/n) Σ pᵢ ∂K/∂pᵢ after burn-in, 1 at
+//!   equilibrium for every kinetic energy here;
+//! * all samplers use the first-order Euler integrator (the paper's SGNHT is Ding et al.'s
+//!   Alg. 1, Euler); a run that diverges is counted in the `diverged` column, not hidden.
+//!
+//! Methods: SGNHT with one scalar thermostat (ξ₀ = A), and SGMGT / SGMGT-D
+//! ([`sgmcmc::sampler::Sgmgt`]) with the softened monomial-gamma kinetics of eq. 12 (a = 1, 2,
+//! softening c), per-coordinate thermostats with F(ξ) = ξ²/2 and ξ₀ = 0, γ = 1, σ_p = 1, p
+//! resampled every 100 steps and ξ every T_ξ ∈ {100, never} steps; SGMGT-D adds the first-order
+//! diffusions σ_θ, σ_ξ > 0. The paper's hyperparameters are in its supplement, which we do not
+//! have: step sizes and the rest per data set and method are in [`settings`], chosen by the
+//! validation search of [`tune`] (`blr --tune`), which never sees the held-out split.
+
+use super::common::{ExperimentError, RunOptions, drive, sig};
+use crate::diagnostics::{auroc, ess_unsplit, quantile};
+use crate::models::LogisticRegression;
+use crate::models::logistic_regression::{
+    Basis, DataSet, Design, HOLDOUT_FRACTION, Laplace, PRIOR_VARIANCE, RawData, SPLIT_SEED,
+    add_probabilities, data_dir, prepare,
+};
+use crate::plot::{Chart, Scale, Series, line_chart};
+use crate::report::Table;
+use indicatif::ProgressBar;
+use rand_pcg::Pcg64;
+use rayon::prelude::*;
+use sgmcmc::kinetic::{Kinetic, MonomialGamma};
+use sgmcmc::rng::standard_normal_f64;
+use sgmcmc::sampler::{Sgmgt, SgmgtParams, Sgnht, SgnhtParams};
+use sgmcmc::{ChainState, Integrator, Sampler, StepError, Workspace};
+
+/// Minibatch size.
+pub const BATCH: usize = 16;
+/// Iterations per run, burn-in included.
+pub const ITERATIONS: usize = 5000;
+/// Burn-in iterations discarded.
+pub const BURN_IN: usize = 1000;
+/// Independent runs per data set and method.
+pub const RUNS: usize = 5;
+/// Iterations in quick mode (Pima only).
+pub const QUICK_ITERATIONS: usize = 2000;
+/// Burn-in in quick mode.
+pub const QUICK_BURN_IN: usize = 500;
+
+/// The samplers of Table 1, in its row order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// SGNHT (Ding et al. 2014), scalar thermostat.
+    Sgnht,
+    /// SGMGT with a = 1.
+    Sgmgt1,
+    /// SGMGT-D with a = 1.
+    SgmgtD1,
+    /// SGMGT with a = 2.
+    Sgmgt2,
+    /// SGMGT-D with a = 2.
+    SgmgtD2,
+}
+
+impl Method {
+    /// Table 1's rows.
+    pub const ALL: [Method; 5] = [
+        Method::Sgnht,
+        Method::Sgmgt1,
+        Method::SgmgtD1,
+        Method::Sgmgt2,
+        Method::SgmgtD2,
+    ];
+
+    /// The paper's name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::Sgnht => "SGNHT",
+            Method::Sgmgt1 => "SGMGT(a=1)",
+            Method::SgmgtD1 => "SGMGT-D(a=1)",
+            Method::Sgmgt2 => "SGMGT(a=2)",
+            Method::SgmgtD2 => "SGMGT-D(a=2)",
+        }
+    }
+
+    /// The monomial exponent a (½ for SGNHT's Gaussian kinetics).
+    pub fn a(self) -> f64 {
+        match self {
+            Method::Sgnht => 0.5,
+            Method::Sgmgt1 | Method::SgmgtD1 => 1.0,
+            Method::Sgmgt2 | Method::SgmgtD2 => 2.0,
+        }
+    }
+
+    /// SGMGT-D (first-order diffusions on θ and ξ)?
+    pub fn diffusive(self) -> bool {
+        matches!(self, Method::SgmgtD1 | Method::SgmgtD2)
+    }
+}
+
+/// Sampler settings of one (data set, method).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// Step size h.
+    pub h: f64,
+    /// Diffusion on p: SGNHT's A (ξ₀ = A), SGMGT's σ_p.
+    pub sigma_p: f64,
+    /// SGMGT-D's first-order diffusion on θ (0 otherwise).
+    pub sigma_theta: f64,
+    /// SGMGT-D's first-order diffusion on ξ (0 otherwise).
+    pub sigma_xi: f64,
+    /// Softening c of the monomial-gamma kinetics (unused by SGNHT).
+    pub c: f64,
+    /// SGMGT's resampling period of p (0 = never; unused by SGNHT).
+    pub resample_p: u32,
+    /// SGMGT's resampling period of ξ (0 = never; unused by SGNHT).
+    pub resample_xi: u32,
+}
+
+impl Settings {
+    fn describe(&self, method: Method) -> String {
+        match method {
+            Method::Sgnht => format!("h={} A={}", self.h, self.sigma_p),
+            Method::Sgmgt1 | Method::Sgmgt2 => format!(
+                "h={} σp={} c={} T={}/{}",
+                self.h, self.sigma_p, self.c, self.resample_p, self.resample_xi
+            ),
+            Method::SgmgtD1 | Method::SgmgtD2 => format!(
+                "h={} σp={} σθ={} σξ={} c={} T={}/{}",
+                self.h,
+                self.sigma_p,
+                self.sigma_theta,
+                self.sigma_xi,
+                self.c,
+                self.resample_p,
+                self.resample_xi
+            ),
+        }
+    }
+}
+
+/// The settings used for each data set and method: the cells [`tune`] chose (`blr --tune
+/// --runs 3`, seed 1; its table is `host-tests/results/blr/blr-tune.csv`). γ = 1 and T_p = 100
+/// throughout; SGNHT's σ_p is its A (and ξ₀).
+pub fn settings(data: DataSet, method: Method) -> Settings {
+    use DataSet::{BreastCancer as B, Caravan as C, Pima as P, Ripley as R};
+    use Method::{Sgmgt1, Sgmgt2, SgmgtD1, SgmgtD2, Sgnht as Nht};
+    // (h, σ_p, σ_θ, σ_ξ, c, T_ξ)
+    let (h, sigma_p, sigma_theta, sigma_xi, c, resample_xi) = match (data, method) {
+        (P, Nht) => (0.01, 10.0, 0.0, 0.0, 1.0, 0),
+        (P, Sgmgt1) => (0.02, 1.0, 0.0, 0.0, 1.0, 0),
+        (P, SgmgtD1) => (0.05, 1.0, 0.01, 0.01, 5.0, 0),
+        (P, Sgmgt2) => (0.03, 1.0, 0.0, 0.0, 1.0, 100),
+        (P, SgmgtD2) => (0.005, 1.0, 0.1, 0.1, 5.0, 0),
+        (R, Nht) => (0.05, 1.0, 0.0, 0.0, 1.0, 0),
+        (R, Sgmgt1) => (0.1, 1.0, 0.0, 0.0, 1.0, 100),
+        (R, SgmgtD1) => (0.01, 1.0, 0.01, 0.1, 5.0, 100),
+        (R, Sgmgt2) => (0.1, 1.0, 0.0, 0.0, 1.0, 0),
+        (R, SgmgtD2) => (0.1, 1.0, 0.1, 0.1, 5.0, 100),
+        (C, Nht) => (0.002, 1.0, 0.0, 0.0, 1.0, 0),
+        (C, Sgmgt1) => (0.01, 1.0, 0.0, 0.0, 5.0, 0),
+        (C, SgmgtD1) => (0.005, 1.0, 0.01, 0.01, 5.0, 100),
+        (C, Sgmgt2) => (0.07, 1.0, 0.0, 0.0, 1.0, 100),
+        (C, SgmgtD2) => (0.01, 1.0, 0.01, 0.01, 5.0, 0),
+        (B, Nht) => (0.01, 1.0, 0.0, 0.0, 1.0, 0),
+        (B, Sgmgt1) => (0.1, 1.0, 0.0, 0.0, 1.0, 100),
+        (B, SgmgtD1) => (0.1, 1.0, 0.1, 0.1, 5.0, 0),
+        (B, Sgmgt2) => (0.1, 1.0, 0.0, 0.0, 5.0, 100),
+        (B, SgmgtD2) => (0.1, 1.0, 0.1, 0.1, 5.0, 100),
+    };
+    Settings {
+        h,
+        sigma_p,
+        sigma_theta,
+        sigma_xi,
+        c,
+        resample_p: 100,
+        resample_xi,
+    }
+}
+
+/// Table 1's AUROC (P, R, C; none for breast cancer).
+pub fn paper_auroc(data: DataSet, method: Method) -> Option<f64> {
+    let col = match data {
+        DataSet::Pima => 0,
+        DataSet::Ripley => 1,
+        DataSet::Caravan => 2,
+        DataSet::BreastCancer => return None,
+    };
+    let row: [f64; 3] = match method {
+        Method::Sgnht => [0.86, 0.95, 0.65],
+        Method::Sgmgt1 => [0.86, 0.87, 0.70],
+        Method::SgmgtD1 => [0.93, 0.98, 0.73],
+        Method::Sgmgt2 => [0.88, 0.86, 0.62],
+        Method::SgmgtD2 => [0.90, 0.97, 0.69],
+    };
+    Some(row[col])
+}
+
+/// Table 1's median ESS (reported for SGNHT and SGMGT-D only).
+pub fn paper_ess(data: DataSet, method: Method) -> Option<f64> {
+    let col = match data {
+        DataSet::Pima => 0,
+        DataSet::Ripley => 1,
+        DataSet::Caravan => 2,
+        DataSet::BreastCancer => return None,
+    };
+    let row: [f64; 3] = match method {
+        Method::Sgnht => [2077.0, 1761.0, 1873.0],
+        Method::SgmgtD1 => [4244.0, 1494.0, 3605.0],
+        Method::SgmgtD2 => [3430.0, 2265.0, 2969.0],
+        _ => return None,
+    };
+    Some(row[col])
+}
+
+/// The weight whose trace is plotted, and its name.
+pub fn trace_weight(data: DataSet) -> (usize, &'static str) {
+    match data {
+        DataSet::Pima => (2, "glu"),
+        DataSet::Ripley => (1, "x₁"),
+        DataSet::Caravan => (47, "PPERSAUT"),
+        DataSet::BreastCancer => (28, "worst concave points"),
+    }
+}
+
+/// What one run produced.
+#[derive(Clone, Debug)]
+pub struct RunOut {
+    /// AUROC of the posterior-mean predictive probability on the held-out split.
+    pub auroc: f64,
+    /// Median over the weights of the per-weight ESS of the post-burn-in samples.
+    pub median_ess: f64,
+    /// Posterior means of the weights (post-burn-in).
+    pub mean: Vec<f64>,
+    /// Median over the weights of (sample sd / Laplace sd): ≈ 1 for a chain that samples the
+    /// posterior (the Laplace approximation is close to it for these N ≫ d data sets), > 1 for
+    /// one that runs hot, < 1 for one that runs cold or has not explored yet.
+    pub sd_ratio: f64,
+    /// Mean kinetic temperature after burn-in (1 at equilibrium).
+    pub temperature: f64,
+    /// The plotted weight at every iteration (burn-in included).
+    pub trace: Vec<f64>,
+}
+
+/// One (data set, method) row: its runs and their summaries.
+#[derive(Clone, Debug)]
+pub struct BlrRow {
+    /// Data set.
+    pub data: DataSet,
+    /// Method.
+    pub method: Method,
+    /// Settings used.
+    pub settings: Settings,
+    /// The runs that finished (none if the method is not available).
+    pub runs: Vec<RunOut>,
+    /// Why the other runs stopped (a sampler that diverges is reported, not hidden).
+    pub diverged: Vec<StepError>,
+}
+
+fn mean_sd(x: &[f64]) -> (f64, f64) {
+    let n = x.len() as f64;
+    let m = x.iter().sum::<f64>() / n;
+    let v = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+    (m, v.sqrt())
+}
+
+impl BlrRow {
+    /// Mean and sd of the runs' AUROC.
+    pub fn auroc(&self) -> Option<(f64, f64)> {
+        (!self.runs.is_empty())
+            .then(|| mean_sd(&self.runs.iter().map(|r| r.auroc).collect::<Vec<_>>()))
+    }
+
+    /// Mean and sd of the runs' median ESS.
+    pub fn median_ess(&self) -> Option<(f64, f64)> {
+        (!self.runs.is_empty())
+            .then(|| mean_sd(&self.runs.iter().map(|r| r.median_ess).collect::<Vec<_>>()))
+    }
+
+    /// Mean over the runs of the sd ratio to the Laplace approximation.
+    pub fn sd_ratio(&self) -> Option<f64> {
+        (!self.runs.is_empty())
+            .then(|| mean_sd(&self.runs.iter().map(|r| r.sd_ratio).collect::<Vec<_>>()).0)
+    }
+
+    /// Mean post-burn-in kinetic temperature over the runs.
+    pub fn temperature(&self) -> Option<f64> {
+        (!self.runs.is_empty())
+            .then(|| mean_sd(&self.runs.iter().map(|r| r.temperature).collect::<Vec<_>>()).0)
+    }
+}
+
+/// The experiment's result.
+#[derive(Clone, Debug)]
+pub struct BlrResult {
+    /// One row per data set and method.
+    pub rows: Vec<BlrRow>,
+    /// Iterations per run.
+    pub iterations: usize,
+    /// Burn-in.
+    pub burn_in: usize,
+    /// Runs per row.
+    pub runs: usize,
+}
+
+/// Iterations, burn-in and what to observe in a run.
+#[derive(Clone, Copy, Debug)]
+struct Protocol {
+    iterations: usize,
+    burn_in: usize,
+    trace_weight: usize,
+}
+
+/// A posterior to sample, the rows to predict and the Laplace reference.
+#[derive(Clone, Debug)]
+pub struct Problem {
+    /// Data set.
+    pub data: DataSet,
+    /// The posterior on the training rows.
+    pub model: LogisticRegression,
+    /// The rows whose AUROC is reported.
+    pub test: Design,
+    /// Laplace approximation of the posterior.
+    pub laplace: Laplace,
+}
+
+impl Problem {
+    fn new(data: DataSet, train: Design, test: Design) -> Result<Self, ExperimentError> {
+        let model = LogisticRegression::new(train, PRIOR_VARIANCE);
+        let laplace = model.laplace().ok_or_else(|| {
+            ExperimentError::Invalid(format!("{}: no Laplace approximation", data.name()))
+        })?;
+        Ok(Problem {
+            data,
+            model,
+            test,
+            laplace,
+        })
+    }
+
+    /// The training and held-out splits of `data`.
+    pub fn load(data: DataSet) -> Result<Self, ExperimentError> {
+        let (train, test) = data
+            .load(&data_dir())
+            .map_err(|e| ExperimentError::Io(e.to_string()))?;
+        Self::new(data, train, test)
+    }
+
+    /// The training split divided again into 80 % fit / 20 % validation (seed
+    /// [`SPLIT_SEED`] + 1), standardised again on the fit part: what [`tune`] uses.
+    pub fn validation(&self) -> Result<Self, ExperimentError> {
+        let train = &self.model.data;
+        let raw = RawData {
+            rows: (0..train.len())
+                .map(|i| train.row(i)[1..].to_vec())
+                .collect(),
+            labels: train.y.clone(),
+        };
+        let (fit, val) = raw.holdout(HOLDOUT_FRACTION, SPLIT_SEED + 1);
+        let (fit, val) = prepare(fit, val, Basis::Linear);
+        Self::new(self.data, fit, val)
+    }
+}
+
+/// Runs `sampler` through the protocol and evaluates it on `problem`'s held-out rows.
+fn sample<S, G>(
+    sampler: &mut S,
+    grad: &mut G,
+    rng: &mut Pcg64,
+    problem: &Problem,
+    protocol: Protocol,
+    pb: &ProgressBar,
+) -> Result<RunOut, StepError>
+where
+    S: Sampler<f64, G> + ChainState<f64>,
+    G: ?Sized,
+{
+    let test = &problem.test;
+    let d = test.d;
+    let kept = protocol.iterations - protocol.burn_in;
+    let mut draws: Vec<Vec<f64>> = vec![Vec::with_capacity(kept); d];
+    let mut prob = vec![0.0; test.len()];
+    let mut trace = Vec::with_capacity(protocol.iterations);
+    let mut temperature = 0.0;
+    drive(sampler, grad, rng, protocol.iterations, pb, |t, s, st| {
+        let w = s.position();
+        trace.push(w[protocol.trace_weight]);
+        if t >= protocol.burn_in {
+            for (dj, wj) in draws.iter_mut().zip(w) {
+                dj.push(*wj);
+            }
+            add_probabilities(test, w, &mut prob);
+            temperature += st.kinetic_temperature.unwrap_or(f64::NAN);
+        }
+    })?;
+    let s = kept as f64;
+    for p in &mut prob {
+        *p /= s;
+    }
+    let auc = auroc(&prob, &test.positives()).unwrap_or(f64::NAN);
+    let ess: Vec<f64> = draws
+        .iter()
+        .map(|x| ess_unsplit(&[x]).map_or(f64::NAN, |e| e.ess))
+        .collect();
+    let mean: Vec<f64> = draws.iter().map(|x| x.iter().sum::<f64>() / s).collect();
+    let ratios: Vec<f64> = draws
+        .iter()
+        .zip(&mean)
+        .zip(&problem.laplace.sd)
+        .map(|((x, m), sd)| {
+            let var = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (s - 1.0);
+            var.sqrt() / sd
+        })
+        .collect();
+    Ok(RunOut {
+        auroc: auc,
+        median_ess: quantile(&ess, 0.5).unwrap_or(f64::NAN),
+        mean,
+        sd_ratio: quantile(&ratios, 0.5).unwrap_or(f64::NAN),
+        temperature: temperature / s,
+        trace,
+    })
+}
+
+fn random_start(rng: &mut Pcg64, d: usize) -> Vec<f64> {
+    (0..d).map(|_| standard_normal_f64(rng)).collect()
+}
+
+fn run_sgnht(
+    problem: &Problem,
+    s: Settings,
+    protocol: Protocol,
+    seed: u64,
+    pb: &ProgressBar,
+) -> Result<RunOut, StepError> {
+    let d = problem.model.dim();
+    let mut rng = Pcg64::new(seed as u128, 0xb1a);
+    let mut theta = random_start(&mut rng, d);
+    let mut p = random_start(&mut rng, d);
+    let (mut g, mut scratch) = (vec![0.0; d], vec![0.0; d]);
+    let mut grad = problem.model.stochastic_gradient(BATCH, seed ^ 0x5eed_ba7c);
+    let params = SgnhtParams::new(s.h, s.sigma_p).expect("settings are valid");
+    let mut sampler = Sgnht::new(
+        params,
+        Integrator::Euler,
+        &mut theta,
+        &mut p,
+        Workspace::new(&mut g, &mut scratch),
+    )
+    .expect("buffers of one length");
+    sample(&mut sampler, &mut grad, &mut rng, problem, protocol, pb)
+}
+
+fn run_sgmgt<K: Kinetic<f64>>(
+    problem: &Problem,
+    kinetic: K,
+    s: Settings,
+    protocol: Protocol,
+    seed: u64,
+    pb: &ProgressBar,
+) -> Result<RunOut, StepError> {
+    let d = problem.model.dim();
+    let mut rng = Pcg64::new(seed as u128, 0xb1a);
+    let mut theta = random_start(&mut rng, d);
+    let (mut p, mut xi) = (vec![0.0; d], vec![0.0; d]);
+    let (mut g, mut scratch) = (vec![0.0; d], vec![0.0; d]);
+    let mut grad = problem.model.stochastic_gradient(BATCH, seed ^ 0x5eed_ba7c);
+    let params = SgmgtParams::new(s.h)
+        .and_then(|p| p.with_sigma_p(s.sigma_p))
+        .and_then(|p| p.with_gamma(1.0))
+        .and_then(|p| p.with_sigma_theta(s.sigma_theta))
+        .and_then(|p| p.with_sigma_xi(s.sigma_xi))
+        .expect("settings are valid")
+        .with_resampling(s.resample_p, s.resample_xi)
+        .with_integrator(Integrator::Euler);
+    let mut sampler = Sgmgt::new(
+        params,
+        kinetic,
+        &mut theta,
+        &mut p,
+        &mut xi,
+        Workspace::new(&mut g, &mut scratch),
+    )
+    .expect("buffers of one length");
+    // p₀ from exp(−K); ξ₀ = 0, the mean of exp(−F).
+    sampler.resample_momentum(&mut rng);
+    sample(&mut sampler, &mut grad, &mut rng, problem, protocol, pb)
+}
+
+/// One run of `method` with settings `s` on `problem`.
+fn run_chain(
+    problem: &Problem,
+    method: Method,
+    s: Settings,
+    protocol: Protocol,
+    seed: u64,
+    pb: &ProgressBar,
+) -> Result<RunOut, StepError> {
+    match method {
+        Method::Sgnht => run_sgnht(problem, s, protocol, seed, pb),
+        Method::Sgmgt1 | Method::SgmgtD1 | Method::Sgmgt2 | Method::SgmgtD2 => {
+            let kinetic = MonomialGamma::softened(method.a(), s.c).expect("a ∈ {1, 2}, c > 0");
+            run_sgmgt(problem, kinetic, s, protocol, seed, pb)
+        }
+    }
+}
+
+/// The data sets a run covers.
+fn data_sets(opts: &RunOptions) -> Vec<DataSet> {
+    if opts.quick {
+        vec![DataSet::Pima]
+    } else {
+        DataSet::ALL.to_vec()
+    }
+}
+
+/// Runs the experiment (quick: Pima only, [`QUICK_ITERATIONS`] iterations, `opts.chains` runs;
+/// full: all four data sets, [`ITERATIONS`], `opts.chains` runs — the CLI passes 5). Writes
+/// `blr.csv` (the table), `blr-runs.csv` (every run) and `blr-trace-<data>.png` (one weight's
+/// trace in the first run of each method) into `opts.out`.
+pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
+    opts.prepare()?;
+    let (iterations, burn_in) = if opts.quick {
+        (QUICK_ITERATIONS, QUICK_BURN_IN)
+    } else {
+        (ITERATIONS, BURN_IN)
+    };
+    let problems: Vec<Problem> = data_sets(opts)
+        .into_iter()
+        .map(Problem::load)
+        .collect::<Result<_, _>>()?;
+    let tasks: Vec<(usize, Method, usize)> = (0..problems.len())
+        .flat_map(|k| {
+            Method::ALL
+                .into_iter()
+                .flat_map(move |m| (0..opts.chains).map(move |c| (k, m, c)))
+        })
+        .collect();
+    let pb = opts.progress_bar((tasks.len() * iterations) as u64, "blr");
+    let outs: Vec<Result<RunOut, StepError>> = tasks
+        .par_iter()
+        .map(|&(k, m, c)| {
+            let problem = &problems[k];
+            let protocol = Protocol {
+                iterations,
+                burn_in,
+                trace_weight: trace_weight(problem.data).0,
+            };
+            let config = DataSet::ALL
+                .iter()
+                .position(|x| *x == problem.data)
+                .unwrap_or(0)
+                * 8
+                + Method::ALL.iter().position(|x| *x == m).unwrap_or(0);
+            let s = settings(problem.data, m);
+            run_chain(problem, m, s, protocol, opts.chain_seed(config, c), &pb)
+        })
+        .collect();
+    pb.finish_and_clear();
+    let mut outs = outs.into_iter();
+    let mut rows = Vec::new();
+    for problem in &problems {
+        for method in Method::ALL {
+            let mut row = BlrRow {
+                data: problem.data,
+                method,
+                settings: settings(problem.data, method),
+                runs: Vec::new(),
+                diverged: Vec::new(),
+            };
+            for r in outs.by_ref().take(opts.chains) {
+                match r {
+                    Ok(run) => row.runs.push(run),
+                    Err(e) => row.diverged.push(e),
+                }
+            }
+            rows.push(row);
+        }
+    }
+    let result = BlrResult {
+        rows,
+        iterations,
+        burn_in,
+        runs: opts.chains,
+    };
+    write_outputs(opts, &result)?;
+    Ok(result)
+}
+
+fn write_outputs(opts: &RunOptions, r: &BlrResult) -> Result<(), ExperimentError> {
+    csv_table(r).write_csv(&opts.out.join("blr.csv"))?;
+    let mut runs = Table::new([
+        "data",
+        "method",
+        "run",
+        "auroc",
+        "median_ess",
+        "sd_ratio_to_laplace",
+        "temperature",
+    ]);
+    for row in &r.rows {
+        for (i, run) in row.runs.iter().enumerate() {
+            runs.row([
+                row.data.letter().to_string(),
+                row.method.label().to_string(),
+                i.to_string(),
+                format!("{}", run.auroc),
+                format!("{}", run.median_ess),
+                format!("{}", run.sd_ratio),
+                format!("{}", run.temperature),
+            ]);
+        }
+    }
+    runs.write_csv(&opts.out.join("blr-runs.csv"))?;
+    let sets: Vec<DataSet> = DataSet::ALL
+        .into_iter()
+        .filter(|d| r.rows.iter().any(|row| row.data == *d))
+        .collect();
+    for ds in sets {
+        let (_, name) = trace_weight(ds);
+        let series: Vec<Series> = r
+            .rows
+            .iter()
+            .filter(|row| row.data == ds && !row.runs.is_empty())
+            .enumerate()
+            .map(|(i, row)| {
+                let pts = row.runs[0]
+                    .trace
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &w)| (t as f64, w))
+                    .collect();
+                Series::new(row.method.label(), pts, i + 1)
+            })
+            .collect();
+        let title = format!(
+            "BLR {} ({}): trace of the weight of {name}, run 1 (burn-in {})",
+            ds.name(),
+            ds.letter(),
+            r.burn_in
+        );
+        line_chart(
+            &opts.out.join(format!("blr-trace-{}.png", ds.name())),
+            &Chart {
+                title: &title,
+                x_label: "iteration",
+                y_label: "weight",
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+            },
+            &series,
+        )?;
+    }
+    Ok(())
+}
+
+fn pm(x: Option<(f64, f64)>, digits: usize) -> String {
+    x.map_or("–".into(), |(m, s)| {
+        format!("{} ± {}", sig(m, digits), sig(s, 2))
+    })
+}
+
+/// Our numbers beside Table 1's, one row per data set and method.
+pub fn table(r: &BlrResult) -> Table {
+    let mut t = Table::new([
+        "data (D)",
+        "method",
+        "settings",
+        "AUROC",
+        "paper AUROC",
+        "median ESS",
+        "paper ESS",
+        "sd/Laplace",
+        "temp.",
+        "diverged",
+    ]);
+    for row in &r.rows {
+        t.row([
+            format!("{} ({})", row.data.letter(), row.data.dim()),
+            row.method.label().to_string(),
+            row.settings.describe(row.method),
+            pm(row.auroc(), 3),
+            paper_auroc(row.data, row.method).map_or("–".into(), |x| format!("{x:.2}")),
+            row.median_ess()
+                .map_or("–".into(), |(m, s)| format!("{m:.0} ± {s:.0}")),
+            paper_ess(row.data, row.method).map_or("–".into(), |x| format!("{x:.0}")),
+            row.sd_ratio().map_or("–".into(), |x| sig(x, 3)),
+            row.temperature().map_or("–".into(), |x| sig(x, 3)),
+            format!(
+                "{}/{}",
+                row.diverged.len(),
+                row.runs.len() + row.diverged.len()
+            ),
+        ]);
+    }
+    t
+}
+
+/// The table as machine-readable CSV columns.
+fn csv_table(r: &BlrResult) -> Table {
+    let mut t = Table::new([
+        "data",
+        "weights",
+        "method",
+        "h",
+        "sigma_p",
+        "sigma_theta",
+        "sigma_xi",
+        "c",
+        "runs",
+        "auroc_mean",
+        "auroc_sd",
+        "paper_auroc",
+        "median_ess_mean",
+        "median_ess_sd",
+        "paper_median_ess",
+        "sd_ratio_to_laplace",
+        "temperature",
+        "diverged",
+    ]);
+    let f = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    for row in &r.rows {
+        let s = row.settings;
+        t.row([
+            row.data.letter().to_string(),
+            row.data.dim().to_string(),
+            row.method.label().to_string(),
+            format!("{}", s.h),
+            format!("{}", s.sigma_p),
+            format!("{}", s.sigma_theta),
+            format!("{}", s.sigma_xi),
+            format!("{}", s.c),
+            row.runs.len().to_string(),
+            f(row.auroc().map(|x| x.0)),
+            f(row.auroc().map(|x| x.1)),
+            f(paper_auroc(row.data, row.method)),
+            f(row.median_ess().map(|x| x.0)),
+            f(row.median_ess().map(|x| x.1)),
+            f(paper_ess(row.data, row.method)),
+            f(row.sd_ratio()),
+            f(row.temperature()),
+            row.diverged.len().to_string(),
+        ]);
+    }
+    t
+}
+
+/// The means over a [`tune`] cell's finished runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TuneMeans {
+    /// Validation AUROC.
+    pub auroc: f64,
+    /// Median ESS.
+    pub ess: f64,
+    /// Sample sd / Laplace sd (median over the weights).
+    pub sd_ratio: f64,
+    /// Kinetic temperature.
+    pub temperature: f64,
+}
+
+/// One cell of a [`tune`] grid: its family, how many runs diverged, and the means over the other
+/// runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TuneCell {
+    /// Index of the family (settings equal but for h) within the grid.
+    pub family: usize,
+    /// Runs that diverged.
+    pub diverged: usize,
+    /// Means over the runs that finished, if any did.
+    pub means: Option<TuneMeans>,
+}
+
+/// Tolerances on |ln(sd ratio)| tried in turn by [`choose`]: ≈ ±10 %, ±22 %, ±50 %, any.
+pub const SD_TOLERANCES: [f64; 4] = [0.1, 0.2, 0.4, f64::INFINITY];
+
+/// The selection rule of [`tune`] over one data set and method's grid, each family in
+/// increasing h:
+///
+/// 1. a cell is *stable* if no run diverged, neither at its h nor at the next larger h of its
+///    family (a margin: the fit split is smaller than the training split, so the final run sees
+///    larger gradients and gradient noise);
+/// 2. it is *competitive* if also its validation AUROC is within 0.02 of the best stable cell's
+///    (validation splits of 50–930 rows make smaller AUROC differences noise);
+/// 3. it is *accurate* within τ if |ln(sd ratio)| ≤ τ, the sample sds matching the Laplace sds
+///    (a chain can buy ESS by running hot, which the AUROC of a posterior mean hardly sees);
+///    τ is the first of [`SD_TOLERANCES`] for which some competitive cell is accurate;
+/// 4. among those, the one with the largest median ESS wins. Returns its index.
+pub fn choose(grid: &[TuneCell]) -> Option<usize> {
+    let stable: Vec<(usize, TuneMeans)> = grid
+        .iter()
+        .enumerate()
+        .filter(|(i, c)| {
+            c.diverged == 0
+                && grid
+                    .get(i + 1)
+                    .is_none_or(|next| next.family != c.family || next.diverged == 0)
+        })
+        .filter_map(|(i, c)| c.means.map(|m| (i, m)))
+        .collect();
+    let best = stable
+        .iter()
+        .map(|(_, m)| m.auroc)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let competitive: Vec<&(usize, TuneMeans)> = stable
+        .iter()
+        .filter(|(_, m)| m.auroc >= best - 0.02)
+        .collect();
+    SD_TOLERANCES.iter().find_map(|&tol| {
+        competitive
+            .iter()
+            .filter(|(_, m)| m.sd_ratio.ln().abs() <= tol)
+            .max_by(|a, b| a.1.ess.total_cmp(&b.1.ess))
+            .map(|(i, _)| *i)
+    })
+}
+
+/// The step sizes [`tune`] tries.
+pub const TUNE_STEPS: [f64; 10] = [
+    0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1,
+];
+
+/// The diffusions on p [`tune`] tries for SGNHT (its A, which is also its ξ₀: with a large
+/// gradient noise B the scalar thermostat must climb from ξ₀ to ≈ A + B at a rate of order 1 per
+/// time unit, which a run of 5000 h time units may not allow unless A carries the friction).
+pub const TUNE_SIGMA_P: [f64; 3] = [1.0, 10.0, 100.0];
+/// The softenings c of eq. 12 [`tune`] tries for SGMGT and SGMGT-D.
+pub const TUNE_C: [f64; 2] = [1.0, 5.0];
+/// SGMGT-D's σ_θ values [`tune`] tries.
+pub const TUNE_SIGMA_THETA: [f64; 2] = [0.01, 0.1];
+/// SGMGT-D's σ_ξ values [`tune`] tries.
+pub const TUNE_SIGMA_XI: [f64; 2] = [0.01, 0.1];
+/// Resampling periods of ξ [`tune`] tries for SGMGT and SGMGT-D: the paper's 100, and never
+/// (p is always resampled every 100 steps, as in the paper).
+pub const TUNE_RESAMPLE_XI: [u32; 2] = [100, 0];
+
+/// The grid [`tune`] searches for a data set and method: families of [`Settings`] that differ
+/// only in h, each in increasing h.
+pub fn tune_grid(data: DataSet, method: Method) -> Vec<Vec<Settings>> {
+    let base = Settings {
+        resample_p: 100,
+        ..settings(data, method)
+    };
+    let family = |s: Settings| -> Vec<Settings> {
+        TUNE_STEPS.iter().map(|&h| Settings { h, ..s }).collect()
+    };
+    let mut out = Vec::new();
+    match method {
+        Method::Sgnht => {
+            for sigma_p in TUNE_SIGMA_P {
+                out.push(family(Settings { sigma_p, ..base }));
+            }
+        }
+        Method::Sgmgt1 | Method::Sgmgt2 => {
+            for c in TUNE_C {
+                for resample_xi in TUNE_RESAMPLE_XI {
+                    out.push(family(Settings {
+                        sigma_p: 1.0,
+                        sigma_theta: 0.0,
+                        sigma_xi: 0.0,
+                        c,
+                        resample_xi,
+                        ..base
+                    }));
+                }
+            }
+        }
+        Method::SgmgtD1 | Method::SgmgtD2 => {
+            for c in TUNE_C {
+                for resample_xi in TUNE_RESAMPLE_XI {
+                    for sigma_theta in TUNE_SIGMA_THETA {
+                        for sigma_xi in TUNE_SIGMA_XI {
+                            out.push(family(Settings {
+                                sigma_p: 1.0,
+                                sigma_theta,
+                                sigma_xi,
+                                c,
+                                resample_xi,
+                                ..base
+                            }));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The validation search behind [`settings`]: for each data set (Pima only in quick mode) and
+/// method, every setting of [`tune_grid`], `opts.chains` runs of the full protocol on
+/// [`Problem::validation`] — the held-out split is never touched. Writes `blr-tune.csv`;
+/// returns the table (validation AUROC, median ESS, sd ratio to the validation fit's Laplace
+/// approximation, temperature; a run that diverges is counted and left out of the means; the
+/// setting [`choose`] picks is marked).
+pub fn tune(opts: &RunOptions) -> Result<Table, ExperimentError> {
+    opts.prepare()?;
+    let (iterations, burn_in) = if opts.quick {
+        (QUICK_ITERATIONS, QUICK_BURN_IN)
+    } else {
+        (ITERATIONS, BURN_IN)
+    };
+    let problems: Vec<Problem> = data_sets(opts)
+        .into_iter()
+        .map(|ds| Problem::load(ds)?.validation())
+        .collect::<Result<_, _>>()?;
+    // (problem, method, family, settings); every cell runs opts.chains times.
+    let mut cells = Vec::new();
+    for (k, problem) in problems.iter().enumerate() {
+        for m in Method::ALL {
+            for (f, fam) in tune_grid(problem.data, m).into_iter().enumerate() {
+                for s in fam {
+                    cells.push((k, m, f, s));
+                }
+            }
+        }
+    }
+    let tasks: Vec<(usize, usize)> = (0..cells.len())
+        .flat_map(|i| (0..opts.chains).map(move |c| (i, c)))
+        .collect();
+    let pb = opts.progress_bar((tasks.len() * iterations) as u64, "blr --tune");
+    let outs: Vec<Option<RunOut>> = tasks
+        .par_iter()
+        .map(|&(i, c)| {
+            let (k, m, _, s) = cells[i];
+            let protocol = Protocol {
+                iterations,
+                burn_in,
+                trace_weight: 0,
+            };
+            run_chain(
+                &problems[k],
+                m,
+                s,
+                protocol,
+                opts.chain_seed(1000 + i, c),
+                &pb,
+            )
+            .ok()
+        })
+        .collect();
+    pb.finish_and_clear();
+    let results: Vec<TuneCell> = outs
+        .chunks(opts.chains)
+        .zip(&cells)
+        .map(|(chunk, &(_, _, family, _))| {
+            let ok: Vec<&RunOut> = chunk.iter().flatten().collect();
+            let avg =
+                |f: fn(&RunOut) -> f64| mean_sd(&ok.iter().map(|r| f(r)).collect::<Vec<_>>()).0;
+            TuneCell {
+                family,
+                diverged: chunk.len() - ok.len(),
+                means: (!ok.is_empty()).then(|| TuneMeans {
+                    auroc: avg(|r| r.auroc),
+                    ess: avg(|r| r.median_ess),
+                    sd_ratio: avg(|r| r.sd_ratio),
+                    temperature: avg(|r| r.temperature),
+                }),
+            }
+        })
+        .collect();
+    let mut t = Table::new([
+        "data",
+        "method",
+        "settings",
+        "diverged",
+        "validation AUROC",
+        "median ESS",
+        "sd/Laplace",
+        "temp.",
+        "chosen",
+    ]);
+    let mut start = 0;
+    while start < cells.len() {
+        let (k, m) = (cells[start].0, cells[start].1);
+        let end = (start..cells.len())
+            .find(|&i| (cells[i].0, cells[i].1) != (k, m))
+            .unwrap_or(cells.len());
+        let chosen = choose(&results[start..end]);
+        for i in start..end {
+            let f = |x: Option<f64>| x.map_or("–".to_string(), |v| sig(v, 4));
+            let means = results[i].means;
+            t.row([
+                problems[k].data.letter().to_string(),
+                m.label().to_string(),
+                cells[i].3.describe(m),
+                format!("{}/{}", results[i].diverged, opts.chains),
+                f(means.map(|x| x.auroc)),
+                f(means.map(|x| x.ess)),
+                f(means.map(|x| x.sd_ratio)),
+                f(means.map(|x| x.temperature)),
+                if chosen == Some(i - start) {
+                    "←".into()
+                } else {
+                    String::new()
+                },
+            ]);
+        }
+        start = end;
+    }
+    t.write_csv(&opts.out.join("blr-tune.csv"))?;
+    Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(family: usize, diverged: usize, auroc: f64, ess: f64, sd_ratio: f64) -> TuneCell {
+        TuneCell {
+            family,
+            diverged,
+            means: Some(TuneMeans {
+                auroc,
+                ess,
+                sd_ratio,
+                temperature: 1.0,
+            }),
+        }
+    }
+
+    #[test]
+    fn choose_applies_margin_auroc_and_accuracy_rules() {
+        let grid = [
+            cell(0, 0, 0.90, 10.0, 0.5),   // too narrow at τ = 0.1
+            cell(0, 0, 0.85, 50.0, 1.0),   // AUROC 0.05 below the best stable cell
+            cell(0, 0, 0.90, 30.0, 1.05),  // accurate
+            cell(0, 0, 0.89, 90.0, 1.0),   // next h diverged: no margin
+            cell(0, 1, 0.95, 95.0, 1.0),   // diverged
+            cell(1, 0, 0.895, 40.0, 0.95), // accurate, largest ESS
+            cell(1, 0, 0.90, 45.0, 1.5),   // too wide at τ = 0.1
+        ];
+        assert_eq!(choose(&grid), Some(5));
+        // Without accurate cells the tolerance widens: |ln 0.5| = 0.69, |ln 1.3| = 0.26.
+        let loose = [grid[0], cell(0, 0, 0.9, 5.0, 1.3)];
+        assert_eq!(choose(&loose), Some(1));
+        let looser = [cell(0, 0, 0.9, 10.0, 0.5), cell(0, 0, 0.9, 12.0, 3.0)];
+        assert_eq!(choose(&looser), Some(1));
+        assert_eq!(choose(&[cell(0, 1, 0.9, 1.0, 1.0)]), None);
+    }
+}
