@@ -1,0 +1,263 @@
+/*
+ * sgmcmc.h - C ABI of the sgmcmc stochastic-gradient MCMC kernel (crate sgmcmc-ffi).
+ *
+ * C99 (also valid C++). Link the static library libsgmcmc_ffi.a (built by
+ * `cargo build -p sgmcmc-ffi --release`, see ffi/README.md).
+ *
+ * Conventions
+ * -----------
+ * - The caller owns all memory. Nothing is allocated; nothing is kept between calls. A chain is
+ *   the caller's buffers (theta, p, xi), its generator (sgmcmc_rng) and, for SGMGT, its step
+ *   counter. Each step function builds the sampler over the buffers, runs `steps` steps and
+ *   returns, so calling it k times with m steps continues the same chain as one call with k*m
+ *   steps, bit for bit (SGMGT: when the step counter is passed).
+ * - Lengths: every array argument holds `n` elements of the function's float type, except
+ *   SGNHT's `xi` (ONE element) and mSGNHT's `scratch` (2n elements). `n` must be >= 1.
+ * - Buffers must be distinct and must not overlap each other, the generator or the stats
+ *   struct (checked: SGMCMC_ERR_OVERLAP). Nothing else may access them during a call.
+ * - `grad` and `scratch` are workspace: their contents on entry are ignored and on return are
+ *   unspecified. theta, p and xi must be finite on entry.
+ * - Every function returns SGMCMC_OK (0) or a negative SGMCMC_ERR_* code. Checks run in this
+ *   order, and a failing check returns before the state is touched: pointers (null or
+ *   misaligned), n, overlaps, parameters (first bad one, in declaration order), the generator
+ *   state, the initial state's finiteness. Errors during stepping (non-finite gradient or
+ *   state) stop the call; `stats->steps` says how many steps completed.
+ * - No function panics, aborts, or calls back into anything but `grad_fn`. The functions are
+ *   reentrant and thread-safe for distinct chains (no global state).
+ */
+#ifndef SGMCMC_H
+#define SGMCMC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status codes -------------------------------------------------------------------------- */
+
+/** Success. */
+#define SGMCMC_OK 0
+/** A required pointer is null or not aligned for its type. */
+#define SGMCMC_ERR_NULL (-1)
+/** n is 0, or a buffer of the documented length would exceed PTRDIFF_MAX bytes. */
+#define SGMCMC_ERR_LENGTH (-2)
+/** Two buffers overlap (or a buffer overlaps the generator / stats / counter). */
+#define SGMCMC_ERR_OVERLAP (-3)
+/** The generator state is all zero (never seeded): seed it with sgmcmc_rng_seed. */
+#define SGMCMC_ERR_RNG_UNSEEDED (-4)
+/** theta, p or xi holds a NaN or +-inf on entry; nothing was done. */
+#define SGMCMC_ERR_NON_FINITE_INPUT (-5)
+/** grad_fn wrote a NaN or +-inf. That step was not taken: theta, p, xi are exactly as after the
+ *  last completed step. */
+#define SGMCMC_ERR_NON_FINITE_GRADIENT (-6)
+/** A step left a NaN or +-inf in theta, p or xi (the chain diverged: reduce h). The state is
+ *  left as computed; reset it before calling again. */
+#define SGMCMC_ERR_NON_FINITE_STATE (-7)
+/** Step size h not finite or not > 0. */
+#define SGMCMC_ERR_BAD_STEP_SIZE (-10)
+/** Friction A (SGHMC) or diffusion A / D (SGNHT, mSGNHT) not finite or < 0. */
+#define SGMCMC_ERR_BAD_FRICTION (-11)
+/** SGHMC noise estimate B-hat not finite, < 0, or > A. */
+#define SGMCMC_ERR_BAD_NOISE_ESTIMATE (-12)
+/** integrator is neither SGMCMC_EULER nor SGMCMC_SPLITTING. */
+#define SGMCMC_ERR_BAD_INTEGRATOR (-13)
+/** SGMGT monomial exponent a is neither 1 nor 2. */
+#define SGMCMC_ERR_BAD_MONOMIAL_EXPONENT (-14)
+/** SGMGT softening c not finite or not > 0. */
+#define SGMCMC_ERR_BAD_SOFTENING (-15)
+/** SGMGT friction rescaling gamma not finite or < 0. */
+#define SGMCMC_ERR_BAD_FRICTION_SCALE (-16)
+/** SGMGT momentum diffusion sigma_p not finite or < 0. */
+#define SGMCMC_ERR_BAD_MOMENTUM_DIFFUSION (-17)
+/** SGMGT theta diffusion sigma_theta not finite or < 0. */
+#define SGMCMC_ERR_BAD_THETA_DIFFUSION (-18)
+/** SGMGT thermostat diffusion sigma_xi not finite or < 0. */
+#define SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION (-19)
+/** Any other rejected parameter (reserved; not produced by the current version). */
+#define SGMCMC_ERR_BAD_PARAMETER (-20)
+
+/* ---- integrators ---------------------------------------------------------------------------- */
+
+/** First-order Euler scheme. */
+#define SGMCMC_EULER 0
+/** Second-order symmetric splitting scheme (A-B-O-B-A; A-O-B-O-A for SGMGT). */
+#define SGMCMC_SPLITTING 1
+
+/* ---- generator ------------------------------------------------------------------------------ */
+
+/**
+ * State of a xoroshiro128++ generator (Blackman & Vigna 2019). Owned by the caller; one per
+ * chain (or per thread). The f64 samplers draw 64-bit outputs; the f32 samplers draw the upper
+ * 32 bits of one output. The all-zero state is invalid (SGMCMC_ERR_RNG_UNSEEDED). A state may be
+ * saved and restored by copying the struct.
+ */
+typedef struct sgmcmc_rng {
+    uint64_t s0; /**< first state word */
+    uint64_t s1; /**< second state word */
+} sgmcmc_rng;
+
+/**
+ * Seeds `rng`: s0 and s1 are two successive SplitMix64 outputs starting from `seed` (never both
+ * zero). Every seed, including 0, is valid. A null `rng` is ignored.
+ */
+void sgmcmc_rng_seed(sgmcmc_rng* rng, uint64_t seed);
+
+/** The next 64-bit output of `rng` (for the caller's own draws). Returns 0 for a null `rng`. */
+uint64_t sgmcmc_rng_next_u64(sgmcmc_rng* rng);
+
+/* ---- model callback ------------------------------------------------------------------------- */
+
+/**
+ * Stochastic gradient of the potential U(theta) = -log p(theta | data) + const: writes
+ * grad[0..n) = (minibatch estimate of) dU/dtheta at theta[0..n). `ctx` is the caller's pointer,
+ * passed through unchanged. Must not call back into the same chain. A NaN or +-inf written to
+ * `grad` ends the call with SGMCMC_ERR_NON_FINITE_GRADIENT (the state is not changed).
+ */
+typedef void (*sgmcmc_gradient_f32)(const float* theta, float* grad, size_t n, void* ctx);
+/** The double twin of sgmcmc_gradient_f32. */
+typedef void (*sgmcmc_gradient_f64)(const double* theta, double* grad, size_t n, void* ctx);
+
+/* ---- statistics ----------------------------------------------------------------------------- */
+
+/**
+ * Optional out-parameter of every step function (pass NULL to skip). Set to {NaN, NaN, 0} when
+ * the call starts and updated after every completed step.
+ */
+typedef struct sgmcmc_stats {
+    /** Last step's kinetic temperature p.p/n (SGMGT: (1/n) sum p_i dK/dp_i); its long-run mean
+     *  is 1 at equilibrium. NaN for SGLD or when no step completed. */
+    double kinetic_temperature;
+    /** Last step's thermostat: xi (SGNHT) or the mean of the xi_i (mSGNHT, SGMGT, before that
+     *  step's resampling). NaN for SGLD, SGHMC, or when no step completed. */
+    double thermostat;
+    /** Number of steps completed in this call (== steps on success). */
+    uint64_t steps;
+} sgmcmc_stats;
+
+/* ---- SGLD ----------------------------------------------------------------------------------- */
+
+/**
+ * SGLD (Welling & Teh 2011) with constant step h > 0: `steps` times
+ * theta <- theta - h grad U(theta) + sqrt(2h) N(0, I).
+ * Buffers (n each): theta (in/out), grad, scratch (workspace).
+ */
+int32_t sgmcmc_sgld_f32(float h, sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta,
+                        float* grad, float* scratch, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                        sgmcmc_stats* stats);
+/** The double twin of sgmcmc_sgld_f32. */
+int32_t sgmcmc_sgld_f64(double h, sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta,
+                        double* grad, double* scratch, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                        sgmcmc_stats* stats);
+
+/* ---- SGHMC ---------------------------------------------------------------------------------- */
+
+/**
+ * SGHMC (Chen et al. 2014): step h > 0, friction A >= 0, gradient-noise estimate
+ * 0 <= B-hat <= A (injected noise sqrt(2(A - B-hat)h)); integrator SGMCMC_EULER or
+ * SGMCMC_SPLITTING. Buffers (n each): theta, p (in/out; p = 0 is a fine start), grad, scratch.
+ */
+int32_t sgmcmc_sghmc_f32(float h, float friction, float noise_estimate, int32_t integrator,
+                         sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
+                         float* grad, float* scratch, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                         sgmcmc_stats* stats);
+/** The double twin of sgmcmc_sghmc_f32. */
+int32_t sgmcmc_sghmc_f64(double h, double friction, double noise_estimate, int32_t integrator,
+                         sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
+                         double* grad, double* scratch, size_t n, uint64_t steps,
+                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+
+/* ---- SGNHT ---------------------------------------------------------------------------------- */
+
+/**
+ * SGNHT (Ding et al. 2014), one scalar thermostat: step h > 0, diffusion A >= 0. `xi` points to
+ * ONE value, the thermostat (in/out; Ding et al. start at xi = A); it persists between calls in
+ * the caller's variable, also after an error. Buffers (n each): theta, p, grad, scratch.
+ */
+int32_t sgmcmc_sgnht_f32(float h, float diffusion, int32_t integrator,
+                         sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
+                         float* xi, float* grad, float* scratch, size_t n, uint64_t steps,
+                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+/** The double twin of sgmcmc_sgnht_f32. */
+int32_t sgmcmc_sgnht_f64(double h, double diffusion, int32_t integrator,
+                         sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
+                         double* xi, double* grad, double* scratch, size_t n, uint64_t steps,
+                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+
+/* ---- mSGNHT --------------------------------------------------------------------------------- */
+
+/**
+ * mSGNHT (Li et al. 2016), one thermostat per coordinate: step h > 0, diffusion D >= 0.
+ * Buffers: theta, p, xi (n each, in/out; start with xi_i = D), grad (n) and scratch (2n: the
+ * second half holds xi while the sampler is built, whose constructor resets xi to D).
+ */
+int32_t sgmcmc_msgnht_f32(float h, float diffusion, int32_t integrator,
+                          sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
+                          float* xi, float* grad, float* scratch, size_t n, uint64_t steps,
+                          sgmcmc_rng* rng, sgmcmc_stats* stats);
+/** The double twin of sgmcmc_msgnht_f32. */
+int32_t sgmcmc_msgnht_f64(double h, double diffusion, int32_t integrator,
+                          sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
+                          double* xi, double* grad, double* scratch, size_t n, uint64_t steps,
+                          sgmcmc_rng* rng, sgmcmc_stats* stats);
+
+/* ---- SGMGT ---------------------------------------------------------------------------------- */
+
+/**
+ * Parameters of SGMGT / SGMGT-D (Zhang et al. 2017) with the softened monomial-gamma kinetics
+ * K_c of their eq. 12, passed by value. The core's defaults are sigma_p = 1, gamma = 1,
+ * sigma_theta = sigma_xi = 0 (SGMGT; > 0 both for SGMGT-D), resampling every 100 steps,
+ * splitting.
+ */
+typedef struct sgmcmc_sgmgt_params_f32 {
+    float h;                      /**< step size, > 0 */
+    float sigma_p;                /**< diffusion on p, >= 0 */
+    float gamma;                  /**< friction rescaling, >= 0 (0 freezes xi) */
+    float sigma_theta;            /**< first-order Langevin diffusion on theta, >= 0 */
+    float sigma_xi;               /**< first-order Langevin diffusion on xi, >= 0 */
+    float a;                      /**< monomial exponent: 1 or 2 */
+    float c;                      /**< softening, > 0 */
+    uint32_t resample_momentum;   /**< T_p: redraw p from exp(-K) every T_p chain steps; 0 = never */
+    uint32_t resample_thermostat; /**< T_xi: redraw xi from N(0, 1) every T_xi chain steps; 0 = never */
+    int32_t integrator;           /**< SGMCMC_EULER or SGMCMC_SPLITTING */
+} sgmcmc_sgmgt_params_f32;
+
+/** The double twin of sgmcmc_sgmgt_params_f32 (same field order). */
+typedef struct sgmcmc_sgmgt_params_f64 {
+    double h;                     /**< step size, > 0 */
+    double sigma_p;               /**< diffusion on p, >= 0 */
+    double gamma;                 /**< friction rescaling, >= 0 */
+    double sigma_theta;           /**< first-order Langevin diffusion on theta, >= 0 */
+    double sigma_xi;              /**< first-order Langevin diffusion on xi, >= 0 */
+    double a;                     /**< monomial exponent: 1 or 2 */
+    double c;                     /**< softening, > 0 */
+    uint32_t resample_momentum;   /**< T_p; 0 = never */
+    uint32_t resample_thermostat; /**< T_xi; 0 = never */
+    int32_t integrator;           /**< SGMCMC_EULER or SGMCMC_SPLITTING */
+} sgmcmc_sgmgt_params_f64;
+
+/**
+ * SGMGT / SGMGT-D. Buffers (n each): theta, p, xi (in/out; xi = 0 is the natural start), grad,
+ * scratch. `step_count` is the chain's step counter (in/out): read at the start, incremented
+ * after every completed step; p is redrawn right after the steps at which it becomes a
+ * multiple of T_p, then xi at multiples of T_xi (statistics are taken before the redraw). Pass
+ * the same counter to every call of a chain so that the resampling periods run across calls;
+ * with NULL, the count restarts at 0 in every call (periods count from each call's start, and
+ * calls of fewer than T steps never resample).
+ */
+int32_t sgmcmc_sgmgt_f32(sgmcmc_sgmgt_params_f32 params, sgmcmc_gradient_f32 grad_fn, void* ctx,
+                         float* theta, float* p, float* xi, float* grad, float* scratch, size_t n,
+                         uint64_t steps, uint64_t* step_count, sgmcmc_rng* rng,
+                         sgmcmc_stats* stats);
+/** The double twin of sgmcmc_sgmgt_f32. */
+int32_t sgmcmc_sgmgt_f64(sgmcmc_sgmgt_params_f64 params, sgmcmc_gradient_f64 grad_fn, void* ctx,
+                         double* theta, double* p, double* xi, double* grad, double* scratch,
+                         size_t n, uint64_t steps, uint64_t* step_count, sgmcmc_rng* rng,
+                         sgmcmc_stats* stats);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SGMCMC_H */
