@@ -1693,3 +1693,25 @@ proptest! {
         no_panic::<f32>(&c);
     }
 }
+
+/// `MSgnht::resume` keeps the caller's ξ (where `new` sets it to D) and rejects a non-finite one.
+#[test]
+fn msgnht_resume_keeps_and_checks_the_thermostats() {
+    let params = SgnhtParams::new(0.05f64, 1.0).unwrap();
+    let (mut t, mut p, mut g, mut s) = ([0.0f64; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
+    let mut xi = [0.5, -0.25, 2.0];
+    let work = Workspace::new(&mut g, &mut s);
+    let smp = MSgnht::resume(params, Integrator::Euler, &mut t, &mut p, &mut xi, work).unwrap();
+    assert_eq!(smp.thermostat(), &[0.5, -0.25, 2.0]);
+    let (mut t, mut p, mut g, mut s) = ([0.0f64; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
+    let mut xi = [0.5, f64::NAN, 2.0];
+    let work = Workspace::new(&mut g, &mut s);
+    let err = MSgnht::resume(params, Integrator::Euler, &mut t, &mut p, &mut xi, work).unwrap_err();
+    assert_eq!(
+        err,
+        LayoutError::InvalidValue {
+            buffer: Buffer::Thermostat,
+            index: 1
+        }
+    );
+}

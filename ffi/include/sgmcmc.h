@@ -12,7 +12,7 @@
  *   returns, so calling it k times with m steps continues the same chain as one call with k*m
  *   steps, bit for bit (SGMGT: when the step counter is passed).
  * - Lengths: every array argument holds `n` elements of the function's float type, except
- *   SGNHT's `xi` (ONE element) and mSGNHT's `scratch` (2n elements). `n` must be >= 1.
+ *   SGNHT's `xi` (ONE element). `n` must be >= 1.
  * - Buffers must be distinct and must not overlap each other, the generator or the stats
  *   struct (checked: SGMCMC_ERR_OVERLAP). Nothing else may access them during a call.
  * - `grad` and `scratch` are workspace: their contents on entry are ignored and on return are
@@ -189,8 +189,7 @@ int32_t sgmcmc_sgnht_f64(double h, double diffusion, int32_t integrator,
 
 /**
  * mSGNHT (Li et al. 2016), one thermostat per coordinate: step h > 0, diffusion D >= 0.
- * Buffers: theta, p, xi (n each, in/out; start with xi_i = D), grad (n) and scratch (2n: the
- * second half holds xi while the sampler is built, whose constructor resets xi to D).
+ * Buffers: theta, p, xi (n each, in/out; start with xi_i = D), grad (n) and scratch (n).
  */
 int32_t sgmcmc_msgnht_f32(float h, float diffusion, int32_t integrator,
                           sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,

@@ -658,7 +658,7 @@ unsafe fn sgnht<T: Real>(
 
 /// # Safety
 ///
-/// The contract of the `sgmcmc_msgnht_*` entry points (`scratch` holds 2n values).
+/// The contract of the `sgmcmc_msgnht_*` entry points.
 unsafe fn msgnht<T: Real>(
     h: T,
     diffusion: T,
@@ -684,7 +684,7 @@ unsafe fn msgnht<T: Real>(
         Buf::new(p, n),
         Buf::new(xi, n),
         Buf::new(grad, n),
-        Buf::new(scratch, n.checked_mul(2).ok_or(SGMCMC_ERR_LENGTH)?),
+        Buf::new(scratch, n),
     ];
     check_buffers(n, &bufs, &[region(rng), region(stats)])?;
     let params = SgnhtParams::new(h, diffusion).map_err(param_code)?;
@@ -708,13 +708,9 @@ unsafe fn msgnht<T: Real>(
     if xi.iter().any(|x| !x.is_finite()) {
         return Err(SGMCMC_ERR_NON_FINITE_INPUT);
     }
-    // `MSgnht::new` sets every ξᵢ to D; the second half of `scratch` keeps the caller's ξ
-    // across the construction so the chain continues from it.
-    let (scratch, saved) = scratch.split_at_mut(n);
-    saved.copy_from_slice(xi);
-    let mut sampler = MSgnht::new(params, integ, theta, p, xi, Workspace::new(grad, scratch))
+    // `MSgnht::resume` keeps the caller's ξ, so the chain continues from it.
+    let mut sampler = MSgnht::resume(params, integ, theta, p, xi, Workspace::new(grad, scratch))
         .map_err(layout_code)?;
-    sampler.thermostat_mut().copy_from_slice(saved);
     let mut out = NO_STATS;
     let r = run(
         &mut sampler,
@@ -972,7 +968,7 @@ macro_rules! entry_points {
         /// mSGNHT (one thermostat per coordinate) with diffusion D ≥ 0.
         ///
         /// Buffers: `theta`, `p`, `xi` (in/out, finite; start ξᵢ = D), `grad` (each `n` values)
-        /// and `scratch` of **2n** values.
+        /// and `scratch` (each `n` values).
         ///
         /// # Safety
         ///

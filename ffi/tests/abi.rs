@@ -59,14 +59,14 @@ extern "C" fn grad_nan(_: *const f64, grad: *mut f64, n: usize, _: *mut c_void) 
     g[2] = f64::NAN;
 }
 
-/// A chain's buffers (scratch has room for mSGNHT's 2n).
+/// A chain's buffers.
 #[derive(Clone, Debug, PartialEq)]
 struct Chain<T> {
     theta: [T; N],
     p: [T; N],
     xi: [T; N],
     grad: [T; N],
-    scratch: [T; 2 * N],
+    scratch: [T; N],
     rng: SgmcmcRng,
     count: u64,
 }
@@ -78,7 +78,7 @@ impl<T: Copy + Default> Chain<T> {
             p: [T::default(); N],
             xi: [xi0; N],
             grad: [T::default(); N],
-            scratch: [T::default(); 2 * N],
+            scratch: [T::default(); N],
             rng: SgmcmcRng::from_seed(seed),
             count: 0,
         }

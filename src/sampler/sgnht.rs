@@ -6,7 +6,7 @@ use super::stats::{ChainState, Sampler, StepStats};
 use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::{
-    Friction, Integrator, Phase, Workspace, check_len, euler_step, splitting_step,
+    Friction, Integrator, Phase, Workspace, check_finite, check_len, euler_step, splitting_step,
 };
 use crate::lanes::sum_map;
 use crate::real::Real;
@@ -215,6 +215,27 @@ impl<'a, T: Real> MSgnht<'a, T> {
         let phase = Phase::new(theta, momentum, work)?;
         check_len(Buffer::Thermostat, phase.theta.len(), thermostat.len())?;
         thermostat.fill(params.diffusion);
+        Ok(MSgnht {
+            params,
+            integrator,
+            phase,
+            xi: thermostat,
+        })
+    }
+
+    /// As [`MSgnht::new`], but keeps ξ as the caller set it (to resume a chain with its own
+    /// thermostats); a non-finite ξᵢ is rejected as [`LayoutError::InvalidValue`].
+    pub fn resume(
+        params: SgnhtParams<T>,
+        integrator: Integrator,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        thermostat: &'a mut [T],
+        work: Workspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
+        let phase = Phase::new(theta, momentum, work)?;
+        check_len(Buffer::Thermostat, phase.theta.len(), thermostat.len())?;
+        check_finite(Buffer::Thermostat, thermostat)?;
         Ok(MSgnht {
             params,
             integrator,

@@ -68,7 +68,7 @@ static int judge(const char* name, const acc* a, long calls, long expected_calls
 static acc results;
 
 static int run_f32(int msgnht, int integrator, uint64_t seed) {
-    float theta[N] = {0}, p[N] = {0}, grad[N], scratch[2 * N];
+    float theta[N] = {0}, p[N] = {0}, grad[N], scratch[N];
     float xi[N] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}; /* xi_0 = A = 1 */
     const float h = 0.05f, a = 1.0f;
     sgmcmc_rng rng;
@@ -96,7 +96,7 @@ static int run_f32(int msgnht, int integrator, uint64_t seed) {
 }
 
 static int run_f64(int msgnht, int integrator, uint64_t seed) {
-    double theta[N] = {0}, p[N] = {0}, grad[N], scratch[2 * N];
+    double theta[N] = {0}, p[N] = {0}, grad[N], scratch[N];
     double xi[N] = {1.0, 1.0, 1.0, 1.0, 1.0};
     const double h = 0.05, a = 1.0;
     const long chunk = 10; /* several steps per call: the chain continues across calls */
