@@ -4,9 +4,10 @@ use crate::error::{Buffer, LayoutError, StepError};
 use crate::lanes::first_non_finite;
 use crate::real::Real;
 
-/// The discretisation of the SDE samplers (SGHMC, SGNHT, mSGNHT).
+/// The discretisation of the SDE samplers (SGHMC, SGNHT, mSGNHT, SGMGT).
 ///
-/// Both use exactly one gradient evaluation per step.
+/// Both use exactly one gradient evaluation per step. For SGMGT's general kinetics the
+/// splitting composes its pieces A–O–B–O–A (see `Sgmgt`'s integrator notes).
 ///
 /// * `Euler`: the first-order scheme of Ding et al. 2014 (Alg. 1) and Li et al. 2016 (§2.2):
 ///   kick p with the friction, gradient and noise, then drift θ and the thermostat with the new p.
