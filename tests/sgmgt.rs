@@ -278,7 +278,11 @@ fn sample<T: Real>(cfg: Config, target: &Gaussian, noise: f64, seed: u64) -> (Mo
     }
 }
 
-/// 10⁶ steps after 10⁵ burn-in, in 50 batches of 2·10⁴ (as tests/stationary.rs); returns the
+/// 10⁶ steps after 10⁵ burn-in, in 25 batches of 4·10⁴. The batches must be much longer than the
+/// slowest autocorrelation time for the batch-means SEs to hold: with a = 2 the velocity ∇K(p) is
+/// small while |p| is large (≈ 0.2 at the typical |p| ≈ 5), so the σ² = 10 coordinate decorrelates
+/// only over ~10⁴ steps — a run of 5·10⁵ steps in batches of 10⁴ underestimated its SE and failed.
+/// Returns the
 /// moments and the rejection rate of the momentum resampling.
 fn drive<T: Real, K: Kinetic<T>, G: Gradient<T>>(
     mut smp: Sgmgt<'_, T, K>,
@@ -288,7 +292,7 @@ fn drive<T: Real, K: Kinetic<T>, G: Gradient<T>>(
     cfg: Config,
 ) -> (Moments, f64) {
     smp.resample_momentum(rng);
-    let m = run(&mut smp, model, rng, target, 100_000, 50, 20_000)
+    let m = run(&mut smp, model, rng, target, 100_000, 25, 40_000)
         .unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
     let (coords, proposals) = smp.resampling_counts();
     (m, 1.0 - coords as f64 / proposals as f64)
