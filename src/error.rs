@@ -45,6 +45,32 @@ pub enum Param {
     Softening,
     /// A scalar inverse mass m⁻¹ of the Gaussian kinetics (must be > 0).
     InverseMass,
+    /// The mass Q of the Nosé–Poincaré thermostat s (SG-NPHMC, 004 eq. 6; must be > 0).
+    ThermostatMass,
+    /// The noise estimate A of SG-NPHMC for the minibatch log-likelihood value L̃(θ), which
+    /// enters the thermostat momentum q (004 eq. 7; must be ≥ 0).
+    EnergyNoise,
+    /// The noise estimate B of SG-NPHMC for the minibatch gradient ∇L̃(θ), which enters the
+    /// momentum p (004 eq. 7; must be ≥ 0).
+    GradientNoise,
+    /// The offset k₀ ≥ 0 of the MCEM M-step weights κ_k = (k + k₀)^−α (004 eq. 5).
+    MStepOffset,
+    /// The exponent α ∈ (½, 1] of the MCEM M-step weights κ_k = (k + k₀)^−α (004 eq. 5).
+    MStepExponent,
+    /// The shrinkage weight λ ∈ \[0, 1\] of the MCEM covariance estimate toward (tr/d)·I.
+    Shrinkage,
+    /// The eigenvalue bounds 0 < m_min ≤ m_max < ∞ of the MCEM precision estimate M⁻¹.
+    PrecisionBounds,
+    /// The rate ν ≥ 1 of the MCEM subsampling offsets, x_i − 1 ~ Poisson(ν iᵈ) (004 §3.2).
+    SubsampleRate,
+    /// The exponent d > 0 of the MCEM subsampling offsets, x_i − 1 ~ Poisson(ν iᵈ) (004 §3.2).
+    SubsampleExponent,
+    /// The level α ∈ (0, 1) of the MCEM confidence interval m_S ± z_{1−α/2} v_S (004 §3.2).
+    ConfidenceLevel,
+    /// The growth divisor S_I ≥ 1 of the MCEM E-step size rule S ← S + S/S_I (004 §3.2).
+    SampleGrowth,
+    /// The MCEM E-step sample count S_count (must be ≥ 2).
+    SampleCount,
 }
 
 impl Param {
@@ -62,6 +88,18 @@ impl Param {
             Param::MonomialExponent => "monomial exponent a",
             Param::Softening => "softening c",
             Param::InverseMass => "inverse mass m⁻¹",
+            Param::ThermostatMass => "thermostat mass Q",
+            Param::EnergyNoise => "energy-noise estimate A",
+            Param::GradientNoise => "gradient-noise estimate B",
+            Param::MStepOffset => "M-step offset k₀",
+            Param::MStepExponent => "M-step exponent α",
+            Param::Shrinkage => "shrinkage λ",
+            Param::PrecisionBounds => "precision bounds [m_min, m_max]",
+            Param::SubsampleRate => "subsampling rate ν",
+            Param::SubsampleExponent => "subsampling exponent d",
+            Param::ConfidenceLevel => "confidence level α",
+            Param::SampleGrowth => "sample-size growth S_I",
+            Param::SampleCount => "E-step sample count S_count",
             Param::FrictionScale => "friction rescaling γ",
             Param::ThetaDiffusion => "θ diffusion σ_θ",
             Param::MomentumDiffusion => "momentum diffusion σ_p",
@@ -208,6 +246,12 @@ pub enum StepError {
         /// The first non-finite coordinate (0 for a scalar thermostat).
         index: usize,
     },
+    /// SG-NPHMC: the quadratic for the half-step thermostat momentum q (004 eq. 7, second line)
+    /// has no real root (negative discriminant), or the full step of the thermostat s would
+    /// leave s ≤ 0 (or infinite): |ε q / (2Q)| ≥ 1. Both mean the step size is too large for
+    /// the current (s, q). The step was abandoned and the state is bit-for-bit what it was
+    /// before it.
+    ThermostatBreakdown,
 }
 
 impl fmt::Display for StepError {
@@ -225,6 +269,10 @@ impl fmt::Display for StepError {
                 f,
                 "{} became non-finite at coordinate {index}; the sampler diverged",
                 buffer.name()
+            ),
+            StepError::ThermostatBreakdown => write!(
+                f,
+                "the Nosé–Poincaré thermostat update has no admissible solution (no real root or s ≤ 0); the step was not taken"
             ),
         }
     }
@@ -286,3 +334,39 @@ impl fmt::Display for LinalgError {
 }
 
 impl core::error::Error for LinalgError {}
+
+/// An MCEM M-step ([`crate::adapt::MStep`]) that could not be taken. In every case the inverse
+/// mass M⁻¹ is left bit-for-bit as it was; the accumulated momentum statistics are kept unless
+/// the variant says otherwise.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum MStepError {
+    /// Fewer than two momentum samples were accumulated: no covariance can be estimated.
+    TooFewSamples {
+        /// The number of samples accumulated.
+        count: u64,
+    },
+    /// The statistics and the M⁻¹ (or scratch) buffers do not fit together, or their structure
+    /// differs (diagonal statistics with a dense M⁻¹ or the reverse).
+    Layout(LinalgError),
+    /// The covariance estimate overflowed (a non-finite entry) or, despite the shrinkage, its
+    /// rescaled version failed its Cholesky factorisation (only possible within rounding of a
+    /// singular estimate). The statistics were consumed (reset).
+    Estimate(LinalgError),
+}
+
+impl fmt::Display for MStepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MStepError::TooFewSamples { count } => write!(
+                f,
+                "the M-step needs at least two momentum samples, {count} were accumulated"
+            ),
+            MStepError::Layout(e) => write!(f, "M-step buffers do not fit: {e}"),
+            MStepError::Estimate(e) => write!(f, "the M-step covariance estimate is unusable: {e}"),
+        }
+    }
+}
+
+impl core::error::Error for MStepError {}

@@ -1,5 +1,10 @@
-//! Adaptation: step-size schedules.
+//! Adaptation: step-size schedules and MCEM mass learning.
 
+mod mcem;
 mod schedules;
 
+pub use mcem::{
+    MStep, MStepParams, MomentStats, PoissonOffsets, SampleSize, TestStats, hmc_test_function,
+    sgnht_test_function, z_critical,
+};
 pub use schedules::StepSchedule;
