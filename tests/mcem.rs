@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 use sgmcmc::adapt::{
-    MStep, MStepParams, MomentStats, PoissonOffsets, SampleSize, TestStats, hmc_test_function,
-    sgnht_test_function, z_critical,
+    MStep, MStepParams, MomentStats, PoissonOffsets, PostMStepQ, SampleSize, TestStats,
+    hmc_test_function, sgnht_test_function, z_critical,
 };
 use sgmcmc::error::MStepError;
 use sgmcmc::kinetic::Mass;
@@ -458,4 +458,78 @@ fn sample_size_rule_and_test_functions() {
     assert_eq!(adaptive.after_m_step(&ts, &[100.0]), 300); // outside: unchanged
     assert_eq!(adaptive.after_m_step(&ts, &[2.5]), 400); // inside: S + S/S_I
     assert_eq!(adaptive.after_m_step(&ts, &[2.5]), 534); // 400 + ⌈400/3⌉
+}
+
+/// The post-M-step q from the subsample means equals the subsample mean of q evaluated sample by
+/// sample with the new M⁻¹ (dense and diagonal), for both test functions.
+#[test]
+fn post_m_step_q_equals_the_mean_of_reevaluated_q() {
+    const D: usize = 3;
+    let mut rng = pcg(21);
+    let states: Vec<(Vec<f64>, Vec<f64>, f64)> = (0..25)
+        .map(|_| {
+            let p = (0..D).map(|_| standard_normal_f64(&mut rng)).collect();
+            let g = (0..D)
+                .map(|_| 3.0 * standard_normal_f64(&mut rng))
+                .collect();
+            (p, g, standard_normal_f64(&mut rng))
+        })
+        .collect();
+    let dense_inv = [2.0, 0.3, -0.1, 0.3, 1.0, 0.2, -0.1, 0.2, 0.5];
+    let diag_inv = [2.0, 1.0, 0.5];
+    for (inv, dense_stats) in [
+        (&dense_inv[..], true),
+        (&diag_inv[..], true),
+        (&diag_inv[..], false),
+    ] {
+        let (mut a, mut b, mut c) = ([0.0; D], [0.0; D], [0.0; D]);
+        let mut pp = vec![0.0; if dense_stats { D * D } else { D }];
+        let mut post = PostMStepQ::new(&mut a, &mut b, &mut c, &mut pp).unwrap();
+        let (mut ref_h, mut ref_s) = ([0.0; 2 * D], [0.0; 2 * D + 1]);
+        for (p, g, xi) in &states {
+            post.push(p, g, *xi).unwrap();
+            let mut mp = [0.0; D];
+            for i in 0..D {
+                mp[i] = if inv.len() == D {
+                    inv[i] * p[i]
+                } else {
+                    (0..D).map(|j| inv[i * D + j] * p[j]).sum()
+                };
+            }
+            let (mut qh, mut qs) = ([0.0; 2 * D], [0.0; 2 * D + 1]);
+            hmc_test_function(&mp, g, &mut qh).unwrap();
+            sgnht_test_function(p, &mp, g, *xi, &mut qs).unwrap();
+            for k in 0..2 * D {
+                ref_h[k] += qh[k] / states.len() as f64;
+            }
+            for k in 0..2 * D + 1 {
+                ref_s[k] += qs[k] / states.len() as f64;
+            }
+        }
+        assert_eq!(post.count(), 25);
+        let (mut h, mut s) = ([0.0; 2 * D], [0.0; 2 * D + 1]);
+        post.hmc(inv, &mut h).unwrap();
+        post.sgnht(inv, &mut s).unwrap();
+        for k in 0..2 * D {
+            assert!(
+                (h[k] - ref_h[k]).abs() < 1e-12,
+                "hmc {k}: {} vs {}",
+                h[k],
+                ref_h[k]
+            );
+        }
+        for k in 0..2 * D + 1 {
+            assert!(
+                (s[k] - ref_s[k]).abs() < 1e-12,
+                "sgnht {k}: {} vs {}",
+                s[k],
+                ref_s[k]
+            );
+        }
+    }
+    // A dense M⁻¹ needs dense second moments for the quadratic term.
+    let (mut a, mut b, mut c, mut pp) = ([0.0; D], [0.0; D], [0.0; D], [0.0; D]);
+    let post = PostMStepQ::new(&mut a, &mut b, &mut c, &mut pp).unwrap();
+    assert!(post.sgnht(&dense_inv, &mut [0.0; 2 * D + 1]).is_err());
+    assert!(post.hmc(&dense_inv, &mut [0.0; 2 * D]).is_ok());
 }

@@ -17,7 +17,8 @@
 //!   eigenvalue-bounded estimate; what is guaranteed is stated on [`MStep::update`].
 //! * [`PoissonOffsets`], [`TestStats`], [`SampleSize`] and [`z_critical`]: the adaptive E-step
 //!   size of 004 §3.2 (subsampling offsets, the confidence interval m_S ± z_{1−α/2} v_S of the
-//!   test function q, and S ← S + S/S_I), or a fixed S_count.
+//!   test function q, and S ← S + S/S_I), or a fixed S_count; [`PostMStepQ`] gives the
+//!   post-M-step q over the same subsample without storing it.
 //!
 //! The sampler wrappers (HMC-EM, SGHMC-EM, SGNHT-EM) are built on these and live elsewhere.
 
@@ -688,6 +689,213 @@ pub fn sgnht_test_function<T: Real>(
     }
     out[2 * d] = quad;
     Ok(())
+}
+
+/// The subsample means that give the *post-M-step* test function without storing the subsample:
+/// p̄, (ξp)‾, (∇L)‾ and the second moment (ppᵀ)‾ over the S subsampled steps of one batch.
+///
+/// Both test functions of 004 §3.2 are linear in M⁻¹ given the chain's (θ, p, ξ), so their mean
+/// over the subsample re-evaluated with the new M⁻¹ is
+///
+/// ```text
+/// HMC-EM:   q̄_post = [M⁻¹ p̄, (∇L)‾]
+/// SGNHT-EM: q̄_post = [M⁻¹ p̄, (∇L)‾ + M⁻¹ (ξp)‾, Σᵢⱼ M⁻¹ᵢⱼ (pᵢpⱼ)‾]
+/// ```
+///
+/// exactly (up to rounding). This is our reading of "the updated values of these functions
+/// using newer M-step estimates" (004 §3.2): the subsample mean of q with the new M⁻¹, compared
+/// with the interval [`TestStats`] built from the same subsample with the old one. Buffers:
+/// `p_mean`, `xi_p_mean`, `grad_mean` of length d ≥ 1 and `pp_mean` of length d² (dense: any
+/// M⁻¹) or d (diagonal: only a diagonal M⁻¹ for the SGNHT quadratic term).
+#[derive(Debug)]
+pub struct PostMStepQ<'a, T> {
+    p_mean: &'a mut [T],
+    xi_p_mean: &'a mut [T],
+    grad_mean: &'a mut [T],
+    pp_mean: &'a mut [T],
+    dense: bool,
+    count: u64,
+}
+
+impl<'a, T: Real> PostMStepQ<'a, T> {
+    /// Zeroed means; `pp_mean.len()` must be d² (dense) or d (diagonal), the others d ≥ 1.
+    pub fn new(
+        p_mean: &'a mut [T],
+        xi_p_mean: &'a mut [T],
+        grad_mean: &'a mut [T],
+        pp_mean: &'a mut [T],
+    ) -> Result<Self, LinalgError> {
+        let d = p_mean.len();
+        if d == 0 {
+            return Err(LinalgError::DimensionMismatch {
+                expected: 1,
+                found: 0,
+            });
+        }
+        for len in [xi_p_mean.len(), grad_mean.len()] {
+            if len != d {
+                return Err(LinalgError::DimensionMismatch {
+                    expected: d,
+                    found: len,
+                });
+            }
+        }
+        let dense = pp_mean.len() == square(d) && d > 1;
+        if !dense && pp_mean.len() != d {
+            return Err(LinalgError::DimensionMismatch {
+                expected: square(d),
+                found: pp_mean.len(),
+            });
+        }
+        let mut q = PostMStepQ {
+            p_mean,
+            xi_p_mean,
+            grad_mean,
+            pp_mean,
+            dense,
+            count: 0,
+        };
+        q.reset();
+        Ok(q)
+    }
+
+    /// Adds the state at one subsampled step: momentum `p`, ∇L(θ) `grad_log_post` (both d,
+    /// finite) and the thermostat `xi` (finite; pass 0 for HMC). Errors leave the means unchanged.
+    pub fn push(&mut self, p: &[T], grad_log_post: &[T], xi: T) -> Result<(), LinalgError> {
+        let d = self.p_mean.len();
+        for v in [p, grad_log_post] {
+            if v.len() != d {
+                return Err(LinalgError::DimensionMismatch {
+                    expected: d,
+                    found: v.len(),
+                });
+            }
+            if let Some(index) = v.iter().position(|x| !x.is_finite()) {
+                return Err(LinalgError::NonFinite { index });
+            }
+        }
+        if !xi.is_finite() {
+            return Err(LinalgError::NonFinite { index: 0 });
+        }
+        self.count = self.count.saturating_add(1);
+        let n = T::from_u64(self.count);
+        for i in 0..d {
+            self.p_mean[i] += (p[i] - self.p_mean[i]) / n;
+            self.xi_p_mean[i] += (xi * p[i] - self.xi_p_mean[i]) / n;
+            self.grad_mean[i] += (grad_log_post[i] - self.grad_mean[i]) / n;
+        }
+        if self.dense {
+            for (k, m) in self.pp_mean.iter_mut().enumerate() {
+                *m += (p[k / d] * p[k % d] - *m) / n;
+            }
+        } else {
+            for (m, &x) in self.pp_mean.iter_mut().zip(p) {
+                *m += (x * x - *m) / n;
+            }
+        }
+        Ok(())
+    }
+
+    /// The number of subsampled steps added since the last reset.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Forgets every step.
+    pub fn reset(&mut self) {
+        self.p_mean.fill(T::ZERO);
+        self.xi_p_mean.fill(T::ZERO);
+        self.grad_mean.fill(T::ZERO);
+        self.pp_mean.fill(T::ZERO);
+        self.count = 0;
+    }
+
+    /// y = M⁻¹ x for a diagonal (d) or dense (d²) `inv_mass`.
+    fn apply(inv_mass: &[T], x: &[T], y: &mut [T]) {
+        let d = x.len();
+        if inv_mass.len() == d {
+            for ((o, &m), &v) in y.iter_mut().zip(inv_mass).zip(x) {
+                *o = m * v;
+            }
+        } else {
+            for (o, row) in y.iter_mut().zip(inv_mass.chunks_exact(d)) {
+                let mut acc = T::ZERO;
+                for (&a, &v) in row.iter().zip(x) {
+                    acc += a * v;
+                }
+                *o = acc;
+            }
+        }
+    }
+
+    fn check_inv_mass(&self, inv_mass: &[T]) -> Result<(), LinalgError> {
+        let d = self.p_mean.len();
+        if inv_mass.len() != d && inv_mass.len() != square(d) {
+            return Err(LinalgError::DimensionMismatch {
+                expected: square(d),
+                found: inv_mass.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The HMC-EM q̄_post = \[M⁻¹ p̄, (∇L)‾\] into `out` (2d) for `inv_mass` given as its
+    /// diagonal (d) or in full (d²). Errors ([`LinalgError::DimensionMismatch`]) leave `out`
+    /// unchanged.
+    pub fn hmc(&self, inv_mass: &[T], out: &mut [T]) -> Result<(), LinalgError> {
+        let d = self.p_mean.len();
+        self.check_inv_mass(inv_mass)?;
+        if out.len() != 2 * d {
+            return Err(LinalgError::DimensionMismatch {
+                expected: 2 * d,
+                found: out.len(),
+            });
+        }
+        let (a, b) = out.split_at_mut(d);
+        Self::apply(inv_mass, self.p_mean, a);
+        b.copy_from_slice(self.grad_mean);
+        Ok(())
+    }
+
+    /// The SGNHT-EM q̄_post = \[M⁻¹ p̄, (∇L)‾ + M⁻¹ (ξp)‾, Σᵢⱼ M⁻¹ᵢⱼ (pᵢpⱼ)‾\] into `out`
+    /// (2d + 1). A dense `inv_mass` (d², d > 1) needs dense second moments; errors
+    /// ([`LinalgError::DimensionMismatch`]) leave `out` unchanged.
+    pub fn sgnht(&self, inv_mass: &[T], out: &mut [T]) -> Result<(), LinalgError> {
+        let d = self.p_mean.len();
+        self.check_inv_mass(inv_mass)?;
+        if inv_mass.len() != d && !self.dense {
+            return Err(LinalgError::DimensionMismatch {
+                expected: d,
+                found: inv_mass.len(),
+            });
+        }
+        if out.len() != 2 * d + 1 {
+            return Err(LinalgError::DimensionMismatch {
+                expected: 2 * d + 1,
+                found: out.len(),
+            });
+        }
+        let (a, rest) = out.split_at_mut(d);
+        let (b, c) = rest.split_at_mut(d);
+        Self::apply(inv_mass, self.p_mean, a);
+        Self::apply(inv_mass, self.xi_p_mean, b);
+        for (o, &g) in b.iter_mut().zip(self.grad_mean.iter()) {
+            *o += g;
+        }
+        let mut quad = T::ZERO;
+        if inv_mass.len() == d {
+            for (i, &m) in inv_mass.iter().enumerate() {
+                let k = if self.dense { i * d + i } else { i };
+                quad += m * self.pp_mean[k];
+            }
+        } else {
+            for (&m, &s) in inv_mass.iter().zip(self.pp_mean.iter()) {
+                quad += m * s;
+            }
+        }
+        c[0] = quad;
+        Ok(())
+    }
 }
 
 /// Per-component sample mean m_S and variance v_S of the test function q over the S subsampled

@@ -4,7 +4,7 @@ mod mcem;
 mod schedules;
 
 pub use mcem::{
-    MStep, MStepParams, MomentStats, PoissonOffsets, SampleSize, TestStats, hmc_test_function,
-    sgnht_test_function, z_critical,
+    MStep, MStepParams, MomentStats, PoissonOffsets, PostMStepQ, SampleSize, TestStats,
+    hmc_test_function, sgnht_test_function, z_critical,
 };
 pub use schedules::StepSchedule;
