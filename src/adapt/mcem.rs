@@ -991,7 +991,7 @@ impl<'a, T: Real> TestStats<'a, T> {
 /// The paper starts S_count at 300 (HMC-, SGHMC-, SGNHT-EM) or 200 (SG-NPHMC-EM) in §4.2 and at
 /// 100 / 50 in §4.3, and gives no α or S_I; the defaults [`SampleSize::DEFAULT_LEVEL`] α = 0.25
 /// and [`SampleSize::DEFAULT_GROWTH`] S_I = 3 are the values Booth & Hobert recommend (from
-/// their paper as we recall it, not checked against 004).
+/// memory of their paper: we could not check their text here; 004 itself gives neither).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum SampleSize<T> {
