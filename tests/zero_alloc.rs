@@ -1,4 +1,4 @@
-//! Zero-heap test: every sampler × integrator × float type (SGMGT / SGMGT-D included) constructs and runs 10,000 steps without one heap allocation.
+//! Zero-heap test: every sampler × integrator × float type (SGMGT / SGMGT-D and SG-NPHMC included) constructs and runs 10,000 steps without one heap allocation.
 //!
 //! A counting `#[global_allocator]` wraps `std::alloc::System`. It counts only while the
 //! thread-local flag `MEASURING` is set, and so only the current thread's calls: the test
@@ -20,8 +20,8 @@ use rand_pcg::Pcg64;
 use sgmcmc::kinetic::MonomialGamma;
 use sgmcmc::rng::standard_normal_f64;
 use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams,
-    Sgnht, SgnhtParams,
+    Hmc, HmcParams, HmcWorkspace, MSgnht, SgNphmc, SgNphmcParams, SgNphmcWorkspace, Sghmc,
+    SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
 };
 use sgmcmc::{Integrator, Model, Real, Sampler, Workspace};
 
@@ -174,6 +174,11 @@ enum Kind {
         diagonal: bool,
         integrator: Integrator,
     },
+    /// SG-NPHMC (004 Alg. 4) with 10 generalized-leapfrog steps per sample and the noise
+    /// estimates A = 0, B = 0.1, identity or diagonal mass.
+    SgNphmc {
+        mass: bool,
+    },
 }
 
 const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
@@ -184,7 +189,7 @@ const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
     }
 }
 
-const KINDS: [(&str, Kind); 17] = [
+const KINDS: [(&str, Kind); 19] = [
     ("SGLD", Kind::Sgld),
     ("SGHMC-E", Kind::Sghmc(Integrator::Euler)),
     ("SGHMC-S", Kind::Sghmc(Integrator::Splitting)),
@@ -202,6 +207,8 @@ const KINDS: [(&str, Kind); 17] = [
     ("SGMGT-D1-S", sgmgt(1.0, true, Integrator::Splitting)),
     ("SGMGT-D2-E", sgmgt(2.0, true, Integrator::Euler)),
     ("SGMGT-D2-S", sgmgt(2.0, true, Integrator::Splitting)),
+    ("SG-NPHMC", Kind::SgNphmc { mass: false }),
+    ("SG-NPHMC-mass", Kind::SgNphmc { mass: true }),
 ];
 
 /// Every buffer a sampler borrows, heap-allocated before the measured window.
@@ -350,6 +357,23 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
             let (theta, p, xi) = (&mut b.theta, &mut b.momentum, &mut b.thermostat);
             match Sgmgt::new(params, kinetic, theta, p, xi, work) {
                 Ok(mut s) => drive(&mut s, &mut grad, rng),
+                Err(_) => failed,
+            }
+        }
+        Kind::SgNphmc { mass } => {
+            let Ok(params) = SgNphmcParams::new(h(0.05), h(10.0), h(0.0), h(0.1), 10) else {
+                return failed;
+            };
+            let inv_mass = if mass { Some(&b.inv_mass[..]) } else { None };
+            let nwork = SgNphmcWorkspace::new(
+                &mut b.gradient,
+                &mut b.saved_theta,
+                &mut b.saved_gradient,
+                &mut b.saved_momentum,
+            );
+            let mut model = Model::new(grad, energy::<T>);
+            match SgNphmc::new(params, inv_mass, &mut b.theta, &mut b.momentum, nwork) {
+                Ok(mut s) => drive(&mut s, &mut model, rng),
                 Err(_) => failed,
             }
         }

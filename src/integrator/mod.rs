@@ -6,14 +6,19 @@
 //! noise scale. The generalized-kinetics samplers (SGMGT, SGMGT-D) use the same two schemes over
 //! general pieces (`GeneralPieces`: a kinetic energy K, a thermostat potential F and first-order
 //! Langevin terms), in `euler_step_general` and `splitting_step_general`. HMC's leapfrog lives
-//! beside them.
+//! beside them, and so does the generalized leapfrog of SG-NPHMC's stochastic Nosé–Poincaré
+//! dynamics (`generalized_leapfrog`).
 
 mod euler;
+mod generalized_leapfrog;
 mod leapfrog;
 mod pieces;
 mod splitting;
 
 pub(crate) use euler::{euler_step, euler_step_general};
+pub(crate) use generalized_leapfrog::{
+    NpConstants, NpScalars, generalized_leapfrog_step, kinetic2, nose_poincare_energy,
+};
 pub(crate) use leapfrog::leapfrog;
 pub(crate) use pieces::{Friction, GeneralPieces, Phase, check_finite, check_len, check_state};
 pub use pieces::{Integrator, Workspace};

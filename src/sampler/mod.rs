@@ -1,6 +1,7 @@
-//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D and HMC.
+//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D, HMC and SG-NPHMC.
 
 mod hmc;
+mod nose_poincare;
 pub(crate) mod params;
 mod sghmc;
 mod sgld;
@@ -9,6 +10,7 @@ mod sgnht;
 mod stats;
 
 pub use hmc::{Hmc, HmcParams, HmcWorkspace};
+pub use nose_poincare::{SgNphmc, SgNphmcParams, SgNphmcWorkspace};
 pub use sghmc::{Sghmc, SghmcParams};
 pub use sgld::{Sgld, SgldParams};
 pub use sgmgt::{Sgmgt, SgmgtParams};
