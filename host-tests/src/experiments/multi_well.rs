@@ -8,6 +8,12 @@
 //! gets the same number of steps, each one gradient evaluation, and starts in the same mode (μ₁,
 //! the top of the pentagon) with a momentum drawn from its kinetic energy's marginal (ξ₀ = 0).
 //!
+//! Beside the paper's three samplers, SGMGT and SGMGT-D (a = 2) also run with the power
+//! softening ([`MonomialGamma::softened_power`], K_c = (p² + c^{−4})^{1/4}, whose curvature is
+//! bounded by c³/2) instead of eq. 12 (curvature ~ c²/(16√|p|), unbounded): [`Method::SgmgtPower`]
+//! and [`Method::SgmgtDPower`]. They are appended to [`Method::ALL`] and run on their own seeds,
+//! so the three original rows are unchanged.
+//!
 //! # Tuning
 //!
 //! Each method is tuned on a grid ([`tuning_grid`]; both integrators, Euler being the paper's):
@@ -37,6 +43,16 @@
 //! between chains: the momentum's heavy tails make excursions), and without resampling of ξ
 //! (T_ξ = 0) and σ_ξ = 0 their thermostat runs away at h ≥ 0.1 (up with Euler: the chain
 //! freezes; down with splitting: it overheats).
+//!
+//! (All of this paragraph is about eq. 12.) With the power softening the a = 2 samplers sample
+//! the right temperature at large steps (23 of 96 SGMGT and 57 of 384 SGMGT-D grid points pass,
+//! up to h = 0.5; all but five of them, and all above h = 0.05, without ξ resampling), so the
+//! step-size handicap above goes away. Exploration at the right temperature does not clearly
+//! improve on SGNHT, though: SGMGT (power, h = 0.3, c = 2) reaches
+//! 3 modes with 5 switches at E\[U\] − U(μ) = 1.02; SGMGT-D (power, h = 0.5, c = 3, Euler) all 5
+//! with 33 switches against SGNHT's 19, but at tail temperature 1.09 against SGNHT's 0.98 —
+//! with barriers ≈ 10.4 that difference alone multiplies the crossing rate by
+//! ≈ exp(10.4 (1/0.98 − 1/1.09)) ≈ 3, more than the observed 1.7.
 
 use super::common::{ExperimentError, RunOptions, sig};
 use crate::models::multi_well::{MODES, ModeTracker, MultiWell};
@@ -67,7 +83,8 @@ pub fn tune_steps(steps: usize) -> usize {
     steps / 2
 }
 
-/// The three samplers of Fig. 3.
+/// The three samplers of Fig. 3, and SGMGT / SGMGT-D with the power softening
+/// ([`MonomialGamma::softened_power`]) instead of 001 eq. 12.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
     /// SGNHT (000 Alg. 1; Gaussian kinetics, one scalar thermostat, A = 0).
@@ -76,11 +93,21 @@ pub enum Method {
     Sgmgt,
     /// SGMGT-D with a = 2: SGMGT plus first-order Langevin terms on θ and ξ (σ_θ, σ_ξ > 0).
     SgmgtD,
+    /// SGMGT with a = 2 and the power softening K_c = (p² + c^{−4})^{1/4} (not in 001).
+    SgmgtPower,
+    /// SGMGT-D with a = 2 and the power softening (not in 001).
+    SgmgtDPower,
 }
 
 impl Method {
-    /// Fig. 3's order.
-    pub const ALL: [Method; 3] = [Method::Sgnht, Method::Sgmgt, Method::SgmgtD];
+    /// Fig. 3's order, then the power-softened variants.
+    pub const ALL: [Method; 5] = [
+        Method::Sgnht,
+        Method::Sgmgt,
+        Method::SgmgtD,
+        Method::SgmgtPower,
+        Method::SgmgtDPower,
+    ];
 
     /// Label for tables and figures.
     pub fn label(&self) -> &'static str {
@@ -88,6 +115,8 @@ impl Method {
             Method::Sgnht => "SGNHT",
             Method::Sgmgt => "SGMGT (a = 2)",
             Method::SgmgtD => "SGMGT-D (a = 2)",
+            Method::SgmgtPower => "SGMGT (a = 2, power)",
+            Method::SgmgtDPower => "SGMGT-D (a = 2, power)",
         }
     }
 
@@ -97,15 +126,37 @@ impl Method {
             Method::Sgnht => "sgnht",
             Method::Sgmgt => "sgmgt",
             Method::SgmgtD => "sgmgt-d",
+            Method::SgmgtPower => "sgmgt-power",
+            Method::SgmgtDPower => "sgmgt-d-power",
         }
     }
 
-    /// Modes visited in the paper's Fig. 3 (§4.1).
-    pub fn paper_modes(&self) -> usize {
+    /// Modes visited in the paper's Fig. 3 (§4.1); `None` for the power-softened variants,
+    /// which the paper does not run.
+    pub fn paper_modes(&self) -> Option<usize> {
         match self {
-            Method::Sgnht => 1,
-            Method::Sgmgt => 3,
-            Method::SgmgtD => 5,
+            Method::Sgnht => Some(1),
+            Method::Sgmgt => Some(3),
+            Method::SgmgtD => Some(5),
+            Method::SgmgtPower | Method::SgmgtDPower => None,
+        }
+    }
+
+    /// Whether the kinetic energy is the power softening rather than 001 eq. 12.
+    pub fn power_softened(&self) -> bool {
+        matches!(self, Method::SgmgtPower | Method::SgmgtDPower)
+    }
+
+    /// The configuration index of the final run's seeds ([`RunOptions::chain_seed`]): the
+    /// original three methods keep the indices they had before the power variants were added
+    /// (checked 0–2, exploration-only 3–5), and the power variants follow (6–9).
+    fn seed_config(&self, criterion: Criterion) -> usize {
+        let pos = Method::ALL.iter().position(|x| x == self).unwrap_or(0);
+        let crit = usize::from(criterion == Criterion::ExploreOnly);
+        if pos < 3 {
+            3 * crit + pos
+        } else {
+            6 + 2 * crit + (pos - 3)
         }
     }
 
@@ -151,7 +202,8 @@ impl Criterion {
 pub struct Settings {
     /// Step size h.
     pub h: f64,
-    /// Softening c of the monomial-gamma kinetics (001 eq. 12).
+    /// Softening c of the monomial-gamma kinetics (001 eq. 12, or the power softening for
+    /// [`Method::SgmgtPower`] and [`Method::SgmgtDPower`]).
     pub c: f64,
     /// σ_p: injected momentum noise (SGNHT's A).
     pub sigma_p: f64,
@@ -190,11 +242,11 @@ impl Settings {
         };
         match method {
             Method::Sgnht => format!("h = {}, A = {}, {scheme}", self.h, self.sigma_p),
-            Method::Sgmgt => format!(
+            Method::Sgmgt | Method::SgmgtPower => format!(
                 "h = {}, c = {}, σ_p = {}, T_p = {}, T_ξ = {}, {scheme}",
                 self.h, self.c, self.sigma_p, self.resample_p, self.resample_xi
             ),
-            Method::SgmgtD => format!(
+            Method::SgmgtD | Method::SgmgtDPower => format!(
                 "h = {}, c = {}, σ_p = {}, σ_θ = {}, σ_ξ = {}, T_p = {}, T_ξ = {}, {scheme}",
                 self.h,
                 self.c,
@@ -236,17 +288,31 @@ pub fn tuned(method: Method, criterion: Criterion) -> Settings {
             mg(0.02, 10.0, 0.01, 0.1, 100, Integrator::Splitting)
         }
         (Method::SgmgtD, Criterion::ExploreOnly) => mg(0.5, 10.0, 0.01, 0.03, 0, Integrator::Euler),
+        (Method::SgmgtPower, Criterion::Checked) => {
+            mg(0.3, 2.0, 0.0, 0.0, 0, Integrator::Splitting)
+        }
+        (Method::SgmgtPower, Criterion::ExploreOnly) => {
+            mg(0.5, 5.0, 0.0, 0.0, 100, Integrator::Euler)
+        }
+        (Method::SgmgtDPower, Criterion::Checked) => mg(0.5, 3.0, 0.1, 0.01, 0, Integrator::Euler),
+        (Method::SgmgtDPower, Criterion::ExploreOnly) => {
+            mg(0.5, 5.0, 0.01, 0.01, 100, Integrator::Euler)
+        }
     }
 }
 
 /// The tuning grid of `method`, every point with both integrators (Euler, the paper's; and the
 /// symmetric splitting scheme): SGNHT over h ∈ {0.05, 0.1, 0.2, 0.3, 0.5, 0.7}; SGMGT over
 /// h ∈ {0.02, 0.05, 0.1, 0.2, 0.3, 0.5} × c ∈ {5, 10} × T_ξ ∈ {100 (the paper's), 0 (never)};
-/// SGMGT-D also over σ_θ ∈ {0.01, 0.1} × σ_ξ ∈ {0.03, 0.1, 0.3}. σ_p = 1 (the sampler's
-/// default) and T_p = 100 (the paper's) throughout.
+/// SGMGT-D also over σ_θ ∈ {0.01, 0.1} × σ_ξ ∈ {0.03, 0.1, 0.3}. The power-softened variants
+/// use the same h and T_ξ but c ∈ {1, 2, 3, 5} (the thermostat's largest step γ h c³/2 is
+/// ≤ 1 for c = 1 at every h, c = 2 up to h = 0.2, c = 3 up to h = 0.05, and > 1 for c = 5
+/// everywhere), SGMGT-D (power) with σ_θ ∈ {0.01, 0.1} × σ_ξ ∈ {0.01, 0.03}. σ_p = 1 (the
+/// sampler's default) and T_p = 100 (the paper's) throughout.
 pub fn tuning_grid(method: Method) -> Vec<Settings> {
     const H: [f64; 6] = [0.02, 0.05, 0.1, 0.2, 0.3, 0.5];
     const C: [f64; 2] = [5.0, 10.0];
+    const C_POWER: [f64; 4] = [1.0, 2.0, 3.0, 5.0];
     const T_XI: [usize; 2] = [100, 0];
     let base = |h, c, t_xi| Settings {
         h,
@@ -268,6 +334,32 @@ pub fn tuning_grid(method: Method) -> Vec<Settings> {
                 for c in C {
                     for t in T_XI {
                         out.push(base(h, c, t));
+                    }
+                }
+            }
+        }
+        Method::SgmgtPower => {
+            for h in H {
+                for c in C_POWER {
+                    for t in T_XI {
+                        out.push(base(h, c, t));
+                    }
+                }
+            }
+        }
+        Method::SgmgtDPower => {
+            for h in H {
+                for c in C_POWER {
+                    for t in T_XI {
+                        for sigma_theta in [0.01, 0.1] {
+                            for sigma_xi in [0.01, 0.03] {
+                                out.push(Settings {
+                                    sigma_theta,
+                                    sigma_xi,
+                                    ..base(h, c, t)
+                                });
+                            }
+                        }
                     }
                 }
             }
@@ -372,8 +464,13 @@ pub fn run_chain(
                 tick(pb, t);
             }
         }
-        Method::Sgmgt | Method::SgmgtD => {
-            let kinetic = MonomialGamma::softened(MONOMIAL_A, settings.c).map_err(|e| bad(&e))?;
+        Method::Sgmgt | Method::SgmgtD | Method::SgmgtPower | Method::SgmgtDPower => {
+            let kinetic = if method.power_softened() {
+                MonomialGamma::softened_power(MONOMIAL_A, settings.c)
+            } else {
+                MonomialGamma::softened(MONOMIAL_A, settings.c)
+            }
+            .map_err(|e| bad(&e))?;
             let prm = SgmgtParams::new(settings.h)
                 .and_then(|q| q.with_sigma_p(settings.sigma_p))
                 .and_then(|q| q.with_gamma(GAMMA))
@@ -674,8 +771,9 @@ pub fn run(opts: &RunOptions) -> Result<MultiWellResult, ExperimentError> {
     let outs: Vec<Result<ChainRun, ExperimentError>> = tasks
         .par_iter()
         .map(|&(k, c)| {
-            let (m, _, s) = chosen[k];
-            run_chain(&model, m, &s, steps, thin, opts.chain_seed(k, c), &pb)
+            let (m, crit, s) = chosen[k];
+            let seed = opts.chain_seed(m.seed_config(crit), c);
+            run_chain(&model, m, &s, steps, thin, seed, &pb)
         })
         .collect();
     pb.finish_and_clear();
@@ -935,7 +1033,9 @@ pub fn table(r: &MultiWellResult) -> Table {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(" "),
-            run.method.paper_modes().to_string(),
+            run.method
+                .paper_modes()
+                .map_or("–".into(), |m| m.to_string()),
             run.switches().to_string(),
             sig(run.potential_temperature(), 3),
             sig(run.tail_temperature, 3),
