@@ -188,8 +188,11 @@ impl<T: Real> SgmgtParams<T> {
 /// σ_ξ = 0: eq. 12 a = 2 with c = 5 gives E\[U\] = 1.02 (Euler) and 1.18 (splitting, truth 1), with
 /// c = 20 ξ ends at +1859 (Euler, frozen chain) or −93 (splitting, E\[U\] = 274); the power
 /// softening a = 2, c = 5 (h c³/2 = 0.6) stays correct even with gradient noise B = 1 (E\[U\] =
-/// 0.98 with splitting), and with c = 20 runs away like eq. 12. The paper's remedies work: with
-/// T_ξ = 100 every eq. 12 run above has E\[U\] within 5 % of 1, and σ_ξ = 0.1 tames c = 5. So: keep
+/// 0.98 with splitting), and with c = 20 runs away like eq. 12. The paper's remedies mostly work
+/// (single 2-d chains, Monte Carlo error a few %): with T_ξ = 100, eq. 12 a = 2 gives E\[U\] of
+/// 0.95–1.05 at c = 5 and 1.03–1.05 at c = 20 except 1.12 with σ_ξ = 0.1 and splitting; without
+/// ξ resampling, σ_ξ = 0.1 brings c = 5 to 0.98 (Euler) / 0.93 (splitting) and c = 20 to ≈ 1.6,
+/// with ξ̄ still wandering (sd 16). So: keep
 /// T_ξ resampling (the default) or σ_ξ > 0 with eq. 12 at a = 2, or use the power softening with
 /// h c^{2a−1}/a ≲ 1 when the gradient is noisy (where ξ resampling is itself a bias, above).
 ///
