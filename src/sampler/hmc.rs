@@ -122,25 +122,7 @@ impl<'a, T: Real> Hmc<'a, T> {
         momentum: &'a mut [T],
         work: HmcWorkspace<'a, T>,
     ) -> Result<Self, LayoutError> {
-        let n = theta.len();
-        if n == 0 {
-            return Err(LayoutError::Empty);
-        }
-        check_len(Buffer::Momentum, n, momentum.len())?;
-        check_len(Buffer::Gradient, n, work.gradient.len())?;
-        check_len(Buffer::SavedTheta, n, work.saved_theta.len())?;
-        check_len(Buffer::SavedGradient, n, work.saved_gradient.len())?;
-        check_len(Buffer::SavedMomentum, n, work.saved_momentum.len())?;
-        check_finite(Buffer::Theta, theta)?;
-        if let Some(m) = inv_mass {
-            check_len(Buffer::InverseMass, n, m.len())?;
-            if let Some(index) = m.iter().position(|&x| !(x.is_finite() && x > T::ZERO)) {
-                return Err(LayoutError::InvalidValue {
-                    buffer: Buffer::InverseMass,
-                    index,
-                });
-            }
-        }
+        check_layout(theta, momentum, inv_mass, &work, false)?;
         Ok(Hmc {
             params,
             inv_mass,
@@ -154,12 +136,9 @@ impl<'a, T: Real> Hmc<'a, T> {
         })
     }
 
-    /// Draws p ~ N(0, M): pᵢ = ζᵢ / √(M⁻¹)ᵢ.
+    /// Draws p ~ N(0, M).
     fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        fill_standard_normal(rng, self.p);
-        if let Some(m) = self.inv_mass {
-            zip2(self.p, m, |_, p, m| *p /= m.sqrt());
-        }
+        draw_momentum(rng, self.p, self.inv_mass);
     }
 
     /// ½ pᵀM⁻¹p
@@ -169,6 +148,54 @@ impl<'a, T: Real> Hmc<'a, T> {
                 None => sum_map(self.p, |p| p * p),
                 Some(m) => sum_map2(self.p, m, |p, m| p * p * m),
             }
+    }
+}
+
+/// The layout checks shared by the samplers that borrow an [`HmcWorkspace`] and a diagonal
+/// inverse mass (HMC, SG-NPHMC): θ non-empty and finite, every buffer of θ's length, M⁻¹ finite
+/// and > 0; p finite too when `finite_momentum` (HMC redraws p before using it, so it does not
+/// ask).
+pub(crate) fn check_layout<T: Real>(
+    theta: &[T],
+    momentum: &[T],
+    inv_mass: Option<&[T]>,
+    work: &HmcWorkspace<'_, T>,
+    finite_momentum: bool,
+) -> Result<(), LayoutError> {
+    let n = theta.len();
+    if n == 0 {
+        return Err(LayoutError::Empty);
+    }
+    check_len(Buffer::Momentum, n, momentum.len())?;
+    check_len(Buffer::Gradient, n, work.gradient.len())?;
+    check_len(Buffer::SavedTheta, n, work.saved_theta.len())?;
+    check_len(Buffer::SavedGradient, n, work.saved_gradient.len())?;
+    check_len(Buffer::SavedMomentum, n, work.saved_momentum.len())?;
+    check_finite(Buffer::Theta, theta)?;
+    if finite_momentum {
+        check_finite(Buffer::Momentum, momentum)?;
+    }
+    if let Some(m) = inv_mass {
+        check_len(Buffer::InverseMass, n, m.len())?;
+        if let Some(index) = m.iter().position(|&x| !(x.is_finite() && x > T::ZERO)) {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::InverseMass,
+                index,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Draws p ~ N(0, M) for a diagonal mass: pᵢ = ζᵢ / √(M⁻¹)ᵢ (identity when `inv_mass` is `None`).
+pub(crate) fn draw_momentum<T: Real, R: Rng + ?Sized>(
+    rng: &mut R,
+    p: &mut [T],
+    inv_mass: Option<&[T]>,
+) {
+    fill_standard_normal(rng, p);
+    if let Some(m) = inv_mass {
+        zip2(p, m, |_, p, m| *p /= m.sqrt());
     }
 }
 

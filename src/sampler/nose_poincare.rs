@@ -1,13 +1,13 @@
 //! SG-NPHMC: stochastic-gradient Nosé–Poincaré HMC (Roychowdhury & Parthasarathy, 004 §3.4,
 //! Alg. 4), with a diagonal (or identity) mass.
 
+use super::hmc::{HmcWorkspace, check_layout, draw_momentum};
 use super::params::{non_negative, positive};
 use super::stats::{ChainState, Sampler, StepStats};
 use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Energy;
 use crate::integrator::{
-    NpConstants, NpScalars, check_finite, check_len, generalized_leapfrog_step, kinetic2,
-    nose_poincare_energy,
+    NpConstants, NpScalars, generalized_leapfrog_step, kinetic2, nose_poincare_energy,
 };
 use crate::lanes::first_non_finite;
 use crate::real::Real;
@@ -79,35 +79,10 @@ impl<T: Real> SgNphmcParams<T> {
     }
 }
 
-/// The caller-owned buffers SG-NPHMC needs besides θ and p, all of θ's length.
-#[derive(Debug)]
-pub struct SgNphmcWorkspace<'a, T> {
-    /// ∇Ũ at the current θ (kept between steps, so L leapfrog steps cost L gradients).
-    pub gradient: &'a mut [T],
-    /// θ before a step (restored if the step is abandoned).
-    pub saved_theta: &'a mut [T],
-    /// The gradient before a step.
-    pub saved_gradient: &'a mut [T],
-    /// p before a step.
-    pub saved_momentum: &'a mut [T],
-}
-
-impl<'a, T> SgNphmcWorkspace<'a, T> {
-    /// Groups the four buffers.
-    pub fn new(
-        gradient: &'a mut [T],
-        saved_theta: &'a mut [T],
-        saved_gradient: &'a mut [T],
-        saved_momentum: &'a mut [T],
-    ) -> Self {
-        SgNphmcWorkspace {
-            gradient,
-            saved_theta,
-            saved_gradient,
-            saved_momentum,
-        }
-    }
-}
+/// The caller-owned buffers SG-NPHMC needs besides θ and p, all of θ's length: the same four as
+/// HMC's (the gradient at the current θ, and θ, the gradient and p saved to restore an abandoned
+/// step).
+pub type SgNphmcWorkspace<'a, T> = HmcWorkspace<'a, T>;
 
 /// SG-NPHMC (004 §3.4, Alg. 4): stochastic-gradient Nosé–Poincaré dynamics integrated by the
 /// generalized leapfrog, with p and q redrawn before every block of L steps.
@@ -204,26 +179,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         momentum: &'a mut [T],
         work: SgNphmcWorkspace<'a, T>,
     ) -> Result<Self, LayoutError> {
-        let n = theta.len();
-        if n == 0 {
-            return Err(LayoutError::Empty);
-        }
-        check_len(Buffer::Momentum, n, momentum.len())?;
-        check_len(Buffer::Gradient, n, work.gradient.len())?;
-        check_len(Buffer::SavedTheta, n, work.saved_theta.len())?;
-        check_len(Buffer::SavedGradient, n, work.saved_gradient.len())?;
-        check_len(Buffer::SavedMomentum, n, work.saved_momentum.len())?;
-        check_finite(Buffer::Theta, theta)?;
-        check_finite(Buffer::Momentum, momentum)?;
-        if let Some(m) = inv_mass {
-            check_len(Buffer::InverseMass, n, m.len())?;
-            if let Some(index) = m.iter().position(|&x| !(x.is_finite() && x > T::ZERO)) {
-                return Err(LayoutError::InvalidValue {
-                    buffer: Buffer::InverseMass,
-                    index,
-                });
-            }
-        }
+        check_layout(theta, momentum, inv_mass, &work, true)?;
         Ok(SgNphmc {
             params,
             inv_mass,
@@ -308,13 +264,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
 
     /// Draws p ~ N(0, M) and q ~ N(0, Q) and resets s = 1 (H₀ is then stale).
     fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        for (i, pi) in self.p.iter_mut().enumerate() {
-            let z = T::standard_normal(rng);
-            *pi = match self.inv_mass {
-                None => z,
-                Some(m) => z / m[i].sqrt(),
-            };
-        }
+        draw_momentum(rng, self.p, self.inv_mass);
         self.q = self.params.thermostat_mass.sqrt() * T::standard_normal(rng);
         self.s = T::ONE;
         self.h0 = None;
