@@ -22,6 +22,10 @@ enum Command {
     /// Zhang et al. 2017 §4.2 (Table 1): Bayesian logistic regression on Pima, Ripley, Caravan
     /// and breast cancer; held-out AUROC and median ESS of SGNHT, SGMGT and SGMGT-D.
     Blr(BlrArgs),
+    /// Roychowdhury & Parthasarathy 2017 §4.2 (Tables 2–3): the eight samplers on a synthetic 2-d
+    /// Bayesian logistic regression; per-iteration times on it, Pima and Ripley.
+    #[command(name = "blr-2d")]
+    Blr2d(McemArgs),
     /// Sample a Bayesian linear regression with minibatch gradients; print the posterior beside
     /// the exact one.
     Demo(DemoArgs),
@@ -51,6 +55,10 @@ enum Command {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Roychowdhury & Parthasarathy 2017 §4.1 (Table 1): HMC, SGHMC, SGNHT, SG-NPHMC and their
+    /// MCEM variants on the mean and precision of a 1-d Gaussian.
+    #[command(name = "normal-1d")]
+    Normal1d(McemArgs),
     /// Ding et al. 2014 App. E (Table 1): SGHMC vs SGNHT on a Normal–Gamma posterior.
     NormalGamma {
         #[command(flatten)]
@@ -106,6 +114,34 @@ struct BlrArgs {
     /// Run the step-size search on a validation split of the training data instead.
     #[arg(long)]
     tune: bool,
+}
+
+#[derive(Args)]
+struct McemArgs {
+    /// Base seed (of the chains; the data sets are fixed).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Independent runs per method [default: 5, or 2 with --quick].
+    #[arg(long, visible_alias = "chains")]
+    runs: Option<usize>,
+    /// Output directory for CSV files and PNG figures.
+    #[arg(long, default_value = "host-tests/out")]
+    out: PathBuf,
+    /// CI-sized run (seconds) instead of the paper-sized one.
+    #[arg(long)]
+    quick: bool,
+}
+
+impl McemArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions {
+            seed: self.seed,
+            chains: self.runs.unwrap_or(if self.quick { 2 } else { 5 }),
+            out: self.out.clone(),
+            quick: self.quick,
+            progress: true,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -237,6 +273,19 @@ fn main() -> ExitCode {
             };
             finish(r, &o.out)
         }
+        Some(Command::Blr2d(a)) => {
+            let o = a.options();
+            let r = experiments::blr_2d::run(&o).map(|r| {
+                format!(
+                    "{}\nTable 2 (RMSE about the reference posterior mean; mean ± sd over runs):\n{}\nTable 3 (ms per iteration, one timing chain each):\n{}\nTuning candidates (one chain each):\n{}",
+                    experiments::blr_2d::header(&r),
+                    experiments::blr_2d::table(&r),
+                    experiments::blr_2d::times_table(&r),
+                    experiments::mcem::tuning_table(&r.tuning)
+                )
+            });
+            finish(r, &o.out)
+        }
         Some(Command::DoubleWell { common, integrator }) => {
             let o = common.options();
             let r = experiments::double_well::run(&o, integrator.into()).map(|r| {
@@ -277,6 +326,18 @@ fn main() -> ExitCode {
             let o = common.options();
             let r =
                 experiments::multi_well::run(&o).map(|r| experiments::multi_well::report(&r, &o));
+            finish(r, &o.out)
+        }
+        Some(Command::Normal1d(a)) => {
+            let o = a.options();
+            let r = experiments::normal_1d::run(&o).map(|r| {
+                format!(
+                    "{}\n{}\nTuning candidates (one chain each):\n{}",
+                    experiments::normal_1d::header(&r),
+                    experiments::normal_1d::table(&r),
+                    experiments::mcem::tuning_table(&r.tuning)
+                )
+            });
             finish(r, &o.out)
         }
         Some(Command::NormalGamma { common, integrator }) => {

@@ -1,0 +1,561 @@
+//! `blr-2d`: the eight samplers of 004 Tables 2–3 on a synthetic 2-d Bayesian logistic regression, and their per-iteration times on it, Pima and Ripley (004 §4.2).
+//!
+//! Data: [`crate::models::mixture_logistic::synthetic_2d`] with N = 2000 and the fixed seed
+//! [`DATA_SEED`]; prior N(0, 10 I), no intercept. 10,000 burn-in iterations, minibatches of 100,
+//! L = 10 leapfrog steps per iteration (004 §4.2 picks L from {10, 20, 30}; its Table 3 uses 10,
+//! and so do we everywhere), [`KEPT`] recorded iterations, every chain from W = 0. Step sizes
+//! from {10⁻², 10⁻⁴, 10⁻⁶} and noise terms (SGHMC's A, SGNHT's A, SG-NPHMC's A = B) from
+//! {0.001, 0.01, 0.1, 1, 10}, as 004 says, chosen per base sampler by one tuning chain per
+//! candidate (own seeds) with the smallest [`super::mcem::tuning_score`] against the reference;
+//! the -EM variants use their base's settings and S_count = 300 (200 for SG-NPHMC-EM), 004 §4.2.
+//!
+//! # Reference and RMSE
+//!
+//! The reference posterior is a long HMC run ([`REFERENCE_KEPT`] iterations after
+//! [`REFERENCE_BURN_IN`], ε = 10⁻², L = 10, full gradients), reported with its acceptance rate and
+//! its Monte Carlo standard error sd/√ESS; it is checked against a 2-d quadrature of the exact
+//! posterior on a 301 × 301 grid over the Laplace mode ± 8 Laplace sds (the two agree to within
+//! the run's Monte Carlo error, printed in the report). Then for each method and weight Wⱼ:
+//!
+//! * **RMSE(Wⱼ)** = √(mean over post-burn-in samples of (W_sj − W̄ⱼ)²), W̄ the reference posterior
+//!   mean: how far the samples lie from the posterior mean. A sampler drawing from the posterior
+//!   scores its posterior sd (the "reference" row); less means under-dispersed samples.
+//! * **error of the posterior mean**: √(mean over runs of (sample mean − W̄ⱼ)²).
+//! * **sd ratio**: sample sd / reference sd.
+//!
+//! 004 does not define its RMSE; we cannot tell whether its numbers are against the reference
+//! mean or the generating W = [1, −1], so the generating-value RMSE is in the CSV as well.
+//!
+//! # Times (Table 3)
+//!
+//! One timing chain per method and data set, single-threaded, one after the other: synthetic,
+//! Pima (training split, 426 × 8 with intercept) and Ripley (250 × 7, cubic basis), as loaded by
+//! [`crate::models::logistic_regression::DataSet::load`]. The paper's Australian credit (690 × 14)
+//! and Heart (270 × 13) sets are not in `host-tests/data`; Pima and Ripley stand in for them, so
+//! the ratios in those columns compare different data sets of similar size.
+
+use super::common::{ExperimentError, RunOptions, sig};
+use super::mcem::{
+    ChainPlan, Method, MethodRow, Settings, TuningRow, as_is, best, cell, histogram_curve,
+    method_series, run_chain, run_methods, time_method, tune,
+};
+use crate::diagnostics::ess;
+use crate::models::LogisticRegression;
+use crate::models::logistic_regression::{DataSet, PRIOR_VARIANCE, data_dir};
+use crate::models::mixture_logistic::{TRUE_WEIGHTS, synthetic_2d};
+use crate::plot::{Chart, Scale, Series, line_chart};
+use crate::report::Table;
+
+/// Data points N (004 §4.2).
+pub const N: usize = 2000;
+/// Seed of the synthetic data set (fixed).
+pub const DATA_SEED: u64 = 4002;
+/// Minibatch size (004 §4.2).
+pub const BATCH: usize = 100;
+/// Leapfrog steps per iteration (004 Table 3's setting).
+pub const LEAPFROG: u32 = 10;
+/// Burn-in iterations (004 §4.2).
+pub const BURN_IN: usize = 10_000;
+/// Recorded iterations (our choice; the paper does not say).
+pub const KEPT: usize = 10_000;
+/// Step sizes tried (004 §4.2).
+pub const STEPS: [f64; 3] = [1e-2, 1e-4, 1e-6];
+/// Noise terms tried (004 §4.2).
+pub const NOISES: [f64; 5] = [0.001, 0.01, 0.1, 1.0, 10.0];
+/// Reference run: HMC step.
+pub const REFERENCE_STEP: f64 = 1e-2;
+/// Reference run: burn-in iterations.
+pub const REFERENCE_BURN_IN: usize = 2_000;
+/// Reference run: recorded iterations.
+pub const REFERENCE_KEPT: usize = 50_000;
+/// Initial W.
+pub const INIT: [f64; 2] = [0.0, 0.0];
+
+/// 004 Table 2 (RMSE W₀, W₁) and Table 3 (ms per iteration: synthetic, Australian, Heart).
+pub const PAPER: [(Method, [f64; 2], [f64; 3]); 8] = [
+    (Method::Hmc, [0.0456, 0.1290], [1.435, 0.987, 0.791]),
+    (Method::HmcEm, [0.0145, 0.0851], [1.428, 0.970, 0.799]),
+    (Method::Sghmc, [0.2812, 0.2717], [0.200, 0.136, 0.112]),
+    (Method::SghmcEm, [0.2804, 0.2583], [0.203, 0.141, 0.131]),
+    (Method::SgNphmc, [0.4945, 0.4263], [0.731, 0.512, 0.403]),
+    (Method::SgNphmcEm, [0.0990, 0.4229], [0.803, 0.525, 0.426]),
+    (Method::Sgnht, [0.2035, 0.1921], [0.302, 0.270, 0.166]),
+    (Method::SgnhtEm, [0.1983, 0.1729], [0.306, 0.251, 0.175]),
+];
+
+/// S_count of a method (004 §4.2: 300, and 200 for SG-NPHMC-EM).
+fn s_count(method: Method) -> usize {
+    if method.base() == Method::SgNphmc {
+        200
+    } else {
+        300
+    }
+}
+
+fn settings(method: Method, step: f64, noise: f64) -> Settings {
+    Settings {
+        step,
+        noise,
+        leapfrog: LEAPFROG,
+        batch: BATCH,
+        s_count: s_count(method),
+    }
+}
+
+fn candidates(method: Method) -> Vec<Settings> {
+    match method {
+        Method::Hmc => STEPS.iter().map(|&h| settings(method, h, 0.0)).collect(),
+        _ => STEPS
+            .iter()
+            .flat_map(|&h| NOISES.iter().map(move |&a| settings(method, h, a)))
+            .collect(),
+    }
+}
+
+/// Lengths of one run of the experiment.
+#[derive(Clone, Copy, Debug)]
+pub struct Lengths {
+    /// Burn-in iterations.
+    pub burn_in: usize,
+    /// Recorded iterations.
+    pub kept: usize,
+    /// Recorded iterations of the reference run.
+    pub reference: usize,
+    /// Recorded iterations of a timing chain.
+    pub timed: usize,
+}
+
+impl Lengths {
+    /// The paper-sized run, or the `--quick` one.
+    pub fn of(opts: &RunOptions) -> Self {
+        if opts.quick {
+            Lengths {
+                burn_in: 2000,
+                kept: 2000,
+                reference: 5000,
+                timed: 200,
+            }
+        } else {
+            Lengths {
+                burn_in: BURN_IN,
+                kept: KEPT,
+                reference: REFERENCE_KEPT,
+                timed: 2000,
+            }
+        }
+    }
+}
+
+/// The reference posterior summary.
+#[derive(Clone, Debug)]
+pub struct Reference {
+    /// Posterior means of the long HMC run.
+    pub mean: [f64; 2],
+    /// Posterior sds of the long HMC run.
+    pub sd: [f64; 2],
+    /// Its Monte Carlo standard errors of the means, sd/√ESS.
+    pub mcse: [f64; 2],
+    /// Its mean acceptance rate.
+    pub acceptance: f64,
+    /// Quadrature means.
+    pub quadrature_mean: [f64; 2],
+    /// Quadrature sds.
+    pub quadrature_sd: [f64; 2],
+    /// Quadrature marginal densities of W₀ and W₁ on their grids.
+    pub marginals: [Vec<(f64, f64)>; 2],
+}
+
+/// Per-iteration times of one method on the three data sets.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// Method.
+    pub method: Method,
+    /// ms per iteration on synthetic, Pima, Ripley (or why not).
+    pub ms: [Result<f64, String>; 3],
+}
+
+/// The experiment's result.
+#[derive(Clone, Debug)]
+pub struct Blr2d {
+    /// The reference.
+    pub reference: Reference,
+    /// One row per method, in [`Method::ALL`]'s order.
+    pub rows: Vec<MethodRow>,
+    /// Every tuning candidate.
+    pub tuning: Vec<TuningRow>,
+    /// Times on the three data sets.
+    pub timings: Vec<Timing>,
+    /// Lengths used.
+    pub lengths: Lengths,
+}
+
+/// The exact posterior moments and marginals by quadrature on a 301 × 301 grid over the Laplace
+/// mode ± 8 Laplace sds (midpoint rule; the posterior mass outside is < 10⁻¹⁴ for a near-Gaussian
+/// posterior).
+/// Posterior means, sds and the two marginal densities.
+type Quadrature = ([f64; 2], [f64; 2], [Vec<(f64, f64)>; 2]);
+
+fn quadrature(model: &LogisticRegression) -> Option<Quadrature> {
+    let lap = model.laplace()?;
+    let n = 301;
+    let axis = |j: usize| -> Vec<f64> {
+        let (lo, hi) = (lap.mode[j] - 8.0 * lap.sd[j], lap.mode[j] + 8.0 * lap.sd[j]);
+        (0..n)
+            .map(|i| lo + (hi - lo) * (i as f64 + 0.5) / n as f64)
+            .collect()
+    };
+    let (a0, a1) = (axis(0), axis(1));
+    let u0 = model.potential(&lap.mode);
+    let mut m0 = vec![0.0; n];
+    let mut m1 = vec![0.0; n];
+    for (i, &w0) in a0.iter().enumerate() {
+        for (k, &w1) in a1.iter().enumerate() {
+            let w = (u0 - model.potential(&[w0, w1])).exp();
+            m0[i] += w;
+            m1[k] += w;
+        }
+    }
+    let moments = |axis: &[f64], m: &[f64]| {
+        let z: f64 = m.iter().sum();
+        let mean = axis.iter().zip(m).map(|(x, w)| x * w).sum::<f64>() / z;
+        let var = axis
+            .iter()
+            .zip(m)
+            .map(|(x, w)| (x - mean).powi(2) * w)
+            .sum::<f64>()
+            / z;
+        let dx = axis[1] - axis[0];
+        let density: Vec<(f64, f64)> = axis
+            .iter()
+            .zip(m)
+            .map(|(x, w)| (*x, w / (z * dx)))
+            .collect();
+        (mean, var.sqrt(), density)
+    };
+    let (mean0, sd0, d0) = moments(&a0, &m0);
+    let (mean1, sd1, d1) = moments(&a1, &m1);
+    Some(([mean0, mean1], [sd0, sd1], [d0, d1]))
+}
+
+fn reference(
+    model: &LogisticRegression,
+    lengths: &Lengths,
+    opts: &RunOptions,
+) -> Result<Reference, ExperimentError> {
+    let (quadrature_mean, quadrature_sd, marginals) = quadrature(model).ok_or_else(|| {
+        ExperimentError::Invalid("the Laplace approximation failed (Hessian not SPD)".into())
+    })?;
+    let plan = ChainPlan {
+        init: &INIT,
+        burn_in: REFERENCE_BURN_IN.min(lengths.reference),
+        kept: lengths.reference,
+        seed: opts.chain_seed(999, 0),
+        report: as_is,
+    };
+    let chain = run_chain(
+        model,
+        Method::Hmc,
+        &settings(Method::Hmc, REFERENCE_STEP, 0.0),
+        &plan,
+    )
+    .map_err(|e| ExperimentError::Invalid(format!("reference run: {e}")))?;
+    let mut mean = [0.0; 2];
+    let mut sd = [0.0; 2];
+    let mut mcse = [0.0; 2];
+    for j in 0..2 {
+        (mean[j], sd[j]) = chain.mean_sd(j);
+        let e = ess(&[chain.coordinate(j)])
+            .map_err(|e| ExperimentError::Invalid(format!("reference ESS: {e}")))?;
+        mcse[j] = sd[j] / e.ess.sqrt();
+    }
+    Ok(Reference {
+        mean,
+        sd,
+        mcse,
+        acceptance: chain.acceptance.unwrap_or(f64::NAN),
+        quadrature_mean,
+        quadrature_sd,
+        marginals,
+    })
+}
+
+/// Runs the experiment; writes `blr-2d.csv`, `blr-2d-times.csv`, `blr-2d-tuning.csv` and
+/// `blr-2d-w0.png`, `blr-2d-w1.png` (sample histograms against the quadrature marginals).
+pub fn run(opts: &RunOptions) -> Result<Blr2d, ExperimentError> {
+    opts.prepare()?;
+    let model = synthetic_2d(N, DATA_SEED);
+    let lengths = Lengths::of(opts);
+    let reference = reference(&model, &lengths, opts)?;
+    let plan = |seed: u64| ChainPlan {
+        init: &INIT,
+        burn_in: lengths.burn_in,
+        kept: lengths.kept,
+        seed,
+        report: as_is,
+    };
+    let grid: Vec<(Method, Settings)> =
+        [Method::Hmc, Method::Sghmc, Method::SgNphmc, Method::Sgnht]
+            .into_iter()
+            .flat_map(|m| candidates(m).into_iter().map(move |s| (m, s)))
+            .collect();
+    let tuning = tune(
+        &model,
+        &grid,
+        plan,
+        |k| opts.chain_seed(100 + k, 0),
+        &reference.mean,
+        &reference.sd,
+    );
+    let settings_of = |method: Method| {
+        let b = best(&tuning, method.base()).unwrap_or_else(|| candidates(method.base())[0]);
+        Settings {
+            s_count: s_count(method),
+            ..b
+        }
+    };
+    let rows = run_methods(&model, settings_of, plan, opts, lengths.timed);
+
+    // Table 3: times on the synthetic set (from `rows`), Pima and Ripley.
+    let dir = data_dir();
+    let loaded: Vec<Result<LogisticRegression, String>> = [DataSet::Pima, DataSet::Ripley]
+        .into_iter()
+        .map(|ds| {
+            ds.load(&dir)
+                .map(|(train, _)| LogisticRegression::new(train, PRIOR_VARIANCE))
+                .map_err(|e| e.to_string())
+        })
+        .collect();
+    let mut timings = Vec::new();
+    for (m, row) in rows.iter().enumerate() {
+        let synthetic = row.ms_per_iteration.ok_or_else(|| "not run".to_string());
+        let mut ms = [synthetic, Err(String::new()), Err(String::new())];
+        for (k, data) in loaded.iter().enumerate() {
+            ms[k + 1] = match data {
+                Err(e) => Err(e.clone()),
+                Ok(data) => {
+                    let init = vec![0.0; data.dim()];
+                    let plan = ChainPlan {
+                        init: &init,
+                        burn_in: 0,
+                        kept: 0,
+                        seed: opts.chain_seed(300 + m, k),
+                        report: as_is,
+                    };
+                    time_method(data, row.method, &row.settings, &plan, lengths.timed)
+                        .map_err(|e| e.to_string())
+                }
+            };
+        }
+        timings.push(Timing {
+            method: row.method,
+            ms,
+        });
+    }
+    let result = Blr2d {
+        reference,
+        rows,
+        tuning,
+        timings,
+        lengths,
+    };
+    table(&result).write_csv(&opts.out.join("blr-2d.csv"))?;
+    times_table(&result).write_csv(&opts.out.join("blr-2d-times.csv"))?;
+    super::mcem::tuning_table(&result.tuning).write_csv(&opts.out.join("blr-2d-tuning.csv"))?;
+    plot_marginals(&result, opts)?;
+    Ok(result)
+}
+
+/// Table 2: our RMSE (mean ± sd over runs) beside the paper's, with the honest columns.
+pub fn table(r: &Blr2d) -> Table {
+    let rf = &r.reference;
+    let mut t = Table::new([
+        "method",
+        "step, noise",
+        "paper RMSE(W0)",
+        "ours RMSE(W0)",
+        "paper RMSE(W1)",
+        "ours RMSE(W1)",
+        "mean error W0",
+        "mean error W1",
+        "sd ratio W0",
+        "sd ratio W1",
+        "RMSE vs W_true (W0, W1)",
+        "HMC accept.",
+    ]);
+    t.row([
+        "reference (posterior sd)".to_string(),
+        format!("HMC ε = {REFERENCE_STEP}"),
+        "–".into(),
+        sig(rf.sd[0], 3),
+        "–".into(),
+        sig(rf.sd[1], 3),
+        "0".into(),
+        "0".into(),
+        "1".into(),
+        "1".into(),
+        format!(
+            "{}, {}",
+            sig(
+                (rf.sd[0].powi(2) + (rf.mean[0] - TRUE_WEIGHTS[0]).powi(2)).sqrt(),
+                3
+            ),
+            sig(
+                (rf.sd[1].powi(2) + (rf.mean[1] - TRUE_WEIGHTS[1]).powi(2)).sqrt(),
+                3
+            )
+        ),
+        sig(rf.acceptance, 3),
+    ]);
+    for row in &r.rows {
+        let paper = PAPER
+            .iter()
+            .find(|p| p.0 == row.method)
+            .map_or([f64::NAN; 2], |p| p.1);
+        let settings = if row.method.base() == Method::Hmc {
+            format!("ε = {}", row.settings.step)
+        } else {
+            format!("h = {}, A = {}", row.settings.step, row.settings.noise)
+        };
+        let ran = !row.chains.is_empty();
+        t.row([
+            row.method.label().to_string(),
+            settings,
+            format!("{}", paper[0]),
+            if ran {
+                cell(&row.rmse_about(0, rf.mean[0]))
+            } else {
+                row.error.clone().unwrap_or_default()
+            },
+            format!("{}", paper[1]),
+            cell(&row.rmse_about(1, rf.mean[1])),
+            if ran {
+                sig(row.mean_error(0, rf.mean[0]), 2)
+            } else {
+                "–".into()
+            },
+            if ran {
+                sig(row.mean_error(1, rf.mean[1]), 2)
+            } else {
+                "–".into()
+            },
+            cell(&row.sd_ratio(0, rf.sd[0])),
+            cell(&row.sd_ratio(1, rf.sd[1])),
+            if ran {
+                format!(
+                    "{}, {}",
+                    cell(&row.rmse_about(0, TRUE_WEIGHTS[0])),
+                    cell(&row.rmse_about(1, TRUE_WEIGHTS[1]))
+                )
+            } else {
+                "–".into()
+            },
+            row.acceptance().map_or("–".into(), |a| sig(a, 3)),
+        ]);
+    }
+    t
+}
+
+/// Table 3: ms per iteration, ours beside the paper's, and the ratios.
+pub fn times_table(r: &Blr2d) -> Table {
+    let mut t = Table::new([
+        "method",
+        "paper synth",
+        "ours synth",
+        "ratio",
+        "paper Australian",
+        "ours Pima",
+        "ratio (Pima/Aus.)",
+        "paper Heart",
+        "ours Ripley",
+        "ratio (Ripley/Heart)",
+    ]);
+    for tm in &r.timings {
+        let paper = PAPER
+            .iter()
+            .find(|p| p.0 == tm.method)
+            .map_or([f64::NAN; 3], |p| p.2);
+        let mut cells = vec![tm.method.label().to_string()];
+        for (paper_ms, ours) in paper.iter().zip(&tm.ms) {
+            cells.push(format!("{paper_ms}"));
+            match ours {
+                Ok(ms) => {
+                    cells.push(sig(*ms, 3));
+                    cells.push(sig(ms / paper_ms, 2));
+                }
+                Err(e) => {
+                    cells.push(if e.is_empty() {
+                        "–".into()
+                    } else {
+                        e.clone()
+                    });
+                    cells.push("–".into());
+                }
+            }
+        }
+        t.row(cells);
+    }
+    t
+}
+
+fn plot_marginals(r: &Blr2d, opts: &RunOptions) -> Result<(), ExperimentError> {
+    let rf = &r.reference;
+    for j in 0..2 {
+        let (lo, hi) = (rf.mean[j] - 6.0 * rf.sd[j], rf.mean[j] + 6.0 * rf.sd[j]);
+        let mut series: Vec<Series> = r
+            .rows
+            .iter()
+            .filter(|row| !row.chains.is_empty())
+            .map(|row| {
+                let xs: Vec<f64> = row.chains.iter().flat_map(|c| c.coordinate(j)).collect();
+                method_series(row.method, histogram_curve(&xs, lo, hi, 48))
+            })
+            .collect();
+        let exact: Vec<(f64, f64)> = rf.marginals[j]
+            .iter()
+            .copied()
+            .filter(|(x, _)| *x >= lo && *x <= hi)
+            .collect();
+        series.push(Series::truth("exact (quadrature)", exact));
+        let title = format!("blr-2d: marginal of W{j}, samples vs exact");
+        line_chart(
+            &opts.out.join(format!("blr-2d-w{j}.png")),
+            &Chart {
+                title: &title,
+                x_label: if j == 0 { "W0" } else { "W1" },
+                y_label: "density",
+                x_scale: Scale::Linear,
+                y_scale: Scale::Linear,
+            },
+            &series,
+        )?;
+    }
+    Ok(())
+}
+
+/// The report header: settings and the reference with its checks.
+pub fn header(r: &Blr2d) -> String {
+    let rf = &r.reference;
+    format!(
+        "blr-2d (004 §4.2, Tables 2–3): N = {N}, batch {BATCH}, L = {LEAPFROG}, {} burn-in + {} recorded iterations, {} run(s) per method\n\
+         reference: HMC ε = {REFERENCE_STEP}, L = {LEAPFROG}, {} + {} iterations, acceptance {}: mean W = ({}, {}) ± MCSE ({}, {}), sd W = ({}, {})\n\
+         quadrature check: mean W = ({}, {}), sd W = ({}, {}); reference − quadrature = ({}, {}) MCSE",
+        r.lengths.burn_in,
+        r.lengths.kept,
+        r.rows.first().map_or(0, |row| row.chains.len()),
+        REFERENCE_BURN_IN.min(r.lengths.reference),
+        r.lengths.reference,
+        sig(rf.acceptance, 3),
+        sig(rf.mean[0], 4),
+        sig(rf.mean[1], 4),
+        sig(rf.mcse[0], 2),
+        sig(rf.mcse[1], 2),
+        sig(rf.sd[0], 3),
+        sig(rf.sd[1], 3),
+        sig(rf.quadrature_mean[0], 4),
+        sig(rf.quadrature_mean[1], 4),
+        sig(rf.quadrature_sd[0], 3),
+        sig(rf.quadrature_sd[1], 3),
+        sig((rf.mean[0] - rf.quadrature_mean[0]) / rf.mcse[0], 2),
+        sig((rf.mean[1] - rf.quadrature_mean[1]) / rf.mcse[1], 2),
+    )
+}

@@ -1,0 +1,770 @@
+//! What the two MCEM experiments of 004 share: the eight samplers of its Tables 1–3, one "iteration" each, tuning and per-run summaries.
+//!
+//! 004 §4.1: "An 'iteration' here refers to a complete E step, with the full quota of leapfrog
+//! jumps." So one iteration of every method is L leapfrog-type steps and then one recorded θ:
+//!
+//! * HMC: one proposal of L leapfrog steps with Metropolis–Hastings (004 Alg. 1 without the
+//!   M-step), full-data gradients and energy;
+//! * SGHMC: a fresh p ~ N(0, I), then L Euler steps of SGHMC with friction A and B̂ = 0 (004
+//!   Alg. 3, which redraws p at every iteration);
+//! * SGNHT: L Euler steps of SGNHT with diffusion A, p and ξ carried over (004 Alg. 2);
+//! * SG-NPHMC: one sample of 004 Alg. 4 (p, q redrawn, s = 1, L generalized-leapfrog steps),
+//!   with noise estimates A = B = the tuned noise value and thermostat mass Q = [`THERMOSTAT_MASS`];
+//! * the -EM variants: one `step` of the core's MCEM wrapper, which is one E-step.
+//!
+//! The stochastic samplers see minibatch gradients (and, for SG-NPHMC, the minibatch value Ũ on
+//! the same minibatch as the gradient it follows); HMC sees the full data.
+
+use super::common::{RunOptions, sig};
+use crate::models::gaussian_mean::MinibatchSampler;
+use crate::models::logistic_regression::sigmoid;
+use crate::models::{LogisticRegression, NormalWishart};
+use crate::plot::Series;
+use crate::report::Table;
+use rand_pcg::Pcg64;
+use sgmcmc::sampler::{
+    Hmc, HmcParams, HmcWorkspace, SgNphmc, SgNphmcParams, SgNphmcWorkspace, Sghmc, SghmcParams,
+    Sgnht, SgnhtParams,
+};
+use sgmcmc::{ChainState, Energy, Gradient, Integrator, Sampler, StepError, Workspace};
+use std::fmt;
+use std::time::Instant;
+
+/// Thermostat mass Q of SG-NPHMC (our choice: the paper gives none; Q = 1 matches the unit
+/// scale of the momenta drawn from N(0, I)).
+pub const THERMOSTAT_MASS: f64 = 1.0;
+
+/// A posterior whose potential is a sum over data rows, evaluated on all rows or on a minibatch.
+///
+/// `batch` = `None` means all rows, unscaled; `Some(rows)` a minibatch whose data sum is scaled
+/// by N/|B| (Ding et al. 2014, eq. 2). The gradient and the value are separate calls, so a
+/// gradient step does not pay for the value (HMC needs the value once per proposal, SG-NPHMC once
+/// per step, the other samplers never).
+pub trait BatchedPosterior: Sync {
+    /// Dimension of θ.
+    fn dim(&self) -> usize;
+    /// Data rows N.
+    fn rows(&self) -> usize;
+    /// Writes ∇U(θ) on `batch` into `grad`.
+    fn gradient(&self, theta: &[f64], batch: Option<&[usize]>, grad: &mut [f64]);
+    /// U(θ) on `batch`.
+    fn energy(&self, theta: &[f64], batch: Option<&[usize]>) -> f64;
+}
+
+impl BatchedPosterior for NormalWishart {
+    fn dim(&self) -> usize {
+        2
+    }
+    fn rows(&self) -> usize {
+        self.x.len()
+    }
+    fn gradient(&self, theta: &[f64], batch: Option<&[usize]>, grad: &mut [f64]) {
+        self.potential(theta, batch, Some(grad));
+    }
+    fn energy(&self, theta: &[f64], batch: Option<&[usize]>) -> f64 {
+        self.potential(theta, batch, None)
+    }
+}
+
+impl BatchedPosterior for LogisticRegression {
+    fn dim(&self) -> usize {
+        LogisticRegression::dim(self)
+    }
+    fn rows(&self) -> usize {
+        self.len()
+    }
+    /// ∇U(w) = scale · Σᵢ (σ(wᵀxᵢ) − yᵢ) xᵢ + w/σ₀², as in [`LogisticRegression::batch`] but
+    /// without the softplus of the value (one `exp` per row instead of three transcendentals).
+    fn gradient(&self, theta: &[f64], batch: Option<&[usize]>, grad: &mut [f64]) {
+        grad.fill(0.0);
+        let mut add_row = |i: usize| {
+            let x = self.data.row(i);
+            let z: f64 = theta.iter().zip(x).map(|(w, x)| w * x).sum();
+            let r = sigmoid(z) - self.data.y[i];
+            for (g, xj) in grad.iter_mut().zip(x) {
+                *g += r * xj;
+            }
+        };
+        let scale = match batch {
+            None => {
+                (0..self.len()).for_each(&mut add_row);
+                1.0
+            }
+            Some(rows) => {
+                rows.iter().for_each(|&i| add_row(i));
+                self.len() as f64 / rows.len() as f64
+            }
+        };
+        let inv = 1.0 / self.prior_variance;
+        for (g, w) in grad.iter_mut().zip(theta) {
+            *g = scale * *g + inv * w;
+        }
+    }
+    fn energy(&self, theta: &[f64], batch: Option<&[usize]>) -> f64 {
+        match batch {
+            None => self.batch(theta, 0..self.len(), 1.0, None),
+            Some(rows) => self.batch(
+                theta,
+                rows.iter().copied(),
+                self.len() as f64 / rows.len() as f64,
+                None,
+            ),
+        }
+    }
+}
+
+/// The full-data potential as a sampler model (gradient and energy).
+pub struct FullData<'a, P: ?Sized>(pub &'a P);
+
+impl<P: BatchedPosterior + ?Sized> Gradient<f64> for FullData<'_, P> {
+    fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
+        self.0.gradient(theta, None, grad);
+    }
+}
+
+impl<P: BatchedPosterior + ?Sized> Energy<f64> for FullData<'_, P> {
+    fn energy(&mut self, theta: &[f64]) -> f64 {
+        self.0.energy(theta, None)
+    }
+}
+
+/// Minibatch estimates: every gradient call draws a fresh minibatch (without replacement); an
+/// energy call evaluates Ũ on the minibatch of the last gradient call, so SG-NPHMC's Ũ and ∇Ũ at
+/// one θ come from the same rows.
+pub struct Minibatches<'a, P: ?Sized> {
+    posterior: &'a P,
+    sampler: MinibatchSampler,
+    rows: Vec<usize>,
+}
+
+impl<'a, P: BatchedPosterior + ?Sized> Minibatches<'a, P> {
+    /// Minibatches of `batch` rows drawn with their own RNG seeded by `seed`.
+    pub fn new(posterior: &'a P, batch: usize, seed: u64) -> Self {
+        let mut sampler = MinibatchSampler::new(posterior.rows(), batch, seed);
+        let rows = sampler.draw().to_vec();
+        Minibatches {
+            posterior,
+            sampler,
+            rows,
+        }
+    }
+}
+
+impl<P: BatchedPosterior + ?Sized> Gradient<f64> for Minibatches<'_, P> {
+    fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
+        self.rows.copy_from_slice(self.sampler.draw());
+        self.posterior.gradient(theta, Some(&self.rows), grad);
+    }
+}
+
+impl<P: BatchedPosterior + ?Sized> Energy<f64> for Minibatches<'_, P> {
+    fn energy(&mut self, theta: &[f64]) -> f64 {
+        self.posterior.energy(theta, Some(&self.rows))
+    }
+}
+
+/// The rows of 004 Tables 1–3 (without the Riemannian RHMC and SGR-NPHMC), in the paper's order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    /// HMC, identity mass.
+    Hmc,
+    /// HMC-EM (004 Alg. 1).
+    HmcEm,
+    /// SGHMC, identity mass.
+    Sghmc,
+    /// SGHMC-EM (004 Alg. 3).
+    SghmcEm,
+    /// SG-NPHMC (004 Alg. 4), identity mass.
+    SgNphmc,
+    /// SG-NPHMC-EM (004 Alg. 5).
+    SgNphmcEm,
+    /// SGNHT, identity mass.
+    Sgnht,
+    /// SGNHT-EM (004 Alg. 2).
+    SgnhtEm,
+}
+
+impl Method {
+    /// All eight, in the order of 004's tables.
+    pub const ALL: [Method; 8] = [
+        Method::Hmc,
+        Method::HmcEm,
+        Method::Sghmc,
+        Method::SghmcEm,
+        Method::SgNphmc,
+        Method::SgNphmcEm,
+        Method::Sgnht,
+        Method::SgnhtEm,
+    ];
+
+    /// The paper's name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Method::Hmc => "HMC",
+            Method::HmcEm => "HMC-EM",
+            Method::Sghmc => "SGHMC",
+            Method::SghmcEm => "SGHMC-EM",
+            Method::SgNphmc => "SG-NPHMC",
+            Method::SgNphmcEm => "SG-NPHMC-EM",
+            Method::Sgnht => "SGNHT",
+            Method::SgnhtEm => "SGNHT-EM",
+        }
+    }
+
+    /// The sampler without MCEM (itself for the base samplers).
+    pub fn base(self) -> Method {
+        match self {
+            Method::HmcEm => Method::Hmc,
+            Method::SghmcEm => Method::Sghmc,
+            Method::SgNphmcEm => Method::SgNphmc,
+            Method::SgnhtEm => Method::Sgnht,
+            m => m,
+        }
+    }
+
+    /// An MCEM variant?
+    pub fn is_em(self) -> bool {
+        self.base() != self
+    }
+
+    /// Minibatch gradients (everything but HMC and HMC-EM)?
+    pub fn is_stochastic(self) -> bool {
+        self.base() != Method::Hmc
+    }
+}
+
+/// A method's settings.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Settings {
+    /// Step ε (h).
+    pub step: f64,
+    /// The noise term: SGHMC's friction A (004's C), SGNHT's diffusion A, SG-NPHMC's A = B;
+    /// unused by HMC.
+    pub noise: f64,
+    /// Leapfrog-type steps per iteration (004's LP_S).
+    pub leapfrog: u32,
+    /// Minibatch size (stochastic methods).
+    pub batch: usize,
+    /// E-step samples per M-step (004's S_count; -EM methods).
+    pub s_count: usize,
+}
+
+/// Why a chain did not run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ChainError {
+    /// The method is not available in the core.
+    Unavailable(&'static str),
+    /// Invalid settings (the core's message).
+    Invalid(String),
+    /// The sampler stopped at this iteration.
+    Step(usize, StepError),
+}
+
+impl fmt::Display for ChainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChainError::Unavailable(why) => write!(f, "not run: {why}"),
+            ChainError::Invalid(why) => write!(f, "invalid settings: {why}"),
+            ChainError::Step(t, e) => write!(f, "stopped at iteration {t}: {e}"),
+        }
+    }
+}
+
+/// The recorded part of one chain.
+#[derive(Clone, Debug)]
+pub struct Chain {
+    /// Dimension of a recorded sample.
+    pub dim: usize,
+    /// Post-burn-in samples (after `report`), row-major: iteration × dim.
+    pub samples: Vec<f64>,
+    /// Wall-clock seconds of the post-burn-in iterations (sampling and recording).
+    pub seconds: f64,
+    /// HMC: mean Metropolis–Hastings acceptance probability after burn-in.
+    pub acceptance: Option<f64>,
+}
+
+impl Chain {
+    /// Milliseconds per iteration after burn-in.
+    pub fn ms_per_iteration(&self) -> f64 {
+        1e3 * self.seconds / (self.samples.len() / self.dim).max(1) as f64
+    }
+
+    /// Sample mean and sd (divisor n − 1) of coordinate `j`.
+    pub fn mean_sd(&self, j: usize) -> (f64, f64) {
+        let xs: Vec<f64> = self
+            .samples
+            .iter()
+            .skip(j)
+            .step_by(self.dim)
+            .copied()
+            .collect();
+        let n = xs.len() as f64;
+        let mean = xs.iter().sum::<f64>() / n;
+        let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        (mean, var.sqrt())
+    }
+
+    /// √(mean over samples of (θ_sj − value)²): the RMSE of the samples about a fixed value.
+    pub fn rmse_about(&self, j: usize, value: f64) -> f64 {
+        let xs = self.samples.iter().skip(j).step_by(self.dim);
+        let n = (self.samples.len() / self.dim) as f64;
+        (xs.map(|x| (x - value).powi(2)).sum::<f64>() / n).sqrt()
+    }
+
+    /// Coordinate `j` of every sample.
+    pub fn coordinate(&self, j: usize) -> Vec<f64> {
+        self.samples
+            .iter()
+            .skip(j)
+            .step_by(self.dim)
+            .copied()
+            .collect()
+    }
+}
+
+/// How one chain is run: start, lengths, seed and the map from θ to the reported quantities.
+#[derive(Clone, Copy)]
+pub struct ChainPlan<'a> {
+    /// Initial θ.
+    pub init: &'a [f64],
+    /// Iterations discarded.
+    pub burn_in: usize,
+    /// Iterations recorded.
+    pub kept: usize,
+    /// Seed of the sampler's and the minibatches' RNGs.
+    pub seed: u64,
+    /// Maps a copy of θ to the reported quantities in place (e.g. log τ → τ).
+    pub report: fn(&mut [f64]),
+}
+
+/// The identity map of [`ChainPlan::report`].
+pub fn as_is(_: &mut [f64]) {}
+
+struct IterationStats {
+    acceptance: Option<f64>,
+}
+
+/// Runs `plan.burn_in + plan.kept` iterations of `iterate` and records θ after each kept one.
+fn record<S: ChainState<f64>>(
+    sampler: &mut S,
+    rng: &mut Pcg64,
+    plan: &ChainPlan<'_>,
+    mut iterate: impl FnMut(&mut S, &mut Pcg64) -> Result<IterationStats, StepError>,
+) -> Result<Chain, ChainError> {
+    let dim = plan.init.len();
+    for t in 0..plan.burn_in {
+        iterate(sampler, rng).map_err(|e| ChainError::Step(t, e))?;
+    }
+    let mut samples = Vec::with_capacity(plan.kept * dim);
+    let (mut acc_sum, mut acc_n) = (0.0, 0usize);
+    let start = Instant::now();
+    for t in 0..plan.kept {
+        let s = iterate(sampler, rng).map_err(|e| ChainError::Step(plan.burn_in + t, e))?;
+        if let Some(a) = s.acceptance {
+            acc_sum += a;
+            acc_n += 1;
+        }
+        let at = samples.len();
+        samples.extend_from_slice(sampler.position());
+        (plan.report)(&mut samples[at..]);
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    Ok(Chain {
+        dim,
+        samples,
+        seconds,
+        acceptance: (acc_n > 0).then(|| acc_sum / acc_n as f64),
+    })
+}
+
+/// Runs one chain of `method` with `settings` on `posterior`.
+pub fn run_chain<P: BatchedPosterior>(
+    posterior: &P,
+    method: Method,
+    settings: &Settings,
+    plan: &ChainPlan<'_>,
+) -> Result<Chain, ChainError> {
+    let d = posterior.dim();
+    let invalid = |e: &dyn fmt::Display| ChainError::Invalid(e.to_string());
+    let mut rng = Pcg64::new(plan.seed as u128, 0xe5);
+    let mut theta = plan.init.to_vec();
+    let (mut p, mut g, mut s0, mut s1, mut s2) = (
+        vec![0.0; d],
+        vec![0.0; d],
+        vec![0.0; d],
+        vec![0.0; d],
+        vec![0.0; d],
+    );
+    sgmcmc::rng::fill_standard_normal(&mut rng, &mut p);
+    let minibatch_seed = plan.seed ^ 0x5eed_ba7c;
+    let l = settings.leapfrog;
+    match method {
+        Method::Hmc => {
+            let params = HmcParams::new(settings.step, l).map_err(|e| invalid(&e))?;
+            let work = HmcWorkspace::new(&mut g, &mut s0, &mut s1, &mut s2);
+            let mut smp =
+                Hmc::new(params, None, &mut theta, &mut p, work).map_err(|e| invalid(&e))?;
+            let mut model = FullData(posterior);
+            record(&mut smp, &mut rng, plan, |s, r| {
+                let st = s.step(&mut model, r)?;
+                Ok(IterationStats {
+                    acceptance: st.acceptance,
+                })
+            })
+        }
+        Method::Sghmc => {
+            let params =
+                SghmcParams::new(settings.step, settings.noise).map_err(|e| invalid(&e))?;
+            let work = Workspace::new(&mut g, &mut s0);
+            let mut smp = Sghmc::new(params, Integrator::Euler, &mut theta, &mut p, work)
+                .map_err(|e| invalid(&e))?;
+            let mut model = Minibatches::new(posterior, settings.batch, minibatch_seed);
+            record(&mut smp, &mut rng, plan, |s, r| {
+                // 004 Alg. 3: p ~ N(0, M) at the start of every iteration.
+                s.resample_momentum(r);
+                for _ in 0..l {
+                    s.step(&mut model, r)?;
+                }
+                Ok(IterationStats { acceptance: None })
+            })
+        }
+        Method::Sgnht => {
+            let params =
+                SgnhtParams::new(settings.step, settings.noise).map_err(|e| invalid(&e))?;
+            let work = Workspace::new(&mut g, &mut s0);
+            let mut smp = Sgnht::new(params, Integrator::Euler, &mut theta, &mut p, work)
+                .map_err(|e| invalid(&e))?;
+            let mut model = Minibatches::new(posterior, settings.batch, minibatch_seed);
+            record(&mut smp, &mut rng, plan, |s, r| {
+                // 004 Alg. 2: p and ξ carry over between iterations.
+                for _ in 0..l {
+                    s.step(&mut model, r)?;
+                }
+                Ok(IterationStats { acceptance: None })
+            })
+        }
+        Method::SgNphmc => {
+            let params = SgNphmcParams::new(
+                settings.step,
+                THERMOSTAT_MASS,
+                settings.noise,
+                settings.noise,
+                l,
+            )
+            .map_err(|e| invalid(&e))?;
+            let work = SgNphmcWorkspace::new(&mut g, &mut s0, &mut s1, &mut s2);
+            let mut smp =
+                SgNphmc::new(params, None, &mut theta, &mut p, work).map_err(|e| invalid(&e))?;
+            let mut model = Minibatches::new(posterior, settings.batch, minibatch_seed);
+            record(&mut smp, &mut rng, plan, |s, r| {
+                s.step(&mut model, r)?;
+                Ok(IterationStats { acceptance: None })
+            })
+        }
+        Method::HmcEm | Method::SghmcEm | Method::SgNphmcEm | Method::SgnhtEm => Err(
+            ChainError::Unavailable("the core's MCEM wrappers have not landed on this branch"),
+        ),
+    }
+}
+
+/// Tuning score of a chain against exact (or reference) posterior means and sds: the mean over
+/// coordinates of √((m − m*)² + (s − s*)²)/s*, the 2-Wasserstein distance between Gaussian fits
+/// of the sampled and the exact marginal in units of the exact sd. It punishes bias and
+/// mis-dispersion alike (unlike an RMSE about the truth, which rewards under-dispersion).
+pub fn tuning_score(chain: &Chain, exact_mean: &[f64], exact_sd: &[f64]) -> f64 {
+    let d = exact_mean.len();
+    (0..d)
+        .map(|j| {
+            let (m, s) = chain.mean_sd(j);
+            ((m - exact_mean[j]).powi(2) + (s - exact_sd[j]).powi(2)).sqrt() / exact_sd[j]
+        })
+        .sum::<f64>()
+        / d as f64
+}
+
+/// Mean and sample sd (divisor n − 1; 0 for one value) of a list.
+pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    if xs.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let m = xs.iter().sum::<f64>() / n;
+    let v = if xs.len() > 1 {
+        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (m, v.sqrt())
+}
+
+/// One method's chains and numbers.
+#[derive(Clone, Debug)]
+pub struct MethodRow {
+    /// Method.
+    pub method: Method,
+    /// Settings used.
+    pub settings: Settings,
+    /// The chains (empty if the method did not run).
+    pub chains: Vec<Chain>,
+    /// Why chains are missing, if they are.
+    pub error: Option<String>,
+    /// Milliseconds per iteration of the timing chain.
+    pub ms_per_iteration: Option<f64>,
+}
+
+impl MethodRow {
+    /// √(mean over samples of (θ_sj − value)²), one per chain.
+    pub fn rmse_about(&self, j: usize, value: f64) -> Vec<f64> {
+        self.chains.iter().map(|c| c.rmse_about(j, value)).collect()
+    }
+
+    /// √(mean over chains of (sample mean − exact mean)²) of coordinate `j`.
+    pub fn mean_error(&self, j: usize, exact_mean: f64) -> f64 {
+        let sq: Vec<f64> = self
+            .chains
+            .iter()
+            .map(|c| (c.mean_sd(j).0 - exact_mean).powi(2))
+            .collect();
+        mean_sd(&sq).0.sqrt()
+    }
+
+    /// Sample sd / exact sd of coordinate `j`, one per chain.
+    pub fn sd_ratio(&self, j: usize, exact_sd: f64) -> Vec<f64> {
+        self.chains
+            .iter()
+            .map(|c| c.mean_sd(j).1 / exact_sd)
+            .collect()
+    }
+
+    /// Mean HMC acceptance over chains, if any.
+    pub fn acceptance(&self) -> Option<f64> {
+        let acc: Vec<f64> = self.chains.iter().filter_map(|c| c.acceptance).collect();
+        (!acc.is_empty()).then(|| mean_sd(&acc).0)
+    }
+}
+
+/// One tuning candidate's result.
+#[derive(Clone, Debug)]
+pub struct TuningRow {
+    /// Method.
+    pub method: Method,
+    /// Candidate.
+    pub settings: Settings,
+    /// Its score, or why it failed.
+    pub score: Result<f64, String>,
+}
+
+/// Runs one chain per (method, candidate), in parallel, with the seed `seed_of(k)` for the k-th,
+/// and scores each against the exact means and sds (in the reported coordinates).
+pub fn tune<'a, P: BatchedPosterior>(
+    posterior: &P,
+    candidates: &[(Method, Settings)],
+    plan: impl Fn(u64) -> ChainPlan<'a> + Sync,
+    seed_of: impl Fn(usize) -> u64 + Sync,
+    exact_mean: &[f64],
+    exact_sd: &[f64],
+) -> Vec<TuningRow> {
+    use rayon::prelude::*;
+    candidates
+        .par_iter()
+        .enumerate()
+        .map(|(k, &(method, settings))| {
+            let score = run_chain(posterior, method, &settings, &plan(seed_of(k)))
+                .map_err(|e| e.to_string())
+                .and_then(|c| {
+                    let s = tuning_score(&c, exact_mean, exact_sd);
+                    if s.is_finite() {
+                        Ok(s)
+                    } else {
+                        Err("non-finite samples".into())
+                    }
+                });
+            TuningRow {
+                method,
+                settings,
+                score,
+            }
+        })
+        .collect()
+}
+
+/// The best-scoring candidate of `method` (`None` if every candidate failed).
+pub fn best(tuning: &[TuningRow], method: Method) -> Option<Settings> {
+    tuning
+        .iter()
+        .filter(|t| t.method == method)
+        .filter_map(|t| t.score.as_ref().ok().map(|s| (t.settings, *s)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(s, _)| s)
+}
+
+/// Every tuning candidate and its score, as a table.
+pub fn tuning_table(tuning: &[TuningRow]) -> Table {
+    let mut t = Table::new([
+        "method",
+        "step",
+        "noise",
+        "score (W2 of the marginals / sd)",
+    ]);
+    for row in tuning {
+        t.row([
+            row.method.label().to_string(),
+            format!("{}", row.settings.step),
+            format!("{}", row.settings.noise),
+            match &row.score {
+                Ok(s) => sig(*s, 3),
+                Err(e) => e.clone(),
+            },
+        ]);
+    }
+    t
+}
+
+/// "mean ± sd" of a list, or "–" for none.
+pub fn cell(xs: &[f64]) -> String {
+    if xs.is_empty() {
+        return "–".into();
+    }
+    let (m, s) = mean_sd(xs);
+    format!("{} ± {}", sig(m, 3), sig(s, 2))
+}
+
+/// A histogram of `xs` on `bins` equal cells over [lo, hi] as a density curve.
+pub fn histogram_curve(xs: &[f64], lo: f64, hi: f64, bins: usize) -> Vec<(f64, f64)> {
+    let w = (hi - lo) / bins as f64;
+    let mut counts = vec![0usize; bins];
+    for &x in xs {
+        if x >= lo && x < hi {
+            counts[(((x - lo) / w) as usize).min(bins - 1)] += 1;
+        }
+    }
+    let n = xs.len().max(1) as f64;
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| (lo + (i as f64 + 0.5) * w, c as f64 / (n * w)))
+        .collect()
+}
+
+/// A method's curve: one colour per base sampler, the -EM variant dashed in its base's colour.
+pub fn method_series(method: Method, points: Vec<(f64, f64)>) -> Series {
+    let color = match method.base() {
+        Method::Hmc => 1,
+        Method::Sghmc => 2,
+        Method::SgNphmc => 3,
+        _ => 4,
+    };
+    Series {
+        dashed: method.is_em(),
+        ..Series::new(method.label(), points, color)
+    }
+}
+
+/// Runs `opts.chains` chains of every method of [`Method::ALL`] in parallel (chain r of method m
+/// seeded by `opts.chain_seed(m, r)`), then one timing chain per method on this thread, one after
+/// the other, of `timed` recorded iterations after `timed / 4` burn-in (so no two chains share
+/// the 2 cores while being timed).
+pub fn run_methods<'a, P: BatchedPosterior>(
+    posterior: &P,
+    settings_of: impl Fn(Method) -> Settings + Sync,
+    plan: impl Fn(u64) -> ChainPlan<'a> + Sync,
+    opts: &RunOptions,
+    timed: usize,
+) -> Vec<MethodRow> {
+    use rayon::prelude::*;
+    let jobs: Vec<(usize, usize)> = (0..Method::ALL.len())
+        .flat_map(|m| (0..opts.chains).map(move |r| (m, r)))
+        .collect();
+    let pb = opts.progress_bar(jobs.len() as u64, "chains");
+    let outs: Vec<Result<Chain, ChainError>> = jobs
+        .par_iter()
+        .map(|&(m, r)| {
+            let method = Method::ALL[m];
+            let out = run_chain(
+                posterior,
+                method,
+                &settings_of(method),
+                &plan(opts.chain_seed(m, r)),
+            );
+            pb.inc(1);
+            out
+        })
+        .collect();
+    pb.finish_and_clear();
+    let mut outs = outs.into_iter();
+    let mut rows = Vec::new();
+    for (m, method) in Method::ALL.into_iter().enumerate() {
+        let settings = settings_of(method);
+        let mut chains = Vec::new();
+        let mut error = None;
+        for out in outs.by_ref().take(opts.chains) {
+            match out {
+                Ok(c) => chains.push(c),
+                Err(e) => error = Some(e.to_string()),
+            }
+        }
+        let ms_per_iteration = time_method(
+            posterior,
+            method,
+            &settings,
+            &plan(opts.chain_seed(200 + m, 0)),
+            timed,
+        )
+        .ok();
+        rows.push(MethodRow {
+            method,
+            settings,
+            chains,
+            error,
+            ms_per_iteration,
+        });
+    }
+    rows
+}
+
+/// Milliseconds per iteration of one chain of `method` (`timed` recorded iterations after
+/// `timed / 4` burn-in, from `plan`'s start and seed), run on the calling thread.
+pub fn time_method<P: BatchedPosterior>(
+    posterior: &P,
+    method: Method,
+    settings: &Settings,
+    plan: &ChainPlan<'_>,
+    timed: usize,
+) -> Result<f64, ChainError> {
+    let plan = ChainPlan {
+        burn_in: timed / 4,
+        kept: timed,
+        ..*plan
+    };
+    run_chain(posterior, method, settings, &plan).map(|c| c.ms_per_iteration())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::models::mixture_logistic::synthetic_2d;
+
+    /// The gradient-only path of the logistic regression equals the model's own batched one, on
+    /// all rows and on a minibatch.
+    #[test]
+    fn logistic_gradient_matches_the_model() {
+        let m = synthetic_2d(300, 1);
+        let w = [0.7, -1.2];
+        let rows: Vec<usize> = (0..300).step_by(7).collect();
+        for batch in [None, Some(rows.as_slice())] {
+            let (mut a, mut b) = ([0.0; 2], [0.0; 2]);
+            BatchedPosterior::gradient(&m, &w, batch, &mut a);
+            let u = match batch {
+                None => m.batch(&w, 0..300, 1.0, Some(&mut b)),
+                Some(r) => m.batch(&w, r.iter().copied(), 300.0 / r.len() as f64, Some(&mut b)),
+            };
+            assert!((BatchedPosterior::energy(&m, &w, batch) - u).abs() < 1e-9 * u.abs());
+            for j in 0..2 {
+                assert!(
+                    (a[j] - b[j]).abs() < 1e-9 * (1.0 + b[j].abs()),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+    }
+}
