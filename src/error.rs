@@ -153,6 +153,11 @@ pub enum Buffer {
     SavedGradient,
     /// HMC's copy of the momentum before a step.
     SavedMomentum,
+    /// The d-buffer for M⁻¹p that a dense mass needs (`Workspace::with_mass_scratch`,
+    /// `HmcWorkspace::with_mass_scratch`).
+    MassScratch,
+    /// The one buffer of an MCEM workspace ([`crate::adapt::McemWorkspace`]).
+    McemWorkspace,
 }
 
 impl Buffer {
@@ -168,6 +173,8 @@ impl Buffer {
             Buffer::SavedTheta => "saved θ",
             Buffer::SavedGradient => "saved gradient",
             Buffer::SavedMomentum => "saved momentum",
+            Buffer::MassScratch => "mass scratch M⁻¹p",
+            Buffer::McemWorkspace => "MCEM workspace",
         }
     }
 }
@@ -195,6 +202,13 @@ pub enum LayoutError {
         /// The first offending coordinate.
         index: usize,
     },
+    /// The mass matrix's shape is not supported here: a dense mass with
+    /// [`crate::Integrator::Splitting`] (no exact or second-order friction flow
+    /// p ← exp(−c M⁻¹ t) p is implemented for a dense M⁻¹; use `Integrator::Euler`), a dense mass
+    /// for SG-NPHMC with a gradient-noise estimate B > 0 (its implicit friction would need a
+    /// d × d solve per step), or an MCEM wrapper around a mass that cannot be changed (the
+    /// identity or a read-only diagonal) or whose shape differs from its workspace's.
+    UnsupportedMass,
 }
 
 impl fmt::Display for LayoutError {
@@ -209,6 +223,10 @@ impl fmt::Display for LayoutError {
                 f,
                 "{} has length {found}, expected {expected} (θ's length)",
                 buffer.name()
+            ),
+            LayoutError::UnsupportedMass => write!(
+                f,
+                "this mass shape is not supported here (dense mass with splitting, or a fixed mass under MCEM)"
             ),
             LayoutError::InvalidValue { buffer, index } => {
                 write!(
@@ -252,6 +270,10 @@ pub enum StepError {
     /// the current (s, q). The step was abandoned and the state is bit-for-bit what it was
     /// before it.
     ThermostatBreakdown,
+    /// An MCEM wrapper ([`crate::adapt::Mcem`]) completed its E-step (the chain moved and the
+    /// momentum was stored) but the M-step that followed failed; M⁻¹ (and Q) are unchanged and
+    /// stepping again is safe.
+    MStep(MStepError),
 }
 
 impl fmt::Display for StepError {
@@ -270,6 +292,7 @@ impl fmt::Display for StepError {
                 "{} became non-finite at coordinate {index}; the sampler diverged",
                 buffer.name()
             ),
+            StepError::MStep(e) => write!(f, "the MCEM M-step failed: {e}"),
             StepError::ThermostatBreakdown => write!(
                 f,
                 "the Nosé–Poincaré thermostat update has no admissible solution (no real root or s ≤ 0); the step was not taken"
@@ -312,6 +335,9 @@ pub enum LinalgError {
         /// The 0-based index of the failing pivot.
         pivot: usize,
     },
+    /// The mass cannot be changed: it is the identity, or a diagonal M⁻¹ the sampler borrowed
+    /// read-only (see [`crate::kinetic::MassBuffer::set_inverse_mass`]).
+    ReadOnly,
 }
 
 impl fmt::Display for LinalgError {
@@ -329,6 +355,7 @@ impl fmt::Display for LinalgError {
             LinalgError::NotPositiveDefinite { pivot } => {
                 write!(f, "the matrix is not positive definite (pivot {pivot})")
             }
+            LinalgError::ReadOnly => write!(f, "the mass is read-only (identity or borrowed)"),
         }
     }
 }

@@ -1715,3 +1715,219 @@ fn msgnht_resume_keeps_and_checks_the_thermostats() {
         }
     );
 }
+
+/// Mass buffers given to the samplers' `with_mass` constructors and to the MCEM wrapper: wrong
+/// dimensions, a missing M⁻¹p buffer, unsupported combinations and read-only masses are
+/// errors, and a refused `set_inverse_mass` leaves the previous mass in force bit for bit.
+#[test]
+fn mass_buffers_and_mcem_workspaces_are_validated() {
+    use sgmcmc::LinalgError;
+    use sgmcmc::adapt::{MStepParams, Mcem, McemParams, McemWorkspace, SampleSize};
+    use sgmcmc::kinetic::{AdaptiveMass, MassBuffer, MassShape};
+    use sgmcmc::sampler::{SgNphmc, SgNphmcParams};
+
+    let n = 3;
+    let (mut theta, mut p, mut g, mut s) =
+        (vec![0.0f64; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let sghmc = SghmcParams::new(0.1, 1.0).unwrap();
+    let sgnht = SgnhtParams::new(0.1, 1.0).unwrap();
+
+    // A diagonal mass of the wrong dimension.
+    let mut short = vec![1.0; n - 1];
+    let mass = MassBuffer::diagonal(&mut short).unwrap();
+    let err = Sghmc::with_mass(
+        sghmc,
+        Integrator::Euler,
+        mass,
+        &mut theta,
+        &mut p,
+        Workspace::new(&mut g, &mut s),
+    );
+    assert_eq!(
+        err.err(),
+        Some(LayoutError::LengthMismatch {
+            buffer: Buffer::InverseMass,
+            expected: n,
+            found: n - 1
+        })
+    );
+
+    // A dense mass: splitting is refused, Euler needs the M⁻¹p buffer.
+    let (mut prec, mut fac) = (vec![0.0; n * n], vec![0.0; n * n]);
+    for i in 0..n {
+        prec[i * n + i] = 2.0;
+    }
+    let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
+    let err = Sgnht::with_mass(
+        sgnht,
+        Integrator::Splitting,
+        mass,
+        &mut theta,
+        &mut p,
+        Workspace::new(&mut g, &mut s),
+    );
+    assert_eq!(err.err(), Some(LayoutError::UnsupportedMass));
+    let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
+    let err = Sgnht::with_mass(
+        sgnht,
+        Integrator::Euler,
+        mass,
+        &mut theta,
+        &mut p,
+        Workspace::new(&mut g, &mut s),
+    );
+    assert_eq!(
+        err.err(),
+        Some(LayoutError::LengthMismatch {
+            buffer: Buffer::MassScratch,
+            expected: n,
+            found: 0
+        })
+    );
+    let mut v = vec![0.0; n];
+    let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
+    let mut smp = Sgnht::with_mass(
+        sgnht,
+        Integrator::Euler,
+        mass,
+        &mut theta,
+        &mut p,
+        Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
+    )
+    .unwrap();
+    // A refused M⁻¹ (indefinite, non-symmetric, wrong length) leaves the old one bit for bit.
+    let before: Vec<u64> = smp
+        .mass()
+        .factor()
+        .unwrap()
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    let mut bad = vec![0.0; n * n];
+    bad[0] = 1.0;
+    bad[4] = -1.0;
+    bad[8] = 1.0;
+    assert_eq!(
+        smp.set_inverse_mass(&bad),
+        Err(LinalgError::NotPositiveDefinite { pivot: 1 })
+    );
+    bad[4] = 1.0;
+    bad[1] = 0.5;
+    assert_eq!(
+        smp.set_inverse_mass(&bad),
+        Err(LinalgError::NotSymmetric { row: 1, col: 0 })
+    );
+    assert!(matches!(
+        smp.set_inverse_mass(&bad[..4]),
+        Err(LinalgError::DimensionMismatch { .. })
+    ));
+    let after: Vec<u64> = smp
+        .mass()
+        .factor()
+        .unwrap()
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    assert_eq!(before, after);
+    assert!(
+        smp.mass()
+            .precision()
+            .unwrap()
+            .iter()
+            .zip(&[2.0, 0.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 2.0])
+            .all(|(a, b)| a == b)
+    );
+
+    // The identity and HMC's read-only diagonal cannot be changed, so MCEM refuses them.
+    let mut smp = Sghmc::new(
+        sghmc,
+        Integrator::Euler,
+        &mut theta,
+        &mut p,
+        Workspace::new(&mut g, &mut s),
+    )
+    .unwrap();
+    assert_eq!(smp.set_inverse_mass(&[1.0; 3]), Err(LinalgError::ReadOnly));
+    let mut buf = vec![0.0; McemWorkspace::<f64>::len(n, MassShape::Diagonal)];
+    let params = McemParams::new(
+        5,
+        MStepParams::new(0.0, 0.75, 0.05, 1e-3, 1e3).unwrap(),
+        SampleSize::fixed(10).unwrap(),
+    )
+    .unwrap();
+    let work = McemWorkspace::new(&mut buf, n, MassShape::Diagonal).unwrap();
+    assert_eq!(
+        Mcem::new(smp, params, work).err(),
+        Some(LayoutError::UnsupportedMass)
+    );
+    let (mut t0, mut g0, mut p0) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let inv = [1.0; 3];
+    let hmc = Hmc::new(
+        HmcParams::new(0.1, 5).unwrap(),
+        Some(&inv),
+        &mut theta,
+        &mut p,
+        HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0),
+    )
+    .unwrap();
+    let work = McemWorkspace::new(&mut buf, n, MassShape::Diagonal).unwrap();
+    assert_eq!(
+        Mcem::new(hmc, params, work).err(),
+        Some(LayoutError::UnsupportedMass)
+    );
+
+    // MCEM workspaces of the wrong length, for d = 0, or for the identity.
+    let mut small = vec![0.0; McemWorkspace::<f64>::len(n, MassShape::Diagonal) - 1];
+    assert!(matches!(
+        McemWorkspace::new(&mut small, n, MassShape::Diagonal),
+        Err(LayoutError::LengthMismatch {
+            buffer: Buffer::McemWorkspace,
+            ..
+        })
+    ));
+    assert_eq!(
+        McemWorkspace::new(&mut small, 0, MassShape::Diagonal).err(),
+        Some(LayoutError::Empty)
+    );
+    assert_eq!(
+        McemWorkspace::new(&mut small, n, MassShape::Identity).err(),
+        Some(LayoutError::UnsupportedMass)
+    );
+    // A dense workspace around a diagonal sampler.
+    let mut diag = vec![1.0; n];
+    let smp = Sghmc::with_mass(
+        sghmc,
+        Integrator::Euler,
+        MassBuffer::diagonal(&mut diag).unwrap(),
+        &mut theta,
+        &mut p,
+        Workspace::new(&mut g, &mut s),
+    )
+    .unwrap();
+    let mut dbuf = vec![0.0; McemWorkspace::<f64>::len(n, MassShape::Dense)];
+    let work = McemWorkspace::new(&mut dbuf, n, MassShape::Dense).unwrap();
+    assert_eq!(
+        Mcem::new(smp, params, work).err(),
+        Some(LayoutError::UnsupportedMass)
+    );
+
+    // SG-NPHMC: a dense mass with B > 0 is refused.
+    let (mut prec, mut fac) = (vec![0.0; n * n], vec![0.0; n * n]);
+    for i in 0..n {
+        prec[i * n + i] = 1.0;
+    }
+    let mut v = vec![0.0; n];
+    let prm = SgNphmcParams::new(0.1, 1.0, 0.0, 0.5, 5).unwrap();
+    let err = SgNphmc::with_mass(
+        prm,
+        MassBuffer::dense(&mut prec, &mut fac, n).unwrap(),
+        &mut theta,
+        &mut p,
+        HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v),
+    );
+    assert_eq!(err.err(), Some(LayoutError::UnsupportedMass));
+    // Display strings for the new variants.
+    assert!(!LayoutError::UnsupportedMass.to_string().is_empty());
+    assert!(!LinalgError::ReadOnly.to_string().is_empty());
+    assert!(Buffer::MassScratch.name().contains("M⁻¹p"));
+}

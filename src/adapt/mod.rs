@@ -1,8 +1,10 @@
 //! Adaptation: step-size schedules and MCEM mass learning.
 
+mod em;
 mod mcem;
 mod schedules;
 
+pub use em::{EmSampler, Mcem, McemParams, McemWorkspace, TestFunction};
 pub use mcem::{
     MStep, MStepParams, MomentStats, PoissonOffsets, PostMStepQ, SampleSize, TestStats,
     hmc_test_function, sgnht_test_function, z_critical,

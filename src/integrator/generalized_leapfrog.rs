@@ -76,6 +76,7 @@
 
 use crate::error::StepError;
 use crate::gradient::Energy;
+use crate::kinetic::Mass;
 use crate::lanes::first_non_finite;
 use crate::real::Real;
 
@@ -123,27 +124,42 @@ pub(crate) fn kinetic2<T: Real>(p: &[T], inv_mass: Option<&[T]>) -> T {
     k
 }
 
+/// pᵀM⁻¹p for any mass (the identity/diagonal sum of [`kinetic2`], or 2K for a dense one).
+#[inline]
+pub(crate) fn kinetic2_mass<T: Real>(p: &[T], mass: Mass<'_, T>) -> T {
+    match mass.diagonal_option() {
+        Ok(m) => kinetic2(p, m),
+        Err(()) => T::TWO * mass.energy(p),
+    }
+}
+
 /// H_NP = s [Ũ + pᵀM⁻¹p/(2s²) + q²/(2Q) + g ln s − H₀] (004 eq. 6 with L = −U, k_B T = 1).
 #[inline]
 pub(crate) fn nose_poincare_energy<T: Real>(
     p: &[T],
-    inv_mass: Option<&[T]>,
+    mass: Mass<'_, T>,
     x: NpScalars<T>,
     c: &NpConstants<T>,
 ) -> T {
-    let k = kinetic2(p, inv_mass);
+    let k = kinetic2_mass(p, mass);
     x.s * (x.u + k / (T::TWO * x.s * x.s) + x.q * x.q / (T::TWO * c.q_mass) + c.g * x.s.ln() - c.h0)
 }
 
 /// One generalized-leapfrog step (steps 1–7 of the module docs) from (θ, p, s, q) with
 /// `grad` = ∇Ũ(θ) and `x.u` = Ũ(θ) on entry; on success they hold the values at θ′.
 ///
+/// A dense mass (its M⁻¹p½ formed in `inv_mass_p`, length d; unused otherwise) is only taken
+/// with B = 0, where the friction of steps 1 and 6 vanishes (the sampler's constructor refuses
+/// a dense mass with B > 0: step 1 would be a d × d solve).
+///
 /// On error the state is partly updated; the caller restores its saved copy.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn generalized_leapfrog_step<T, M>(
     theta: &mut [T],
     p: &mut [T],
     grad: &mut [T],
-    inv_mass: Option<&[T]>,
+    mass: Mass<'_, T>,
+    inv_mass_p: &mut [T],
     x: &mut NpScalars<T>,
     c: &NpConstants<T>,
     model: &mut M,
@@ -154,6 +170,10 @@ where
 {
     let half = c.eps * T::HALF;
     let NpScalars { s, q, u } = *x;
+    // A dense mass comes with B = 0 (checked by the constructor): its steps 1 and 6 have no
+    // friction term.
+    let diag = mass.diagonal_option();
+    let inv_mass = diag.unwrap_or(None);
     // 1. Half kick of p, friction implicit (a diagonal solve).
     let kick = half * s;
     let fr = half * c.b / s.sqrt();
@@ -161,7 +181,7 @@ where
         *pi = (*pi - kick * gi) / (T::ONE + fr * inv_m(inv_mass, i));
     }
     // 2. Half step of q: the quadratic a q½² + b q½ − c = 0, root tending to c as ε → 0.
-    let k_half = kinetic2(p, inv_mass);
+    let k_half = kinetic2_mass(p, mass);
     let one_plus_ln = |s: T| T::ONE + s.ln();
     let cc = q + half * (c.h0 - u + k_half / (T::TWO * s * s) - c.g * one_plus_ln(s));
     let qa = c.eps / (T::from_f64(4.0) * c.q_mass);
@@ -183,8 +203,15 @@ where
     }
     // 4. Full drift of θ with p½.
     let drift = half * (T::ONE / s + T::ONE / s_new);
-    for (i, (ti, &pi)) in theta.iter_mut().zip(p.iter()).enumerate() {
-        *ti += drift * inv_m(inv_mass, i) * pi;
+    if diag.is_ok() {
+        for (i, (ti, &pi)) in theta.iter_mut().zip(p.iter()).enumerate() {
+            *ti += drift * inv_m(inv_mass, i) * pi;
+        }
+    } else {
+        mass.kinetic_gradient(p, inv_mass_p);
+        for (ti, &vi) in theta.iter_mut().zip(inv_mass_p.iter()) {
+            *ti += drift * vi;
+        }
     }
     // 5. The step's one gradient (and value) evaluation.
     model.gradient(theta, grad);

@@ -12,14 +12,19 @@
 mod euler;
 mod generalized_leapfrog;
 mod leapfrog;
+mod mass_sde;
 mod pieces;
 mod splitting;
 
 pub(crate) use euler::{euler_step, euler_step_general};
 pub(crate) use generalized_leapfrog::{
-    NpConstants, NpScalars, generalized_leapfrog_step, kinetic2, nose_poincare_energy,
+    NpConstants, NpScalars, generalized_leapfrog_step, kinetic2_mass, nose_poincare_energy,
 };
 pub(crate) use leapfrog::leapfrog;
-pub(crate) use pieces::{Friction, GeneralPieces, Phase, check_finite, check_len, check_state};
+pub use mass_sde::ThermostatRule;
+pub(crate) use mass_sde::{MassFriction, mass_euler_step, mass_splitting_step};
+pub(crate) use pieces::{
+    Friction, GeneralPieces, Phase, check_finite, check_len, check_mass, check_state,
+};
 pub use pieces::{Integrator, Workspace};
 pub(crate) use splitting::{splitting_step, splitting_step_general};

@@ -35,12 +35,32 @@ pub struct Workspace<'a, T> {
     pub gradient: &'a mut [T],
     /// Half-step position, then noise.
     pub scratch: &'a mut [T],
+    /// M⁻¹p for a dense mass (θ's length); empty otherwise ([`Workspace::new`] leaves it empty).
+    pub inv_mass_p: &'a mut [T],
 }
 
 impl<'a, T> Workspace<'a, T> {
-    /// Groups the two scratch buffers.
+    /// Groups the two scratch buffers (enough for the identity and a diagonal mass).
     pub fn new(gradient: &'a mut [T], scratch: &'a mut [T]) -> Self {
-        Workspace { gradient, scratch }
+        Workspace {
+            gradient,
+            scratch,
+            inv_mass_p: &mut [],
+        }
+    }
+
+    /// The two scratch buffers plus the d-buffer for M⁻¹p that a dense mass needs
+    /// (`Sghmc::with_mass`, `Sgnht::with_mass`).
+    pub fn with_mass_scratch(
+        gradient: &'a mut [T],
+        scratch: &'a mut [T],
+        inv_mass_p: &'a mut [T],
+    ) -> Self {
+        Workspace {
+            gradient,
+            scratch,
+            inv_mass_p,
+        }
     }
 }
 
@@ -157,4 +177,23 @@ pub(crate) struct GeneralPieces<K, F, T> {
     pub sigma_p: T,
     pub sigma_theta: T,
     pub sigma_xi: T,
+}
+
+/// The layout checks of a mass given to a sampler's `with_mass` constructor: it fits θ's length
+/// `n`, a dense mass comes with an M⁻¹p buffer of length `n`, and (`splitting`) a dense mass is
+/// not combined with the splitting integrator ([`LayoutError::UnsupportedMass`]).
+pub(crate) fn check_mass<T: Real>(
+    mass: crate::kinetic::Mass<'_, T>,
+    n: usize,
+    inv_mass_p: &[T],
+    splitting: bool,
+) -> Result<(), LayoutError> {
+    mass.check_dim(n)?;
+    if mass.shape() == crate::kinetic::MassShape::Dense {
+        if splitting {
+            return Err(LayoutError::UnsupportedMass);
+        }
+        check_len(Buffer::MassScratch, n, inv_mass_p.len())?;
+    }
+    Ok(())
 }

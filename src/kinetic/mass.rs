@@ -389,3 +389,236 @@ impl<'a, T: Real> Mass<'a, T> {
         self.scale_standard_normal(out);
     }
 }
+
+impl<'a, T: Real> Mass<'a, T> {
+    /// tr M⁻¹ (d for the identity of dimension d; `n` is that dimension, ignored otherwise).
+    pub fn trace_inverse(&self, n: usize) -> T {
+        match self.repr {
+            Repr::Identity => T::from_usize(n),
+            Repr::Diagonal(m) => m.iter().fold(T::ZERO, |s, &x| s + x),
+            Repr::Dense { precision, dim, .. } => {
+                (0..dim).fold(T::ZERO, |s, i| s + precision[i * dim + i])
+            }
+        }
+    }
+
+    /// M⁻¹ as stored: its diagonal (d entries), the dense d × d precision (d²), or empty for
+    /// the identity.
+    pub fn inverse_slice(&self) -> &'a [T] {
+        match self.repr {
+            Repr::Identity => &[],
+            Repr::Diagonal(m) => m,
+            Repr::Dense { precision, .. } => precision,
+        }
+    }
+
+    /// The shape of this mass.
+    pub fn shape(&self) -> MassShape {
+        match self.repr {
+            Repr::Identity => MassShape::Identity,
+            Repr::Diagonal(_) => MassShape::Diagonal,
+            Repr::Dense { .. } => MassShape::Dense,
+        }
+    }
+
+    /// The diagonal of M⁻¹ as an `Option` (`None` for the identity), or `Err(())` for a dense
+    /// mass: the form the identity/diagonal fast paths of the samplers take.
+    #[allow(clippy::result_unit_err)]
+    pub(crate) fn diagonal_option(&self) -> Result<Option<&'a [T]>, ()> {
+        match self.repr {
+            Repr::Identity => Ok(None),
+            Repr::Diagonal(m) => Ok(Some(m)),
+            Repr::Dense { .. } => Err(()),
+        }
+    }
+}
+
+/// The three shapes a [`Mass`] (or [`MassBuffer`]) can take.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum MassShape {
+    /// M = I.
+    Identity,
+    /// A diagonal M⁻¹ (d entries).
+    Diagonal,
+    /// A dense M⁻¹ (d² entries) with its Cholesky factor.
+    Dense,
+}
+
+/// The owned-by-the-caller storage of a mass matrix that a sampler can *change in place*: the
+/// MCEM M-step of 004 §3.3 (eq. 5) replaces M⁻¹ between E-steps with
+/// [`MassBuffer::set_inverse_mass`], which copies the new M⁻¹ into the caller's buffers and
+/// refactorizes without allocating.
+///
+/// * [`MassBuffer::identity`]: M = I, not adaptable (it has no buffer);
+/// * [`MassBuffer::diagonal`]: a mutable diag(M⁻¹) of d entries;
+/// * [`MassBuffer::dense`]: a mutable d × d M⁻¹ and a d² buffer for its lower Cholesky factor.
+///
+/// [`MassBuffer::mass`] gives the read-only [`Mass`] view the kinetics use. The samplers'
+/// older constructors that borrow a diagonal M⁻¹ immutably (`Hmc::new`, `SgNphmc::new`) wrap it
+/// in a read-only buffer, for which [`MassBuffer::set_inverse_mass`] is
+/// [`LinalgError::ReadOnly`], as it is for the identity.
+///
+/// ```
+/// use sgmcmc::kinetic::{MassBuffer, MassShape};
+///
+/// let (mut precision, mut factor) = ([4.0f64, 2.0, 2.0, 5.0], [0.0; 4]);
+/// let mut buf = MassBuffer::dense(&mut precision, &mut factor, 2).unwrap();
+/// assert_eq!(buf.mass().shape(), MassShape::Dense);
+/// buf.set_inverse_mass(&[1.0, 0.0, 0.0, 9.0]).unwrap();
+/// assert_eq!(buf.mass().factor(), Some(&[1.0, 0.0, 0.0, 3.0][..]));
+/// // An indefinite M⁻¹ is refused and the previous one stays in force.
+/// assert!(buf.set_inverse_mass(&[1.0, 2.0, 2.0, 1.0]).is_err());
+/// assert_eq!(buf.mass().precision(), Some(&[1.0, 0.0, 0.0, 9.0][..]));
+/// assert_eq!(buf.mass().factor(), Some(&[1.0, 0.0, 0.0, 3.0][..]));
+/// ```
+#[derive(Debug)]
+pub struct MassBuffer<'a, T> {
+    repr: BufRepr<'a, T>,
+}
+
+#[derive(Debug)]
+enum BufRepr<'a, T> {
+    Identity,
+    /// A diagonal M⁻¹ borrowed read-only (validated by the sampler's constructor).
+    Shared(&'a [T]),
+    Diagonal(&'a mut [T]),
+    Dense {
+        precision: &'a mut [T],
+        factor: &'a mut [T],
+        dim: usize,
+    },
+}
+
+impl<'a, T: Real> MassBuffer<'a, T> {
+    /// M = I (not adaptable).
+    pub fn identity() -> Self {
+        MassBuffer {
+            repr: BufRepr::Identity,
+        }
+    }
+
+    /// A diagonal mass given by diag(M⁻¹) = `inv_mass` (validated as [`Mass::diagonal`]).
+    pub fn diagonal(inv_mass: &'a mut [T]) -> Result<Self, LinalgError> {
+        Mass::diagonal(inv_mass)?;
+        Ok(MassBuffer {
+            repr: BufRepr::Diagonal(inv_mass),
+        })
+    }
+
+    /// A dense mass given by its precision M⁻¹ = `precision` (d × d, row-major); the lower
+    /// Cholesky factor is written into `factor` (d²). Errors as [`Mass::dense`].
+    pub fn dense(
+        precision: &'a mut [T],
+        factor: &'a mut [T],
+        d: usize,
+    ) -> Result<Self, LinalgError> {
+        Mass::dense(precision, factor, d)?;
+        Ok(MassBuffer {
+            repr: BufRepr::Dense {
+                precision,
+                factor,
+                dim: d,
+            },
+        })
+    }
+
+    /// A read-only diagonal (or the identity for `None`), *not* validated here (the samplers'
+    /// constructors check it).
+    pub(crate) fn shared(inv_mass: Option<&'a [T]>) -> Self {
+        MassBuffer {
+            repr: match inv_mass {
+                None => BufRepr::Identity,
+                Some(m) => BufRepr::Shared(m),
+            },
+        }
+    }
+
+    /// The read-only view the kinetics use.
+    pub fn mass(&self) -> Mass<'_, T> {
+        let repr = match &self.repr {
+            BufRepr::Identity => Repr::Identity,
+            BufRepr::Shared(m) => Repr::Diagonal(m),
+            BufRepr::Diagonal(m) => Repr::Diagonal(m),
+            BufRepr::Dense {
+                precision,
+                factor,
+                dim,
+            } => Repr::Dense {
+                precision,
+                factor,
+                dim: *dim,
+            },
+        };
+        Mass { repr }
+    }
+
+    /// The current M⁻¹ as stored: d entries (diagonal), d² (dense), empty (identity).
+    pub fn inverse_mass(&self) -> &[T] {
+        match &self.repr {
+            BufRepr::Identity => &[],
+            BufRepr::Shared(m) => m,
+            BufRepr::Diagonal(m) => m,
+            BufRepr::Dense { precision, .. } => precision,
+        }
+    }
+
+    /// Whether [`MassBuffer::set_inverse_mass`] can succeed (a diagonal or dense buffer the
+    /// buffer owns mutably).
+    pub fn is_adaptable(&self) -> bool {
+        matches!(self.repr, BufRepr::Diagonal(_) | BufRepr::Dense { .. })
+    }
+
+    /// Replaces M⁻¹ by `new` (d entries for a diagonal mass, d² for a dense one) by copying, and
+    /// refactorizes a dense mass (d³/3 flops, no allocation).
+    ///
+    /// Errors, with the previous M⁻¹ (and factor) left in force, bit for bit:
+    /// [`LinalgError::ReadOnly`] for the identity or a read-only diagonal;
+    /// [`LinalgError::DimensionMismatch`]; [`LinalgError::NonFinite`];
+    /// [`LinalgError::NotSymmetric`] (dense); [`LinalgError::NotPositiveDefinite`] (an entry
+    /// ≤ 0, or a failed Cholesky pivot).
+    pub fn set_inverse_mass(&mut self, new: &[T]) -> Result<(), LinalgError> {
+        match &mut self.repr {
+            BufRepr::Identity | BufRepr::Shared(_) => Err(LinalgError::ReadOnly),
+            BufRepr::Diagonal(m) => {
+                if new.len() != m.len() {
+                    return Err(LinalgError::DimensionMismatch {
+                        expected: m.len(),
+                        found: new.len(),
+                    });
+                }
+                Mass::diagonal(new)?;
+                m.copy_from_slice(new);
+                Ok(())
+            }
+            BufRepr::Dense {
+                precision,
+                factor,
+                dim,
+            } => {
+                check_symmetric(new, *dim)?;
+                factor.copy_from_slice(new);
+                if let Err(e) = cholesky_in_place(factor, *dim) {
+                    // Refactor the old precision: it factored before, and the factorisation is
+                    // deterministic, so this restores the old factor bit for bit.
+                    factor.copy_from_slice(precision);
+                    let _ = cholesky_in_place(factor, *dim);
+                    return Err(e);
+                }
+                precision.copy_from_slice(new);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A sampler whose Gaussian mass can be read and replaced in place (HMC, SGHMC, SGNHT and
+/// SG-NPHMC built `with_mass`): what the MCEM wrapper [`crate::adapt::Mcem`] needs to push its
+/// M-step (004 eq. 5) into the sampler between E-steps.
+pub trait AdaptiveMass<T: Real> {
+    /// The current mass.
+    fn mass(&self) -> Mass<'_, T>;
+    /// Replaces M⁻¹ (see [`MassBuffer::set_inverse_mass`] for the layout and the errors; the old
+    /// mass stays in force on error).
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError>;
+}

@@ -15,7 +15,7 @@ mod mass;
 mod monomial_gamma;
 
 pub use gaussian::Gaussian;
-pub use mass::Mass;
+pub use mass::{AdaptiveMass, Mass, MassBuffer, MassShape};
 pub use monomial_gamma::{MonomialGamma, Softening};
 
 use crate::error::LayoutError;

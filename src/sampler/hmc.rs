@@ -1,10 +1,11 @@
-//! Hamiltonian (hybrid) Monte Carlo with a diagonal mass and Metropolis–Hastings (000 App. A.1).
+//! Hamiltonian (hybrid) Monte Carlo with an identity, diagonal or dense mass and Metropolis–Hastings (000 App. A.1, 004 Alg. 1).
 
 use super::params::positive;
 use super::stats::{ChainState, Sampler, StepStats};
-use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
+use crate::error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Energy;
-use crate::integrator::{check_finite, check_len, leapfrog};
+use crate::integrator::{check_finite, check_len, check_mass, leapfrog};
+use crate::kinetic::{AdaptiveMass, Mass, MassBuffer};
 use crate::lanes::{first_non_finite, sum_map, sum_map2, zip2};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
@@ -52,6 +53,9 @@ pub struct HmcWorkspace<'a, T> {
     pub saved_gradient: &'a mut [T],
     /// p before the step (restored if the step is abandoned).
     pub saved_momentum: &'a mut [T],
+    /// M⁻¹p for a dense mass (θ's length); empty otherwise ([`HmcWorkspace::new`] leaves it
+    /// empty).
+    pub inv_mass_p: &'a mut [T],
 }
 
 impl<'a, T> HmcWorkspace<'a, T> {
@@ -67,6 +71,25 @@ impl<'a, T> HmcWorkspace<'a, T> {
             saved_theta,
             saved_gradient,
             saved_momentum,
+            inv_mass_p: &mut [],
+        }
+    }
+
+    /// The four buffers plus the d-buffer for M⁻¹p that a dense mass needs
+    /// (`Hmc::with_mass`, `SgNphmc::with_mass`).
+    pub fn with_mass_scratch(
+        gradient: &'a mut [T],
+        saved_theta: &'a mut [T],
+        saved_gradient: &'a mut [T],
+        saved_momentum: &'a mut [T],
+        inv_mass_p: &'a mut [T],
+    ) -> Self {
+        HmcWorkspace {
+            gradient,
+            saved_theta,
+            saved_gradient,
+            saved_momentum,
+            inv_mass_p,
         }
     }
 }
@@ -74,7 +97,11 @@ impl<'a, T> HmcWorkspace<'a, T> {
 /// HMC (000 App. A.1): draw p ~ N(0, M); run L leapfrog steps of size ε on
 /// H(θ, p) = U(θ) + ½ pᵀM⁻¹p; accept the end point with probability min(1, e^{H₀ − H₁}).
 ///
-/// The mass is diagonal (pass its inverse, M⁻¹, or `None` for the identity). The sampler is exact
+/// [`Hmc::new`] takes a diagonal mass (its inverse M⁻¹, or `None` for the identity);
+/// [`Hmc::with_mass`] any [`MassBuffer`] (identity, diagonal or dense), which can then be changed
+/// in place between proposals ([`AdaptiveMass`], for HMC-EM, 004 Alg. 1). With a general M the
+/// proposal is 004 Alg. 1: p ~ N(0, M) (p = C⁻ᵀz for a dense M⁻¹ = CCᵀ), leapfrog drifts
+/// θ ← θ + ε M⁻¹p, K(p) = ½ pᵀM⁻¹p in the Metropolis–Hastings ratio. The sampler is exact
 /// for any ε: the error of the leapfrog lowers the acceptance rate, it does not bias the chain.
 /// A proposal whose energy is not finite is rejected (a divergence). A proposal whose gradient
 /// becomes non-finite is abandoned: θ, p and the cached gradient are restored bit for bit and
@@ -101,7 +128,8 @@ impl<'a, T> HmcWorkspace<'a, T> {
 #[derive(Debug)]
 pub struct Hmc<'a, T> {
     params: HmcParams<T>,
-    inv_mass: Option<&'a [T]>,
+    mass: MassBuffer<'a, T>,
+    inv_mass_p: &'a mut [T],
     theta: &'a mut [T],
     p: &'a mut [T],
     grad: &'a mut [T],
@@ -125,7 +153,8 @@ impl<'a, T: Real> Hmc<'a, T> {
         check_layout(theta, momentum, inv_mass, &work, false)?;
         Ok(Hmc {
             params,
-            inv_mass,
+            mass: MassBuffer::shared(inv_mass),
+            inv_mass_p: work.inv_mass_p,
             theta,
             p: momentum,
             grad: work.gradient,
@@ -136,18 +165,87 @@ impl<'a, T: Real> Hmc<'a, T> {
         })
     }
 
+    /// As [`Hmc::new`], with any mass (identity, diagonal or dense) that can be replaced between
+    /// proposals ([`AdaptiveMass::set_inverse_mass`]). A dense mass needs the workspace's
+    /// `inv_mass_p` buffer ([`HmcWorkspace::with_mass_scratch`]); errors as [`Hmc::new`], plus
+    /// [`LayoutError::LengthMismatch`] on [`Buffer::InverseMass`] (the mass's dimension) or
+    /// [`Buffer::MassScratch`].
+    pub fn with_mass(
+        params: HmcParams<T>,
+        mass: MassBuffer<'a, T>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        work: HmcWorkspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
+        check_layout(theta, momentum, None, &work, false)?;
+        check_mass(mass.mass(), theta.len(), work.inv_mass_p, false)?;
+        Ok(Hmc {
+            params,
+            mass,
+            inv_mass_p: work.inv_mass_p,
+            theta,
+            p: momentum,
+            grad: work.gradient,
+            saved_theta: work.saved_theta,
+            saved_grad: work.saved_gradient,
+            saved_p: work.saved_momentum,
+            energy: None,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> HmcParams<T> {
+        self.params
+    }
+
+    /// Sets the number of leapfrog steps L ≥ 1 of the next proposals (HMC-EM's LP_S); 0 is
+    /// ignored.
+    pub fn set_leapfrog_steps(&mut self, steps: u32) {
+        if steps > 0 {
+            self.params.steps = steps;
+        }
+    }
+
+    /// ∇U at the current θ, if cached (after a successful step).
+    pub fn cached_gradient(&self) -> Option<&[T]> {
+        self.energy.map(|_| &*self.grad)
+    }
+
     /// Draws p ~ N(0, M).
     fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        draw_momentum(rng, self.p, self.inv_mass);
+        draw_mass_momentum(rng, self.p, self.mass.mass());
     }
 
     /// ½ pᵀM⁻¹p
     fn kinetic(&self) -> T {
-        T::HALF
-            * match self.inv_mass {
-                None => sum_map(self.p, |p| p * p),
-                Some(m) => sum_map2(self.p, m, |p, m| p * p * m),
-            }
+        let mass = self.mass.mass();
+        match mass.diagonal_option() {
+            Ok(None) => T::HALF * sum_map(self.p, |p| p * p),
+            Ok(Some(m)) => T::HALF * sum_map2(self.p, m, |p, m| p * p * m),
+            Err(()) => mass.energy(self.p),
+        }
+    }
+}
+
+impl<T: Real> AdaptiveMass<T> for Hmc<'_, T> {
+    fn mass(&self) -> Mass<'_, T> {
+        self.mass.mass()
+    }
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
+        self.mass.set_inverse_mass(inv_mass)
+    }
+}
+
+/// Draws p ~ N(0, M) for any mass: the identity/diagonal path of [`draw_momentum`] (the same
+/// random stream as before masses were general), [`Mass::sample`] for a dense one.
+pub(crate) fn draw_mass_momentum<T: Real, R: Rng + ?Sized>(
+    rng: &mut R,
+    p: &mut [T],
+    mass: Mass<'_, T>,
+) {
+    match mass.diagonal_option() {
+        Ok(m) => draw_momentum(rng, p, m),
+        Err(()) => mass.sample(rng, p),
     }
 }
 
@@ -235,7 +333,8 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
             self.theta,
             self.p,
             self.grad,
-            self.inv_mass,
+            self.mass.mass(),
+            self.inv_mass_p,
             step_size,
             steps,
             model,

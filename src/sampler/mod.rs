@@ -9,6 +9,8 @@ mod sgmgt;
 mod sgnht;
 mod stats;
 
+pub use crate::integrator::ThermostatRule;
+pub use crate::kinetic::{AdaptiveMass, MassBuffer};
 pub use hmc::{Hmc, HmcParams, HmcWorkspace};
 pub use nose_poincare::{SgNphmc, SgNphmcParams, SgNphmcWorkspace};
 pub use sghmc::{Sghmc, SghmcParams};

@@ -1,14 +1,16 @@
 //! SG-NPHMC: stochastic-gradient Nosé–Poincaré HMC (Roychowdhury & Parthasarathy, 004 §3.4,
-//! Alg. 4), with a diagonal (or identity) mass.
+//! Alg. 4), with an identity, diagonal or dense mass (dense only with B = 0).
 
-use super::hmc::{HmcWorkspace, check_layout, draw_momentum};
+use super::hmc::{HmcWorkspace, check_layout, draw_mass_momentum};
 use super::params::{non_negative, positive};
 use super::stats::{ChainState, Sampler, StepStats};
-use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
+use crate::error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Energy;
 use crate::integrator::{
-    NpConstants, NpScalars, generalized_leapfrog_step, kinetic2, nose_poincare_energy,
+    NpConstants, NpScalars, check_mass, generalized_leapfrog_step, kinetic2_mass,
+    nose_poincare_energy,
 };
+use crate::kinetic::{AdaptiveMass, Mass, MassBuffer, MassShape};
 use crate::lanes::first_non_finite;
 use crate::real::Real;
 use rand_core::Rng;
@@ -153,7 +155,8 @@ pub type SgNphmcWorkspace<'a, T> = HmcWorkspace<'a, T>;
 #[derive(Debug)]
 pub struct SgNphmc<'a, T> {
     params: SgNphmcParams<T>,
-    inv_mass: Option<&'a [T]>,
+    mass: MassBuffer<'a, T>,
+    inv_mass_p: &'a mut [T],
     theta: &'a mut [T],
     p: &'a mut [T],
     grad: &'a mut [T],
@@ -180,9 +183,39 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         work: SgNphmcWorkspace<'a, T>,
     ) -> Result<Self, LayoutError> {
         check_layout(theta, momentum, inv_mass, &work, true)?;
+        Self::build(params, MassBuffer::shared(inv_mass), theta, momentum, work)
+    }
+
+    /// As [`SgNphmc::new`] with any mass (identity, diagonal, or dense when B = 0), changeable
+    /// in place through [`AdaptiveMass`] (SG-NPHMC-EM, 004 Alg. 5). A dense mass needs
+    /// [`HmcWorkspace::with_mass_scratch`]; with B > 0 it is [`LayoutError::UnsupportedMass`]
+    /// (the implicit friction of the first half kick would be a d × d solve per step).
+    pub fn with_mass(
+        params: SgNphmcParams<T>,
+        mass: MassBuffer<'a, T>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        work: SgNphmcWorkspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
+        check_layout(theta, momentum, None, &work, true)?;
+        check_mass(mass.mass(), theta.len(), work.inv_mass_p, false)?;
+        if mass.mass().shape() == MassShape::Dense && params.gradient_noise > T::ZERO {
+            return Err(LayoutError::UnsupportedMass);
+        }
+        Self::build(params, mass, theta, momentum, work)
+    }
+
+    fn build(
+        params: SgNphmcParams<T>,
+        mass: MassBuffer<'a, T>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        work: SgNphmcWorkspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
         Ok(SgNphmc {
             params,
-            inv_mass,
+            mass,
+            inv_mass_p: work.inv_mass_p,
             theta,
             p: momentum,
             grad: work.gradient,
@@ -199,6 +232,20 @@ impl<'a, T: Real> SgNphmc<'a, T> {
     /// The parameters.
     pub fn params(&self) -> SgNphmcParams<T> {
         self.params
+    }
+
+    /// Sets the thermostat mass Q (finite, > 0; else [`ParamError`] for
+    /// [`Param::ThermostatMass`] and Q unchanged). H₀ is reset so that H_NP = 0 at the next
+    /// step or integrate (SG-NPHMC-EM learns Q, 004 Alg. 5).
+    pub fn set_thermostat_mass(&mut self, q_mass: T) -> Result<(), ParamError> {
+        self.params.thermostat_mass = positive(q_mass, Param::ThermostatMass)?;
+        self.h0 = None;
+        Ok(())
+    }
+
+    /// ∇Ũ at the current θ, if cached.
+    pub fn cached_gradient(&self) -> Option<&[T]> {
+        self.energy.map(|_| &*self.grad)
     }
 
     /// The thermostat s (> 0); p/s is the physical momentum.
@@ -223,7 +270,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         let (u, h0) = (self.energy?, self.h0?);
         Some(nose_poincare_energy(
             self.p,
-            self.inv_mass,
+            self.mass.mass(),
             NpScalars {
                 s: self.s,
                 q: self.q,
@@ -264,7 +311,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
 
     /// Draws p ~ N(0, M) and q ~ N(0, Q) and resets s = 1 (H₀ is then stale).
     fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        draw_momentum(rng, self.p, self.inv_mass);
+        draw_mass_momentum(rng, self.p, self.mass.mass());
         self.q = self.params.thermostat_mass.sqrt() * T::standard_normal(rng);
         self.s = T::ONE;
         self.h0 = None;
@@ -273,7 +320,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
     /// The H₀ that makes H_NP = 0 at the current state.
     fn zero_level(&self, u: T) -> T {
         let q_mass = self.params.thermostat_mass;
-        u + kinetic2(self.p, self.inv_mass) / (T::TWO * self.s * self.s)
+        u + kinetic2_mass(self.p, self.mass.mass()) / (T::TWO * self.s * self.s)
             + self.q * self.q / (T::TWO * q_mass)
             + T::from_usize(self.theta.len()) * self.s.ln()
     }
@@ -337,7 +384,8 @@ impl<'a, T: Real> SgNphmc<'a, T> {
                 self.theta,
                 self.p,
                 self.grad,
-                self.inv_mass,
+                self.mass.mass(),
+                self.inv_mass_p,
                 &mut x,
                 &c,
                 model,
@@ -385,7 +433,8 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for SgNphmc<'_, T> {
         self.check_state()?;
         let mut stats = StepStats::new(self.params.step_size);
         let n = T::from_usize(self.theta.len());
-        stats.kinetic_temperature = Some(kinetic2(self.p, self.inv_mass) / (self.s * self.s * n));
+        stats.kinetic_temperature =
+            Some(kinetic2_mass(self.p, self.mass.mass()) / (self.s * self.s * n));
         stats.thermostat = Some(self.q / self.params.thermostat_mass);
         Ok(stats)
     }
@@ -410,5 +459,18 @@ impl<T: Real> ChainState<T> for SgNphmc<'_, T> {
     /// Draws p ~ N(0, M), q ~ N(0, Q) and resets s = 1; H₀ is reset at the next step.
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         self.draw(rng);
+    }
+}
+
+impl<T: Real> AdaptiveMass<T> for SgNphmc<'_, T> {
+    fn mass(&self) -> Mass<'_, T> {
+        self.mass.mass()
+    }
+    /// Replaces M⁻¹; H₀ is reset so that H_NP = 0 at the next step or integrate (H_NP depends on
+    /// M).
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
+        self.mass.set_inverse_mass(inv_mass)?;
+        self.h0 = None;
+        Ok(())
     }
 }

@@ -1,11 +1,16 @@
 //! Stochastic gradient Hamiltonian Monte Carlo (SGHMC), Chen, Fox & Guestrin 2014, as in 002 Alg. 2
 //! and 000 eq. 3.
 
+use super::hmc::draw_mass_momentum;
 use super::params::{non_negative, positive};
 use super::stats::{ChainState, Sampler, StepStats};
-use crate::error::{LayoutError, Param, ParamError, StepError};
+use crate::error::{LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::{Friction, Integrator, Phase, Workspace, euler_step, splitting_step};
+use crate::integrator::{
+    Friction, Integrator, MassFriction, Phase, Workspace, check_mass, euler_step, mass_euler_step,
+    mass_splitting_step, splitting_step,
+};
+use crate::kinetic::{AdaptiveMass, Mass, MassBuffer, MassShape};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -90,6 +95,13 @@ impl<T: Real> SghmcParams<T> {
 /// Splitting: A–B–O–B–A with the exact friction p ← e^{−Ah/2} p (see
 /// [`Integrator::Splitting`]).
 ///
+/// With a mass M ([`Sghmc::with_mass`]: identity, diagonal or dense, changeable in place for
+/// SGHMC-EM, 004 Alg. 3) the dynamics are dθ = M⁻¹p dt, dp = −∇Ũ dt − A M⁻¹p dt +
+/// √(2(A − B̂)) dW, whose momentum is stationary at N(0, M) (the OU covariance Σ solves
+/// A M⁻¹Σ + ΣM⁻¹A = 2A I, so Σ = M); Euler is 004 Alg. 3 (p ← p − εA M⁻¹p − ε∇Ũ(θ) +
+/// √(2(A − B̂)ε) ζ; θ ← θ + ε M⁻¹p), splitting takes the exact per-coordinate friction flow of a
+/// diagonal M; a dense M needs `Integrator::Euler` (see `src/integrator/mass_sde.rs`).
+///
 /// When the gradient noise has variance 2Bh per step but B̂ < B, the momentum heats up: the
 /// kinetic temperature settles near (A + B − B̂)/A instead of 1 (Ding et al. 2014 §2, App. D.2).
 /// SGNHT removes the need to know B.
@@ -114,6 +126,8 @@ pub struct Sghmc<'a, T> {
     params: SghmcParams<T>,
     integrator: Integrator,
     phase: Phase<'a, T>,
+    mass: MassBuffer<'a, T>,
+    inv_mass_p: &'a mut [T],
 }
 
 impl<'a, T: Real> Sghmc<'a, T> {
@@ -125,10 +139,45 @@ impl<'a, T: Real> Sghmc<'a, T> {
         momentum: &'a mut [T],
         work: Workspace<'a, T>,
     ) -> Result<Self, LayoutError> {
+        Self::with_mass(
+            params,
+            integrator,
+            MassBuffer::identity(),
+            theta,
+            momentum,
+            work,
+        )
+    }
+
+    /// As [`Sghmc::new`] with a mass M (identity, diagonal or dense; changeable in place through
+    /// [`AdaptiveMass`]). A dense mass needs [`Workspace::with_mass_scratch`] and
+    /// `Integrator::Euler` ([`LayoutError::UnsupportedMass`] with splitting).
+    pub fn with_mass(
+        params: SghmcParams<T>,
+        integrator: Integrator,
+        mass: MassBuffer<'a, T>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        work: Workspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
+        let Workspace {
+            gradient,
+            scratch,
+            inv_mass_p,
+        } = work;
+        let phase = Phase::new(theta, momentum, Workspace::new(gradient, scratch))?;
+        check_mass(
+            mass.mass(),
+            phase.theta.len(),
+            inv_mass_p,
+            integrator == Integrator::Splitting,
+        )?;
         Ok(Sghmc {
             params,
             integrator,
-            phase: Phase::new(theta, momentum, work)?,
+            phase,
+            mass,
+            inv_mass_p,
         })
     }
 
@@ -150,10 +199,23 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
             noise_estimate,
         } = self.params;
         let sd = (T::TWO * (friction - noise_estimate) * h).sqrt();
-        let f = Friction::Constant(friction);
-        let sum_p2 = match self.integrator {
-            Integrator::Euler => euler_step(&mut self.phase, f, h, sd, model, rng)?,
-            Integrator::Splitting => splitting_step(&mut self.phase, f, h, sd, model, rng)?,
+        let mass = self.mass.mass();
+        let sum_p2 = if mass.shape() == MassShape::Identity {
+            let f = Friction::Constant(friction);
+            match self.integrator {
+                Integrator::Euler => euler_step(&mut self.phase, f, h, sd, model, rng)?,
+                Integrator::Splitting => splitting_step(&mut self.phase, f, h, sd, model, rng)?,
+            }
+        } else {
+            let f = MassFriction::Constant(friction);
+            match self.integrator {
+                Integrator::Euler => {
+                    mass_euler_step(&mut self.phase, mass, self.inv_mass_p, f, h, sd, model, rng)?
+                }
+                Integrator::Splitting => {
+                    mass_splitting_step(&mut self.phase, mass, f, h, sd, model, rng)?
+                }
+            }
         };
         let mut stats = StepStats::new(h);
         stats.kinetic_temperature = Some(sum_p2 / self.phase.dim());
@@ -175,6 +237,19 @@ impl<T: Real> ChainState<T> for Sghmc<'_, T> {
     }
 
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        fill_standard_normal(rng, self.phase.p);
+        if self.mass.mass().shape() == MassShape::Identity {
+            fill_standard_normal(rng, self.phase.p);
+        } else {
+            draw_mass_momentum(rng, self.phase.p, self.mass.mass());
+        }
+    }
+}
+
+impl<T: Real> AdaptiveMass<T> for Sghmc<'_, T> {
+    fn mass(&self) -> Mass<'_, T> {
+        self.mass.mass()
+    }
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
+        self.mass.set_inverse_mass(inv_mass)
     }
 }

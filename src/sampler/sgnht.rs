@@ -1,13 +1,16 @@
 //! Stochastic gradient Nosé–Hoover thermostats: SGNHT (one scalar thermostat, Ding et al. 2014)
 //! and mSGNHT (one thermostat per coordinate, Li et al. 2016).
 
+use super::hmc::draw_mass_momentum;
 use super::params::{non_negative, positive};
 use super::stats::{ChainState, Sampler, StepStats};
-use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
+use crate::error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::{
-    Friction, Integrator, Phase, Workspace, check_finite, check_len, euler_step, splitting_step,
+    Friction, Integrator, MassFriction, Phase, ThermostatRule, Workspace, check_finite, check_len,
+    check_mass, euler_step, mass_euler_step, mass_splitting_step, splitting_step,
 };
+use crate::kinetic::{AdaptiveMass, Mass, MassBuffer, MassShape};
 use crate::lanes::sum_map;
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
@@ -69,6 +72,13 @@ impl<T: Real> SgnhtParams<T> {
 /// unknown isotropic gradient noise: with noise of variance 2Bh per step, ξ settles near A + B.
 /// Euler is 000 Alg. 1 (ξ₀ = A); the splitting scheme is Li et al. 2016 §3 with a scalar ξ.
 ///
+/// **With a mass M** ([`Sgnht::with_mass`]; SGNHT-EM, 004 Alg. 2) the dynamics are
+/// dθ = M⁻¹p dt, dp = −∇Ũ dt − ξ M⁻¹p dt + √(2A) dW and, departing from the print,
+/// dξ = (|M⁻¹p|² − tr M⁻¹)/D dt: 004 Alg. 2 prints ξ ← ξ + ε(pᵀM⁻¹p/D − 1), which is not
+/// stationary for a non-scalar M (derivation in `src/integrator/mass_sde.rs`; the printed rule
+/// stays available through [`Sgnht::set_thermostat_rule`]). For M = I both are pᵀp/D − 1 and the
+/// identity path is the one above, unchanged. A dense M needs `Integrator::Euler`.
+///
 /// # Example
 /// ```
 /// use rand_pcg::Pcg64;
@@ -89,6 +99,9 @@ pub struct Sgnht<'a, T> {
     integrator: Integrator,
     phase: Phase<'a, T>,
     xi: T,
+    mass: MassBuffer<'a, T>,
+    inv_mass_p: &'a mut [T],
+    rule: ThermostatRule,
 }
 
 impl<'a, T: Real> Sgnht<'a, T> {
@@ -101,12 +114,61 @@ impl<'a, T: Real> Sgnht<'a, T> {
         momentum: &'a mut [T],
         work: Workspace<'a, T>,
     ) -> Result<Self, LayoutError> {
+        Self::with_mass(
+            params,
+            integrator,
+            MassBuffer::identity(),
+            theta,
+            momentum,
+            work,
+        )
+    }
+
+    /// As [`Sgnht::new`] with a mass M (identity, diagonal or dense; changeable in place through
+    /// [`AdaptiveMass`]) and the derived thermostat rule ([`ThermostatRule::Derived`]). A dense
+    /// mass needs [`Workspace::with_mass_scratch`] and `Integrator::Euler`
+    /// ([`LayoutError::UnsupportedMass`] with splitting).
+    pub fn with_mass(
+        params: SgnhtParams<T>,
+        integrator: Integrator,
+        mass: MassBuffer<'a, T>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        work: Workspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
+        let Workspace {
+            gradient,
+            scratch,
+            inv_mass_p,
+        } = work;
+        let phase = Phase::new(theta, momentum, Workspace::new(gradient, scratch))?;
+        check_mass(
+            mass.mass(),
+            phase.theta.len(),
+            inv_mass_p,
+            integrator == Integrator::Splitting,
+        )?;
         Ok(Sgnht {
             params,
             integrator,
-            phase: Phase::new(theta, momentum, work)?,
+            phase,
             xi: params.diffusion,
+            mass,
+            inv_mass_p,
+            rule: ThermostatRule::Derived,
         })
+    }
+
+    /// Chooses the thermostat update for a non-identity mass (no effect for M = I, where both
+    /// rules agree): [`ThermostatRule::Derived`] (default) or the biased
+    /// [`ThermostatRule::Printed`] of 004 Alg. 2.
+    pub fn set_thermostat_rule(&mut self, rule: ThermostatRule) {
+        self.rule = rule;
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> SgnhtParams<T> {
+        self.params
     }
 
     /// The thermostat ξ.
@@ -131,10 +193,23 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
         let (h, sd) = (self.params.h, self.params.noise_sd());
         // Work on a copy so a failed step leaves ξ unchanged.
         let mut xi = self.xi;
-        let f = Friction::Scalar(&mut xi);
-        let sum_p2 = match self.integrator {
-            Integrator::Euler => euler_step(&mut self.phase, f, h, sd, model, rng),
-            Integrator::Splitting => splitting_step(&mut self.phase, f, h, sd, model, rng),
+        let mass = self.mass.mass();
+        let sum_p2 = if mass.shape() == MassShape::Identity {
+            let f = Friction::Scalar(&mut xi);
+            match self.integrator {
+                Integrator::Euler => euler_step(&mut self.phase, f, h, sd, model, rng),
+                Integrator::Splitting => splitting_step(&mut self.phase, f, h, sd, model, rng),
+            }
+        } else {
+            let f = MassFriction::Thermostat(&mut xi, self.rule);
+            match self.integrator {
+                Integrator::Euler => {
+                    mass_euler_step(&mut self.phase, mass, self.inv_mass_p, f, h, sd, model, rng)
+                }
+                Integrator::Splitting => {
+                    mass_splitting_step(&mut self.phase, mass, f, h, sd, model, rng)
+                }
+            }
         };
         let sum_p2 = match sum_p2 {
             Ok(s) => s,
@@ -166,7 +241,20 @@ impl<T: Real> ChainState<T> for Sgnht<'_, T> {
     }
 
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        fill_standard_normal(rng, self.phase.p);
+        if self.mass.mass().shape() == MassShape::Identity {
+            fill_standard_normal(rng, self.phase.p);
+        } else {
+            draw_mass_momentum(rng, self.phase.p, self.mass.mass());
+        }
+    }
+}
+
+impl<T: Real> AdaptiveMass<T> for Sgnht<'_, T> {
+    fn mass(&self) -> Mass<'_, T> {
+        self.mass.mass()
+    }
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
+        self.mass.set_inverse_mass(inv_mass)
     }
 }
 

@@ -1,0 +1,682 @@
+//! MCEM mass learning around a sampler (004 Alg. 1, 2, 3, 5): E-steps of the sampler, M-steps of eq. 5, adaptive S_count (§3.2).
+//!
+//! [`Mcem`] wraps any sampler implementing [`EmSampler`] (HMC, SGHMC, SGNHT and SG-NPHMC built
+//! `with_mass`). One [`Sampler::step`] of the wrapper is one iteration t of the paper's loop:
+//!
+//! ```text
+//! E-step (one sample):
+//!   HMC-EM      (Alg. 1): p ~ N(0, M); LP_S leapfrog steps; Metropolis–Hastings
+//!   SGHMC-EM    (Alg. 3): p ~ N(0, M); LP_S SGHMC steps
+//!   SGNHT-EM    (Alg. 2): LP_S SGNHT steps (no redraw; ξ carried over)
+//!   SG-NPHMC-EM (Alg. 5): LP_S generalized-leapfrog steps (no redraw; s, q carried over)
+//! store p (SG-NPHMC: the physical momentum p/s, and q) into the running moments (Welford;
+//!   no history);
+//! if (t + 1) mod S_count = 0:                       (counted from the last M-step)
+//!   M-step: M⁻¹ ← (1 − κ_k) M⁻¹ + κ_k M⁻¹_est       (eq. 5, [`MStep::update`])
+//!           SG-NPHMC-EM also Q⁻¹ ← (1 − κ_k) Q⁻¹ + κ_k / Var(q), clamped to the same bounds
+//!   push M⁻¹ (and Q) into the sampler
+//!   adaptive S_count (§3.2): if q̄ re-evaluated with the new M⁻¹ lies in m_S ± z v_S,
+//!     S_count ← S_count + ⌈S_count/S_I⌉
+//! ```
+//!
+//! **The adaptive rule.** Within a batch the E-step samples are counted from 1; at the
+//! subsampling offsets t_s = Σ_{i ≤ s} x_i, x_i − 1 ~ Poisson(ν iᵈ) ([`PoissonOffsets`], reset
+//! each batch), the test function q is evaluated — [`hmc_test_function`]
+//! q = [M⁻¹p, ∇L(θ)] for HMC-EM, SGHMC-EM and SG-NPHMC-EM, [`sgnht_test_function`]
+//! q = [M⁻¹p, ∇L(θ) + ξM⁻¹p, pᵀM⁻¹p] for SGNHT-EM — and pushed into [`TestStats`] and
+//! [`PostMStepQ`]; ∇L = −∇U is one extra gradient evaluation at the current θ at each offset
+//! (a stochastic gradient, for a minibatch model). After the M-step, [`PostMStepQ`] gives q̄ with
+//! the new M⁻¹ and [`SampleSize::after_m_step`] grows S_count when it falls in the interval.
+//!
+//! **Defaults** ([`McemParams::paper_defaults`]): the paper's §3.2 constants are in its
+//! appendix 6.3: ν = 1, d = 2, S_I = 10, initial S_count = 100 ("100 for all other cases"), and
+//! α = 1 — which makes z_{1−α/2} = z_{0.5} = 0 and the interval a point, so S_count would never
+//! grow; we take α = 0.25 instead ([`SampleSize::DEFAULT_LEVEL`], Booth & Hobert's value as
+//! recalled, unverified). For the M-step the paper gives only the conditions on κ; the
+//! defaults k₀ = 0, κ exponent 0.75, shrinkage λ = 0.05 and eigenvalue bounds [10⁻⁴, 10⁴] are ours.
+//!
+//! All buffers live in one caller slice ([`McemWorkspace`]); nothing allocates.
+
+use super::mcem::{
+    MStep, MStepParams, MomentStats, PoissonOffsets, PostMStepQ, SampleSize, TestStats,
+    hmc_test_function, sgnht_test_function,
+};
+use crate::error::{Buffer, LayoutError, LinalgError, MStepError, ParamError, StepError};
+use crate::gradient::{Energy, Gradient};
+use crate::kinetic::{AdaptiveMass, MassShape};
+use crate::real::Real;
+use crate::sampler::{ChainState, Hmc, Sampler, SgNphmc, Sghmc, Sgnht, StepStats};
+use rand_core::Rng;
+
+/// Which test function of 004 §3.2 a sampler's MCEM wrapper evaluates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum TestFunction {
+    /// q = \[M⁻¹p, ∇L(θ)\] (HMC-EM; also used for SGHMC-EM and SG-NPHMC-EM, which the paper
+    /// gives no test function for).
+    Hmc,
+    /// q = \[M⁻¹p, ∇L(θ) + ξM⁻¹p, pᵀM⁻¹p\] (SGNHT-EM).
+    Sgnht,
+}
+
+/// A sampler an [`Mcem`] wrapper can drive: one E-step of LP_S inner steps, its momentum sample,
+/// and its test function. Implemented for [`Hmc`], [`Sghmc`], [`Sgnht`] and [`SgNphmc`].
+pub trait EmSampler<T: Real, M: ?Sized>: AdaptiveMass<T> + ChainState<T> {
+    /// The test function of 004 §3.2 for this sampler.
+    const TEST: TestFunction;
+
+    /// One E-step of `steps` (LP_S ≥ 1) inner steps, as the sampler's algorithm in 004 prescribes
+    /// (module docs). Returns the statistics of the E-step (its last inner step).
+    fn e_step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u32,
+    ) -> Result<StepStats<T>, StepError>;
+
+    /// Writes the momentum sample stored after an E-step (p; SG-NPHMC: p/s) into `out`.
+    fn momentum_sample(&self, out: &mut [T]) {
+        out.copy_from_slice(self.momentum());
+    }
+
+    /// The scalar thermostat ξ of the SGNHT test function (0 otherwise).
+    fn thermostat_value(&self) -> T {
+        T::ZERO
+    }
+
+    /// SG-NPHMC: the thermostat momentum q (stored for learning Q) and the current Q.
+    fn thermostat_momentum_sample(&self) -> Option<(T, T)> {
+        None
+    }
+
+    /// SG-NPHMC: sets Q (the others ignore it).
+    fn set_thermostat_mass(&mut self, _q_mass: T) -> Result<(), ParamError> {
+        Ok(())
+    }
+}
+
+impl<T: Real, M: Energy<T> + ?Sized> EmSampler<T, M> for Hmc<'_, T> {
+    const TEST: TestFunction = TestFunction::Hmc;
+
+    /// 004 Alg. 1: one proposal of `steps` leapfrog steps (p ~ N(0, M), Metropolis–Hastings);
+    /// the HMC parameters' L is set to `steps`.
+    fn e_step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u32,
+    ) -> Result<StepStats<T>, StepError> {
+        self.set_leapfrog_steps(steps);
+        self.step(model, rng)
+    }
+}
+
+impl<T: Real, M: Gradient<T> + ?Sized> EmSampler<T, M> for Sghmc<'_, T> {
+    const TEST: TestFunction = TestFunction::Hmc;
+
+    /// 004 Alg. 3: p ~ N(0, M), then `steps` SGHMC steps.
+    fn e_step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u32,
+    ) -> Result<StepStats<T>, StepError> {
+        self.resample_momentum(rng);
+        let mut stats = self.step(model, rng)?;
+        for _ in 1..steps {
+            stats = self.step(model, rng)?;
+        }
+        Ok(stats)
+    }
+}
+
+impl<T: Real, M: Gradient<T> + ?Sized> EmSampler<T, M> for Sgnht<'_, T> {
+    const TEST: TestFunction = TestFunction::Sgnht;
+
+    /// 004 Alg. 2: `steps` SGNHT steps, no momentum redraw.
+    fn e_step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u32,
+    ) -> Result<StepStats<T>, StepError> {
+        let mut stats = self.step(model, rng)?;
+        for _ in 1..steps {
+            stats = self.step(model, rng)?;
+        }
+        Ok(stats)
+    }
+
+    fn thermostat_value(&self) -> T {
+        self.thermostat()
+    }
+}
+
+impl<T: Real, M: Energy<T> + ?Sized> EmSampler<T, M> for SgNphmc<'_, T> {
+    const TEST: TestFunction = TestFunction::Hmc;
+
+    /// 004 Alg. 5: `steps` generalized-leapfrog steps without redrawing p or q
+    /// ([`SgNphmc::integrate`]).
+    fn e_step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        _rng: &mut R,
+        steps: u32,
+    ) -> Result<StepStats<T>, StepError> {
+        self.integrate(model, steps)?;
+        let prm = self.params();
+        let n = T::from_usize(self.position().len());
+        let s = self.thermostat();
+        let mut stats = StepStats::new(prm.step_size());
+        let mut k = T::ZERO;
+        let mass = self.mass();
+        let p = self.momentum();
+        // (p/s)ᵀM⁻¹(p/s)/D = 2K(p)/(s² D)
+        k += T::TWO * mass.energy(p);
+        stats.kinetic_temperature = Some(k / (s * s * n));
+        stats.thermostat = Some(self.thermostat_momentum() / prm.thermostat_mass());
+        Ok(stats)
+    }
+
+    /// The physical momentum p/s, whose stationary law is N(0, M).
+    fn momentum_sample(&self, out: &mut [T]) {
+        let s = self.thermostat();
+        for (o, &p) in out.iter_mut().zip(self.momentum()) {
+            *o = p / s;
+        }
+    }
+
+    fn thermostat_momentum_sample(&self) -> Option<(T, T)> {
+        Some((self.thermostat_momentum(), self.params().thermostat_mass()))
+    }
+
+    fn set_thermostat_mass(&mut self, q_mass: T) -> Result<(), ParamError> {
+        SgNphmc::set_thermostat_mass(self, q_mass)
+    }
+}
+
+/// The settings of an MCEM wrapper: LP_S, the M-step, S_count and the subsampling offsets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct McemParams<T> {
+    e_steps: u32,
+    m_step: MStepParams<T>,
+    sample_size: SampleSize<T>,
+    offsets: PoissonOffsets<T>,
+}
+
+impl<T: Real> McemParams<T> {
+    /// LP_S ≥ 1 inner steps per E-step ([`crate::Param::LeapfrogSteps`] otherwise), the M-step
+    /// parameters and S_count (fixed or adaptive); subsampling offsets with ν = 1, d = 2 (004
+    /// App. 6.3; used only by an adaptive S_count).
+    pub fn new(
+        e_steps: u32,
+        m_step: MStepParams<T>,
+        sample_size: SampleSize<T>,
+    ) -> Result<Self, ParamError> {
+        if e_steps == 0 {
+            return Err(ParamError::OutOfRange(crate::Param::LeapfrogSteps));
+        }
+        Ok(McemParams {
+            e_steps,
+            m_step,
+            sample_size,
+            offsets: PoissonOffsets::new(T::ONE, T::TWO)?,
+        })
+    }
+
+    /// The defaults of the module docs: adaptive S_count from 100 with α = 0.25, S_I = 10;
+    /// offsets ν = 1, d = 2; M-step k₀ = 0, κ exponent 0.75, λ = 0.05, bounds \[10⁻⁴, 10⁴\].
+    pub fn paper_defaults(e_steps: u32) -> Result<Self, ParamError> {
+        let m_step = MStepParams::new(
+            T::ZERO,
+            T::from_f64(0.75),
+            T::from_f64(0.05),
+            T::from_f64(1e-4),
+            T::from_f64(1e4),
+        )?;
+        let size = SampleSize::adaptive(100, T::from_f64(SampleSize::<T>::DEFAULT_LEVEL), 10)?;
+        Self::new(e_steps, m_step, size)
+    }
+
+    /// Replaces the subsampling offsets (ν, d).
+    pub fn with_offsets(mut self, offsets: PoissonOffsets<T>) -> Self {
+        self.offsets = offsets;
+        self
+    }
+
+    /// LP_S
+    pub fn e_steps(&self) -> u32 {
+        self.e_steps
+    }
+    /// The M-step parameters.
+    pub fn m_step(&self) -> &MStepParams<T> {
+        &self.m_step
+    }
+    /// The initial S_count rule.
+    pub fn sample_size(&self) -> SampleSize<T> {
+        self.sample_size
+    }
+}
+
+/// The caller's memory of an [`Mcem`] wrapper: one slice of [`McemWorkspace::len`] entries,
+/// split into the momentum statistics, a copy of M⁻¹ for the M-step, its scratch, the test
+/// function's statistics and two d-vectors.
+#[derive(Debug)]
+pub struct McemWorkspace<'a, T> {
+    buffer: &'a mut [T],
+    dim: usize,
+    shape: MassShape,
+}
+
+impl<'a, T: Real> McemWorkspace<'a, T> {
+    /// The length a workspace for dimension d and a diagonal or dense mass needs:
+    /// diagonal 16d + 3, dense 13d + 3 + 4d² (`usize::MAX` on overflow).
+    pub fn len(d: usize, shape: MassShape) -> usize {
+        let k = match shape {
+            MassShape::Dense => d.checked_mul(d),
+            _ => Some(d),
+        };
+        let scratch = if shape == MassShape::Dense {
+            k
+        } else {
+            Some(0)
+        };
+        // sample, mean, p_mean, xi_p_mean, grad_mean, grad, inv_mass_p: 7d; comoment, inv_mass,
+        // pp_mean: 3k; scratch; three q buffers of 2d + 1.
+        let q = d.checked_mul(2).and_then(|x| x.checked_add(1));
+        let parts = [
+            d.checked_mul(7),
+            k.and_then(|k| k.checked_mul(3)),
+            scratch,
+            q.and_then(|q| q.checked_mul(3)),
+        ];
+        parts
+            .iter()
+            .try_fold(0usize, |acc, x| x.and_then(|x| acc.checked_add(x)))
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Wraps `buffer` (exactly [`McemWorkspace::len`]`(d, shape)` entries; its contents are
+    /// ignored) for dimension d ≥ 1 and a diagonal or dense mass; otherwise
+    /// [`LayoutError::LengthMismatch`] on [`Buffer::McemWorkspace`] ([`LayoutError::Empty`] for
+    /// d = 0, [`LayoutError::UnsupportedMass`] for the identity).
+    pub fn new(buffer: &'a mut [T], d: usize, shape: MassShape) -> Result<Self, LayoutError> {
+        if d == 0 {
+            return Err(LayoutError::Empty);
+        }
+        if shape == MassShape::Identity {
+            return Err(LayoutError::UnsupportedMass);
+        }
+        let expected = Self::len(d, shape);
+        if buffer.len() != expected {
+            return Err(LayoutError::LengthMismatch {
+                buffer: Buffer::McemWorkspace,
+                expected,
+                found: buffer.len(),
+            });
+        }
+        Ok(McemWorkspace {
+            buffer,
+            dim: d,
+            shape,
+        })
+    }
+}
+
+/// Scalar Welford statistics of the thermostat momentum q (SG-NPHMC-EM).
+#[derive(Clone, Copy, Debug, Default)]
+struct ScalarStats<T> {
+    count: u64,
+    mean: T,
+    m2: T,
+}
+
+/// The MCEM wrapper (004 Alg. 1, 2, 3, 5): see the module docs for what one step does.
+///
+/// Build the sampler `with_mass` (a diagonal or dense [`crate::kinetic::MassBuffer`]), then
+/// wrap it with [`Mcem::new`]. The wrapper is itself a [`Sampler`] and a [`ChainState`] (θ and p
+/// are the sampler's), so host code drives it like any sampler.
+///
+/// # Example
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::adapt::{Mcem, McemParams, McemWorkspace, MStepParams, SampleSize};
+/// use sgmcmc::kinetic::{MassBuffer, MassShape};
+/// use sgmcmc::sampler::{Sghmc, SghmcParams};
+/// use sgmcmc::{ChainState, Integrator, Sampler, Workspace};
+///
+/// let d = 2;
+/// let (mut theta, mut p, mut g, mut s) = ([0.0f64; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
+/// let mut inv_mass = [1.0; 2];
+/// let mass = MassBuffer::diagonal(&mut inv_mass).unwrap();
+/// let sghmc = Sghmc::with_mass(
+///     SghmcParams::new(0.05, 1.0).unwrap(), Integrator::Euler, mass,
+///     &mut theta, &mut p, Workspace::new(&mut g, &mut s),
+/// ).unwrap();
+/// let mut buf = vec![0.0; McemWorkspace::<f64>::len(d, MassShape::Diagonal)];
+/// let work = McemWorkspace::new(&mut buf, d, MassShape::Diagonal).unwrap();
+/// let m_step = MStepParams::new(0.0, 0.75, 0.05, 1e-3, 1e3).unwrap();
+/// let params = McemParams::new(10, m_step, SampleSize::fixed(50).unwrap()).unwrap();
+/// let mut em = Mcem::new(sghmc, params, work).unwrap();
+/// // Target N(0, diag(4, 0.25)).
+/// let mut model = |t: &[f64], g: &mut [f64]| { g[0] = t[0] / 4.0; g[1] = t[1] / 0.25; };
+/// let mut rng = Pcg64::new(1, 2);
+/// for _ in 0..500 {
+///     em.step(&mut model, &mut rng).unwrap();
+/// }
+/// assert_eq!(em.m_steps(), 10);
+/// assert!(em.inverse_mass().iter().all(|m| m.is_finite() && *m > 0.0));
+/// ```
+#[derive(Debug)]
+pub struct Mcem<'a, T, S> {
+    sampler: S,
+    e_steps: u32,
+    m_step: MStep<T>,
+    sample_size: SampleSize<T>,
+    offsets: PoissonOffsets<T>,
+    /// The next subsampling offset within the batch (adaptive S_count only; 0 = none).
+    next_offset: u64,
+    /// E-step samples in the current batch.
+    in_batch: u64,
+    moments: MomentStats<'a, T>,
+    test: TestStats<'a, T>,
+    post: PostMStepQ<'a, T>,
+    sample: &'a mut [T],
+    inv_mass: &'a mut [T],
+    scratch: &'a mut [T],
+    q_eval: &'a mut [T],
+    grad: &'a mut [T],
+    inv_mass_p: &'a mut [T],
+    q_stats: ScalarStats<T>,
+    last_kappa: Option<T>,
+}
+
+impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
+    /// Wraps `sampler` (whose mass must be diagonal or dense, changeable, of the workspace's shape
+    /// and dimension: [`LayoutError::UnsupportedMass`] otherwise, or a
+    /// [`LayoutError::LengthMismatch`] on [`Buffer::McemWorkspace`] for a dimension mismatch).
+    pub fn new(
+        sampler: S,
+        params: McemParams<T>,
+        work: McemWorkspace<'a, T>,
+    ) -> Result<Self, LayoutError> {
+        let mass = sampler.mass();
+        let d = work.dim;
+        if mass.shape() != work.shape || sampler.position().len() != d {
+            if mass.shape() == work.shape {
+                return Err(LayoutError::LengthMismatch {
+                    buffer: Buffer::McemWorkspace,
+                    expected: McemWorkspace::<T>::len(sampler.position().len(), work.shape),
+                    found: work.buffer.len(),
+                });
+            }
+            return Err(LayoutError::UnsupportedMass);
+        }
+        // Is the mass changeable? Setting it to itself is a no-op when it is.
+        let k = if work.shape == MassShape::Dense {
+            d * d
+        } else {
+            d
+        };
+        let (sample, rest) = work.buffer.split_at_mut(d);
+        let (mean, rest) = rest.split_at_mut(d);
+        let (comoment, rest) = rest.split_at_mut(k);
+        let (inv_mass, rest) = rest.split_at_mut(k);
+        let scratch_len = if work.shape == MassShape::Dense { k } else { 0 };
+        let (scratch, rest) = rest.split_at_mut(scratch_len);
+        let (q_mean, rest) = rest.split_at_mut(2 * d + 1);
+        let (q_m2, rest) = rest.split_at_mut(2 * d + 1);
+        let (q_eval, rest) = rest.split_at_mut(2 * d + 1);
+        let (p_mean, rest) = rest.split_at_mut(d);
+        let (xi_p_mean, rest) = rest.split_at_mut(d);
+        let (grad_mean, rest) = rest.split_at_mut(d);
+        let (pp_mean, rest) = rest.split_at_mut(k);
+        let (grad, inv_mass_p) = rest.split_at_mut(d);
+        let layout = |_: LinalgError| LayoutError::LengthMismatch {
+            buffer: Buffer::McemWorkspace,
+            expected: McemWorkspace::<T>::len(d, work.shape),
+            found: 0,
+        };
+        inv_mass.copy_from_slice(sampler.mass().inverse_slice());
+        let moments = if work.shape == MassShape::Dense {
+            MomentStats::dense(mean, comoment)
+        } else {
+            MomentStats::diagonal(mean, comoment)
+        }
+        .map_err(layout)?;
+        let test = TestStats::new(q_mean, q_m2).map_err(layout)?;
+        let post = PostMStepQ::new(p_mean, xi_p_mean, grad_mean, pp_mean).map_err(layout)?;
+        let mut em = Mcem {
+            sampler,
+            e_steps: params.e_steps,
+            m_step: MStep::new(params.m_step),
+            sample_size: params.sample_size,
+            offsets: params.offsets,
+            next_offset: 0,
+            in_batch: 0,
+            moments,
+            test,
+            post,
+            sample,
+            inv_mass,
+            scratch,
+            q_eval,
+            grad,
+            inv_mass_p,
+            q_stats: ScalarStats {
+                count: 0,
+                mean: T::ZERO,
+                m2: T::ZERO,
+            },
+            last_kappa: None,
+        };
+        if em.sampler.set_inverse_mass(em.inv_mass).is_err() {
+            return Err(LayoutError::UnsupportedMass);
+        }
+        Ok(em)
+    }
+
+    /// The wrapped sampler.
+    pub fn sampler(&self) -> &S {
+        &self.sampler
+    }
+
+    /// The wrapped sampler, mutable (e.g. to set SGNHT's thermostat rule).
+    pub fn sampler_mut(&mut self) -> &mut S {
+        &mut self.sampler
+    }
+
+    /// Unwraps the sampler.
+    pub fn into_inner(self) -> S {
+        self.sampler
+    }
+
+    /// The current M⁻¹ (d entries diagonal, d² dense).
+    pub fn inverse_mass(&self) -> &[T] {
+        self.sampler.mass().inverse_slice()
+    }
+
+    /// The number of M-steps taken.
+    pub fn m_steps(&self) -> u64 {
+        self.m_step.steps()
+    }
+
+    /// The κ_k of the last M-step.
+    pub fn last_kappa(&self) -> Option<T> {
+        self.last_kappa
+    }
+
+    /// The current S_count.
+    pub fn sample_count(&self) -> u64 {
+        self.sample_size.count()
+    }
+
+    /// E-step samples collected since the last M-step.
+    pub fn batch_len(&self) -> u64 {
+        self.in_batch
+    }
+
+    /// LP_S
+    pub fn e_steps(&self) -> u32 {
+        self.e_steps
+    }
+}
+
+impl<T: Real, S: ChainState<T>> ChainState<T> for Mcem<'_, T, S> {
+    fn position(&self) -> &[T] {
+        self.sampler.position()
+    }
+    fn momentum(&self) -> &[T] {
+        self.sampler.momentum()
+    }
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+        self.sampler.phase_mut()
+    }
+    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.sampler.resample_momentum(rng);
+    }
+}
+
+impl<T: Real, S> Mcem<'_, T, S> {
+    /// At a subsampling offset: evaluates q with the current M⁻¹ (and ∇L = −∇U at θ) into the
+    /// test statistics.
+    fn subsample<M>(&mut self, model: &mut M) -> Result<(), StepError>
+    where
+        M: Gradient<T> + ?Sized,
+        S: EmSampler<T, M>,
+    {
+        model.gradient(self.sampler.position(), self.grad);
+        if let Some(index) = self.grad.iter().position(|g| !g.is_finite()) {
+            return Err(StepError::NonFiniteGradient { index });
+        }
+        for g in self.grad.iter_mut() {
+            *g = -*g;
+        }
+        let p: &[T] = self.sample;
+        self.sampler.mass().kinetic_gradient(p, self.inv_mass_p);
+        let d = p.len();
+        let xi = self.sampler.thermostat_value();
+        // The HMC test function has 2d components; the last of the 2d + 1 slots stays 0 (and is
+        // 0 after the M-step too, so it never decides the interval test).
+        let res = match S::TEST {
+            TestFunction::Hmc => {
+                self.q_eval[2 * d] = T::ZERO;
+                hmc_test_function(self.inv_mass_p, self.grad, &mut self.q_eval[..2 * d])
+            }
+            TestFunction::Sgnht => {
+                sgnht_test_function(p, self.inv_mass_p, self.grad, xi, self.q_eval)
+            }
+        };
+        res.and_then(|()| self.test.push(self.q_eval))
+            .and_then(|()| self.post.push(p, self.grad, xi))
+            .map_err(|e| StepError::MStep(MStepError::Layout(e)))
+    }
+
+    /// The M-step and the S_count update at the end of a batch.
+    fn m_step_now<M, R>(&mut self, rng: &mut R) -> Result<(), StepError>
+    where
+        M: ?Sized,
+        S: EmSampler<T, M>,
+        R: Rng + ?Sized,
+    {
+        self.inv_mass
+            .copy_from_slice(self.sampler.mass().inverse_slice());
+        let kappa = self
+            .m_step
+            .update(&mut self.moments, &mut *self.inv_mass, &mut *self.scratch)
+            .map_err(StepError::MStep);
+        // A new batch starts whatever happens.
+        self.in_batch = 0;
+        let q = self.q_stats;
+        self.q_stats = ScalarStats::default();
+        let kappa = kappa?;
+        self.sampler
+            .set_inverse_mass(self.inv_mass)
+            .map_err(|e| StepError::MStep(MStepError::Estimate(e)))?;
+        self.last_kappa = Some(kappa);
+        // Q (SG-NPHMC-EM): the same κ blend of the precision 1/Q with 1/Var(q), clamped.
+        if let (Some((_, q_mass)), true) = (self.sampler.thermostat_momentum_sample(), q.count >= 2)
+        {
+            {
+                let var = q.m2 / T::from_u64(q.count - 1);
+                let (lo, hi) = self.m_step.params().bounds();
+                let est = if var > T::ZERO {
+                    (T::ONE / var).max(lo).min(hi)
+                } else {
+                    hi
+                };
+                let current = T::ONE / q_mass;
+                let new = ((T::ONE - kappa) * current + kappa * est).max(lo).min(hi);
+                if new.is_finite() {
+                    // Q > 0 finite by the clamp, so this cannot fail.
+                    let _ = self.sampler.set_thermostat_mass(T::ONE / new);
+                }
+            }
+        }
+        // Adaptive S_count (004 §3.2): q̄ with the new M⁻¹ against the interval of the batch.
+        if let SampleSize::Adaptive { .. } = self.sample_size {
+            let d = self.sample.len();
+            let ok = match S::TEST {
+                TestFunction::Hmc => {
+                    self.q_eval[2 * d] = T::ZERO;
+                    self.post.hmc(self.inv_mass, &mut self.q_eval[..2 * d])
+                }
+                TestFunction::Sgnht => self.post.sgnht(self.inv_mass, self.q_eval),
+            };
+            if ok.is_ok() {
+                self.sample_size.after_m_step(&self.test, self.q_eval);
+            }
+            self.test.reset();
+            self.post.reset();
+            self.offsets.reset();
+            self.next_offset = self.offsets.next_offset(rng);
+        }
+        Ok(())
+    }
+}
+
+impl<T, M, S> Sampler<T, M> for Mcem<'_, T, S>
+where
+    T: Real,
+    M: Gradient<T> + ?Sized,
+    S: EmSampler<T, M>,
+{
+    /// One MCEM iteration: an E-step, the momentum stored, and an M-step every S_count samples
+    /// (module docs). An E-step error is returned as the sampler returns it, nothing stored. An
+    /// M-step error ([`StepError::MStep`]) comes after a completed E-step: the chain moved, M⁻¹
+    /// and Q are unchanged, a new batch begins; stepping again is safe.
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        if self.next_offset == 0 && matches!(self.sample_size, SampleSize::Adaptive { .. }) {
+            self.offsets.reset();
+            self.next_offset = self.offsets.next_offset(rng);
+        }
+        let stats = self.sampler.e_step(model, rng, self.e_steps)?;
+        self.sampler.momentum_sample(self.sample);
+        self.moments
+            .push(self.sample)
+            .map_err(|e| StepError::MStep(MStepError::Layout(e)))?;
+        if let Some((q, _)) = self.sampler.thermostat_momentum_sample() {
+            let st = &mut self.q_stats;
+            st.count += 1;
+            let delta = q - st.mean;
+            st.mean += delta / T::from_u64(st.count);
+            st.m2 += delta * (q - st.mean);
+        }
+        self.in_batch += 1;
+        if matches!(self.sample_size, SampleSize::Adaptive { .. })
+            && self.in_batch == self.next_offset
+        {
+            self.subsample(model)?;
+            self.next_offset = self.offsets.next_offset(rng);
+        }
+        if self.in_batch >= self.sample_size.count() {
+            self.m_step_now::<M, R>(rng)?;
+        }
+        Ok(stats)
+    }
+}
