@@ -5,9 +5,10 @@
 //! L = 10 leapfrog steps per iteration (004 §4.2 picks L from {10, 20, 30}; its Table 3 uses 10,
 //! and so do we everywhere), [`KEPT`] recorded iterations, every chain from W = 0. Step sizes
 //! from {10⁻², 10⁻⁴, 10⁻⁶} and noise terms (SGHMC's A, SGNHT's A, SG-NPHMC's A = B) from
-//! {0.001, 0.01, 0.1, 1, 10}, as 004 says, chosen per base sampler by one tuning chain per
-//! candidate (own seeds) with the smallest [`super::mcem::tuning_score`] against the reference;
-//! the -EM variants use their base's settings and S_count = 300 (200 for SG-NPHMC-EM), 004 §4.2.
+//! {0.001, 0.01, 0.1, 1, 10}, as 004 says, chosen per sampler by two tuning chains per
+//! candidate (own seeds, full burn-in, a fifth of the recorded iterations) with the smallest mean
+//! [`super::mcem::tuning_score`] against the reference. The -EM variants are tuned the same way over their base's grid, with a diagonal mass learned
+//! from M = I and an adaptive S_count starting at 300 (200 for SG-NPHMC-EM), 004 §4.2.
 //!
 //! # Reference and RMSE
 //!
@@ -68,6 +69,8 @@ pub const REFERENCE_STEP: f64 = 1e-2;
 pub const REFERENCE_BURN_IN: usize = 2_000;
 /// Reference run: recorded iterations.
 pub const REFERENCE_KEPT: usize = 50_000;
+/// Quadrature points per axis of the exact check (151 with `--quick`).
+pub const QUADRATURE_POINTS: usize = 301;
 /// Initial W.
 pub const INIT: [f64; 2] = [0.0, 0.0];
 
@@ -102,12 +105,25 @@ fn settings(method: Method, step: f64, noise: f64) -> Settings {
     }
 }
 
-fn candidates(method: Method) -> Vec<Settings> {
-    match method {
-        Method::Hmc => STEPS.iter().map(|&h| settings(method, h, 0.0)).collect(),
-        _ => STEPS
+/// Step sizes tried by `--quick` (a smoke test: 10⁻⁶ cannot reach the posterior from W = 0
+/// within its 1000 burn-in iterations).
+pub const QUICK_STEPS: [f64; 2] = [1e-2, 1e-4];
+/// Noise terms tried by `--quick`.
+pub const QUICK_NOISES: [f64; 2] = [0.01, 1.0];
+
+/// The tuning candidates of a method (an -EM variant has its base's grid); the reduced grid for
+/// `--quick`.
+fn candidates(method: Method, quick: bool) -> Vec<Settings> {
+    let (steps, noises): (&[f64], &[f64]) = if quick {
+        (&QUICK_STEPS, &QUICK_NOISES)
+    } else {
+        (&STEPS, &NOISES)
+    };
+    match method.base() {
+        Method::Hmc => steps.iter().map(|&h| settings(method, h, 0.0)).collect(),
+        _ => steps
             .iter()
-            .flat_map(|&h| NOISES.iter().map(move |&a| settings(method, h, a)))
+            .flat_map(|&h| noises.iter().map(move |&a| settings(method, h, a)))
             .collect(),
     }
 }
@@ -123,6 +139,8 @@ pub struct Lengths {
     pub reference: usize,
     /// Recorded iterations of a timing chain.
     pub timed: usize,
+    /// Quadrature points per axis.
+    pub quadrature: usize,
 }
 
 impl Lengths {
@@ -130,10 +148,11 @@ impl Lengths {
     pub fn of(opts: &RunOptions) -> Self {
         if opts.quick {
             Lengths {
-                burn_in: 2000,
-                kept: 2000,
-                reference: 5000,
-                timed: 200,
+                burn_in: 1000,
+                kept: 1000,
+                reference: 3000,
+                timed: 100,
+                quadrature: 151,
             }
         } else {
             Lengths {
@@ -141,6 +160,7 @@ impl Lengths {
                 kept: KEPT,
                 reference: REFERENCE_KEPT,
                 timed: 2000,
+                quadrature: QUADRATURE_POINTS,
             }
         }
     }
@@ -189,15 +209,14 @@ pub struct Blr2d {
     pub lengths: Lengths,
 }
 
-/// The exact posterior moments and marginals by quadrature on a 301 × 301 grid over the Laplace
+/// The exact posterior moments and marginals by quadrature on an n × n grid over the Laplace
 /// mode ± 8 Laplace sds (midpoint rule; the posterior mass outside is < 10⁻¹⁴ for a near-Gaussian
 /// posterior).
 /// Posterior means, sds and the two marginal densities.
 type Quadrature = ([f64; 2], [f64; 2], [Vec<(f64, f64)>; 2]);
 
-fn quadrature(model: &LogisticRegression) -> Option<Quadrature> {
+fn quadrature(model: &LogisticRegression, n: usize) -> Option<Quadrature> {
     let lap = model.laplace()?;
-    let n = 301;
     let axis = |j: usize| -> Vec<f64> {
         let (lo, hi) = (lap.mode[j] - 8.0 * lap.sd[j], lap.mode[j] + 8.0 * lap.sd[j]);
         (0..n)
@@ -242,9 +261,10 @@ fn reference(
     lengths: &Lengths,
     opts: &RunOptions,
 ) -> Result<Reference, ExperimentError> {
-    let (quadrature_mean, quadrature_sd, marginals) = quadrature(model).ok_or_else(|| {
-        ExperimentError::Invalid("the Laplace approximation failed (Hessian not SPD)".into())
-    })?;
+    let (quadrature_mean, quadrature_sd, marginals) = quadrature(model, lengths.quadrature)
+        .ok_or_else(|| {
+            ExperimentError::Invalid("the Laplace approximation failed (Hessian not SPD)".into())
+        })?;
     let plan = ChainPlan {
         init: &INIT,
         burn_in: REFERENCE_BURN_IN.min(lengths.reference),
@@ -293,26 +313,20 @@ pub fn run(opts: &RunOptions) -> Result<Blr2d, ExperimentError> {
         seed,
         report: as_is,
     };
-    let grid: Vec<(Method, Settings)> =
-        [Method::Hmc, Method::Sghmc, Method::SgNphmc, Method::Sgnht]
-            .into_iter()
-            .flat_map(|m| candidates(m).into_iter().map(move |s| (m, s)))
-            .collect();
+    let grid: Vec<(Method, Settings)> = Method::ALL
+        .into_iter()
+        .flat_map(|m| candidates(m, opts.quick).into_iter().map(move |s| (m, s)))
+        .collect();
     let tuning = tune(
         &model,
         &grid,
         plan,
-        |k| opts.chain_seed(100 + k, 0),
+        |k, c| opts.chain_seed(100 + k, c),
         &reference.mean,
         &reference.sd,
     );
-    let settings_of = |method: Method| {
-        let b = best(&tuning, method.base()).unwrap_or_else(|| candidates(method.base())[0]);
-        Settings {
-            s_count: s_count(method),
-            ..b
-        }
-    };
+    let settings_of =
+        |method: Method| best(&tuning, method).unwrap_or_else(|| candidates(method, opts.quick)[0]);
     let rows = run_methods(&model, settings_of, plan, opts, lengths.timed);
 
     // Table 3: times on the synthetic set (from `rows`), Pima and Ripley.
@@ -381,6 +395,7 @@ pub fn table(r: &Blr2d) -> Table {
         "sd ratio W1",
         "RMSE vs W_true (W0, W1)",
         "HMC accept.",
+        "learned M⁻¹ (diagonal)",
     ]);
     t.row([
         "reference (posterior sd)".to_string(),
@@ -405,6 +420,7 @@ pub fn table(r: &Blr2d) -> Table {
             )
         ),
         sig(rf.acceptance, 3),
+        "–".into(),
     ]);
     for row in &r.rows {
         let paper = PAPER
@@ -450,6 +466,7 @@ pub fn table(r: &Blr2d) -> Table {
                 "–".into()
             },
             row.acceptance().map_or("–".into(), |a| sig(a, 3)),
+            row.learned_inverse_mass(),
         ]);
     }
     t
