@@ -345,3 +345,199 @@ fn sg_nphmc_em_runs_with_finite_masses() {
         );
     }
 }
+
+/// A stand-in sampler whose "E-step" draws p ~ N(0, Σ*) from a fixed Σ* = LLᵀ, whatever M is:
+/// the M-step's input with a known answer, M⁻¹ → Σ*⁻¹.
+struct Mock<'a> {
+    theta: Vec<f64>,
+    p: Vec<f64>,
+    mass: MassBuffer<'a, f64>,
+    /// Lower Cholesky factor of Σ* (row-major).
+    chol: Vec<f64>,
+}
+
+impl ChainState<f64> for Mock<'_> {
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+    fn momentum(&self) -> &[f64] {
+        &self.p
+    }
+    fn phase_mut(&mut self) -> (&mut [f64], &mut [f64]) {
+        (&mut self.theta, &mut self.p)
+    }
+    fn resample_momentum<R: rand_core::Rng + ?Sized>(&mut self, _rng: &mut R) {}
+}
+
+impl AdaptiveMass<f64> for Mock<'_> {
+    fn mass(&self) -> sgmcmc::kinetic::Mass<'_, f64> {
+        self.mass.mass()
+    }
+    fn set_inverse_mass(&mut self, m: &[f64]) -> Result<(), sgmcmc::LinalgError> {
+        self.mass.set_inverse_mass(m)
+    }
+}
+
+impl<M: ?Sized> sgmcmc::adapt::EmSampler<f64, M> for Mock<'_> {
+    const TEST: sgmcmc::adapt::TestFunction = sgmcmc::adapt::TestFunction::Hmc;
+    fn e_step<R: rand_core::Rng + ?Sized>(
+        &mut self,
+        _model: &mut M,
+        rng: &mut R,
+        _steps: u32,
+    ) -> Result<sgmcmc::StepStats<f64>, sgmcmc::StepError> {
+        let d = self.p.len();
+        let z: Vec<f64> = (0..d).map(|_| standard_normal_f64(rng)).collect();
+        for i in 0..d {
+            self.p[i] = (0..=i).map(|j| self.chol[i * d + j] * z[j]).sum();
+        }
+        Ok(sgmcmc::StepStats {
+            step_size: 0.0,
+            kinetic_temperature: None,
+            thermostat: None,
+            acceptance: None,
+            accepted: None,
+        })
+    }
+}
+
+/// With momenta from a fixed N(0, Σ*), κ_k = 1/k (k₀ = 0, exponent 1: M⁻¹ is then exactly the
+/// plain average of the k estimates) and no shrinkage, 400 M-steps of S_count = 100 must bring
+/// M⁻¹ to Σ*⁻¹. One estimate's diagonal entry has relative SD √(2/(ν − d − 3)), ν = n − 1
+/// (inverse Wishart; 0.145 for d = 1, 0.148 for d = 5), so the average of 400 has SE ≈ 0.0074
+/// per entry; each ratio diag(M⁻¹)ᵢ / (Σ*⁻¹)ᵢᵢ must be within 5 SE of 1 with the bias correction.
+/// Without it the ratios are inflated by (n − 1)/(n − 3) = 1.021 (diagonal) and
+/// (n − 1)/(n − d − 2) = 1.065 (dense, d = 5): the mean ratio over coordinates must then miss 1
+/// by more than 5 SE of a mean (diagonal: independent coordinates, SE/√10; dense: at most the
+/// per-entry SE).
+#[test]
+fn m_step_learns_the_momentum_precision_and_the_bias_correction_is_needed() {
+    for dense in [false, true] {
+        let (d, sigma) = if dense {
+            (5, DenseGaussian::equicorrelated(5, 0.9))
+        } else {
+            let g = Gaussian::anisotropic(10);
+            (10, DenseGaussian::from_diagonal(&g))
+        };
+        // Cholesky of Σ* (f64, tiny).
+        let mut chol = sigma.cov.clone();
+        cholesky_in_place(&mut chol, d).unwrap();
+        let se = 0.148 / 400f64.sqrt();
+        for corrected in [true, false] {
+            let shape = if dense {
+                MassShape::Dense
+            } else {
+                MassShape::Diagonal
+            };
+            let mut minv = vec![0.0; if dense { d * d } else { d }];
+            for i in 0..d {
+                minv[if dense { i * d + i } else { i }] = 1.0;
+            }
+            let mut factor = vec![0.0; d * d];
+            let mass = if dense {
+                MassBuffer::dense(&mut minv, &mut factor, d).unwrap()
+            } else {
+                MassBuffer::diagonal(&mut minv).unwrap()
+            };
+            let mock = Mock {
+                theta: vec![0.0; d],
+                p: vec![0.0; d],
+                mass,
+                chol: chol.clone(),
+            };
+            let m_step = MStepParams::new(0.0, 1.0, 0.0, 1e-4, 1e4).unwrap();
+            let params = McemParams::new(1, m_step, SampleSize::fixed(100).unwrap())
+                .unwrap()
+                .with_bias_correction(corrected);
+            let mut buf = vec![0.0; McemWorkspace::<f64>::len(d, shape)];
+            let work = McemWorkspace::new(&mut buf, d, shape).unwrap();
+            let mut em = Mcem::new(mock, params, work).unwrap();
+            let mut rng = Pcg64::new(900 + dense as u128, 3);
+            let mut model = |_: &[f64], _: &mut [f64]| {};
+            for _ in 0..40_000 {
+                em.step(&mut model, &mut rng).unwrap();
+            }
+            assert_eq!(em.m_steps(), 400);
+            let m = em.inverse_mass();
+            let ratios: Vec<f64> = (0..d)
+                .map(|i| {
+                    let mi = if dense { m[i * d + i] } else { m[i] };
+                    mi / sigma.precision[i * d + i]
+                })
+                .collect();
+            let mean = ratios.iter().sum::<f64>() / d as f64;
+            println!(
+                "dense {dense}, corrected {corrected}: diag(M⁻¹)/diag(Σ*⁻¹) mean {mean:.4}, {ratios:.4?}"
+            );
+            if corrected {
+                for (i, r) in ratios.iter().enumerate() {
+                    assert!(
+                        (r - 1.0).abs() <= 5.0 * se,
+                        "coordinate {i}: ratio {r:.4}, 5 SE = {:.4}",
+                        5.0 * se
+                    );
+                }
+            } else {
+                let se_mean = if dense { se } else { se / (d as f64).sqrt() };
+                assert!(
+                    mean - 1.0 > 5.0 * se_mean,
+                    "uncorrected mean ratio {mean:.4} within 5 SE {:.4}",
+                    5.0 * se_mean
+                );
+            }
+        }
+    }
+}
+
+/// The adaptive S_count mechanics: every M-step comes after exactly the S_count in force at
+/// the time, and S_count never shrinks (S ← S + ⌈S/S_I⌉ or unchanged).
+#[test]
+fn adaptive_sample_count_bookkeeping() {
+    let target = DenseGaussian::from_diagonal(&Gaussian::anisotropic(10));
+    let d = 10;
+    let mut minv = vec![1.0; d];
+    let mass = MassBuffer::diagonal(&mut minv).unwrap();
+    let mut theta = target.mean.clone();
+    let (mut p, mut g, mut s) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
+    let prm = SgnhtParams::new(0.01, 1.0).unwrap();
+    let smp = Sgnht::with_mass(
+        prm,
+        Integrator::Splitting,
+        mass,
+        &mut theta,
+        &mut p,
+        Workspace::new(&mut g, &mut s),
+    )
+    .unwrap();
+    let size = SampleSize::adaptive(20, 0.25, 3).unwrap();
+    let params = McemParams::new(5, m_step(), size).unwrap();
+    let mut buf = vec![0.0; McemWorkspace::<f64>::len(d, MassShape::Diagonal)];
+    let work = McemWorkspace::new(&mut buf, d, MassShape::Diagonal).unwrap();
+    let mut em = Mcem::new(smp, params, work).unwrap();
+    let mut rng = Pcg64::new(31, 4);
+    let mut model = |t: &[f64], gr: &mut [f64]| target.gradient(t, gr);
+    let (mut since, mut current, mut grew) = (0u64, em.sample_count(), 0);
+    for _ in 0..50_000 {
+        let before = em.m_steps();
+        em.step(&mut model, &mut rng).unwrap();
+        since += 1;
+        if em.m_steps() > before {
+            assert_eq!(
+                since, current,
+                "M-step after {since} E-steps, S_count was {current}"
+            );
+            let next = em.sample_count();
+            assert!(next == current || next == current + current.div_ceil(3));
+            grew += (next > current) as u32;
+            current = next;
+            since = 0;
+        } else {
+            assert_eq!(em.sample_count(), current);
+        }
+    }
+    println!(
+        "adaptive S_count: {} M-steps, grew {grew} times, now {current}",
+        em.m_steps()
+    );
+    assert!(em.m_steps() >= 5);
+}

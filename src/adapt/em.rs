@@ -641,66 +641,88 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
         }
     }
 
-    /// The M-step and the S_count update at the end of a batch.
+    /// The M-step and the S_count update at the end of a batch. Whatever happens, a new batch
+    /// starts (statistics, test statistics and offsets reset).
     fn m_step_now<M, R>(&mut self, rng: &mut R) -> Result<(), StepError>
     where
         M: ?Sized,
         S: EmSampler<T, M>,
         R: Rng + ?Sized,
     {
-        self.inv_mass
-            .copy_from_slice(self.sampler.mass().inverse_slice());
-        let n = self.moments.count();
-        let kappa = self
-            .m_step
-            .update(&mut self.moments, &mut *self.inv_mass, &mut *self.scratch)
-            .map_err(StepError::MStep);
-        // A new batch starts whatever happens.
+        let updated = self.update_masses::<M>();
         self.in_batch = 0;
-        let q = self.q_stats;
-        self.q_stats = ScalarStats::default();
-        let kappa = kappa?;
-        self.correct_bias(n, kappa);
-        self.sampler
-            .set_inverse_mass(self.inv_mass)
-            .map_err(|e| StepError::MStep(MStepError::Estimate(e)))?;
-        self.last_kappa = Some(kappa);
-        // Q (SG-NPHMC-EM): the same κ blend of the precision 1/Q with 1/Var(q), clamped.
-        if let (Some((_, q_mass)), true) = (self.sampler.thermostat_momentum_sample(), q.count >= 2)
-        {
-            {
-                let var = q.m2 / T::from_u64(q.count - 1);
-                let (lo, hi) = self.m_step.params().bounds();
-                let est = if var > T::ZERO {
-                    (T::ONE / var).max(lo).min(hi)
-                } else {
-                    hi
-                };
-                let current = T::ONE / q_mass;
-                let new = ((T::ONE - kappa) * current + kappa * est).max(lo).min(hi);
-                if new.is_finite() {
-                    // Q > 0 finite by the clamp, so this cannot fail.
-                    let _ = self.sampler.set_thermostat_mass(T::ONE / new);
-                }
-            }
-        }
         // Adaptive S_count (004 §3.2): q̄ with the new M⁻¹ against the interval of the batch.
         if let SampleSize::Adaptive { .. } = self.sample_size {
-            let d = self.sample.len();
-            let ok = match S::TEST {
-                TestFunction::Hmc => {
-                    self.q_eval[2 * d] = T::ZERO;
-                    self.post.hmc(self.inv_mass, &mut self.q_eval[..2 * d])
+            if updated.is_ok() {
+                let d = self.sample.len();
+                let ok = match S::TEST {
+                    TestFunction::Hmc => {
+                        self.q_eval[2 * d] = T::ZERO;
+                        self.post.hmc(self.inv_mass, &mut self.q_eval[..2 * d])
+                    }
+                    TestFunction::Sgnht => self.post.sgnht(self.inv_mass, self.q_eval),
+                };
+                if ok.is_ok() {
+                    self.sample_size.after_m_step(&self.test, self.q_eval);
                 }
-                TestFunction::Sgnht => self.post.sgnht(self.inv_mass, self.q_eval),
-            };
-            if ok.is_ok() {
-                self.sample_size.after_m_step(&self.test, self.q_eval);
             }
             self.test.reset();
             self.post.reset();
             self.offsets.reset();
             self.next_offset = self.offsets.next_offset(rng);
+        }
+        updated
+    }
+
+    /// Eq. 5 for M⁻¹ (with the bias correction), pushed into the sampler; for SG-NPHMC also
+    /// Q⁻¹ ← (1 − κ) Q⁻¹ + κ/Var(q), clamped to the M-step's bounds. On error M⁻¹ and Q are
+    /// unchanged; the statistics are reset in every case.
+    fn update_masses<M>(&mut self) -> Result<(), StepError>
+    where
+        M: ?Sized,
+        S: EmSampler<T, M>,
+    {
+        self.inv_mass
+            .copy_from_slice(self.sampler.mass().inverse_slice());
+        let n = self.moments.count();
+        let q = self.q_stats;
+        self.q_stats = ScalarStats::default();
+        let kappa = self
+            .m_step
+            .update(&mut self.moments, &mut *self.inv_mass, &mut *self.scratch);
+        // `update` keeps the statistics on some errors; a new batch starts anyway.
+        self.moments.reset();
+        let kappa = kappa.map_err(StepError::MStep)?;
+        self.correct_bias(n, kappa);
+        self.sampler
+            .set_inverse_mass(self.inv_mass)
+            .map_err(|e| StepError::MStep(MStepError::Estimate(e)))?;
+        self.last_kappa = Some(kappa);
+        let Some((_, q_mass)) = self.sampler.thermostat_momentum_sample() else {
+            return Ok(());
+        };
+        if q.count < 2 {
+            return Ok(());
+        }
+        let var = q.m2 / T::from_u64(q.count - 1);
+        let (lo, hi) = self.m_step.params().bounds();
+        // The same unbiasing as for a diagonal M⁻¹: E[1/var] = (n − 1)/(n − 3) · 1/Q.
+        let c = if self.bias_correction && q.count > 3 {
+            T::from_u64(q.count - 3) / T::from_u64(q.count - 1)
+        } else {
+            T::ONE
+        };
+        let est = if var > T::ZERO {
+            (c / var).max(lo).min(hi)
+        } else {
+            hi
+        };
+        let new = ((T::ONE - kappa) * (T::ONE / q_mass) + kappa * est)
+            .max(lo)
+            .min(hi);
+        if new.is_finite() {
+            // Q = 1/new is finite and > 0 by the clamp, so this cannot fail.
+            let _ = self.sampler.set_thermostat_mass(T::ONE / new);
         }
         Ok(())
     }
