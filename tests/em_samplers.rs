@@ -63,11 +63,10 @@ struct Outcome {
 /// Step sizes, chosen so the discretisation bias is below one batch-means SE (the SE of a
 /// variance is 2–5 % here):
 /// * HMC-EM: exact (MH); ε = 0.07, LP_S = 10 (ω·t ≤ 2.2 < π for every ω ≤ 3.2 here);
-/// * SGHMC-EM: h = 0.01, A = 1. Alg. 3 redraws p before every E-step, which with the Euler
-///   integrator biases θ by O(1/LP_S) (`Mcem` docs: 0.91 σ² at LP_S = 10 for ω² = 10), so the
-///   diagonal run uses the splitting integrator (LP_S = 10; bias O(h²)) and the dense one, which
-///   has Euler only, LP_S = 50 (exact stationary variance 0.994 σ² on the stiffest direction,
-///   ω² = 10: 0.6 % < 1 SE);
+/// * SGHMC-EM: h = 0.01, A = 1, LP_S = 10, splitting integrator (the dense mass with its
+///   eigendecomposition): Alg. 3 redraws p before every E-step, which with the Euler integrator
+///   biases θ by O(1/LP_S) (`Mcem` docs: 0.91 σ² at LP_S = 10 for ω² = 10); splitting's bias is
+///   O(h²);
 /// * SGNHT-EM: Euler, h = 0.01, A = 1, LP_S = 10, no redraw: bias ≈ A·h/2 · λ_max(M⁻¹) ≈ 1 %;
 /// * SG-NPHMC (Alg. 4): ε = 0.05, L = 10, no noise: leapfrog bias O((εω)²) ≈ 2 % at ω = 3.2
 ///   on the stiffest coordinate (0.1 variance: ≈ 0.002 absolute, SE ≈ 0.004);
@@ -93,8 +92,9 @@ fn sample(
         minv[if dense { i * d + i } else { i }] = 1.0;
     }
     let mut factor = vec![0.0; d * d];
+    let mut eigen = vec![0.0; 2 * d * d + d];
     let mass = if dense {
-        MassBuffer::dense(&mut minv, &mut factor, d).unwrap()
+        MassBuffer::dense_with_eigen(&mut minv, &mut factor, &mut eigen, d).unwrap()
     } else {
         MassBuffer::diagonal(&mut minv).unwrap()
     };
@@ -147,19 +147,11 @@ fn sample(
         Kind::SghmcEm => {
             let work = Workspace::with_mass_scratch(&mut g, &mut s, &mut v);
             let prm = SghmcParams::new(0.01, 1.0).unwrap();
-            if dense {
-                let smp = Sghmc::with_mass(prm, Integrator::Euler, mass, &mut theta, &mut p, work)
-                    .unwrap();
-                // 2.5·10⁶ inner steps (5·10⁴ E-steps of 50), batches of 5·10⁴ inner steps.
-                em!(smp, 50, 2_000, 1_000)
-            } else {
-                let smp =
-                    Sghmc::with_mass(prm, Integrator::Splitting, mass, &mut theta, &mut p, work)
-                        .unwrap();
-                // 10⁶ inner steps (10⁵ E-steps) after 10⁵; the slowest coordinate relaxes in
-                // ~10³ inner steps, a batch is 2·10⁴.
-                em!(smp, 10, 10_000, 2_000)
-            }
+            let smp = Sghmc::with_mass(prm, Integrator::Splitting, mass, &mut theta, &mut p, work)
+                .unwrap();
+            // 10⁶ inner steps (10⁵ E-steps) after 10⁵; the slowest coordinate relaxes in ~10³
+            // inner steps, a batch is 2·10⁴.
+            em!(smp, 10, 10_000, 2_000)
         }
         Kind::SgnhtEm => {
             let work = Workspace::with_mass_scratch(&mut g, &mut s, &mut v);

@@ -213,7 +213,7 @@ const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
     }
 }
 
-const KINDS: [(&str, Kind); 36] = [
+const KINDS: [(&str, Kind); 38] = [
     ("SGLD", Kind::Sgld),
     ("SGHMC-E", Kind::Sghmc(Integrator::Euler)),
     ("SGHMC-S", Kind::Sghmc(Integrator::Splitting)),
@@ -266,6 +266,15 @@ const KINDS: [(&str, Kind); 36] = [
         "SGHMC-EM-E-dense",
         mass(MassSampler::Sghmc(Integrator::Euler), true, Some(true)),
     ),
+    // Dense with splitting: the mass carries its eigendecomposition (recomputed at each M-step).
+    (
+        "SGHMC-EM-S-dense",
+        mass(MassSampler::Sghmc(Integrator::Splitting), true, Some(false)),
+    ),
+    (
+        "SGNHT-EM-S-dense",
+        mass(MassSampler::Sgnht(Integrator::Splitting), true, Some(true)),
+    ),
     (
         "SGNHT-EM-E-diag",
         mass(MassSampler::Sgnht(Integrator::Euler), false, Some(true)),
@@ -308,6 +317,8 @@ struct Buffers<T> {
     /// A dense M⁻¹ (d²) and its factor.
     precision: Vec<T>,
     factor: Vec<T>,
+    /// V, λ and the Jacobi work matrix of a dense mass (2d² + d).
+    eigen: Vec<T>,
     inv_mass_p: Vec<T>,
     em_diag: Vec<T>,
     em_dense: Vec<T>,
@@ -332,6 +343,7 @@ impl<T: Real> Buffers<T> {
                 .map(|k| T::from_f64(if k / DIM == k % DIM { 1.0 } else { 0.1 }))
                 .collect(),
             factor: vec![T::ZERO; DIM * DIM],
+            eigen: vec![T::ZERO; 2 * DIM * DIM + DIM],
             inv_mass_p: zeros(),
             em_diag: vec![T::ZERO; McemWorkspace::<T>::len(DIM, MassShape::Diagonal)],
             em_dense: vec![T::ZERO; McemWorkspace::<T>::len(DIM, MassShape::Dense)],
@@ -493,7 +505,13 @@ fn run_mass<T: Real>(
         checksum: f64::NAN,
     };
     let h = |x: f64| T::from_f64(x);
-    let mass = if dense {
+    let splitting = matches!(
+        sampler,
+        MassSampler::Sghmc(Integrator::Splitting) | MassSampler::Sgnht(Integrator::Splitting)
+    );
+    let mass = if dense && splitting {
+        MassBuffer::dense_with_eigen(&mut b.precision, &mut b.factor, &mut b.eigen, DIM)
+    } else if dense {
         MassBuffer::dense(&mut b.precision, &mut b.factor, DIM)
     } else {
         MassBuffer::diagonal(&mut b.mass_diag)

@@ -368,8 +368,8 @@ struct ScalarStats<T> {
 /// h = 0.01, A = 1) the exact stationary variance of the composed linear map (discrete
 /// Lyapunov iteration) is 0.50 σ² at LP_S = 1, 0.91 σ² at LP_S = 10 and 0.994 σ² at LP_S = 50.
 /// The splitting integrator (half drifts around the kick, like the leapfrog) has no such bias
-/// (with LP_S = 1 it is the unadjusted Langevin step with step h²M⁻¹/2); prefer it for a diagonal
-/// mass, and a long LP_S with a dense one.
+/// (with LP_S = 1 it is the unadjusted Langevin step with step h²M⁻¹/2); prefer it (a dense mass
+/// then needs `MassBuffer::dense_with_eigen`), or a long LP_S with Euler.
 ///
 /// Build the sampler `with_mass` (a diagonal or dense [`crate::kinetic::MassBuffer`]), then
 /// wrap it with [`Mcem::new`]. The wrapper is itself a [`Sampler`] and a [`ChainState`] (θ and p
