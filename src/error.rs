@@ -202,9 +202,10 @@ pub enum LayoutError {
         /// The first offending coordinate.
         index: usize,
     },
-    /// The mass matrix's shape is not supported here: a dense mass with
-    /// [`crate::Integrator::Splitting`] (no exact or second-order friction flow
-    /// p ← exp(−c M⁻¹ t) p is implemented for a dense M⁻¹; use `Integrator::Euler`), a dense mass
+    /// The mass matrix's shape is not supported here: a dense mass without its
+    /// eigendecomposition with [`crate::Integrator::Splitting`] (the exact friction flow
+    /// p ← exp(−c M⁻¹ t) p needs it: build the mass with
+    /// [`crate::kinetic::MassBuffer::dense_with_eigen`], or use `Integrator::Euler`), a dense mass
     /// for SG-NPHMC with a gradient-noise estimate B > 0 (its implicit friction would need a
     /// d × d solve per step), or an MCEM wrapper around a mass that cannot be changed (the
     /// identity or a read-only diagonal) or whose shape differs from its workspace's.

@@ -1926,6 +1926,18 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
         HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v),
     );
     assert_eq!(err.err(), Some(LayoutError::UnsupportedMass));
+    // dense_with_eigen needs 2d² + d entries of eigen buffer.
+    let (mut prec, mut fac, mut eig) = (vec![0.0; n * n], vec![0.0; n * n], vec![0.0; 2 * n * n]);
+    for i in 0..n {
+        prec[i * n + i] = 1.0;
+    }
+    assert_eq!(
+        MassBuffer::dense_with_eigen(&mut prec, &mut fac, &mut eig, n).err(),
+        Some(LinalgError::DimensionMismatch {
+            expected: 2 * n * n + n,
+            found: 2 * n * n
+        })
+    );
     // Display strings for the new variants.
     assert!(!LayoutError::UnsupportedMass.to_string().is_empty());
     assert!(!LinalgError::ReadOnly.to_string().is_empty());

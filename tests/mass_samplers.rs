@@ -13,7 +13,7 @@ use sgmcmc::kinetic::MassBuffer;
 use sgmcmc::sampler::{
     Hmc, HmcParams, HmcWorkspace, Sghmc, SghmcParams, Sgnht, SgnhtParams, ThermostatRule,
 };
-use sgmcmc::{Integrator, Model, Workspace};
+use sgmcmc::{Integrator, Model, Real, Workspace};
 
 /// A diagonal M⁻¹ that only partly matches the 10-d target: m⁻¹ᵢ = √σᵢ², so the preconditioned
 /// frequencies ω²ᵢ = m⁻¹ᵢ/σᵢ² = 1/σᵢ range over [0.32, 3.2] (not all 1, so a sampler that
@@ -38,52 +38,62 @@ enum Kind {
     Sgnht(Integrator, ThermostatRule),
 }
 
-/// Runs `kind` with the given mass on `target` (f64) and returns its batch-means moments.
+/// Runs `kind` with the given mass on `target` in the float type T and returns its batch-means
+/// moments.
 /// SDE samplers: h = 0.01, A = 1; Euler's stationary bias is about A·m⁻¹·h/2 ≤ 1.6 % of a
 /// variance here (m⁻¹ ≤ 3.2 on the diagonal target, eigenvalues of M⁻¹ ≤ 2.8 on the dense one)
 /// and splitting's O(h²); the batch-means SE of a variance is ≥ 2 % at these run lengths, so the
 /// bias stays below one SE. HMC is exact; ε = 0.07, L = 10 (trajectory length 0.7) keeps ω·t
 /// in [0.3, 2.2] for every preconditioned frequency ω here (ω ≤ 3.2), away from π, where a fixed
 /// trajectory length would make HMC nearly periodic on θ².
-fn sample(kind: Kind, target: &DenseGaussian, inv_mass: &[f64], seed: u64) -> common::CovMoments {
+fn sample<T: Real>(
+    kind: Kind,
+    target: &DenseGaussian,
+    inv_mass: &[f64],
+    seed: u64,
+) -> common::CovMoments {
     let d = target.dim();
     let dense = inv_mass.len() == d * d && d > 1;
-    let mut theta = target.mean.clone();
-    let (mut p, mut g, mut s, mut v) = (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-    let (mut t0, mut g0, mut p0) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-    let mut minv = inv_mass.to_vec();
-    let mut factor = vec![0.0; d * d];
+    let z = T::ZERO;
+    let mut theta: Vec<T> = target.mean.iter().map(|&x| T::from_f64(x)).collect();
+    let (mut p, mut g, mut s, mut v) = (vec![z; d], vec![z; d], vec![z; d], vec![z; d]);
+    let (mut t0, mut g0, mut p0) = (vec![z; d], vec![z; d], vec![z; d]);
+    let mut minv: Vec<T> = inv_mass.iter().map(|&x| T::from_f64(x)).collect();
+    let mut factor = vec![z; d * d];
+    let mut eigen = vec![z; 2 * d * d + d];
+    let f = T::from_f64;
     let mass = if dense {
-        MassBuffer::dense(&mut minv, &mut factor, d).unwrap()
+        // With its eigendecomposition, so the splitting integrator can take it too.
+        MassBuffer::dense_with_eigen(&mut minv, &mut factor, &mut eigen, d).unwrap()
     } else {
         MassBuffer::diagonal(&mut minv).unwrap()
     };
     let mut rng = Pcg64::new(seed as u128, 0xa55);
-    let mut grad = |t: &[f64], gr: &mut [f64]| target.gradient(t, gr);
+    let mut grad = |t: &[T], gr: &mut [T]| target.gradient(t, gr);
     // 10⁶ SDE steps after 10⁵ burn-in, 50 batches of 2·10⁴ (the slowest autocorrelation time here
     // is a few hundred steps).
     let (burn, batches, per) = (100_000, 50, 20_000);
     match kind {
         Kind::Hmc => {
             let mut model = Model::new(
-                |t: &[f64], gr: &mut [f64]| target.gradient(t, gr),
-                |t: &[f64]| target.energy(t),
+                |t: &[T], gr: &mut [T]| target.gradient(t, gr),
+                |t: &[T]| target.energy(t),
             );
             let work = HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v);
-            let prm = HmcParams::new(0.07, 10).unwrap();
+            let prm = HmcParams::new(f(0.07), 10).unwrap();
             let mut smp = Hmc::with_mass(prm, mass, &mut theta, &mut p, work).unwrap();
             // 10⁵ proposals in 50 batches.
             run_cov(&mut smp, &mut model, &mut rng, target, 2_000, 50, 2_000).unwrap()
         }
         Kind::Sghmc(i) => {
             let work = Workspace::with_mass_scratch(&mut g, &mut s, &mut v);
-            let prm = SghmcParams::new(0.01, 1.0).unwrap();
+            let prm = SghmcParams::new(f(0.01), f(1.0)).unwrap();
             let mut smp = Sghmc::with_mass(prm, i, mass, &mut theta, &mut p, work).unwrap();
             run_cov(&mut smp, &mut grad, &mut rng, target, burn, batches, per).unwrap()
         }
         Kind::Sgnht(i, rule) => {
             let work = Workspace::with_mass_scratch(&mut g, &mut s, &mut v);
-            let prm = SgnhtParams::new(0.01, 1.0).unwrap();
+            let prm = SgnhtParams::new(f(0.01), f(1.0)).unwrap();
             let mut smp = Sgnht::with_mass(prm, i, mass, &mut theta, &mut p, work).unwrap();
             smp.set_thermostat_rule(rule);
             run_cov(&mut smp, &mut grad, &mut rng, target, burn, batches, per).unwrap()
@@ -99,11 +109,14 @@ const KINDS_DIAG: [Kind; 5] = [
     Kind::Sgnht(Integrator::Splitting, ThermostatRule::Derived),
 ];
 
-/// Dense masses take Euler only (splitting with a dense mass is refused, tests/errors.rs).
-const KINDS_DENSE: [Kind; 3] = [
+/// Dense masses (built with their eigendecomposition, so splitting runs the exact flow
+/// V e^{−ctΛ} Vᵀ).
+const KINDS_DENSE: [Kind; 5] = [
     Kind::Hmc,
     Kind::Sghmc(Integrator::Euler),
+    Kind::Sghmc(Integrator::Splitting),
     Kind::Sgnht(Integrator::Euler, ThermostatRule::Derived),
+    Kind::Sgnht(Integrator::Splitting, ThermostatRule::Derived),
 ];
 
 #[test]
@@ -112,7 +125,7 @@ fn diagonal_mass_on_anisotropic_target() {
     let target = DenseGaussian::from_diagonal(&g);
     let minv = diag_inv_mass(&g);
     for (k, kind) in KINDS_DIAG.into_iter().enumerate() {
-        let m = sample(kind, &target, &minv, 100 + k as u64);
+        let m = sample::<f64>(kind, &target, &minv, 100 + k as u64);
         assert_cov(&format!("{kind:?} diagonal M"), &m, &target);
     }
 }
@@ -124,12 +137,12 @@ fn diagonal_and_dense_mass_on_correlated_target() {
     // written as a diagonal buffer, which takes the general-mass code path) and the dense one.
     let diag = vec![1.0; 5];
     for (k, kind) in KINDS_DIAG.into_iter().enumerate() {
-        let m = sample(kind, &target, &diag, 200 + k as u64);
+        let m = sample::<f64>(kind, &target, &diag, 200 + k as u64);
         assert_cov(&format!("{kind:?} diagonal M, ρ = 0.9"), &m, &target);
     }
     let dense = dense_inv_mass(&target);
     for (k, kind) in KINDS_DENSE.into_iter().enumerate() {
-        let m = sample(kind, &target, &dense, 300 + k as u64);
+        let m = sample::<f64>(kind, &target, &dense, 300 + k as u64);
         assert_cov(&format!("{kind:?} dense M, ρ = 0.9"), &m, &target);
     }
 }
@@ -150,7 +163,7 @@ fn dense_mass_on_anisotropic_target() {
         })
         .collect();
     for (k, kind) in KINDS_DENSE.into_iter().enumerate() {
-        let m = sample(kind, &target, &minv, 400 + k as u64);
+        let m = sample::<f64>(kind, &target, &minv, 400 + k as u64);
         assert_cov(&format!("{kind:?} dense M, 10-d"), &m, &target);
     }
 }
@@ -211,4 +224,79 @@ fn printed_thermostat_is_biased_for_non_isotropic_mass() {
         "printed thermostat within {Z} SE ({:.1}): no bias measured",
         worst[1]
     );
+}
+
+/// The f32 path: HMC and SGNHT-Euler with the dense mass and SGHMC-splitting with a diagonal
+/// one on the correlated target (same step sizes and tolerances as above; f32 rounding of θ is
+/// ~10⁻⁷ relative, far below the Monte Carlo error).
+#[test]
+fn f32_masses_on_correlated_target() {
+    let target = DenseGaussian::equicorrelated(5, 0.9);
+    let dense = dense_inv_mass(&target);
+    for (k, kind) in KINDS_DENSE.into_iter().enumerate() {
+        let m = sample::<f32>(kind, &target, &dense, 800 + k as u64);
+        assert_cov(&format!("{kind:?} dense M, f32"), &m, &target);
+    }
+    let m = sample::<f32>(Kind::Sghmc(Integrator::Splitting), &target, &[1.0; 5], 810);
+    assert_cov("SGHMC splitting diagonal M, f32", &m, &target);
+}
+
+/// The dense friction flow p ← exp(−t M⁻¹) p from the Jacobi eigendecomposition: it is a
+/// semigroup with the right generator — flow(t) then flow(−t) returns p (V orthogonal, to 10⁻¹²;
+/// t = 0.05 keeps the conditioning e^{t(λ_max − λ_min)} of the round trip near 3),
+/// and (flow(δ)p − p)/δ matches −M⁻¹p to O(δ) (δ = 10⁻⁶: 10⁻⁵ relative) — before and after
+/// `set_inverse_mass` recomputes it (d = 7, a random SPD M⁻¹ = BBᵀ + I).
+#[test]
+fn dense_friction_flow_is_exp_of_minus_t_inverse_mass() {
+    let d = 7;
+    let mut rng = Pcg64::new(42, 1);
+    let mut spd = || {
+        let b: Vec<f64> = (0..d * d)
+            .map(|_| sgmcmc::rng::standard_normal_f64(&mut rng))
+            .collect();
+        let mut a = vec![0.0; d * d];
+        for i in 0..d {
+            for j in 0..d {
+                a[i * d + j] = (0..d).map(|k| b[i * d + k] * b[j * d + k]).sum::<f64>()
+                    + if i == j { 1.0 } else { 0.0 };
+            }
+        }
+        // Exact symmetry (the sums above are symmetric up to rounding order).
+        for i in 0..d {
+            for j in 0..i {
+                a[j * d + i] = a[i * d + j];
+            }
+        }
+        a
+    };
+    let (a1, a2) = (spd(), spd());
+    let (mut prec, mut fac, mut eig) = (a1.clone(), vec![0.0; d * d], vec![0.0; 2 * d * d + d]);
+    let mut buf = MassBuffer::dense_with_eigen(&mut prec, &mut fac, &mut eig, d).unwrap();
+    let p0: Vec<f64> = (0..d).map(|i| (i as f64 - 3.0) * 0.7 + 0.1).collect();
+    let mut work = vec![0.0; d];
+    for a in [a1, a2] {
+        buf.set_inverse_mass(&a).unwrap();
+        let mass = buf.mass();
+        assert!(mass.has_friction_flow());
+        let mut p = p0.clone();
+        mass.friction_flow(&mut p, 0.05, &mut work);
+        mass.friction_flow(&mut p, -0.05, &mut work);
+        for (x, y) in p.iter().zip(&p0) {
+            assert!((x - y).abs() < 1e-12, "round trip {x} vs {y}");
+        }
+        let delta = 1e-6;
+        let mut p = p0.clone();
+        mass.friction_flow(&mut p, delta, &mut work);
+        let mut ap = vec![0.0; d];
+        mass.kinetic_gradient(&p0, &mut ap);
+        let scale = ap.iter().map(|x| x.abs()).fold(0.0, f64::max);
+        for i in 0..d {
+            let deriv = (p[i] - p0[i]) / delta;
+            assert!(
+                (deriv + ap[i]).abs() < 1e-5 * scale,
+                "derivative {deriv} vs {}",
+                -ap[i]
+            );
+        }
+    }
 }

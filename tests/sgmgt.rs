@@ -364,3 +364,90 @@ fn stationary_f32() {
 fn gaussian_kinetics_stationary() {
     check::<f64>(&Gaussian::anisotropic(DIM), 1.0, 4000, &[None]);
 }
+
+/// Bias of E[θ²] (target N(0, 1), exact gradients, resampling off) and its batch-means standard
+/// error for SGMGT with kinetics `kinetic` at step `h`: 512 coordinates, each with its own
+/// thermostat on a separable target, are 512 independent chains; 20 batch means over
+/// `steps` steps after `steps / 10` of burn-in.
+fn second_moment_bias<K: Kinetic<f64>>(kinetic: K, h: f64, integrator: Integrator) -> (f64, f64) {
+    const N: usize = 512;
+    const STEPS: usize = 80_000;
+    const BATCHES: usize = 20;
+    let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(N);
+    let params = SgmgtParams::new(h)
+        .unwrap()
+        .with_resampling(0, 0)
+        .with_integrator(integrator);
+    let mut rng = Pcg64::new(0x0bde_4e55, 0x5eed);
+    let mut smp = Sgmgt::new(
+        params,
+        kinetic,
+        &mut theta,
+        &mut p,
+        &mut xi,
+        Workspace::new(&mut g, &mut s),
+    )
+    .unwrap();
+    smp.resample_momentum(&mut rng);
+    let mut model = |t: &[f64], grad: &mut [f64]| grad.copy_from_slice(t);
+    for _ in 0..STEPS / 10 {
+        smp.step(&mut model, &mut rng).unwrap();
+    }
+    let per = STEPS / BATCHES;
+    let means: Vec<f64> = (0..BATCHES)
+        .map(|_| {
+            let mut acc = 0.0;
+            for _ in 0..per {
+                smp.step(&mut model, &mut rng).unwrap();
+                acc += smp.position().iter().map(|x| x * x).sum::<f64>();
+            }
+            acc / (per * N) as f64
+        })
+        .collect();
+    let mean = means.iter().sum::<f64>() / BATCHES as f64;
+    let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (BATCHES - 1) as f64;
+    (mean - 1.0, (var / BATCHES as f64).sqrt())
+}
+
+/// The weak order of the general splitting scheme (A–O–B–O–A, `splitting_step_general`): the
+/// bias of the stationary E[θ²] on N(0, 1) should scale as h² (Leimkuhler & Matthews; 003 §3
+/// for the Gaussian-kinetics A–B–O–B–A). Measured at h = 0.4 and 0.2, where the bias (≈ −0.08
+/// and −0.02 for Gaussian K) is far above the Monte Carlo error, for Gaussian kinetics and the
+/// eq. 12 softened kinetics with a = 1, c = 5 (bounded curvature). The order estimate is
+/// log₂(b(0.4)/b(0.2)); its standard error by the delta method is
+/// √((se₁/b₁)² + (se₂/b₂)²)/ln 2, and it must lie within 5 of those of 2. (At these h a
+/// remaining h⁴ term shifts the estimate by < 0.2: 400 000-step runs gave 2.04 for Gaussian K
+/// and 2.17 for eq. 12.) Euler is not compared here: with a thermostat it diverges on this
+/// target for h ≥ 0.2. For a = 2 the order is not asserted: with eq. 12 the curvature is
+/// unbounded and without resampling the bias at h = 0.01 is still +5 (see `Sgmgt`'s docs).
+#[test]
+fn general_splitting_is_second_order() {
+    let gaussian = || GaussianKinetic::identity();
+    let eq12 = || MonomialGamma::softened(1.0, 5.0).unwrap();
+    let results: Vec<(&str, f64, f64, f64, f64)> = std::thread::scope(|scope| {
+        let jobs = [
+            scope.spawn(move || {
+                let (b1, s1) = second_moment_bias(gaussian(), 0.4, Integrator::Splitting);
+                let (b2, s2) = second_moment_bias(gaussian(), 0.2, Integrator::Splitting);
+                ("Gaussian K", b1, s1, b2, s2)
+            }),
+            scope.spawn(move || {
+                let (b1, s1) = second_moment_bias(eq12(), 0.4, Integrator::Splitting);
+                let (b2, s2) = second_moment_bias(eq12(), 0.2, Integrator::Splitting);
+                ("eq. 12, a = 1, c = 5", b1, s1, b2, s2)
+            }),
+        ];
+        jobs.map(|j| j.join().unwrap()).into_iter().collect()
+    });
+    for (name, b1, s1, b2, s2) in results {
+        let order = (b1 / b2).log2();
+        let se = ((s1 / b1).powi(2) + (s2 / b2).powi(2)).sqrt() / core::f64::consts::LN_2;
+        eprintln!(
+            "{name}: bias {b1:+.5} ± {s1:.5} (h = 0.4), {b2:+.5} ± {s2:.5} (h = 0.2); order {order:.3} ± {se:.3}"
+        );
+        assert!(
+            (order - 2.0).abs() < 5.0 * se,
+            "{name}: order {order} ± {se}"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-//! Zero-heap test: every sampler × integrator × float type (SGMGT / SGMGT-D and SG-NPHMC included) constructs and runs 10,000 steps without one heap allocation.
+//! Zero-heap test: every sampler × integrator × float type (SGMGT / SGMGT-D, SG-NPHMC, the diagonal/dense-mass samplers and their MCEM wrappers included) constructs and runs 10,000 steps without one heap allocation.
 //!
 //! A counting `#[global_allocator]` wraps `std::alloc::System`. It counts only while the
 //! thread-local flag `MEASURING` is set, and so only the current thread's calls: the test
@@ -17,7 +17,8 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand_pcg::Pcg64;
-use sgmcmc::kinetic::MonomialGamma;
+use sgmcmc::adapt::{MStepParams, Mcem, McemParams, McemWorkspace, SampleSize};
+use sgmcmc::kinetic::{MassBuffer, MassShape, MonomialGamma};
 use sgmcmc::rng::standard_normal_f64;
 use sgmcmc::sampler::{
     Hmc, HmcParams, HmcWorkspace, MSgnht, SgNphmc, SgNphmcParams, SgNphmcWorkspace, Sghmc,
@@ -179,6 +180,29 @@ enum Kind {
     SgNphmc {
         mass: bool,
     },
+    /// A mass-aware sampler built `with_mass` (diagonal or dense M⁻¹), alone or wrapped in the
+    /// MCEM wrapper (LP_S = 2, S_count 20 fixed — 500 M-steps in the window, each refactorizing
+    /// a dense M⁻¹ — or adaptive from 20, at least 5 M-steps).
+    Mass {
+        sampler: MassSampler,
+        dense: bool,
+        em: Option<bool>,
+    },
+}
+
+/// Which sampler a [`Kind::Mass`] builds.
+#[derive(Clone, Copy, Debug)]
+enum MassSampler {
+    Hmc,
+    Sghmc(Integrator),
+    Sgnht(Integrator),
+    SgNphmc,
+}
+
+/// `em`: `None` = the sampler alone, `Some(adaptive)` = wrapped with a fixed (false) or
+/// adaptive (true) S_count.
+const fn mass(sampler: MassSampler, dense: bool, em: Option<bool>) -> Kind {
+    Kind::Mass { sampler, dense, em }
 }
 
 const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
@@ -189,7 +213,7 @@ const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
     }
 }
 
-const KINDS: [(&str, Kind); 19] = [
+const KINDS: [(&str, Kind); 38] = [
     ("SGLD", Kind::Sgld),
     ("SGHMC-E", Kind::Sghmc(Integrator::Euler)),
     ("SGHMC-S", Kind::Sghmc(Integrator::Splitting)),
@@ -209,6 +233,72 @@ const KINDS: [(&str, Kind); 19] = [
     ("SGMGT-D2-S", sgmgt(2.0, true, Integrator::Splitting)),
     ("SG-NPHMC", Kind::SgNphmc { mass: false }),
     ("SG-NPHMC-mass", Kind::SgNphmc { mass: true }),
+    ("HMC-diag", mass(MassSampler::Hmc, false, None)),
+    ("HMC-dense", mass(MassSampler::Hmc, true, None)),
+    (
+        "SGHMC-E-dense",
+        mass(MassSampler::Sghmc(Integrator::Euler), true, None),
+    ),
+    (
+        "SGHMC-S-diag",
+        mass(MassSampler::Sghmc(Integrator::Splitting), false, None),
+    ),
+    (
+        "SGNHT-E-dense",
+        mass(MassSampler::Sgnht(Integrator::Euler), true, None),
+    ),
+    (
+        "SGNHT-S-diag",
+        mass(MassSampler::Sgnht(Integrator::Splitting), false, None),
+    ),
+    ("SG-NPHMC-dense", mass(MassSampler::SgNphmc, true, None)),
+    ("HMC-EM-diag", mass(MassSampler::Hmc, false, Some(true))),
+    ("HMC-EM-dense", mass(MassSampler::Hmc, true, Some(false))),
+    (
+        "SGHMC-EM-E-diag",
+        mass(MassSampler::Sghmc(Integrator::Euler), false, Some(false)),
+    ),
+    (
+        "SGHMC-EM-S-diag",
+        mass(MassSampler::Sghmc(Integrator::Splitting), false, Some(true)),
+    ),
+    (
+        "SGHMC-EM-E-dense",
+        mass(MassSampler::Sghmc(Integrator::Euler), true, Some(true)),
+    ),
+    // Dense with splitting: the mass carries its eigendecomposition (recomputed at each M-step).
+    (
+        "SGHMC-EM-S-dense",
+        mass(MassSampler::Sghmc(Integrator::Splitting), true, Some(false)),
+    ),
+    (
+        "SGNHT-EM-S-dense",
+        mass(MassSampler::Sgnht(Integrator::Splitting), true, Some(true)),
+    ),
+    (
+        "SGNHT-EM-E-diag",
+        mass(MassSampler::Sgnht(Integrator::Euler), false, Some(true)),
+    ),
+    (
+        "SGNHT-EM-S-diag",
+        mass(
+            MassSampler::Sgnht(Integrator::Splitting),
+            false,
+            Some(false),
+        ),
+    ),
+    (
+        "SGNHT-EM-E-dense",
+        mass(MassSampler::Sgnht(Integrator::Euler), true, Some(true)),
+    ),
+    (
+        "NPHMC-EM-diag",
+        mass(MassSampler::SgNphmc, false, Some(true)),
+    ),
+    (
+        "NPHMC-EM-dense",
+        mass(MassSampler::SgNphmc, true, Some(false)),
+    ),
 ];
 
 /// Every buffer a sampler borrows, heap-allocated before the measured window.
@@ -222,6 +312,16 @@ struct Buffers<T> {
     saved_gradient: Vec<T>,
     saved_momentum: Vec<T>,
     inv_mass: Vec<T>,
+    /// A mutable copy of `inv_mass` for `MassBuffer::diagonal`.
+    mass_diag: Vec<T>,
+    /// A dense M⁻¹ (d²) and its factor.
+    precision: Vec<T>,
+    factor: Vec<T>,
+    /// V, λ and the Jacobi work matrix of a dense mass (2d² + d).
+    eigen: Vec<T>,
+    inv_mass_p: Vec<T>,
+    em_diag: Vec<T>,
+    em_dense: Vec<T>,
 }
 
 impl<T: Real> Buffers<T> {
@@ -237,6 +337,16 @@ impl<T: Real> Buffers<T> {
             saved_gradient: zeros(),
             saved_momentum: zeros(),
             inv_mass: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
+            mass_diag: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
+            // M⁻¹ = I + 0.1 (11ᵀ − I)·…: unit diagonal, 0.1 off the diagonal (SPD).
+            precision: (0..DIM * DIM)
+                .map(|k| T::from_f64(if k / DIM == k % DIM { 1.0 } else { 0.1 }))
+                .collect(),
+            factor: vec![T::ZERO; DIM * DIM],
+            eigen: vec![T::ZERO; 2 * DIM * DIM + DIM],
+            inv_mass_p: zeros(),
+            em_diag: vec![T::ZERO; McemWorkspace::<T>::len(DIM, MassShape::Diagonal)],
+            em_dense: vec![T::ZERO; McemWorkspace::<T>::len(DIM, MassShape::Dense)],
         }
     }
 }
@@ -376,6 +486,141 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
                 Ok(mut s) => drive(&mut s, &mut model, rng),
                 Err(_) => failed,
             }
+        }
+        Kind::Mass { sampler, dense, em } => run_mass(sampler, dense, em, b, rng, model_seed),
+    }
+}
+
+/// Builds a `with_mass` sampler (and its MCEM wrapper) on `b` and runs it.
+fn run_mass<T: Real>(
+    sampler: MassSampler,
+    dense: bool,
+    em: Option<bool>,
+    b: &mut Buffers<T>,
+    rng: &mut Pcg64,
+    model_seed: u64,
+) -> Outcome {
+    let failed = Outcome {
+        errors: STEPS,
+        checksum: f64::NAN,
+    };
+    let h = |x: f64| T::from_f64(x);
+    let splitting = matches!(
+        sampler,
+        MassSampler::Sghmc(Integrator::Splitting) | MassSampler::Sgnht(Integrator::Splitting)
+    );
+    let mass = if dense && splitting {
+        MassBuffer::dense_with_eigen(&mut b.precision, &mut b.factor, &mut b.eigen, DIM)
+    } else if dense {
+        MassBuffer::dense(&mut b.precision, &mut b.factor, DIM)
+    } else {
+        MassBuffer::diagonal(&mut b.mass_diag)
+    };
+    let Ok(mass) = mass else {
+        return failed;
+    };
+    // SG-NPHMC-EM: κ_k = (k + 10⁶)^−0.75 ≈ 3·10⁻⁵, so M and Q barely move and the noise-free
+    // Nosé–Poincaré chain stays away from a thermostat breakdown (learning Q from the q samples
+    // can drive Q small enough to break the step, see tests/em_samplers.rs); the M-step code
+    // (update, bias correction, refactorisation, Q blend) runs all the same.
+    let k0 = if matches!(sampler, MassSampler::SgNphmc) {
+        1e6
+    } else {
+        0.0
+    };
+    let Ok(m_step) = MStepParams::new(h(k0), h(0.75), h(0.05), h(1e-3), h(1e3)) else {
+        return failed;
+    };
+    let size = match em {
+        Some(true) => SampleSize::adaptive(20, h(0.25), 10),
+        _ => SampleSize::fixed(20),
+    };
+    let Ok(size) = size else {
+        return failed;
+    };
+    let Ok(params) = McemParams::new(2, m_step, size) else {
+        return failed;
+    };
+    let (shape, em_buf) = if dense {
+        (MassShape::Dense, &mut b.em_dense)
+    } else {
+        (MassShape::Diagonal, &mut b.em_diag)
+    };
+    let Ok(work) = McemWorkspace::new(em_buf, DIM, shape) else {
+        return failed;
+    };
+    let mut grad = noisy_gradient::<T>(model_seed);
+    macro_rules! go {
+        ($smp:expr, $model:expr) => {
+            match ($smp, em) {
+                (Ok(s), None) => {
+                    let mut s = s;
+                    drive(&mut s, $model, rng)
+                }
+                (Ok(s), Some(_)) => match Mcem::new(s, params, work) {
+                    Ok(mut e) => {
+                        let out = drive(&mut e, $model, rng);
+                        // Fixed S_count = 20: 10⁴/20 = 500 M-steps; adaptive: S_count grows
+                        // (by ⌈S/10⌉ when the test passes), so fewer, but some.
+                        let need = if em == Some(true) { 5 } else { 500 };
+                        if e.m_steps() < need { failed } else { out }
+                    }
+                    Err(_) => failed,
+                },
+                (Err(_), _) => failed,
+            }
+        };
+    }
+    let (theta, p) = (&mut b.theta, &mut b.momentum);
+    match sampler {
+        MassSampler::Hmc | MassSampler::SgNphmc => {
+            let hwork = HmcWorkspace::with_mass_scratch(
+                &mut b.gradient,
+                &mut b.saved_theta,
+                &mut b.saved_gradient,
+                &mut b.saved_momentum,
+                &mut b.inv_mass_p,
+            );
+            let mut model = Model::new(grad, energy::<T>);
+            if let MassSampler::Hmc = sampler {
+                let Ok(params) = HmcParams::new(h(0.1), 5) else {
+                    return failed;
+                };
+                go!(Hmc::with_mass(params, mass, theta, p, hwork), &mut model)
+            } else {
+                // B = 0 (a dense mass needs it); A = 0. Alg. 5 starts from a drawn p, not 0 (with
+                // p = 0 the thermostat s collapses): p = 1 here, in place.
+                p.fill(T::ONE);
+                let Ok(params) = SgNphmcParams::new(h(0.05), h(10.0), h(0.0), h(0.0), 5) else {
+                    return failed;
+                };
+                go!(
+                    SgNphmc::with_mass(params, mass, theta, p, hwork),
+                    &mut model
+                )
+            }
+        }
+        MassSampler::Sghmc(integrator) => {
+            let work =
+                Workspace::with_mass_scratch(&mut b.gradient, &mut b.scratch, &mut b.inv_mass_p);
+            let Ok(params) = SghmcParams::new(h(0.05), h(1.0)) else {
+                return failed;
+            };
+            go!(
+                Sghmc::with_mass(params, integrator, mass, theta, p, work),
+                &mut grad
+            )
+        }
+        MassSampler::Sgnht(integrator) => {
+            let work =
+                Workspace::with_mass_scratch(&mut b.gradient, &mut b.scratch, &mut b.inv_mass_p);
+            let Ok(params) = SgnhtParams::new(h(0.05), h(1.0)) else {
+                return failed;
+            };
+            go!(
+                Sgnht::with_mass(params, integrator, mass, theta, p, work),
+                &mut grad
+            )
         }
     }
 }

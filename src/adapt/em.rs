@@ -35,6 +35,15 @@
 //! recalled, unverified). For the M-step the paper gives only the conditions on κ; the
 //! defaults k₀ = 0, κ exponent 0.75, shrinkage λ = 0.05 and eigenvalue bounds [10⁻⁴, 10⁴] are ours.
 //!
+//! **Measured behaviour worth knowing** (tests/em_samplers.rs). The interval m_S ± z v_S uses
+//! the variance v_S as printed, not a standard error, so it is wide and S_count grows at almost
+//! every M-step (23 of 25 in one run; HMC-EM from 100 to ≈ 10⁴ in 48 M-steps at S_I = 10): M-steps
+//! become rare geometrically fast. The samplers that do not redraw p (SGNHT-EM, SG-NPHMC-EM)
+//! store strongly autocorrelated momenta (a few effective samples per 100), whose inverse
+//! covariance overestimates M⁻¹ even after the bias correction below; SGNHT-EM's dense M⁻¹
+//! drifted from I to ≈ 4.5 I over 1100 M-steps (θ's moments stayed correct). A larger LP_S or
+//! S_count reduces the drift.
+//!
 //! All buffers live in one caller slice ([`McemWorkspace`]); nothing allocates.
 
 use super::mcem::{
@@ -156,13 +165,20 @@ impl<T: Real, M: Energy<T> + ?Sized> EmSampler<T, M> for SgNphmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
 
     /// 004 Alg. 5: `steps` generalized-leapfrog steps without redrawing p or q
-    /// ([`SgNphmc::integrate`]).
+    /// ([`SgNphmc::integrate`]), with H₀ re-zeroed at the start of every E-step
+    /// ([`SgNphmc::reset_energy_level`]: H_NP = 0 at the current state). Alg. 5 does not say
+    /// what happens to H₀ without a redraw; with the noise terms A, B (and a noisy Ũ) H_NP is
+    /// not conserved, and a fixed H₀ lets it random-walk away from 0, which drives s away
+    /// exponentially (we measured [`StepError::ThermostatBreakdown`] within 10⁴ E-steps on a
+    /// Gaussian with A = 1). On the level set H_NP = 0 the physical dynamics do not depend on H₀,
+    /// so re-zeroing only keeps the chain on it.
     fn e_step<R: Rng + ?Sized>(
         &mut self,
         model: &mut M,
         _rng: &mut R,
         steps: u32,
     ) -> Result<StepStats<T>, StepError> {
+        self.reset_energy_level();
         self.integrate(model, steps)?;
         let prm = self.params();
         let n = T::from_usize(self.position().len());
@@ -203,6 +219,7 @@ pub struct McemParams<T> {
     m_step: MStepParams<T>,
     sample_size: SampleSize<T>,
     offsets: PoissonOffsets<T>,
+    bias_correction: bool,
 }
 
 impl<T: Real> McemParams<T> {
@@ -222,7 +239,15 @@ impl<T: Real> McemParams<T> {
             m_step,
             sample_size,
             offsets: PoissonOffsets::new(T::ONE, T::TWO)?,
+            bias_correction: true,
         })
+    }
+
+    /// Switches the bias correction of the precision estimate on (the default) or off (the
+    /// plain inverse empirical covariance, as 004 §3.3 prints it); see [`Mcem`].
+    pub fn with_bias_correction(mut self, on: bool) -> Self {
+        self.bias_correction = on;
+        self
     }
 
     /// The defaults of the module docs: adaptive S_count from 100 with α = 0.25, S_I = 10;
@@ -334,6 +359,27 @@ struct ScalarStats<T> {
 
 /// The MCEM wrapper (004 Alg. 1, 2, 3, 5): see the module docs for what one step does.
 ///
+/// **Bias correction (departs from the print; on by default).** At stationarity every wrapped
+/// sampler draws p ~ N(0, M) for the current M, so *every* M is a fixed point of eq. 5 in
+/// expectation — provided the estimate is unbiased. The inverse empirical covariance is not:
+/// for n independent Gaussian samples E[Σ̂⁻¹] = (n − 1)/(n − d − 2) · M⁻¹ (inverse Wishart; per
+/// coordinate (n − 1)/(n − 3)), and since Σκ_k = ∞ this multiplicative bias compounds without
+/// bound: we measured diag(M⁻¹) growing from 1 to ≈ 4 over 10⁵ HMC-EM iterations (d = 5,
+/// S_count = 100, about 10³ M-steps) with the plain inverse. The wrapper therefore scales the
+/// estimate by c = (n − d − 2)/(n − 1) (dense) or (n − 3)/(n − 1) (diagonal), the unbiased
+/// precision estimator for independent samples (no correction while n ≤ d + 2, resp. 3).
+/// Autocorrelated E-step samples have a smaller effective n, so some upward drift can remain;
+/// [`McemParams::with_bias_correction`]`(false)` restores the print.
+///
+/// **SGHMC-EM with the Euler integrator** (Alg. 3 redraws p ~ N(0, M) before its LP_S Euler
+/// steps): the Euler scheme's own stationary law correlates θ and p at O(h), and the redraw
+/// discards that correlation, which biases θ: for one coordinate of precision ω² = 10 (M = 1,
+/// h = 0.01, A = 1) the exact stationary variance of the composed linear map (discrete
+/// Lyapunov iteration) is 0.50 σ² at LP_S = 1, 0.91 σ² at LP_S = 10 and 0.994 σ² at LP_S = 50.
+/// The splitting integrator (half drifts around the kick, like the leapfrog) has no such bias
+/// (with LP_S = 1 it is the unadjusted Langevin step with step h²M⁻¹/2); prefer it (a dense mass
+/// then needs `MassBuffer::dense_with_eigen`), or a long LP_S with Euler.
+///
 /// Build the sampler `with_mass` (a diagonal or dense [`crate::kinetic::MassBuffer`]), then
 /// wrap it with [`Mcem::new`]. The wrapper is itself a [`Sampler`] and a [`ChainState`] (θ and p
 /// are the sampler's), so host code drives it like any sampler.
@@ -390,6 +436,7 @@ pub struct Mcem<'a, T, S> {
     inv_mass_p: &'a mut [T],
     q_stats: ScalarStats<T>,
     last_kappa: Option<T>,
+    bias_correction: bool,
 }
 
 impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
@@ -470,6 +517,7 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
                 m2: T::ZERO,
             },
             last_kappa: None,
+            bias_correction: params.bias_correction,
         };
         if em.sampler.set_inverse_mass(em.inv_mass).is_err() {
             return Err(LayoutError::UnsupportedMass);
@@ -538,7 +586,7 @@ impl<T: Real, S: ChainState<T>> ChainState<T> for Mcem<'_, T, S> {
     }
 }
 
-impl<T: Real, S> Mcem<'_, T, S> {
+impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
     /// At a subsampling offset: evaluates q with the current M⁻¹ (and ∇L = −∇U at θ) into the
     /// test statistics.
     fn subsample<M>(&mut self, model: &mut M) -> Result<(), StepError>
@@ -573,64 +621,117 @@ impl<T: Real, S> Mcem<'_, T, S> {
             .map_err(|e| StepError::MStep(MStepError::Layout(e)))
     }
 
-    /// The M-step and the S_count update at the end of a batch.
+    /// Scales the M-step's estimate by the unbiasing factor c (see [`Mcem`]): with
+    /// new = (1 − κ) old + κ est from [`MStep::update`] and `old` still in the sampler,
+    /// (1 − κ) old + κ c est = c new + (1 − c)(1 − κ) old, a positive combination of two SPD
+    /// matrices (exactly symmetric, entry by entry); a diagonal result is clamped to the bounds.
+    fn correct_bias(&mut self, n: u64, kappa: T) {
+        if !self.bias_correction {
+            return;
+        }
+        let d = self.sample.len() as u64;
+        let dense = self.moments.is_dense() && d > 1;
+        let lost = if dense { d + 2 } else { 3 };
+        if n <= lost {
+            return;
+        }
+        let c = T::from_u64(n - lost) / T::from_u64(n - 1);
+        let keep = (T::ONE - c) * (T::ONE - kappa);
+        let (lo, hi) = self.m_step.params().bounds();
+        for (new, &old) in self
+            .inv_mass
+            .iter_mut()
+            .zip(self.sampler.mass().inverse_slice())
+        {
+            *new = c * *new + keep * old;
+            if !dense {
+                *new = new.max(lo).min(hi);
+            }
+        }
+    }
+
+    /// The M-step and the S_count update at the end of a batch. Whatever happens, a new batch
+    /// starts (statistics, test statistics and offsets reset).
     fn m_step_now<M, R>(&mut self, rng: &mut R) -> Result<(), StepError>
     where
         M: ?Sized,
         S: EmSampler<T, M>,
         R: Rng + ?Sized,
     {
-        self.inv_mass
-            .copy_from_slice(self.sampler.mass().inverse_slice());
-        let kappa = self
-            .m_step
-            .update(&mut self.moments, &mut *self.inv_mass, &mut *self.scratch)
-            .map_err(StepError::MStep);
-        // A new batch starts whatever happens.
+        let updated = self.update_masses::<M>();
         self.in_batch = 0;
-        let q = self.q_stats;
-        self.q_stats = ScalarStats::default();
-        let kappa = kappa?;
-        self.sampler
-            .set_inverse_mass(self.inv_mass)
-            .map_err(|e| StepError::MStep(MStepError::Estimate(e)))?;
-        self.last_kappa = Some(kappa);
-        // Q (SG-NPHMC-EM): the same κ blend of the precision 1/Q with 1/Var(q), clamped.
-        if let (Some((_, q_mass)), true) = (self.sampler.thermostat_momentum_sample(), q.count >= 2)
-        {
-            {
-                let var = q.m2 / T::from_u64(q.count - 1);
-                let (lo, hi) = self.m_step.params().bounds();
-                let est = if var > T::ZERO {
-                    (T::ONE / var).max(lo).min(hi)
-                } else {
-                    hi
-                };
-                let current = T::ONE / q_mass;
-                let new = ((T::ONE - kappa) * current + kappa * est).max(lo).min(hi);
-                if new.is_finite() {
-                    // Q > 0 finite by the clamp, so this cannot fail.
-                    let _ = self.sampler.set_thermostat_mass(T::ONE / new);
-                }
-            }
-        }
         // Adaptive S_count (004 §3.2): q̄ with the new M⁻¹ against the interval of the batch.
         if let SampleSize::Adaptive { .. } = self.sample_size {
-            let d = self.sample.len();
-            let ok = match S::TEST {
-                TestFunction::Hmc => {
-                    self.q_eval[2 * d] = T::ZERO;
-                    self.post.hmc(self.inv_mass, &mut self.q_eval[..2 * d])
+            if updated.is_ok() {
+                let d = self.sample.len();
+                let ok = match S::TEST {
+                    TestFunction::Hmc => {
+                        self.q_eval[2 * d] = T::ZERO;
+                        self.post.hmc(self.inv_mass, &mut self.q_eval[..2 * d])
+                    }
+                    TestFunction::Sgnht => self.post.sgnht(self.inv_mass, self.q_eval),
+                };
+                if ok.is_ok() {
+                    self.sample_size.after_m_step(&self.test, self.q_eval);
                 }
-                TestFunction::Sgnht => self.post.sgnht(self.inv_mass, self.q_eval),
-            };
-            if ok.is_ok() {
-                self.sample_size.after_m_step(&self.test, self.q_eval);
             }
             self.test.reset();
             self.post.reset();
             self.offsets.reset();
             self.next_offset = self.offsets.next_offset(rng);
+        }
+        updated
+    }
+
+    /// Eq. 5 for M⁻¹ (with the bias correction), pushed into the sampler; for SG-NPHMC also
+    /// Q⁻¹ ← (1 − κ) Q⁻¹ + κ/Var(q), clamped to the M-step's bounds. On error M⁻¹ and Q are
+    /// unchanged; the statistics are reset in every case.
+    fn update_masses<M>(&mut self) -> Result<(), StepError>
+    where
+        M: ?Sized,
+        S: EmSampler<T, M>,
+    {
+        self.inv_mass
+            .copy_from_slice(self.sampler.mass().inverse_slice());
+        let n = self.moments.count();
+        let q = self.q_stats;
+        self.q_stats = ScalarStats::default();
+        let kappa = self
+            .m_step
+            .update(&mut self.moments, &mut *self.inv_mass, &mut *self.scratch);
+        // `update` keeps the statistics on some errors; a new batch starts anyway.
+        self.moments.reset();
+        let kappa = kappa.map_err(StepError::MStep)?;
+        self.correct_bias(n, kappa);
+        self.sampler
+            .set_inverse_mass(self.inv_mass)
+            .map_err(|e| StepError::MStep(MStepError::Estimate(e)))?;
+        self.last_kappa = Some(kappa);
+        let Some((_, q_mass)) = self.sampler.thermostat_momentum_sample() else {
+            return Ok(());
+        };
+        if q.count < 2 {
+            return Ok(());
+        }
+        let var = q.m2 / T::from_u64(q.count - 1);
+        let (lo, hi) = self.m_step.params().bounds();
+        // The same unbiasing as for a diagonal M⁻¹: E[1/var] = (n − 1)/(n − 3) · 1/Q.
+        let c = if self.bias_correction && q.count > 3 {
+            T::from_u64(q.count - 3) / T::from_u64(q.count - 1)
+        } else {
+            T::ONE
+        };
+        let est = if var > T::ZERO {
+            (c / var).max(lo).min(hi)
+        } else {
+            hi
+        };
+        let new = ((T::ONE - kappa) * (T::ONE / q_mass) + kappa * est)
+            .max(lo)
+            .min(hi);
+        if new.is_finite() {
+            // Q = 1/new is finite and > 0 by the clamp, so this cannot fail.
+            let _ = self.sampler.set_thermostat_mass(T::ONE / new);
         }
         Ok(())
     }

@@ -569,9 +569,10 @@ pub struct PoissonOffsets<T> {
 }
 
 impl<T: Real> PoissonOffsets<T> {
-    /// The default rate ν = 1: the smallest the paper allows (004 §3.2 gives no value).
+    /// The default rate ν = 1: the smallest §3.2 allows, and the value of 004 App. 6.3.
     pub const DEFAULT_RATE: f64 = 1.0;
-    /// The default exponent d = 1 (our choice; 004 §3.2 requires only d > 0).
+    /// The default exponent d = 1 (our choice; §3.2 requires only d > 0; 004 App. 6.3 used
+    /// d = 2, which `adapt::McemParams` takes).
     pub const DEFAULT_EXPONENT: f64 = 1.0;
 
     /// Validates ν ≥ 1 ([`Param::SubsampleRate`]) and d > 0 ([`Param::SubsampleExponent`]).
@@ -989,9 +990,12 @@ impl<'a, T: Real> TestStats<'a, T> {
 /// 004's \[11\]).
 ///
 /// The paper starts S_count at 300 (HMC-, SGHMC-, SGNHT-EM) or 200 (SG-NPHMC-EM) in §4.2 and at
-/// 100 / 50 in §4.3, and gives no α or S_I; the defaults [`SampleSize::DEFAULT_LEVEL`] α = 0.25
-/// and [`SampleSize::DEFAULT_GROWTH`] S_I = 3 are the values Booth & Hobert recommend (from
-/// memory of their paper: we could not check their text here; 004 itself gives neither).
+/// 100 / 50 in §4.3; its App. 6.3 lists ν = 1, α = 1, d = 2, S_I = 10 and S_count = 100 (50 for
+/// the topic model with SG-NPHMC-EM). α = 1 makes z_{1−α/2} = z_{0.5} = 0, a degenerate interval
+/// that S would never grow under, so the defaults here are [`SampleSize::DEFAULT_LEVEL`]
+/// α = 0.25 and [`SampleSize::DEFAULT_GROWTH`] S_I = 3, the values Booth & Hobert recommend (from
+/// memory of their paper: we could not check their text here); `adapt::McemParams::paper_defaults`
+/// takes S_I = 10 from App. 6.3 with α = 0.25.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum SampleSize<T> {

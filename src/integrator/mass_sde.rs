@@ -29,11 +29,12 @@
 //!
 //! Euler (the order of 004 Alg. 2–3, as in the identity-mass Euler step): kick p with the
 //! friction at the old p, the gradient at the old θ and the noise; drift θ with the new
-//! M⁻¹p; update ξ with the new p. Splitting (diagonal M only): A(h/2) B(h/2) O(h) B(h/2) A(h/2)
-//! with the exact friction flow p_i ← exp(−c m⁻¹ᵢ t) p_i per coordinate; for a dense M⁻¹ the flow
-//! exp(−c t M⁻¹) would need an eigendecomposition, so the samplers reject that combination
-//! ([`crate::LayoutError::UnsupportedMass`]). One gradient evaluation per step; a non-finite
-//! gradient leaves the state unchanged.
+//! M⁻¹p; update ξ with the new p. Splitting: A(h/2) B(h/2) O(h) B(h/2) A(h/2) with the exact
+//! friction flow p ← exp(−c t M⁻¹) p: per coordinate for a diagonal M, and V e^{−ctΛ} Vᵀp for a
+//! dense M⁻¹ = VΛVᵀ whose eigendecomposition the caller's buffer holds
+//! (`MassBuffer::dense_with_eigen`); a dense mass without it is refused with the splitting
+//! integrator ([`crate::LayoutError::UnsupportedMass`]). One gradient evaluation per step; a
+//! non-finite gradient leaves the state unchanged.
 
 use super::pieces::{Phase, check_state};
 use crate::error::StepError;
@@ -155,12 +156,15 @@ where
     Ok(pv)
 }
 
-/// One A–B–O–B–A splitting step with a diagonal (or identity) mass; a dense mass is refused by
-/// the samplers' constructors (here it would fall back to NaN, never reached). Returns pᵀM⁻¹p
-/// after the step.
+/// One A–B–O–B–A splitting step with any mass whose friction flow is exact (identity,
+/// diagonal, or dense with its eigendecomposition, [`crate::kinetic::MassBuffer::dense_with_eigen`];
+/// the samplers' constructors refuse a dense mass without it). `inv_mass_p` (length d) is used
+/// for a dense mass only. Returns pᵀM⁻¹p after the step.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn mass_splitting_step<T, G, R>(
     phase: &mut Phase<'_, T>,
     mass: Mass<'_, T>,
+    inv_mass_p: &mut [T],
     friction: MassFriction<'_, T>,
     h: T,
     noise_sd: T,
@@ -172,28 +176,37 @@ where
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
-    let Ok(m) = mass.diagonal_option() else {
-        return Err(StepError::NonFiniteState {
-            buffer: crate::error::Buffer::InverseMass,
-            index: 0,
-        });
-    };
     let n = phase.dim();
     let half_h = h * T::HALF;
     let trace = mass.trace_inverse(phase.theta.len());
+    let diag = mass.diagonal_option();
     // A(h/2), position part, into scratch: θ½ = θ + (h/2) M⁻¹p; and pᵀM⁻¹p, |M⁻¹p|² of the old p.
     let (mut pv0, mut vv0) = (T::ZERO, T::ZERO);
-    for i in 0..phase.theta.len() {
-        let v = inv_m(m, i) * phase.p[i];
-        phase.scratch[i] = phase.theta[i] + half_h * v;
-        pv0 += phase.p[i] * v;
-        vv0 += v * v;
+    if let Ok(m) = diag {
+        for i in 0..phase.theta.len() {
+            let v = inv_m(m, i) * phase.p[i];
+            phase.scratch[i] = phase.theta[i] + half_h * v;
+            pv0 += phase.p[i] * v;
+            vv0 += v * v;
+        }
+    } else {
+        mass.kinetic_gradient(phase.p, inv_mass_p);
+        for (((s, &t), &p), &v) in phase
+            .scratch
+            .iter_mut()
+            .zip(phase.theta.iter())
+            .zip(phase.p.iter())
+            .zip(inv_mass_p.iter())
+        {
+            *s = t + half_h * v;
+            pv0 += p * v;
+            vv0 += v * v;
+        }
     }
     model.gradient(phase.scratch, phase.grad);
     if let Some(index) = first_non_finite(phase.grad) {
         return Err(StepError::NonFiniteGradient { index });
     }
-    fill_standard_normal(rng, phase.scratch);
     // A(h/2), thermostat part: ξ½ = ξ + (h/2) f(p).
     let c = match &friction {
         MassFriction::Constant(c) => *c,
@@ -201,19 +214,50 @@ where
             **xi + half_h * thermostat_rate(*rule, pv0, vv0, trace, n)
         }
     };
-    // B(h/2) O(h) B(h/2): p ← d (d p − h ∇Ũ(θ½) + √(2Dh) ζ), d = exp(−c m⁻¹ᵢ h/2) (exact flow
-    // of dp = −c M⁻¹p dt per coordinate); then A(h/2): θ ← θ½ + (h/2) M⁻¹p_new.
     let (mut pv, mut vv) = (T::ZERO, T::ZERO);
-    for i in 0..phase.theta.len() {
-        let mi = inv_m(m, i);
-        let d = (-c * mi * half_h).exp();
-        let p0 = phase.p[i];
-        let p1 = d * (d * p0 - h * phase.grad[i] + noise_sd * phase.scratch[i]);
-        phase.theta[i] += half_h * mi * (p0 + p1);
-        phase.p[i] = p1;
-        let v = mi * p1;
-        pv += p1 * v;
-        vv += v * v;
+    if let Ok(m) = diag {
+        fill_standard_normal(rng, phase.scratch);
+        // B(h/2) O(h) B(h/2): p ← d (d p − h ∇Ũ(θ½) + √(2Dh) ζ), d = exp(−c m⁻¹ᵢ h/2) (exact
+        // flow of dp = −c M⁻¹p dt per coordinate); then A(h/2): θ ← θ½ + (h/2) M⁻¹p_new.
+        for i in 0..phase.theta.len() {
+            let mi = inv_m(m, i);
+            let d = (-c * mi * half_h).exp();
+            let p0 = phase.p[i];
+            let p1 = d * (d * p0 - h * phase.grad[i] + noise_sd * phase.scratch[i]);
+            phase.theta[i] += half_h * mi * (p0 + p1);
+            phase.p[i] = p1;
+            let v = mi * p1;
+            pv += p1 * v;
+            vv += v * v;
+        }
+    } else {
+        // Dense: θ ← θ½ (the gradient is known to be finite now), then
+        // B(h/2): p ← V e^{−cΛh/2} Vᵀp;  O(h): p ← p − h∇Ũ(θ½) + √(2Dh) ζ;  B(h/2);
+        // A(h/2): θ ← θ½ + (h/2) M⁻¹p.
+        phase.theta.copy_from_slice(phase.scratch);
+        fill_standard_normal(rng, phase.scratch);
+        let ct = c * half_h;
+        mass.friction_flow(phase.p, ct, inv_mass_p);
+        for ((p, &g), &z) in phase
+            .p
+            .iter_mut()
+            .zip(phase.grad.iter())
+            .zip(phase.scratch.iter())
+        {
+            *p = *p - h * g + noise_sd * z;
+        }
+        mass.friction_flow(phase.p, ct, inv_mass_p);
+        mass.kinetic_gradient(phase.p, inv_mass_p);
+        for ((t, &p), &v) in phase
+            .theta
+            .iter_mut()
+            .zip(phase.p.iter())
+            .zip(inv_mass_p.iter())
+        {
+            *t += half_h * v;
+            pv += p * v;
+            vv += v * v;
+        }
     }
     if let MassFriction::Thermostat(xi, rule) = friction {
         *xi = c + half_h * thermostat_rate(rule, pv, vv, trace, n);

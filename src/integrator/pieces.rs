@@ -180,8 +180,9 @@ pub(crate) struct GeneralPieces<K, F, T> {
 }
 
 /// The layout checks of a mass given to a sampler's `with_mass` constructor: it fits θ's length
-/// `n`, a dense mass comes with an M⁻¹p buffer of length `n`, and (`splitting`) a dense mass is
-/// not combined with the splitting integrator ([`LayoutError::UnsupportedMass`]).
+/// `n`, a dense mass comes with an M⁻¹p buffer of length `n`, and (`splitting`) a dense mass
+/// without its eigendecomposition is not combined with the splitting integrator
+/// ([`LayoutError::UnsupportedMass`]).
 pub(crate) fn check_mass<T: Real>(
     mass: crate::kinetic::Mass<'_, T>,
     n: usize,
@@ -190,7 +191,7 @@ pub(crate) fn check_mass<T: Real>(
 ) -> Result<(), LayoutError> {
     mass.check_dim(n)?;
     if mass.shape() == crate::kinetic::MassShape::Dense {
-        if splitting {
+        if splitting && !mass.has_friction_flow() {
             return Err(LayoutError::UnsupportedMass);
         }
         check_len(Buffer::MassScratch, n, inv_mass_p.len())?;

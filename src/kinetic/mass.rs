@@ -21,6 +21,9 @@ enum Repr<'a, T> {
         precision: &'a [T],
         factor: &'a [T],
         dim: usize,
+        /// The eigendecomposition M⁻¹ = V diag(λ) Vᵀ (V row-major d × d, then λ), if the buffer
+        /// was built with one ([`MassBuffer::dense_with_eigen`]).
+        eigen: Option<(&'a [T], &'a [T])>,
     },
 }
 
@@ -193,6 +196,7 @@ impl<'a, T: Real> Mass<'a, T> {
                 precision,
                 factor,
                 dim: d,
+                eigen: None,
             },
         })
     }
@@ -433,6 +437,119 @@ impl<'a, T: Real> Mass<'a, T> {
     }
 }
 
+impl<T: Real> Mass<'_, T> {
+    /// Whether a dense mass carries its eigendecomposition (so the exact friction flow
+    /// [`Mass::friction_flow`] is available); `true` for the identity and a diagonal mass.
+    pub fn has_friction_flow(&self) -> bool {
+        !matches!(self.repr, Repr::Dense { eigen: None, .. })
+    }
+
+    /// The exact flow of dp = −c M⁻¹p dt over time t, in place: p ← exp(−ct M⁻¹) p
+    /// (identity: e^{−ct}; diagonal: e^{−ct m⁻¹ᵢ} per coordinate; dense with eigendecomposition:
+    /// V diag(e^{−ctλᵢ}) Vᵀp, using `work` (length d) for Vᵀp). Fills `p` with NaN for a dense
+    /// mass without eigendecomposition or a wrong length.
+    pub fn friction_flow(&self, p: &mut [T], ct: T, work: &mut [T]) {
+        if !self.fits(p.len()) {
+            fill_nan(p);
+            return;
+        }
+        match self.repr {
+            Repr::Identity => {
+                let e = (-ct).exp();
+                for x in p.iter_mut() {
+                    *x *= e;
+                }
+            }
+            Repr::Diagonal(m) => {
+                for (x, &mi) in p.iter_mut().zip(m) {
+                    *x *= (-ct * mi).exp();
+                }
+            }
+            Repr::Dense {
+                dim,
+                eigen: Some((v, lambda)),
+                ..
+            } if work.len() == dim => {
+                // w = Vᵀp scaled by e^{−ctλ}
+                for (j, w) in work.iter_mut().enumerate() {
+                    let mut acc = T::ZERO;
+                    for (i, &pi) in p.iter().enumerate() {
+                        acc += v[i * dim + j] * pi;
+                    }
+                    *w = acc * (-ct * lambda[j]).exp();
+                }
+                for (row, x) in v.chunks_exact(dim.max(1)).zip(p.iter_mut()) {
+                    *x = dot(row, work);
+                }
+            }
+            Repr::Dense { .. } => fill_nan(p),
+        }
+    }
+}
+
+/// The eigendecomposition of the symmetric d × d `a` by the cyclic Jacobi method: `out` (2d² + d)
+/// receives V (row-major, orthonormal columns = eigenvectors), then λ (d), and its last d² entries
+/// are the work matrix. Stops when the off-diagonal mass is below (d ε)² times the diagonal's,
+/// or after 64 sweeps. Eigenvalues of an SPD `a` are clamped at 0 from below (rounding).
+fn symmetric_eigen<T: Real>(a: &[T], out: &mut [T], d: usize) {
+    let dd = d * d;
+    let (v, rest) = out.split_at_mut(dd);
+    let (lambda, w) = rest.split_at_mut(d);
+    w.copy_from_slice(a);
+    for (k, x) in v.iter_mut().enumerate() {
+        *x = if k / d == k % d { T::ONE } else { T::ZERO };
+    }
+    let tol = T::from_usize(d) * T::EPSILON;
+    for _ in 0..64 {
+        let (mut off, mut diag) = (T::ZERO, T::ZERO);
+        for i in 0..d {
+            diag += w[i * d + i] * w[i * d + i];
+            for j in 0..i {
+                off += w[i * d + j] * w[i * d + j];
+            }
+        }
+        // Converged (or not finite, where rotating cannot help): stop.
+        let converged = off <= tol * tol * diag || !off.is_finite();
+        if converged {
+            break;
+        }
+        for p in 0..d {
+            for q in p + 1..d {
+                let apq = w[p * d + q];
+                if apq == T::ZERO {
+                    continue;
+                }
+                let theta = (w[q * d + q] - w[p * d + p]) / (T::TWO * apq);
+                let t = T::ONE / (theta.abs() + (theta * theta + T::ONE).sqrt());
+                let t = if theta < T::ZERO { -t } else { t };
+                if !t.is_finite() {
+                    continue;
+                }
+                let c = T::ONE / (t * t + T::ONE).sqrt();
+                let s = t * c;
+                for k in 0..d {
+                    let (x, y) = (w[k * d + p], w[k * d + q]);
+                    w[k * d + p] = c * x - s * y;
+                    w[k * d + q] = s * x + c * y;
+                }
+                for k in 0..d {
+                    let (x, y) = (w[p * d + k], w[q * d + k]);
+                    w[p * d + k] = c * x - s * y;
+                    w[q * d + k] = s * x + c * y;
+                }
+                for k in 0..d {
+                    let (x, y) = (v[k * d + p], v[k * d + q]);
+                    v[k * d + p] = c * x - s * y;
+                    v[k * d + q] = s * x + c * y;
+                }
+            }
+        }
+    }
+    for (i, l) in lambda.iter_mut().enumerate() {
+        *l = w[i * d + i].max(T::ZERO);
+    }
+}
+
 /// The three shapes a [`Mass`] (or [`MassBuffer`]) can take.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -487,6 +604,8 @@ enum BufRepr<'a, T> {
         precision: &'a mut [T],
         factor: &'a mut [T],
         dim: usize,
+        /// Empty, or 2d² + d: V, λ and a d² work matrix for the Jacobi iteration.
+        eigen: &'a mut [T],
     },
 }
 
@@ -519,6 +638,42 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 precision,
                 factor,
                 dim: d,
+                eigen: &mut [],
+            },
+        })
+    }
+
+    /// As [`MassBuffer::dense`], plus the eigendecomposition M⁻¹ = V diag(λ) Vᵀ in `eigen`
+    /// (2d² + d entries: V, λ and a d² work matrix; cyclic Jacobi, about 10 sweeps of 3d³
+    /// flops, recomputed by [`MassBuffer::set_inverse_mass`]). With it the samplers' splitting
+    /// integrator can take a dense mass: its friction sub-flow dp = −c M⁻¹p dt is solved exactly,
+    /// p ← V diag(e^{−cλᵢt}) Vᵀp (2d² multiply-adds). Errors as [`Mass::dense`], plus
+    /// [`LinalgError::DimensionMismatch`] for `eigen`.
+    pub fn dense_with_eigen(
+        precision: &'a mut [T],
+        factor: &'a mut [T],
+        eigen: &'a mut [T],
+        d: usize,
+    ) -> Result<Self, LinalgError> {
+        let need = d
+            .checked_mul(d)
+            .and_then(|dd| dd.checked_mul(2))
+            .and_then(|x| x.checked_add(d))
+            .unwrap_or(usize::MAX);
+        if eigen.len() != need {
+            return Err(LinalgError::DimensionMismatch {
+                expected: need,
+                found: eigen.len(),
+            });
+        }
+        Mass::dense(precision, factor, d)?;
+        symmetric_eigen(precision, eigen, d);
+        Ok(MassBuffer {
+            repr: BufRepr::Dense {
+                precision,
+                factor,
+                dim: d,
+                eigen,
             },
         })
     }
@@ -544,10 +699,17 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 precision,
                 factor,
                 dim,
+                eigen,
             } => Repr::Dense {
                 precision,
                 factor,
                 dim: *dim,
+                eigen: if eigen.is_empty() {
+                    None
+                } else {
+                    let (v, rest) = eigen.split_at(dim * dim);
+                    Some((v, &rest[..*dim]))
+                },
             },
         };
         Mass { repr }
@@ -595,6 +757,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 precision,
                 factor,
                 dim,
+                eigen,
             } => {
                 check_symmetric(new, *dim)?;
                 factor.copy_from_slice(new);
@@ -606,6 +769,9 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                     return Err(e);
                 }
                 precision.copy_from_slice(new);
+                if !eigen.is_empty() {
+                    symmetric_eigen(precision, eigen, *dim);
+                }
                 Ok(())
             }
         }

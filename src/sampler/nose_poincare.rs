@@ -243,6 +243,12 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         Ok(())
     }
 
+    /// Forgets H₀, so the next [`integrate`](SgNphmc::integrate) sets it to make H_NP = 0 at
+    /// the current state (what every [`step`](Sampler::step) does after its redraw).
+    pub fn reset_energy_level(&mut self) {
+        self.h0 = None;
+    }
+
     /// ∇Ũ at the current θ, if cached.
     pub fn cached_gradient(&self) -> Option<&[T]> {
         self.energy.map(|_| &*self.grad)

@@ -99,8 +99,10 @@ impl<T: Real> SghmcParams<T> {
 /// SGHMC-EM, 004 Alg. 3) the dynamics are dθ = M⁻¹p dt, dp = −∇Ũ dt − A M⁻¹p dt +
 /// √(2(A − B̂)) dW, whose momentum is stationary at N(0, M) (the OU covariance Σ solves
 /// A M⁻¹Σ + ΣM⁻¹A = 2A I, so Σ = M); Euler is 004 Alg. 3 (p ← p − εA M⁻¹p − ε∇Ũ(θ) +
-/// √(2(A − B̂)ε) ζ; θ ← θ + ε M⁻¹p), splitting takes the exact per-coordinate friction flow of a
-/// diagonal M; a dense M needs `Integrator::Euler` (see `src/integrator/mass_sde.rs`).
+/// √(2(A − B̂)ε) ζ; θ ← θ + ε M⁻¹p), splitting takes the exact friction flow exp(−At M⁻¹) (per
+/// coordinate for a diagonal M; through the eigendecomposition for a dense M built with
+/// `MassBuffer::dense_with_eigen`, without which a dense M needs `Integrator::Euler`; see
+/// `src/integrator/mass_sde.rs`).
 ///
 /// When the gradient noise has variance 2Bh per step but B̂ < B, the momentum heats up: the
 /// kinetic temperature settles near (A + B − B̂)/A instead of 1 (Ding et al. 2014 §2, App. D.2).
@@ -150,8 +152,9 @@ impl<'a, T: Real> Sghmc<'a, T> {
     }
 
     /// As [`Sghmc::new`] with a mass M (identity, diagonal or dense; changeable in place through
-    /// [`AdaptiveMass`]). A dense mass needs [`Workspace::with_mass_scratch`] and
-    /// `Integrator::Euler` ([`LayoutError::UnsupportedMass`] with splitting).
+    /// [`AdaptiveMass`]). A dense mass needs [`Workspace::with_mass_scratch`], and for
+    /// `Integrator::Splitting` its eigendecomposition (`MassBuffer::dense_with_eigen`;
+    /// [`LayoutError::UnsupportedMass`] otherwise).
     pub fn with_mass(
         params: SghmcParams<T>,
         integrator: Integrator,
@@ -212,9 +215,16 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
                 Integrator::Euler => {
                     mass_euler_step(&mut self.phase, mass, self.inv_mass_p, f, h, sd, model, rng)?
                 }
-                Integrator::Splitting => {
-                    mass_splitting_step(&mut self.phase, mass, f, h, sd, model, rng)?
-                }
+                Integrator::Splitting => mass_splitting_step(
+                    &mut self.phase,
+                    mass,
+                    self.inv_mass_p,
+                    f,
+                    h,
+                    sd,
+                    model,
+                    rng,
+                )?,
             }
         };
         let mut stats = StepStats::new(h);

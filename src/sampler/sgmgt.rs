@@ -196,6 +196,17 @@ impl<T: Real> SgmgtParams<T> {
 /// T_ξ resampling (the default) or σ_ξ > 0 with eq. 12 at a = 2, or use the power softening with
 /// h c^{2a−1}/a ≲ 1 when the gradient is noisy (where ξ resampling is itself a bias, above).
 ///
+/// **Order of accuracy.** With bounded curvature the general splitting is second order: on
+/// N(0, 1) with exact gradients and resampling off (512 independent coordinates, 4·10⁵ steps), the
+/// bias of E\[θ²\] falls from h = 0.4 to 0.2 with order 2.03 for Gaussian K and 2.07–2.15 for
+/// eq. 12 with a = 1, c = 5 (asserted in `tests/sgmgt.rs`). At a = 2 with resampling off it is
+/// not: E\[θ²\] − 1 at h = 0.04, 0.02, 0.01 is +15.4, +9.2, +5.5 for eq. 12 with c = 5 (Euler
+/// +31.8, +13.5, +5.3) and +0.197, +0.057, +0.019 for the power softening with c = 3 (Euler
+/// +0.291, +0.083, +0.042). With T_p = T_ξ = 100 (the default) the same runs are within 0.01 of
+/// 0 at every one of these h (eq. 12 splitting +0.0075 ± 0.0021 at h = 0.04, power softening
+/// +0.0023 ± 0.0022), so at a = 2 the resampling of p and ξ is part of what makes the sampler
+/// correct, not an optional extra.
+///
 /// The kinetic temperature reported by [`Sampler::step`] is the generalized equipartition
 /// statistic (1/n) Σᵢ pᵢ ∂K/∂pᵢ, whose mean under exp(−K) is 1 for every kinetic energy here
 /// (integration by parts); for K = ½pᵀp it is pᵀp/n.

@@ -77,7 +77,8 @@ impl<T: Real> SgnhtParams<T> {
 /// dξ = (|M⁻¹p|² − tr M⁻¹)/D dt: 004 Alg. 2 prints ξ ← ξ + ε(pᵀM⁻¹p/D − 1), which is not
 /// stationary for a non-scalar M (derivation in `src/integrator/mass_sde.rs`; the printed rule
 /// stays available through [`Sgnht::set_thermostat_rule`]). For M = I both are pᵀp/D − 1 and the
-/// identity path is the one above, unchanged. A dense M needs `Integrator::Euler`.
+/// identity path is the one above, unchanged. A dense M runs with `Integrator::Splitting` only
+/// when built with `MassBuffer::dense_with_eigen` (exact friction flow), else with Euler.
 ///
 /// # Example
 /// ```
@@ -126,8 +127,9 @@ impl<'a, T: Real> Sgnht<'a, T> {
 
     /// As [`Sgnht::new`] with a mass M (identity, diagonal or dense; changeable in place through
     /// [`AdaptiveMass`]) and the derived thermostat rule ([`ThermostatRule::Derived`]). A dense
-    /// mass needs [`Workspace::with_mass_scratch`] and `Integrator::Euler`
-    /// ([`LayoutError::UnsupportedMass`] with splitting).
+    /// mass needs [`Workspace::with_mass_scratch`], and for `Integrator::Splitting` its
+    /// eigendecomposition (`MassBuffer::dense_with_eigen`; [`LayoutError::UnsupportedMass`]
+    /// otherwise).
     pub fn with_mass(
         params: SgnhtParams<T>,
         integrator: Integrator,
@@ -206,9 +208,16 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
                 Integrator::Euler => {
                     mass_euler_step(&mut self.phase, mass, self.inv_mass_p, f, h, sd, model, rng)
                 }
-                Integrator::Splitting => {
-                    mass_splitting_step(&mut self.phase, mass, f, h, sd, model, rng)
-                }
+                Integrator::Splitting => mass_splitting_step(
+                    &mut self.phase,
+                    mass,
+                    self.inv_mass_p,
+                    f,
+                    h,
+                    sd,
+                    model,
+                    rng,
+                ),
             }
         };
         let sum_p2 = match sum_p2 {
