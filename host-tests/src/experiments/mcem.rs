@@ -10,7 +10,9 @@
 //! * SGNHT: L Euler steps of SGNHT with diffusion A, p and ξ carried over (004 Alg. 2);
 //! * SG-NPHMC: one sample of 004 Alg. 4 (p, q redrawn, s = 1, L generalized-leapfrog steps),
 //!   with noise estimates A = B = the tuned noise value and thermostat mass Q = [`THERMOSTAT_MASS`];
-//! * the -EM variants: one `step` of the core's MCEM wrapper, which is one E-step.
+//! * the -EM variants: one `step` of the core's [`Mcem`] wrapper around the same sampler built
+//!   with a diagonal mass from M = I, which is one E-step (Alg. 1, 3: p redrawn; Alg. 2, 5: not)
+//!   plus an M-step every S_count E-steps ([`em_params`] has the settings).
 //!
 //! The stochastic samplers see minibatch gradients (and, for SG-NPHMC, the minibatch value Ũ on
 //! the same minibatch as the gradient it follows); HMC sees the full data.
@@ -28,7 +30,7 @@ use sgmcmc::sampler::{
     Hmc, HmcParams, HmcWorkspace, SgNphmc, SgNphmcParams, SgNphmcWorkspace, Sghmc, SghmcParams,
     Sgnht, SgnhtParams,
 };
-use sgmcmc::{ChainState, Energy, Gradient, Integrator, Sampler, StepError, StepStats, Workspace};
+use sgmcmc::{ChainState, Energy, Gradient, Integrator, Sampler, StepError, Workspace};
 use std::fmt;
 use std::time::Instant;
 
@@ -482,7 +484,7 @@ pub fn run_chain<P: BatchedPosterior>(
 /// shrinkage 0.05, eigenvalue bounds \[10⁻⁴, 10⁴\], [`McemParams::paper_defaults`]) and an
 /// adaptive S_count (004 §3.2) starting at `settings.s_count`, with the core's default level
 /// α = 0.25 and S_I = 10 (004 §6.3); diagonal M.
-fn em_params(settings: &Settings) -> Result<McemParams<f64>, ChainError> {
+pub fn em_params(settings: &Settings) -> Result<McemParams<f64>, ChainError> {
     let invalid = |e: &dyn fmt::Display| ChainError::Invalid(e.to_string());
     let defaults = McemParams::<f64>::paper_defaults(settings.leapfrog).map_err(|e| invalid(&e))?;
     let size = SampleSize::adaptive(
@@ -521,20 +523,15 @@ fn run_em_chain<P: BatchedPosterior>(
         McemWorkspace::new(&mut buffer, d, MassShape::Diagonal).map_err(|e| invalid(&e))?;
     let params = em_params(settings)?;
     let minibatch_seed = plan.seed ^ 0x5eed_ba7c;
-    let step = |em: &mut dyn FnMut(&mut Pcg64) -> Result<StepStats<f64>, StepError>,
-                r: &mut Pcg64|
-     -> Result<IterationStats, StepError> {
-        let st = em(r)?;
-        Ok(IterationStats {
-            acceptance: st.acceptance,
-        })
-    };
     macro_rules! drive_em {
         ($sampler:expr, $model:expr) => {{
             let mut em = Mcem::new($sampler, params, em_work).map_err(|e| invalid(&e))?;
             let mut model = $model;
             let mut chain = record(&mut em, rng, plan, |s, r| {
-                step(&mut |r| s.step(&mut model, r), r)
+                let st = s.step(&mut model, r)?;
+                Ok(IterationStats {
+                    acceptance: st.acceptance,
+                })
             })?;
             chain.inverse_mass = Some(em.inverse_mass().to_vec());
             chain.m_steps = em.m_steps();
