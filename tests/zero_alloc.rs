@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{MStepParams, Mcem, McemParams, McemWorkspace, SampleSize};
+use sgmcmc::adapt::{MStepParams, Mcem, McemParams, McemWorkspace, NphmcEStep, SampleSize};
 use sgmcmc::kinetic::{MassBuffer, MassShape, MonomialGamma};
 use sgmcmc::rng::standard_normal_f64;
 use sgmcmc::sampler::{
@@ -196,7 +196,9 @@ enum MassSampler {
     Hmc,
     Sghmc(Integrator),
     Sgnht(Integrator),
-    SgNphmc,
+    /// SG-NPHMC; under MCEM with the given E-step (the default one Alg. 4 block, or the printed
+    /// Alg. 5 without redraw).
+    SgNphmc(NphmcEStep),
 }
 
 /// `em`: `None` = the sampler alone, `Some(adaptive)` = wrapped with a fixed (false) or
@@ -213,7 +215,7 @@ const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
     }
 }
 
-const KINDS: [(&str, Kind); 38] = [
+const KINDS: [(&str, Kind); 40] = [
     ("SGLD", Kind::Sgld),
     ("SGHMC-E", Kind::Sghmc(Integrator::Euler)),
     ("SGHMC-S", Kind::Sghmc(Integrator::Splitting)),
@@ -251,7 +253,10 @@ const KINDS: [(&str, Kind); 38] = [
         "SGNHT-S-diag",
         mass(MassSampler::Sgnht(Integrator::Splitting), false, None),
     ),
-    ("SG-NPHMC-dense", mass(MassSampler::SgNphmc, true, None)),
+    (
+        "SG-NPHMC-dense",
+        mass(MassSampler::SgNphmc(NphmcEStep::Redraw), true, None),
+    ),
     ("HMC-EM-diag", mass(MassSampler::Hmc, false, Some(true))),
     ("HMC-EM-dense", mass(MassSampler::Hmc, true, Some(false))),
     (
@@ -293,11 +298,23 @@ const KINDS: [(&str, Kind); 38] = [
     ),
     (
         "NPHMC-EM-diag",
-        mass(MassSampler::SgNphmc, false, Some(true)),
+        mass(MassSampler::SgNphmc(NphmcEStep::Redraw), false, Some(true)),
     ),
     (
         "NPHMC-EM-dense",
-        mass(MassSampler::SgNphmc, true, Some(false)),
+        mass(MassSampler::SgNphmc(NphmcEStep::Redraw), true, Some(false)),
+    ),
+    (
+        "NPHMC-EM-printed-diag",
+        mass(
+            MassSampler::SgNphmc(NphmcEStep::Printed),
+            false,
+            Some(false),
+        ),
+    ),
+    (
+        "NPHMC-EM-printed-dense",
+        mass(MassSampler::SgNphmc(NphmcEStep::Printed), true, Some(true)),
     ),
 ];
 
@@ -519,11 +536,12 @@ fn run_mass<T: Real>(
     let Ok(mass) = mass else {
         return failed;
     };
-    // SG-NPHMC-EM: κ_k = (k + 10⁶)^−0.75 ≈ 3·10⁻⁵, so M and Q barely move and the noise-free
-    // Nosé–Poincaré chain stays away from a thermostat breakdown (learning Q from the q samples
-    // can drive Q small enough to break the step, see tests/em_samplers.rs); the M-step code
-    // (update, bias correction, refactorisation, Q blend) runs all the same.
-    let k0 = if matches!(sampler, MassSampler::SgNphmc) {
+    // SG-NPHMC-EM: κ_k = (k + 10⁶)^−0.75 ≈ 3·10⁻⁵, so M and Q barely move and the printed
+    // (no-redraw) noise-free Nosé–Poincaré chain stays away from a thermostat breakdown
+    // (learning Q from its q samples can drive Q small enough to break the step, see
+    // tests/em_samplers.rs); the default E-step (an Alg. 4 block) gets the same schedule. The
+    // M-step code (update, bias correction, refactorisation, Q blend) runs all the same.
+    let k0 = if matches!(sampler, MassSampler::SgNphmc(_)) {
         1e6
     } else {
         0.0
@@ -540,6 +558,10 @@ fn run_mass<T: Real>(
     };
     let Ok(params) = McemParams::new(2, m_step, size) else {
         return failed;
+    };
+    let params = match sampler {
+        MassSampler::SgNphmc(variant) => params.with_nphmc_e_step(variant),
+        _ => params,
     };
     let (shape, em_buf) = if dense {
         (MassShape::Dense, &mut b.em_dense)
@@ -573,7 +595,7 @@ fn run_mass<T: Real>(
     }
     let (theta, p) = (&mut b.theta, &mut b.momentum);
     match sampler {
-        MassSampler::Hmc | MassSampler::SgNphmc => {
+        MassSampler::Hmc | MassSampler::SgNphmc(_) => {
             let hwork = HmcWorkspace::with_mass_scratch(
                 &mut b.gradient,
                 &mut b.saved_theta,

@@ -8,7 +8,10 @@
 //!   HMC-EM      (Alg. 1): p ~ N(0, M); LP_S leapfrog steps; Metropolis–Hastings
 //!   SGHMC-EM    (Alg. 3): p ~ N(0, M); LP_S SGHMC steps
 //!   SGNHT-EM    (Alg. 2): LP_S SGNHT steps (no redraw; ξ carried over)
-//!   SG-NPHMC-EM (Alg. 5): LP_S generalized-leapfrog steps (no redraw; s, q carried over)
+//!   SG-NPHMC-EM (default, departs from Alg. 5): p ~ N(0, M), q ~ N(0, Q), s = 1, H_NP = 0;
+//!               LP_S generalized-leapfrog steps (one Alg. 4 block)
+//!   SG-NPHMC-EM (Alg. 5 as printed, [`NphmcEStep::Printed`]): LP_S generalized-leapfrog
+//!               steps (no redraw; s, q carried over) — not stationary for θ ([`NphmcEStep`])
 //! store p (SG-NPHMC: the physical momentum p/s, and q) into the running moments (Welford;
 //!   no history);
 //! if (t + 1) mod S_count = 0:                       (counted from the last M-step)
@@ -38,11 +41,15 @@
 //! **Measured behaviour worth knowing** (tests/em_samplers.rs). The interval m_S ± z v_S uses
 //! the variance v_S as printed, not a standard error, so it is wide and S_count grows at almost
 //! every M-step (23 of 25 in one run; HMC-EM from 100 to ≈ 10⁴ in 48 M-steps at S_I = 10): M-steps
-//! become rare geometrically fast. The samplers that do not redraw p (SGNHT-EM, SG-NPHMC-EM)
-//! store strongly autocorrelated momenta (a few effective samples per 100), whose inverse
+//! become rare geometrically fast. The samplers that do not redraw p (SGNHT-EM, the printed
+//! SG-NPHMC-EM) store strongly autocorrelated momenta (a few effective samples per 100), whose inverse
 //! covariance overestimates M⁻¹ even after the bias correction below; SGNHT-EM's dense M⁻¹
 //! drifted from I to ≈ 4.5 I over 1100 M-steps (θ's moments stayed correct). A larger LP_S or
-//! S_count reduces the drift.
+//! S_count reduces the drift. The shrinkage pulls the other way: with λ = 0.05 the dense
+//! precision estimate of n = 100 samples in d = 5 is ≈ 1 % low (the shrinkage lifts the small
+//! sample eigenvalues of Σ̂), which compounds with Σκ_k: SG-NPHMC-EM's (default E-step, nearly
+//! independent samples) dense M⁻¹ went from I to 0.71–0.89 I over 2100 M-steps (8 seeds) with
+//! λ = 0.05 and stayed at 0.90–1.10 I with λ = 0.
 //!
 //! All buffers live in one caller slice ([`McemWorkspace`]); nothing allocates.
 
@@ -68,6 +75,83 @@ pub enum TestFunction {
     Sgnht,
 }
 
+/// The E-step of SG-NPHMC-EM: one stationary Alg. 4 block (the default) or the printed
+/// Alg. 5 (no redraw), which is biased. Set it with [`McemParams::with_nphmc_e_step`]; the other
+/// samplers ignore it.
+///
+/// **Why the default departs from the printed Alg. 5.** Alg. 5 runs LP_S generalized-leapfrog
+/// steps per E-step and never redraws p, q or s. Without noise (A = B = 0, exact Ũ, ∇Ũ) that is
+/// the deterministic Nosé–Poincaré flow, which on its level set H_NP = 0 is Nosé–Hoover dynamics
+/// in the physical variables: not ergodic on a Gaussian (Legoll, Luskin & Moeckel 2007 for the
+/// harmonic oscillator). With the paper's noise, the continuous dynamics are the SDE of the
+/// proof of Proposition 2 (004 App. 6.2.2), z = (θ, p, s, q):
+///
+/// ```text
+/// dθ = M⁻¹p/s dt
+/// dp = [−s∇U − (B/√s) M⁻¹p] dt + √(2√s B) dW_p        (noise as the proof's N states it)
+/// ds = s q/Q dt
+/// dq = [−U + pᵀM⁻¹p/(2s²) − g(1 + ln s) − q²/(2Q) + H₀ − A s q/Q] dt + √(2A) dW_q
+/// ```
+///
+/// i.e. dz = [J∇H_NP − D∇H_NP] dt + √(2D) dW with J the canonical symplectic matrix and
+/// D = diag(0, √s B·I, 0, A) (−(B/√s)M⁻¹p = −√s B ∂H_NP/∂p, since ∂H_NP/∂p = M⁻¹p/s;
+/// −A s q/Q = −A ∂H_NP/∂q). Its Fokker–Planck operator is
+/// L*ρ = −∇·(ρ (J − D)∇H_NP) + ∇·(D∇ρ). For ρ = e^{−H_NP}: ∇ρ = −ρ∇H_NP, so
+/// ∇·(D∇ρ) = −∇·(ρ D∇H_NP) cancels the friction term, and ∇·(ρ J∇H_NP) =
+/// ρ[∇·(J∇H_NP) − ∇H_NPᵀJ∇H_NP] = 0 (J constant and antisymmetric); D depends on s only, not
+/// on the p and q it acts on, so no Itô correction arises. Hence L*e^{−H_NP} = 0: the
+/// invariant density is e^{−H_NP} on the extended space (θ, p, s, q) — exactly what the App. 6.2
+/// proof sets out to show. But its θ-marginal is not e^{−U}: integrating p (∫e^{−pᵀM⁻¹p/(2s)}dp
+/// ∝ s^{D/2}) and q (∫e^{−sq²/(2Q)}dq ∝ s^{−1/2}),
+///
+/// ```text
+/// π_θ(θ) ∝ φ(U(θ) − H₀),   φ(E) = ∫₀^∞ s^{(D−1)/2} exp(−sE − g s ln s) ds,
+/// ```
+///
+/// and d ln φ/dE = −E_φ[s | E] is not the constant −1 that e^{−U} needs: where U is large the
+/// s-integral concentrates on small s and the tails are too heavy (an effective temperature
+/// 1/E[s | θ] that varies with θ). The correct law of Nosé–Poincaré is the microcanonical
+/// δ(H_NP) (Bond, Leimkuhler & Laird 1999), whose physical marginal is canonical; the noise
+/// terms as printed are balanced against e^{−H_NP} instead — in the physical momenta (p/s, q)
+/// they balance only at s = 1, and without a redraw s wanders far from 1. (A minibatch gradient
+/// also enters p as ε s (∇Ũ − ∇U), a diffusion s²B rather than the proof's √s B: again equal
+/// only at s = 1.)
+///
+/// **Measured** (tests/em_samplers.rs, `printed_sg_nphmc_em_is_biased`): with the value noise
+/// Ũ = U + N(0, 2A/ε), A = 1, ε = 0.05, LP_S = 10, S_count = 100, 2·10⁵ E-steps, on the
+/// correlated 5-d target (unit variances, ρ = 0.9, dense mass), the printed Alg. 5 gives
+/// Var θᵢ = 2.57–2.75 ± 0.14 and Cov(θ₀, θⱼ) ≈ 2.5 against 1 and 0.9 (another seed: Var θ₀ =
+/// 3.73; on the 10-d diagonal target it ends in [`StepError::ThermostatBreakdown`]), while
+/// [`NphmcEStep::Redraw`] with the same seed gives Var θᵢ = 1.02–1.03 ± 0.027 and
+/// Cov ≈ 0.93, and passes every mean and covariance entry within 5 batch-means SE on the 10-d
+/// diagonal target (noisy gradients, B = 0.1) and the 5-d dense one (exact).
+///
+/// **The stationary E-step** ([`NphmcEStep::Redraw`]) is one Alg. 4 block: p ~ N(0, M),
+/// q ~ N(0, Q), s = 1, H₀ chosen so that H_NP = 0, then LP_S generalized-leapfrog steps; the
+/// end-of-block p/s and q are stored for the M-step. On the level set H_NP = 0 the flow is
+/// Nosé–Hoover with g = D in (θ, p/s, q), which preserves
+/// exp(−U(θ) − ½(p/s)ᵀM⁻¹(p/s) − q²/(2Q)); the redraw samples that law's (p/s, q)-conditional
+/// exactly, so θ's law is exp(−U) up to the leapfrog's O(ε²) error, and the stored p/s and q
+/// are N(0, M) and N(0, Q) draws (any M, Q is a fixed point of the M-step in expectation, as
+/// for HMC-EM; measured at a fixed M with exact gradients over 4·10⁵ blocks: Var(p/s)ᵢ/Mᵢᵢ =
+/// 0.996–1.005 and E q² = 0.994–1.002 for Q = 1). With the noise terms (A, B > 0) their
+/// balance is exact only at s = 1, which every block restarts from (s stays within tens of
+/// percent of 1 over a block of LP_S·ε = 0.5 time units in the tests); with the value noise
+/// above the stored p/s is overdispersed and M⁻¹ drifts down (to ≈ 0.45 I) while θ stays
+/// within 5 SE. The cost is the same as the printed E-step (LP_S gradient and value
+/// evaluations), plus d + 1 normal draws.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum NphmcEStep {
+    /// One Alg. 4 block per E-step (redraw p, q; s = 1; H_NP = 0; LP_S steps): stationary.
+    /// Departs from the printed Alg. 5.
+    #[default]
+    Redraw,
+    /// The printed Alg. 5: LP_S steps without redrawing p, q or s (H₀ re-zeroed at the start
+    /// of every E-step). Not stationary for θ (see above); kept for reproducing the paper.
+    Printed,
+}
+
 /// A sampler an [`Mcem`] wrapper can drive: one E-step of LP_S inner steps, its momentum sample,
 /// and its test function. Implemented for [`Hmc`], [`Sghmc`], [`Sgnht`] and [`SgNphmc`].
 pub trait EmSampler<T: Real, M: ?Sized>: AdaptiveMass<T> + ChainState<T> {
@@ -82,6 +166,19 @@ pub trait EmSampler<T: Real, M: ?Sized>: AdaptiveMass<T> + ChainState<T> {
         rng: &mut R,
         steps: u32,
     ) -> Result<StepStats<T>, StepError>;
+
+    /// One E-step of the given [`NphmcEStep`] variant: SG-NPHMC overrides it; every other
+    /// sampler ignores `variant` and runs [`EmSampler::e_step`] (what [`Mcem`] calls).
+    fn e_step_variant<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u32,
+        variant: NphmcEStep,
+    ) -> Result<StepStats<T>, StepError> {
+        let _ = variant;
+        self.e_step(model, rng, steps)
+    }
 
     /// Writes the momentum sample stored after an E-step (p; SG-NPHMC: p/s) into `out`.
     fn momentum_sample(&self, out: &mut [T]) {
@@ -164,20 +261,37 @@ impl<T: Real, M: Gradient<T> + ?Sized> EmSampler<T, M> for Sgnht<'_, T> {
 impl<T: Real, M: Energy<T> + ?Sized> EmSampler<T, M> for SgNphmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
 
-    /// 004 Alg. 5: `steps` generalized-leapfrog steps without redrawing p or q
-    /// ([`SgNphmc::integrate`]), with H₀ re-zeroed at the start of every E-step
-    /// ([`SgNphmc::reset_energy_level`]: H_NP = 0 at the current state). Alg. 5 does not say
-    /// what happens to H₀ without a redraw; with the noise terms A, B (and a noisy Ũ) H_NP is
-    /// not conserved, and a fixed H₀ lets it random-walk away from 0, which drives s away
-    /// exponentially (we measured [`StepError::ThermostatBreakdown`] within 10⁴ E-steps on a
-    /// Gaussian with A = 1). On the level set H_NP = 0 the physical dynamics do not depend on H₀,
-    /// so re-zeroing only keeps the chain on it.
+    /// The default E-step of SG-NPHMC-EM, [`NphmcEStep::Redraw`]: one Alg. 4 block of `steps`
+    /// generalized-leapfrog steps ([`SgNphmc::block`]), which departs from the printed Alg. 5
+    /// (see [`NphmcEStep`] for why).
     fn e_step<R: Rng + ?Sized>(
         &mut self,
         model: &mut M,
-        _rng: &mut R,
+        rng: &mut R,
         steps: u32,
     ) -> Result<StepStats<T>, StepError> {
+        self.block(model, rng, steps)
+    }
+
+    /// [`NphmcEStep::Redraw`]: [`SgNphmc::block`] (p ~ N(0, M), q ~ N(0, Q), s = 1, H_NP = 0,
+    /// `steps` steps). [`NphmcEStep::Printed`]: 004 Alg. 5 as printed, `steps`
+    /// generalized-leapfrog steps without redrawing p or q ([`SgNphmc::integrate`]), with H₀
+    /// re-zeroed at the start of every E-step ([`SgNphmc::reset_energy_level`]: H_NP = 0 at the
+    /// current state). Alg. 5 does not say what happens to H₀ without a redraw; with the noise
+    /// terms A, B (and a noisy Ũ) H_NP is not conserved, and a fixed H₀ lets it random-walk away
+    /// from 0, which drives s away exponentially (we measured
+    /// [`StepError::ThermostatBreakdown`] within 10⁴ E-steps on a Gaussian with A = 1). The
+    /// printed variant is not stationary for θ either way ([`NphmcEStep`]).
+    fn e_step_variant<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u32,
+        variant: NphmcEStep,
+    ) -> Result<StepStats<T>, StepError> {
+        if variant == NphmcEStep::Redraw {
+            return self.block(model, rng, steps);
+        }
         self.reset_energy_level();
         self.integrate(model, steps)?;
         let prm = self.params();
@@ -220,6 +334,7 @@ pub struct McemParams<T> {
     sample_size: SampleSize<T>,
     offsets: PoissonOffsets<T>,
     bias_correction: bool,
+    nphmc_e_step: NphmcEStep,
 }
 
 impl<T: Real> McemParams<T> {
@@ -240,6 +355,7 @@ impl<T: Real> McemParams<T> {
             sample_size,
             offsets: PoissonOffsets::new(T::ONE, T::TWO)?,
             bias_correction: true,
+            nphmc_e_step: NphmcEStep::Redraw,
         })
     }
 
@@ -248,6 +364,19 @@ impl<T: Real> McemParams<T> {
     pub fn with_bias_correction(mut self, on: bool) -> Self {
         self.bias_correction = on;
         self
+    }
+
+    /// Chooses the E-step of SG-NPHMC-EM: [`NphmcEStep::Redraw`] (the default; stationary, one
+    /// Alg. 4 block per E-step) or [`NphmcEStep::Printed`] (004 Alg. 5 as printed; biased).
+    /// Ignored by the other samplers.
+    pub fn with_nphmc_e_step(mut self, variant: NphmcEStep) -> Self {
+        self.nphmc_e_step = variant;
+        self
+    }
+
+    /// The SG-NPHMC-EM E-step variant.
+    pub fn nphmc_e_step(&self) -> NphmcEStep {
+        self.nphmc_e_step
     }
 
     /// The defaults of the module docs: adaptive S_count from 100 with α = 0.25, S_I = 10;
@@ -437,6 +566,7 @@ pub struct Mcem<'a, T, S> {
     q_stats: ScalarStats<T>,
     last_kappa: Option<T>,
     bias_correction: bool,
+    nphmc_e_step: NphmcEStep,
 }
 
 impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
@@ -518,6 +648,7 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
             },
             last_kappa: None,
             bias_correction: params.bias_correction,
+            nphmc_e_step: params.nphmc_e_step,
         };
         if em.sampler.set_inverse_mass(em.inv_mass).is_err() {
             return Err(LayoutError::UnsupportedMass);
@@ -756,7 +887,9 @@ where
             self.offsets.reset();
             self.next_offset = self.offsets.next_offset(rng);
         }
-        let stats = self.sampler.e_step(model, rng, self.e_steps)?;
+        let stats = self
+            .sampler
+            .e_step_variant(model, rng, self.e_steps, self.nphmc_e_step)?;
         self.sampler.momentum_sample(self.sample);
         self.moments
             .push(self.sample)

@@ -4,7 +4,7 @@ mod em;
 mod mcem;
 mod schedules;
 
-pub use em::{EmSampler, Mcem, McemParams, McemWorkspace, TestFunction};
+pub use em::{EmSampler, Mcem, McemParams, McemWorkspace, NphmcEStep, TestFunction};
 pub use mcem::{
     MStep, MStepParams, MomentStats, PoissonOffsets, PostMStepQ, SampleSize, TestStats,
     hmc_test_function, sgnht_test_function, z_critical,

@@ -115,7 +115,23 @@ pub type SgNphmcWorkspace<'a, T> = HmcWorkspace<'a, T>;
 /// (θ, p/s, q) are Nosé–Hoover's with friction q/Q, which (with A = B = 0 and g = D) leave
 /// exp(−U(θ) − ½(p/s)ᵀM⁻¹(p/s) − q²/(2Q)) invariant: θ is sampled from exp(−U) up to the
 /// integrator's O(ε²) error. [`integrate`](SgNphmc::integrate) runs the leapfrog without the
-/// redraw (the inner loop of Alg. 5, or plain Nosé–Poincaré dynamics).
+/// redraw (the inner loop of Alg. 5, or plain Nosé–Poincaré dynamics); [`block`](SgNphmc::block)
+/// is one Alg. 4 block with any number of steps.
+///
+/// # SG-NPHMC-EM (Alg. 5) and why its default E-step is an Alg. 4 block
+///
+/// Wrapped in [`crate::adapt::Mcem`], SG-NPHMC learns M and Q. The printed Alg. 5 never
+/// redraws p, q or s, and is not stationary for θ: without noise it is deterministic
+/// Nosé–Hoover dynamics (not ergodic on a Gaussian); with the noise terms the SDE of the proof
+/// of Proposition 2 (004 App. 6.2.2) is dz = (J − D)∇H_NP dt + √(2D) dW with
+/// D = diag(0, √s B, 0, A), whose Fokker–Planck equation has the stationary solution e^{−H_NP}
+/// on (θ, p, s, q) — the proof's own claim — and the θ-marginal of e^{−H_NP} is
+/// ∝ ∫ s^{(D−1)/2} e^{−s(U(θ) − H₀) − g s ln s} ds, not e^{−U(θ)}. Measured: Var θ ≈ 2.6 against
+/// 1 on a correlated Gaussian. The wrapper's default E-step is therefore one Alg. 4 block
+/// ([`crate::adapt::NphmcEStep::Redraw`]: redraw p ~ N(0, M), q ~ N(0, Q), s = 1, H_NP = 0,
+/// then LP_S steps), a departure from the print; the printed E-step is
+/// [`crate::adapt::NphmcEStep::Printed`]. The full derivation and the measurements are in the
+/// docs of [`crate::adapt::NphmcEStep`].
 ///
 /// The model is an [`Energy`]: every leapfrog step evaluates one (stochastic) gradient ∇Ũ and
 /// one value Ũ at the new θ, both cached between steps. The paper's noise corrections are used
@@ -187,9 +203,10 @@ impl<'a, T: Real> SgNphmc<'a, T> {
     }
 
     /// As [`SgNphmc::new`] with any mass (identity, diagonal, or dense when B = 0), changeable
-    /// in place through [`AdaptiveMass`] (SG-NPHMC-EM, 004 Alg. 5). A dense mass needs
-    /// [`HmcWorkspace::with_mass_scratch`]; with B > 0 it is [`LayoutError::UnsupportedMass`]
-    /// (the implicit friction of the first half kick would be a d × d solve per step).
+    /// in place through [`AdaptiveMass`] (SG-NPHMC-EM: wrap it in [`crate::adapt::Mcem`]). A
+    /// dense mass needs [`HmcWorkspace::with_mass_scratch`]; with B > 0 it is
+    /// [`LayoutError::UnsupportedMass`] (the implicit friction of the first half kick would be a
+    /// d × d solve per step).
     pub fn with_mass(
         params: SgNphmcParams<T>,
         mass: MassBuffer<'a, T>,
@@ -353,6 +370,35 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         self.check_state()
     }
 
+    /// One Alg. 4 block of `steps` leapfrog steps (what [`step`](Sampler::step) does with
+    /// `steps` = L): draw p ~ N(0, M), q ~ N(0, Q), reset s = 1, set H₀ so that H_NP = 0, then
+    /// `steps` generalized-leapfrog steps. It is also the default E-step of SG-NPHMC-EM
+    /// (`sgmcmc::adapt::NphmcEStep::Redraw`, a departure from the printed Alg. 5 that makes it
+    /// stationary). Errors as for [`step`](Sampler::step), with the pre-draw state restored.
+    pub fn block<M: Energy<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u32,
+    ) -> Result<StepStats<T>, StepError> {
+        let u = self.ensure_energy(model)?;
+        self.save();
+        let saved = (self.s, self.q, self.h0, self.energy);
+        self.draw(rng);
+        self.h0 = Some(self.zero_level(u));
+        if let Err(e) = self.leapfrog(model, steps) {
+            self.restore(saved);
+            return Err(e);
+        }
+        self.check_state()?;
+        let mut stats = StepStats::new(self.params.step_size);
+        let n = T::from_usize(self.theta.len());
+        stats.kinetic_temperature =
+            Some(kinetic2_mass(self.p, self.mass.mass()) / (self.s * self.s * n));
+        stats.thermostat = Some(self.q / self.params.thermostat_mass);
+        Ok(stats)
+    }
+
     fn save(&mut self) {
         self.saved_theta.copy_from_slice(self.theta);
         self.saved_grad.copy_from_slice(self.grad);
@@ -421,28 +467,14 @@ impl<'a, T: Real> SgNphmc<'a, T> {
 }
 
 impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for SgNphmc<'_, T> {
-    /// One sample of Alg. 4: redraw p, q (s = 1, H_NP = 0), then L generalized-leapfrog steps.
+    /// One sample of Alg. 4: redraw p, q (s = 1, H_NP = 0), then L generalized-leapfrog steps
+    /// ([`SgNphmc::block`] with L from the parameters).
     fn step<R: Rng + ?Sized>(
         &mut self,
         model: &mut M,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        let u = self.ensure_energy(model)?;
-        self.save();
-        let saved = (self.s, self.q, self.h0, self.energy);
-        self.draw(rng);
-        self.h0 = Some(self.zero_level(u));
-        if let Err(e) = self.leapfrog(model, self.params.steps) {
-            self.restore(saved);
-            return Err(e);
-        }
-        self.check_state()?;
-        let mut stats = StepStats::new(self.params.step_size);
-        let n = T::from_usize(self.theta.len());
-        stats.kinetic_temperature =
-            Some(kinetic2_mass(self.p, self.mass.mass()) / (self.s * self.s * n));
-        stats.thermostat = Some(self.q / self.params.thermostat_mass);
-        Ok(stats)
+        self.block(model, rng, self.params.steps)
     }
 }
 
