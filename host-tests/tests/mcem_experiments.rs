@@ -57,9 +57,13 @@ fn normal_1d_quick() {
             3.0 * se
         );
     }
-    // Every method but SG-NPHMC-EM ran and produced finite samples (SG-NPHMC-EM's chains are
-    // reported, not asserted: see REPRODUCTION.md).
-    for row in r.rows.iter().filter(|row| row.method != Method::SgNphmcEm) {
+    // Every method but the printed-Alg. 5 SG-NPHMC-EM ran and produced finite samples (that
+    // extra row is reported, not asserted: its thermostat may break down, see REPRODUCTION.md).
+    for row in r
+        .rows
+        .iter()
+        .filter(|row| row.method != Method::SgNphmcEmPrinted)
+    {
         assert_eq!(
             row.chains.len(),
             4,
@@ -85,12 +89,12 @@ fn normal_1d_quick() {
 }
 
 /// 004 §4.2 in quick mode (1000 burn-in + 1000 recorded iterations, 2 chains, the reduced
-/// tuning grid `QUICK_STEPS` × `QUICK_NOISES`): a smoke test. Every method but SG-NPHMC-EM runs, HMC's
-/// posterior mean is within 0.25 reference sds of the reference (the reference and HMC runs are
-/// short here, 3000 and 2 × 1000 draws: standard errors ≈ 0.02–0.03 sd), and every such method's
-/// RMSE about the reference mean is below 3 posterior sds (the tuned samplers of the full run
-/// are at 0.9–1.6 sds; a sampler that has not found the posterior from W = 0, ≈ 16 sds away, is
-/// far above).
+/// tuning grid `QUICK_STEPS` × `QUICK_NOISES`): a smoke test. Every method but the printed-Alg. 5
+/// SG-NPHMC-EM runs; HMC's posterior mean is within 0.25 reference sds of the reference (the
+/// reference and HMC runs are short here, 3000 and 2 × 1000 draws: standard errors ≈ 0.02–0.03
+/// sd); and every such method's RMSE about the reference mean is below 3 posterior sds (the
+/// tuned samplers of the full run are at 0.9–1.6 sds; a sampler that has not found the posterior
+/// from W = 0, ≈ 16 sds away, is far above).
 #[test]
 fn blr_2d_quick() {
     let dir = out("b2d");
@@ -101,7 +105,11 @@ fn blr_2d_quick() {
     for j in 0..2 {
         assert!(hmc.mean_error(j, rf.mean[j]) < 0.25 * rf.sd[j], "W{j}");
     }
-    for row in r.rows.iter().filter(|row| !row.method.is_em()) {
+    for row in r
+        .rows
+        .iter()
+        .filter(|row| row.method != Method::SgNphmcEmPrinted)
+    {
         assert_eq!(
             row.chains.len(),
             2,

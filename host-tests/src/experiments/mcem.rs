@@ -11,8 +11,10 @@
 //! * SG-NPHMC: one sample of 004 Alg. 4 (p, q redrawn, s = 1, L generalized-leapfrog steps),
 //!   with noise estimates A = B = the tuned noise value and thermostat mass Q = [`THERMOSTAT_MASS`];
 //! * the -EM variants: one `step` of the core's [`Mcem`] wrapper around the same sampler built
-//!   with a diagonal mass from M = I, which is one E-step (Alg. 1, 3: p redrawn; Alg. 2, 5: not)
-//!   plus an M-step every S_count E-steps ([`em_params`] has the settings).
+//!   with a diagonal mass from M = I, which is one E-step (Alg. 1, 3: p redrawn; Alg. 2: not;
+//!   SG-NPHMC-EM: the core's default redraws p, q as Alg. 4 does, the extra row
+//!   [`Method::SgNphmcEmPrinted`] is Alg. 5 as printed, without) plus an M-step every S_count
+//!   E-steps ([`em_params`] has the settings).
 //!
 //! The stochastic samplers see minibatch gradients (and, for SG-NPHMC, the minibatch value Ũ on
 //! the same minibatch as the gradient it follows); HMC sees the full data.
@@ -24,7 +26,7 @@ use crate::models::{LogisticRegression, NormalWishart};
 use crate::plot::Series;
 use crate::report::Table;
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{Mcem, McemParams, McemWorkspace, SampleSize};
+use sgmcmc::adapt::{Mcem, McemParams, McemWorkspace, NphmcEStep, SampleSize};
 use sgmcmc::kinetic::{MassBuffer, MassShape};
 use sgmcmc::sampler::{
     Hmc, HmcParams, HmcWorkspace, SgNphmc, SgNphmcParams, SgNphmcWorkspace, Sghmc, SghmcParams,
@@ -183,17 +185,21 @@ pub enum Method {
     SghmcEm,
     /// SG-NPHMC (004 Alg. 4), identity mass.
     SgNphmc,
-    /// SG-NPHMC-EM (004 Alg. 5).
+    /// SG-NPHMC-EM with the core's default E-step: one Alg. 4 block (p, q redrawn, s = 1) per
+    /// E-step, which keeps θ's target (the core departs from the printed Alg. 5 here).
     SgNphmcEm,
     /// SGNHT, identity mass.
     Sgnht,
     /// SGNHT-EM (004 Alg. 2).
     SgnhtEm,
+    /// SG-NPHMC-EM with the E-step of 004 Alg. 5 as printed (no redraw of p, q, s): an extra
+    /// row, listed last so the other rows keep their seeds.
+    SgNphmcEmPrinted,
 }
 
 impl Method {
-    /// All eight, in the order of 004's tables.
-    pub const ALL: [Method; 8] = [
+    /// The eight of 004's tables, in their order, then the printed-Alg. 5 variant.
+    pub const ALL: [Method; 9] = [
         Method::Hmc,
         Method::HmcEm,
         Method::Sghmc,
@@ -202,6 +208,7 @@ impl Method {
         Method::SgNphmcEm,
         Method::Sgnht,
         Method::SgnhtEm,
+        Method::SgNphmcEmPrinted,
     ];
 
     /// The paper's name.
@@ -215,6 +222,7 @@ impl Method {
             Method::SgNphmcEm => "SG-NPHMC-EM",
             Method::Sgnht => "SGNHT",
             Method::SgnhtEm => "SGNHT-EM",
+            Method::SgNphmcEmPrinted => "SG-NPHMC-EM (Alg. 5 as printed)",
         }
     }
 
@@ -223,7 +231,7 @@ impl Method {
         match self {
             Method::HmcEm => Method::Hmc,
             Method::SghmcEm => Method::Sghmc,
-            Method::SgNphmcEm => Method::SgNphmc,
+            Method::SgNphmcEm | Method::SgNphmcEmPrinted => Method::SgNphmc,
             Method::SgnhtEm => Method::Sgnht,
             m => m,
         }
@@ -474,7 +482,11 @@ pub fn run_chain<P: BatchedPosterior>(
                 Ok(IterationStats { acceptance: None })
             })
         }
-        Method::HmcEm | Method::SghmcEm | Method::SgNphmcEm | Method::SgnhtEm => run_em_chain(
+        Method::HmcEm
+        | Method::SghmcEm
+        | Method::SgNphmcEm
+        | Method::SgnhtEm
+        | Method::SgNphmcEmPrinted => run_em_chain(
             posterior, method, settings, plan, &mut rng, &mut theta, &mut p,
         ),
     }
@@ -483,8 +495,9 @@ pub fn run_chain<P: BatchedPosterior>(
 /// The MCEM settings of the -EM rows: LP_S = L, the core's default M-step (κ_k = k^−0.75,
 /// shrinkage 0.05, eigenvalue bounds \[10⁻⁴, 10⁴\], [`McemParams::paper_defaults`]) and an
 /// adaptive S_count (004 §3.2) starting at `settings.s_count`, with the core's default level
-/// α = 0.25 and S_I = 10 (004 §6.3); diagonal M.
-pub fn em_params(settings: &Settings) -> Result<McemParams<f64>, ChainError> {
+/// α = 0.25 and S_I = 10 (004 §6.3); diagonal M. SG-NPHMC-EM's E-step is the core's default
+/// (an Alg. 4 block) unless `method` is [`Method::SgNphmcEmPrinted`].
+pub fn em_params(method: Method, settings: &Settings) -> Result<McemParams<f64>, ChainError> {
     let invalid = |e: &dyn fmt::Display| ChainError::Invalid(e.to_string());
     let defaults = McemParams::<f64>::paper_defaults(settings.leapfrog).map_err(|e| invalid(&e))?;
     let size = SampleSize::adaptive(
@@ -493,7 +506,13 @@ pub fn em_params(settings: &Settings) -> Result<McemParams<f64>, ChainError> {
         10,
     )
     .map_err(|e| invalid(&e))?;
-    McemParams::new(settings.leapfrog, *defaults.m_step(), size).map_err(|e| invalid(&e))
+    let params =
+        McemParams::new(settings.leapfrog, *defaults.m_step(), size).map_err(|e| invalid(&e))?;
+    Ok(if method == Method::SgNphmcEmPrinted {
+        params.with_nphmc_e_step(NphmcEStep::Printed)
+    } else {
+        params
+    })
 }
 
 /// One chain of an -EM method: the base sampler built with a diagonal mass M = I, wrapped in the
@@ -521,7 +540,7 @@ fn run_em_chain<P: BatchedPosterior>(
     let mut buffer = vec![0.0; McemWorkspace::<f64>::len(d, MassShape::Diagonal)];
     let em_work =
         McemWorkspace::new(&mut buffer, d, MassShape::Diagonal).map_err(|e| invalid(&e))?;
-    let params = em_params(settings)?;
+    let params = em_params(method, settings)?;
     let minibatch_seed = plan.seed ^ 0x5eed_ba7c;
     macro_rules! drive_em {
         ($sampler:expr, $model:expr) => {{
@@ -565,7 +584,7 @@ fn run_em_chain<P: BatchedPosterior>(
                 Minibatches::new(posterior, settings.batch, minibatch_seed)
             )
         }
-        Method::SgNphmcEm => {
+        Method::SgNphmcEm | Method::SgNphmcEmPrinted => {
             let prm = SgNphmcParams::new(
                 settings.step,
                 THERMOSTAT_MASS,
@@ -820,11 +839,14 @@ pub fn histogram_curve(xs: &[f64], lo: f64, hi: f64, bins: usize) -> Vec<(f64, f
 
 /// A method's curve: one colour per base sampler, the -EM variant dashed in its base's colour.
 pub fn method_series(method: Method, points: Vec<(f64, f64)>) -> Series {
-    let color = match method.base() {
-        Method::Hmc => 1,
-        Method::Sghmc => 2,
-        Method::SgNphmc => 3,
-        _ => 4,
+    let color = match method {
+        Method::SgNphmcEmPrinted => 5,
+        m => match m.base() {
+            Method::Hmc => 1,
+            Method::Sghmc => 2,
+            Method::SgNphmc => 3,
+            _ => 4,
+        },
     };
     Series {
         dashed: method.is_em(),
