@@ -170,7 +170,7 @@ fn dense_mass_on_anisotropic_target() {
 
 /// 004 Alg. 2 prints the thermostat update ξ ← ξ + ε(pᵀM⁻¹p/D − 1). On a standard Gaussian
 /// target with M⁻¹ = diag(0.1, 0.1, 10, 10) it leaves the variances of θ off by many standard
-/// errors, while the derived dξ = (|M⁻¹p|² − tr M⁻¹)/D dt keeps them at 1.
+/// errors, while the derived dξ = (|M⁻¹p|²/tr M⁻¹ − 1) dt keeps them at 1.
 #[test]
 fn printed_thermostat_is_biased_for_non_isotropic_mass() {
     let g = Gaussian::standard(4);

@@ -5,7 +5,7 @@
 //! ```text
 //! SGHMC (004 Alg. 3):  dθ = v dt,  dp = −∇Ũ(θ) dt − C v dt + √(2(C − B̂)) dW
 //! SGNHT (004 Alg. 2):  dθ = v dt,  dp = −∇Ũ(θ) dt − ξ v dt + √(2A) dW,
-//!                      dξ = (|v|² − tr M⁻¹)/D dt                      (derived, see below)
+//!                      dξ = (|v|²/tr M⁻¹ − 1) dt                      (derived, see below)
 //! ```
 //!
 //! SGHMC: with the injected noise √(2C) I and the friction −C M⁻¹p, the momentum's
@@ -13,19 +13,24 @@
 //! Σ = M: p ~ N(0, M), as the kinetics K require.
 //!
 //! SGNHT: **this departs from the print.** 004 Alg. 2 updates ξ ← ξ + ε(pᵀM⁻¹p/D − 1). With
-//! H = U(θ) + ½pᵀM⁻¹p and the candidate density ρ ∝ exp(−H − (D/2)(ξ − A)²), the
-//! Fokker–Planck operator of the friction, the noise and dξ = f(p) dt gives (the Hamiltonian
-//! part preserves ρ; ∇ₚρ = −vρ, Δₚρ = (|v|² − tr M⁻¹)ρ)
+//! H = U(θ) + ½pᵀM⁻¹p and the candidate density ρ ∝ exp(−H − (μ/2)(ξ − A)²) for a constant
+//! μ > 0, the Fokker–Planck operator of the friction, the noise and dξ = f(p) dt gives (the
+//! Hamiltonian part preserves ρ; ∇ₚρ = −vρ, Δₚρ = (|v|² − tr M⁻¹)ρ)
 //!
 //! ```text
-//! ∇ₚ·(ξ v ρ) + A Δₚρ − ∂_ξ(f ρ) = ρ (ξ − A) [tr M⁻¹ − |v|² + D f]
+//! ∇ₚ·(ξ v ρ) + A Δₚρ − ∂_ξ(f ρ) = ρ (ξ − A) [tr M⁻¹ − |v|² + μ f]
 //! ```
 //!
-//! which vanishes for every (θ, p, ξ) iff f = (|v|² − tr M⁻¹)/D = (pᵀM⁻²p − tr M⁻¹)/D. Its mean
-//! under p ~ N(0, M) is 0 and it reduces to pᵀp/D − 1 for M = I; the printed pᵀM⁻¹p/D − 1 equals
-//! it only up to a factor for M = mI, and for any other M no density of this form is stationary
-//! (tests/mass_samplers.rs measures the printed rule's bias on a diagonal M). Both rules are
-//! available ([`ThermostatRule`]); the derived one is the default.
+//! which vanishes for every (θ, p, ξ) iff f = (|v|² − tr M⁻¹)/μ = (pᵀM⁻²p − tr M⁻¹)/μ. Any
+//! μ > 0 gives the same θ- and p-marginals (μ is the thermostat's inverse variance, 1/Var ξ);
+//! we take μ = tr M⁻¹, so f = |v|²/tr M⁻¹ − 1: it is scale-free (multiplying M by a constant
+//! does not change how fast ξ reacts to a temperature error — with μ = D the rate would scale
+//! with M⁻², and a learned mass that grows would slow the thermostat down), it reduces to
+//! pᵀp/D − 1 for M = I and equals the printed pᵀM⁻¹p/D − 1 exactly for every M = mI. Its mean
+//! under p ~ N(0, M) is 0. For any other M the printed rule leaves no density of this form
+//! stationary (tests/mass_samplers.rs measures its bias on a diagonal M). Both rules are
+//! available ([`ThermostatRule`]); the derived one is the default. μ changes only when the mass
+//! does (an MCEM M-step), between which it is a constant, as the derivation needs.
 //!
 //! Euler (the order of 004 Alg. 2–3, as in the identity-mass Euler step): kick p with the
 //! friction at the old p, the gradient at the old θ and the noise; drift θ with the new
@@ -49,7 +54,7 @@ use rand_core::Rng;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum ThermostatRule {
-    /// dξ = (|M⁻¹p|² − tr M⁻¹)/D dt: derived from the Fokker–Planck equation (module docs of
+    /// dξ = (|M⁻¹p|²/tr M⁻¹ − 1) dt: derived from the Fokker–Planck equation (module docs of
     /// `src/integrator/mass_sde.rs`); stationary for every M. The default.
     #[default]
     Derived,
@@ -68,7 +73,7 @@ pub(crate) enum MassFriction<'a, T> {
 #[inline]
 fn thermostat_rate<T: Real>(rule: ThermostatRule, pv: T, vv: T, trace: T, n: T) -> T {
     match rule {
-        ThermostatRule::Derived => (vv - trace) / n,
+        ThermostatRule::Derived => vv / trace - T::ONE,
         ThermostatRule::Printed => pv / n - T::ONE,
     }
 }

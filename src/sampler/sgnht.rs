@@ -74,9 +74,9 @@ impl<T: Real> SgnhtParams<T> {
 ///
 /// **With a mass M** ([`Sgnht::with_mass`]; SGNHT-EM, 004 Alg. 2) the dynamics are
 /// dθ = M⁻¹p dt, dp = −∇Ũ dt − ξ M⁻¹p dt + √(2A) dW and, departing from the print,
-/// dξ = (|M⁻¹p|² − tr M⁻¹)/D dt: 004 Alg. 2 prints ξ ← ξ + ε(pᵀM⁻¹p/D − 1), which is not
+/// dξ = (|M⁻¹p|²/tr M⁻¹ − 1) dt: 004 Alg. 2 prints ξ ← ξ + ε(pᵀM⁻¹p/D − 1), which is not
 /// stationary for a non-scalar M (derivation in `src/integrator/mass_sde.rs`; the printed rule
-/// stays available through [`Sgnht::set_thermostat_rule`]). For M = I both are pᵀp/D − 1 and the
+/// stays available through [`Sgnht::set_thermostat_rule`]). For M = mI both are pᵀM⁻¹p/D − 1 and for M = I the
 /// identity path is the one above, unchanged. A dense M runs with `Integrator::Splitting` only
 /// when built with `MassBuffer::dense_with_eigen` (exact friction flow), else with Euler.
 ///
