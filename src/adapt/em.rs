@@ -59,6 +59,7 @@ use super::mcem::{
 };
 use crate::error::{Buffer, LayoutError, LinalgError, MStepError, ParamError, StepError};
 use crate::gradient::{Energy, Gradient};
+use crate::integrator::checked_gradient;
 use crate::kinetic::{AdaptiveMass, MassShape};
 use crate::real::Real;
 use crate::sampler::{ChainState, Hmc, Sampler, SgNphmc, Sghmc, Sgnht, StepStats};
@@ -201,6 +202,27 @@ pub trait EmSampler<T: Real, M: ?Sized>: AdaptiveMass<T> + ChainState<T> {
     }
 }
 
+/// `steps` ≥ 1 steps of `sampler` (the E-step of SGHMC-EM and SGNHT-EM); the statistics of
+/// the last. `steps` = 0 still takes one step (McemParams keeps LP_S ≥ 1).
+fn run_steps<T, M, S, R>(
+    sampler: &mut S,
+    model: &mut M,
+    rng: &mut R,
+    steps: u32,
+) -> Result<StepStats<T>, StepError>
+where
+    T: Real,
+    M: ?Sized,
+    S: Sampler<T, M>,
+    R: Rng + ?Sized,
+{
+    let mut stats = sampler.step(model, rng)?;
+    for _ in 1..steps {
+        stats = sampler.step(model, rng)?;
+    }
+    Ok(stats)
+}
+
 impl<T: Real, M: Energy<T> + ?Sized> EmSampler<T, M> for Hmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
 
@@ -228,11 +250,7 @@ impl<T: Real, M: Gradient<T> + ?Sized> EmSampler<T, M> for Sghmc<'_, T> {
         steps: u32,
     ) -> Result<StepStats<T>, StepError> {
         self.resample_momentum(rng);
-        let mut stats = self.step(model, rng)?;
-        for _ in 1..steps {
-            stats = self.step(model, rng)?;
-        }
-        Ok(stats)
+        run_steps(self, model, rng, steps)
     }
 }
 
@@ -246,11 +264,7 @@ impl<T: Real, M: Gradient<T> + ?Sized> EmSampler<T, M> for Sgnht<'_, T> {
         rng: &mut R,
         steps: u32,
     ) -> Result<StepStats<T>, StepError> {
-        let mut stats = self.step(model, rng)?;
-        for _ in 1..steps {
-            stats = self.step(model, rng)?;
-        }
-        Ok(stats)
+        run_steps(self, model, rng, steps)
     }
 
     fn thermostat_value(&self) -> T {
@@ -725,10 +739,7 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
         M: Gradient<T> + ?Sized,
         S: EmSampler<T, M>,
     {
-        model.gradient(self.sampler.position(), self.grad);
-        if let Some(index) = self.grad.iter().position(|g| !g.is_finite()) {
-            return Err(StepError::NonFiniteGradient { index });
-        }
+        checked_gradient(model, self.sampler.position(), self.grad)?;
         for g in self.grad.iter_mut() {
             *g = -*g;
         }

@@ -15,11 +15,11 @@
 //! gradient is evaluated before anything changes, so a non-finite gradient leaves the state as it
 //! was.
 
-use super::pieces::{Friction, GeneralPieces, Phase, check_state};
+use super::pieces::{Friction, GeneralPieces, Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::kinetic::Kinetic;
-use crate::lanes::{LANES, Lanes, finiteness_probe, first_non_finite, reduce, zip_phase};
+use crate::lanes::{LANES, Lanes, finiteness_probe, reduce, zip_phase};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -38,10 +38,7 @@ where
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
-    model.gradient(phase.theta, phase.grad);
-    if let Some(index) = first_non_finite(phase.grad) {
-        return Err(StepError::NonFiniteGradient { index });
-    }
+    checked_gradient(model, phase.theta, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
     let n = phase.dim();
     let (sum_p2, finite) = match friction {
@@ -124,10 +121,7 @@ where
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
-    model.gradient(phase.theta, phase.grad);
-    if let Some(index) = first_non_finite(phase.grad) {
-        return Err(StepError::NonFiniteGradient { index });
-    }
+    checked_gradient(model, phase.theta, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
     let sd_p = (T::TWO * pieces.sigma_p * h).sqrt();
     let sd_theta = (T::TWO * pieces.sigma_theta * h).sqrt();

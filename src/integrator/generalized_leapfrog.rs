@@ -74,10 +74,10 @@
 //! Everything else (the p half-steps, the quadratic, the final q half-step's other terms) is
 //! as printed, with L̃ = −Ũ.
 
+use super::pieces::checked_gradient;
 use crate::error::StepError;
 use crate::gradient::Energy;
 use crate::kinetic::Mass;
-use crate::lanes::first_non_finite;
 use crate::real::Real;
 
 /// The constants of one generalized-leapfrog step.
@@ -214,10 +214,7 @@ where
         }
     }
     // 5. The step's one gradient (and value) evaluation.
-    model.gradient(theta, grad);
-    if let Some(index) = first_non_finite(grad) {
-        return Err(StepError::NonFiniteGradient { index });
-    }
+    checked_gradient(model, theta, grad)?;
     let u_new = model.energy(theta);
     if !u_new.is_finite() {
         return Err(StepError::NonFiniteEnergy);

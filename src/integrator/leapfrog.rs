@@ -12,10 +12,11 @@
 //! with the inner half kicks merged, so L steps cost L gradient evaluations. The scheme is
 //! symplectic and time-reversible, so Metropolis–Hastings on H makes HMC exact.
 
+use super::pieces::checked_gradient;
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::kinetic::Mass;
-use crate::lanes::{first_non_finite, zip2, zip3};
+use crate::lanes::{zip2, zip3};
 use crate::real::Real;
 
 /// Runs `steps` leapfrog steps from (θ, p) with `grad` = ∇U(θ) on entry; on success `grad` is
@@ -48,10 +49,7 @@ where
                 zip2(theta, inv_mass_p, |_, t, v| *t += eps * v);
             }
         }
-        model.gradient(theta, grad);
-        if let Some(index) = first_non_finite(grad) {
-            return Err(StepError::NonFiniteGradient { index });
-        }
+        checked_gradient(model, theta, grad)?;
         let kick = if step + 1 == steps { half_eps } else { eps };
         zip2(p, grad, |_, p, g| *p -= kick * g);
     }

@@ -41,11 +41,10 @@
 //! integrator ([`crate::LayoutError::UnsupportedMass`]). One gradient evaluation per step; a
 //! non-finite gradient leaves the state unchanged.
 
-use super::pieces::{Phase, check_state};
+use super::pieces::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::kinetic::Mass;
-use crate::lanes::first_non_finite;
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -102,10 +101,7 @@ where
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
-    model.gradient(phase.theta, phase.grad);
-    if let Some(index) = first_non_finite(phase.grad) {
-        return Err(StepError::NonFiniteGradient { index });
-    }
+    checked_gradient(model, phase.theta, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
     let c = match &friction {
         MassFriction::Constant(c) => *c,
@@ -208,10 +204,7 @@ where
             vv0 += v * v;
         }
     }
-    model.gradient(phase.scratch, phase.grad);
-    if let Some(index) = first_non_finite(phase.grad) {
-        return Err(StepError::NonFiniteGradient { index });
-    }
+    checked_gradient(model, phase.scratch, phase.grad)?;
     // A(h/2), thermostat part: ξ½ = ξ + (h/2) f(p).
     let c = match &friction {
         MassFriction::Constant(c) => *c,

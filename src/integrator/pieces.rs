@@ -179,6 +179,47 @@ pub(crate) struct GeneralPieces<K, F, T> {
     pub sigma_xi: T,
 }
 
+impl<'a, T: Real> Phase<'a, T> {
+    /// [`Phase::new`] plus [`check_mass`], for the `with_mass` constructors of the SDE samplers
+    /// (SGHMC, SGNHT): returns the phase and the workspace's M⁻¹p buffer.
+    pub fn with_mass(
+        theta: &'a mut [T],
+        p: &'a mut [T],
+        work: Workspace<'a, T>,
+        mass: crate::kinetic::Mass<'_, T>,
+        integrator: Integrator,
+    ) -> Result<(Self, &'a mut [T]), LayoutError> {
+        let Workspace {
+            gradient,
+            scratch,
+            inv_mass_p,
+        } = work;
+        let phase = Phase::new(theta, p, Workspace::new(gradient, scratch))?;
+        check_mass(
+            mass,
+            phase.theta.len(),
+            inv_mass_p,
+            integrator == Integrator::Splitting,
+        )?;
+        Ok((phase, inv_mass_p))
+    }
+}
+
+/// ∇Ũ at `at` into `grad`, or [`StepError::NonFiniteGradient`] naming the first non-finite
+/// entry (evaluated before a step changes anything, so an error leaves the state as it was).
+#[inline]
+pub(crate) fn checked_gradient<T: Real, G: crate::gradient::Gradient<T> + ?Sized>(
+    model: &mut G,
+    at: &[T],
+    grad: &mut [T],
+) -> Result<(), StepError> {
+    model.gradient(at, grad);
+    match first_non_finite(grad) {
+        Some(index) => Err(StepError::NonFiniteGradient { index }),
+        None => Ok(()),
+    }
+}
+
 /// The layout checks of a mass given to a sampler's `with_mass` constructor: it fits θ's length
 /// `n`, a dense mass comes with an M⁻¹p buffer of length `n`, and (`splitting`) a dense mass
 /// without its eigendecomposition is not combined with the splitting integrator

@@ -31,11 +31,11 @@
 //! rejected step leaves θ, p and ξ bit-for-bit unchanged. The final position is then
 //! θ + (p_old + p_new) h/2, which equals θ_{1/2} + p_new h/2. One gradient evaluation per step.
 
-use super::pieces::{Friction, GeneralPieces, Phase, check_state};
+use super::pieces::{Friction, GeneralPieces, Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::kinetic::Kinetic;
-use crate::lanes::{LANES, Lanes, finiteness_probe, first_non_finite, reduce, zip_phase, zip3};
+use crate::lanes::{LANES, Lanes, finiteness_probe, reduce, zip_phase, zip3};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -66,10 +66,7 @@ where
     });
     let sum_p2_old = reduce(acc);
 
-    model.gradient(phase.scratch, phase.grad);
-    if let Some(index) = first_non_finite(phase.grad) {
-        return Err(StepError::NonFiniteGradient { index });
-    }
+    checked_gradient(model, phase.scratch, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
 
     let (sum_p2, finite) = match friction {
@@ -208,10 +205,7 @@ where
     {
         *s = t + kin.gradient(i, p) * half_h;
     }
-    model.gradient(phase.scratch, phase.grad);
-    if let Some(index) = first_non_finite(phase.grad) {
-        return Err(StepError::NonFiniteGradient { index });
-    }
+    checked_gradient(model, phase.scratch, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
     // O(h/2) noise sd √(2σ_p h/2); L(h/2) noise on ξ likewise; L(h) on θ √(2σ_θ h).
     let sd_p = (pieces.sigma_p * h).sqrt();

@@ -4,9 +4,10 @@ use super::params::positive;
 use super::stats::{ChainState, Sampler, StepStats};
 use crate::error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Energy;
+use crate::integrator::checked_gradient;
 use crate::integrator::{check_finite, check_len, check_mass, leapfrog};
 use crate::kinetic::{AdaptiveMass, Mass, MassBuffer};
-use crate::lanes::{first_non_finite, sum_map, sum_map2, zip2};
+use crate::lanes::{sum_map, sum_map2, zip2};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -306,10 +307,7 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
         let u0 = match self.energy {
             Some(u) => u,
             None => {
-                model.gradient(self.theta, self.grad);
-                if let Some(index) = first_non_finite(self.grad) {
-                    return Err(StepError::NonFiniteGradient { index });
-                }
+                checked_gradient(model, self.theta, self.grad)?;
                 let u = model.energy(self.theta);
                 if !u.is_finite() {
                     return Err(StepError::NonFiniteEnergy);

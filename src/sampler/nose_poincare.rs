@@ -6,6 +6,7 @@ use super::params::{non_negative, positive};
 use super::stats::{ChainState, Sampler, StepStats};
 use crate::error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Energy;
+use crate::integrator::checked_gradient;
 use crate::integrator::{
     NpConstants, NpScalars, check_mass, generalized_leapfrog_step, kinetic2_mass,
     nose_poincare_energy,
@@ -320,10 +321,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         if let Some(u) = self.energy {
             return Ok(u);
         }
-        model.gradient(self.theta, self.grad);
-        if let Some(index) = first_non_finite(self.grad) {
-            return Err(StepError::NonFiniteGradient { index });
-        }
+        checked_gradient(model, self.theta, self.grad)?;
         let u = model.energy(self.theta);
         if !u.is_finite() {
             return Err(StepError::NonFiniteEnergy);

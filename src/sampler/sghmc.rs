@@ -7,7 +7,7 @@ use super::stats::{ChainState, Sampler, StepStats};
 use crate::error::{LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::{
-    Friction, Integrator, MassFriction, Phase, Workspace, check_mass, euler_step, mass_euler_step,
+    Friction, Integrator, MassFriction, Phase, Workspace, euler_step, mass_euler_step,
     mass_splitting_step, splitting_step,
 };
 use crate::kinetic::{AdaptiveMass, Mass, MassBuffer, MassShape};
@@ -163,18 +163,7 @@ impl<'a, T: Real> Sghmc<'a, T> {
         momentum: &'a mut [T],
         work: Workspace<'a, T>,
     ) -> Result<Self, LayoutError> {
-        let Workspace {
-            gradient,
-            scratch,
-            inv_mass_p,
-        } = work;
-        let phase = Phase::new(theta, momentum, Workspace::new(gradient, scratch))?;
-        check_mass(
-            mass.mass(),
-            phase.theta.len(),
-            inv_mass_p,
-            integrator == Integrator::Splitting,
-        )?;
+        let (phase, inv_mass_p) = Phase::with_mass(theta, momentum, work, mass.mass(), integrator)?;
         Ok(Sghmc {
             params,
             integrator,

@@ -5,8 +5,9 @@ use crate::adapt::StepSchedule;
 use crate::error::{Buffer, LayoutError, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::Workspace;
+use crate::integrator::checked_gradient;
 use crate::integrator::{check_finite, check_len, check_state};
-use crate::lanes::{LANES, finiteness_probe, first_non_finite, reduce, zip3};
+use crate::lanes::{LANES, finiteness_probe, reduce, zip3};
 use crate::real::Real;
 use crate::rng::fill_standard_normal;
 use rand_core::Rng;
@@ -113,10 +114,7 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let h = self.params.schedule.at(self.t);
-        model.gradient(self.theta, self.grad);
-        if let Some(index) = first_non_finite(self.grad) {
-            return Err(StepError::NonFiniteGradient { index });
-        }
+        checked_gradient(model, self.theta, self.grad)?;
         fill_standard_normal(rng, self.noise);
         let sd = (T::TWO * h).sqrt();
         let mut guard = [T::ZERO; LANES];

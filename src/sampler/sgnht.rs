@@ -8,7 +8,7 @@ use crate::error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepErro
 use crate::gradient::Gradient;
 use crate::integrator::{
     Friction, Integrator, MassFriction, Phase, ThermostatRule, Workspace, check_finite, check_len,
-    check_mass, euler_step, mass_euler_step, mass_splitting_step, splitting_step,
+    euler_step, mass_euler_step, mass_splitting_step, splitting_step,
 };
 use crate::kinetic::{AdaptiveMass, Mass, MassBuffer, MassShape};
 use crate::lanes::sum_map;
@@ -138,18 +138,7 @@ impl<'a, T: Real> Sgnht<'a, T> {
         momentum: &'a mut [T],
         work: Workspace<'a, T>,
     ) -> Result<Self, LayoutError> {
-        let Workspace {
-            gradient,
-            scratch,
-            inv_mass_p,
-        } = work;
-        let phase = Phase::new(theta, momentum, Workspace::new(gradient, scratch))?;
-        check_mass(
-            mass.mass(),
-            phase.theta.len(),
-            inv_mass_p,
-            integrator == Integrator::Splitting,
-        )?;
+        let (phase, inv_mass_p) = Phase::with_mass(theta, momentum, work, mass.mass(), integrator)?;
         Ok(Sgnht {
             params,
             integrator,
