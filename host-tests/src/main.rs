@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use harness::demo::{self, DemoConfig, SamplerKind};
 use harness::experiments::{self, ExperimentError, RunOptions};
+use harness::models::multi_well::GradientNoise;
 use sgmcmc::Integrator;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +55,10 @@ enum Command {
     MultiWell {
         #[command(flatten)]
         common: CommonArgs,
+        /// Gradient noise: per-step ∇U + N(0, 2B/h) as in Ding et al. 2014 §3, or
+        /// per-evaluation ∇U + N(0, 2B) as 001 §4.1 prints it.
+        #[arg(long, value_enum, default_value = "per-step")]
+        gradient_noise: GradientNoiseArg,
     },
     /// Roychowdhury & Parthasarathy 2017 §4.1 (Table 1): HMC, SGHMC, SGNHT, SG-NPHMC and their
     /// MCEM variants on the mean and precision of a 1-d Gaussian.
@@ -163,6 +168,21 @@ impl From<IntegratorArg> for Integrator {
         match a {
             IntegratorArg::Euler => Integrator::Euler,
             IntegratorArg::Splitting => Integrator::Splitting,
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum GradientNoiseArg {
+    PerStep,
+    PerEvaluation,
+}
+
+impl From<GradientNoiseArg> for GradientNoise {
+    fn from(a: GradientNoiseArg) -> Self {
+        match a {
+            GradientNoiseArg::PerStep => GradientNoise::PerStep,
+            GradientNoiseArg::PerEvaluation => GradientNoise::PerEvaluation,
         }
     }
 }
@@ -322,10 +342,13 @@ fn main() -> ExitCode {
             });
             finish(r, &o.out)
         }
-        Some(Command::MultiWell { common }) => {
+        Some(Command::MultiWell {
+            common,
+            gradient_noise,
+        }) => {
             let o = common.options();
-            let r =
-                experiments::multi_well::run(&o).map(|r| experiments::multi_well::report(&r, &o));
+            let r = experiments::multi_well::run_with_noise(&o, gradient_noise.into())
+                .map(|r| experiments::multi_well::report(&r, &o));
             finish(r, &o.out)
         }
         Some(Command::Normal1d(a)) => {

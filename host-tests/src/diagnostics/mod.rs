@@ -16,7 +16,7 @@ pub use density::{Axis, Bin, Histogram, Histogram2d, Normalization};
 pub use draws::Draws;
 pub use error::DiagnosticError;
 pub use ess::{
-    EssEstimate, MIN_DRAWS, autocorrelation, autocovariance, ess, ess_unsplit,
+    EssEstimate, MIN_DRAWS, autocorrelation, autocovariance, ess, ess_first_dip, ess_unsplit,
     integrated_autocorrelation_time,
 };
 pub use moments::{MomentError, MomentEstimate, moment_errors, moments, moments_of};

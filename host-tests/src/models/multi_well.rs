@@ -31,8 +31,12 @@
 //!
 //! # Gradient noise
 //!
-//! As in 000 §3 and [`super::double_well`], the stochastic gradient is ∇Ũ = ∇U + N(0, 2B/h) per
-//! coordinate, i.e. noise of variance 2Bh per step once multiplied by h.
+//! Two readings, [`GradientNoise`]. By default, as in 000 §3 and [`super::double_well`], the
+//! stochastic gradient is ∇Ũ = ∇U + N(0, 2B/h) per coordinate, i.e. noise of variance 2Bh per
+//! step once multiplied by h: a diffusion 2B per unit time whatever the step. 001 §4.1 prints
+//! ∇Ũ = ∇U + N(0, 2B) ("similar to Ding et al."), which read literally is noise of variance 2B
+//! per evaluation, 2Bh² per step, a diffusion 2Bh per unit time that fades as h → 0
+//! ([`GradientNoise::PerEvaluation`]).
 
 use rand_pcg::Pcg64;
 use sgmcmc::rng::standard_normal_f64;
@@ -40,6 +44,40 @@ use std::f64::consts::PI;
 
 /// Number of modes.
 pub const MODES: usize = 5;
+
+/// How the simulated gradient noise of [`MultiWell::noisy_gradient`] scales with the step h.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum GradientNoise {
+    /// ∇Ũ = ∇U + N(0, 2B/h): 000 §3's ∇Ũh = ∇Uh + N(0, 2Bh). The momentum receives noise of
+    /// variance 2Bh per step, a diffusion 2B per unit time at every h, which the thermostat
+    /// must absorb with a friction ≈ B.
+    #[default]
+    PerStep,
+    /// ∇Ũ = ∇U + N(0, 2B): 001 §4.1 as printed. Variance 2Bh² per step, a diffusion 2Bh per unit
+    /// time: the smaller the step, the less noise there is to absorb.
+    PerEvaluation,
+}
+
+impl GradientNoise {
+    /// Both, the default first.
+    pub const ALL: [GradientNoise; 2] = [GradientNoise::PerStep, GradientNoise::PerEvaluation];
+
+    /// Standard deviation of the noise added to each gradient coordinate at step `h`.
+    pub fn sd(&self, h: f64, b: f64) -> f64 {
+        match self {
+            GradientNoise::PerStep => (2.0 * b / h).sqrt(),
+            GradientNoise::PerEvaluation => (2.0 * b).sqrt(),
+        }
+    }
+
+    /// The formula, for reports.
+    pub fn label(&self) -> &'static str {
+        match self {
+            GradientNoise::PerStep => "∇U + N(0, 2B/h) (000 §3)",
+            GradientNoise::PerEvaluation => "∇U + N(0, 2B) (001 §4.1 as printed)",
+        }
+    }
+}
 
 /// The five-mode Gaussian-mixture potential (see the module documentation).
 #[derive(Clone, Debug, PartialEq)]
@@ -65,7 +103,7 @@ impl MultiWell {
     /// Basin radius ρ in units of s.
     pub const BASIN: f64 = 3.0;
 
-    /// The documented potential: equal weights, s = 1, pentagon radius R = 7, basins of radius 3.
+    /// The documented potential: equal weights, s = 1, pentagon radius R = 8, basins of radius 3.
     pub fn standard() -> Self {
         MultiWell::pentagon(Self::RADIUS, Self::SD, [0.2; MODES])
     }
@@ -250,6 +288,95 @@ impl MultiWell {
         top - self.potential(&a)
     }
 
+    /// The dividing ray between mode `k` and its neighbour `k + 1` (mod 5): the half-line from
+    /// the pentagon's centre (the origin) through the midpoint of the edge μ_k μ_{k+1}, as
+    /// (unit direction, unit normal pointing from μ_k's side to μ_{k+1}'s). The five rays cut the
+    /// plane into five sectors with one basin in each, so every path from one basin to another
+    /// crosses at least one ray, and a mode switch needs at least one crossing.
+    pub fn dividing_ray(&self, k: usize) -> ([f64; 2], [f64; 2]) {
+        let (a, b) = (self.means[k % MODES], self.means[(k + 1) % MODES]);
+        let mid = [0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])];
+        let len = mid[0].hypot(mid[1]);
+        let dir = [mid[0] / len, mid[1] / len];
+        // The edge direction μ_k → μ_{k+1} is perpendicular to the ray (the pentagon is
+        // regular), so it is the normal, pointing into μ_{k+1}'s sector.
+        let (ex, ey) = (b[0] - a[0], b[1] - a[1]);
+        let el = ex.hypot(ey);
+        (dir, [ex / el, ey / el])
+    }
+
+    /// ∫ p(θ) ds along [`MultiWell::dividing_ray`] `k`, by composite Simpson on
+    /// s ∈ [0, |midpoint| + 12 s] (4000 intervals; the density beyond is below e^{−72}).
+    ///
+    /// With Rice's formula this gives the rate at which a stationary chain whose position moves
+    /// with velocity v crosses the ray: E[crossings per unit time] = ∫ p ds · E|n·v|, the
+    /// momentum average taken under the kinetic energy's marginal (p independent of θ). Mode
+    /// switches cannot outnumber crossings, which caps the switches of any correct sampler
+    /// with θ̇ = ∇K(p) at (simulated time) × Σ_k ∫ p ds · E|n_k·∇K(p)| — whatever its
+    /// friction, thermostat or resampling (see `experiments::multi_well::NormalSpeeds::crossing_rate`).
+    pub fn dividing_ray_density(&self, k: usize) -> f64 {
+        let (dir, _) = self.dividing_ray(k);
+        let (a, b) = (self.means[k % MODES], self.means[(k + 1) % MODES]);
+        let reach = (0.5 * (a[0] + b[0])).hypot(0.5 * (a[1] + b[1])) + 12.0 * self.sd;
+        let n = 4000;
+        let w = reach / n as f64;
+        let f = |i: usize| {
+            let s = i as f64 * w;
+            self.density(s * dir[0], s * dir[1])
+        };
+        let mut sum = f(0) + f(n);
+        for i in 1..n {
+            sum += if i % 2 == 1 { 4.0 } else { 2.0 } * f(i);
+        }
+        sum * w / 3.0
+    }
+
+    /// Expected mode switches per unit time of the overdamped Langevin diffusion
+    /// dθ = −∇U dt + √2 dW at stationarity, by the Eyring–Kramers (Langer) formula for each
+    /// neighbour pair: k = |λ_b|/(2π) · √(det H_a / |det H_b|) · e^{−ΔU}, H_a and H_b the Hessians
+    /// of U at the mode and at the saddle (the edge midpoint), λ_b the saddle's negative
+    /// eigenvalue, ΔU = [`MultiWell::barrier`]; summed as Σ_a P(a) Σ_b k_{a→b}, basin masses from
+    /// the weights. An asymptotic estimate for high barriers (ΔU ≈ 10.4 here), not a bound.
+    ///
+    /// SGMGT-D's first-order term −σ_θ∇U dt + √(2σ_θ) dW is this diffusion run at speed σ_θ,
+    /// a transport channel Rice's ceiling ([`MultiWell::dividing_ray_density`]) does not cover.
+    pub fn overdamped_switch_rate(&self) -> f64 {
+        let hessian = |t: [f64; 2]| {
+            let e = 1e-4;
+            let mut h = [[0.0; 2]; 2];
+            for (j, row) in h.iter_mut().enumerate() {
+                let (mut a, mut b) = (t, t);
+                a[j] += e;
+                b[j] -= e;
+                let (mut ga, mut gb) = ([0.0; 2], [0.0; 2]);
+                self.gradient(&a, &mut ga);
+                self.gradient(&b, &mut gb);
+                for i in 0..2 {
+                    row[i] = (ga[i] - gb[i]) / (2.0 * e);
+                }
+            }
+            h
+        };
+        let det = |h: [[f64; 2]; 2]| h[0][0] * h[1][1] - h[0][1] * h[1][0];
+        let mut total = 0.0;
+        for a in 0..MODES {
+            for b in [(a + 1) % MODES, (a + MODES - 1) % MODES] {
+                let (ma, mb) = (self.means[a], self.means[b]);
+                let saddle = [0.5 * (ma[0] + mb[0]), 0.5 * (ma[1] + mb[1])];
+                let (ha, hb) = (hessian(ma), hessian(saddle));
+                // Eigenvalues of the symmetric 2×2 saddle Hessian; the smaller is negative.
+                let tr = hb[0][0] + hb[1][1];
+                let disc = (0.25 * tr * tr - det(hb)).max(0.0).sqrt();
+                let lambda = 0.5 * tr - disc;
+                let k = lambda.abs() / (2.0 * PI)
+                    * (det(ha) / det(hb).abs()).sqrt()
+                    * (-self.barrier(a, b)).exp();
+                total += self.weights[a] * k;
+            }
+        }
+        total
+    }
+
     /// E_π[U(θ)] by the midpoint rule on [−R − 8s, R + 8s]² (800² cells): the average potential
     /// energy an exact sampler reports (a temperature check: an overheated chain sits higher).
     pub fn mean_potential(&self) -> f64 {
@@ -277,11 +404,18 @@ impl MultiWell {
         0.5 * z * z / (1.0 / outside).ln()
     }
 
-    /// A stochastic gradient ∇U + N(0, 2B/h) per coordinate, drawn from its own RNG.
-    pub fn noisy_gradient(&self, h: f64, b: f64, seed: u64) -> impl FnMut(&[f64], &mut [f64]) {
+    /// A stochastic gradient ∇U + N(0, σ²) per coordinate, σ from `noise` ([`GradientNoise::sd`]),
+    /// drawn from its own RNG.
+    pub fn noisy_gradient(
+        &self,
+        h: f64,
+        b: f64,
+        noise: GradientNoise,
+        seed: u64,
+    ) -> impl FnMut(&[f64], &mut [f64]) {
         let model = self.clone();
         let mut rng = Pcg64::new(seed as u128, 0x3a11e);
-        let sd = (2.0 * b / h).sqrt();
+        let sd = noise.sd(h, b);
         move |t: &[f64], g: &mut [f64]| {
             model.gradient(t, g);
             for gi in g.iter_mut() {
@@ -400,6 +534,47 @@ pub fn modes_visited(modes: impl IntoIterator<Item = Option<usize>>) -> Vec<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overdamped_switch_rate_matches_the_two_gaussian_closed_form() {
+        // Two unit Gaussians 2m apart: U″ = 1 at a mode and 1 − m² along the edge at the
+        // midpoint (1 across it), so k = (m² − 1)/(2π) · (m² − 1)^{−1/2} · e^{−ΔU}; every mode
+        // has two neighbours, so the stationary switch rate is 2k (the other modes shift the
+        // numbers by far less than 1 %).
+        let m = MultiWell::standard();
+        let half = MultiWell::RADIUS * (PI / 5.0).sin();
+        let k = (half * half - 1.0).sqrt() / (2.0 * PI) * (-m.barrier(0, 1)).exp();
+        let got = m.overdamped_switch_rate();
+        assert!(
+            ((got - 2.0 * k) / (2.0 * k)).abs() < 0.01,
+            "{got} vs {}",
+            2.0 * k
+        );
+    }
+
+    #[test]
+    fn dividing_rays_separate_neighbours_and_carry_the_two_mode_density() {
+        let m = MultiWell::standard();
+        let d = 2.0 * MultiWell::RADIUS * (PI / 5.0).sin();
+        for k in 0..MODES {
+            let (dir, n) = m.dividing_ray(k);
+            // The normal points from μ_k to μ_{k+1}, perpendicular to the ray.
+            let (a, b) = (m.means()[k], m.means()[(k + 1) % MODES]);
+            assert!((dir[0] * n[0] + dir[1] * n[1]).abs() < 1e-12);
+            assert!(n[0] * (b[0] - a[0]) + n[1] * (b[1] - a[1]) > 0.0);
+            // Near the ray only μ_k and μ_{k+1} matter: their two components give
+            // ∫ p ds = 2 w φ(d/2) ∫ φ(t) dt, t from −|midpoint| (≈ −6.5 s) to ∞, i.e. 2 w φ(d/2)
+            // up to 1e-10; the other three modes add less than 1e-4 of it (they are ≥ 11 s
+            // away from the ray's densest part).
+            let phi = (-(d / 2.0) * (d / 2.0) / 2.0).exp() / (2.0 * PI).sqrt();
+            let two_mode = 2.0 * 0.2 * phi;
+            let got = m.dividing_ray_density(k);
+            assert!(
+                ((got - two_mode) / two_mode).abs() < 1e-4,
+                "ray {k}: {got} vs {two_mode}"
+            );
+        }
+    }
 
     #[test]
     fn gradient_matches_central_differences() {
