@@ -119,6 +119,10 @@ struct BlrArgs {
     /// Run the step-size search on a validation split of the training data instead.
     #[arg(long)]
     tune: bool,
+    /// Instead of sampling: the held-out AUROC of the posterior mode on this many random
+    /// re-splits of each data set (how much the split alone moves the AUROC).
+    #[arg(long)]
+    splits: Option<usize>,
 }
 
 #[derive(Args)]
@@ -275,7 +279,11 @@ fn main() -> ExitCode {
                 quick: a.quick,
                 progress: true,
             };
-            let r = if a.tune {
+            let r = if let Some(n) = a.splits {
+                experiments::blr::run_split_spread(&o, n).map(|t| {
+                    format!("BLR: held-out AUROC of the posterior mode on our split and on {n} random re-splits with the same held-out fraction (seeds {}…)\n{t}", o.seed + 1)
+                })
+            } else if a.tune {
                 experiments::blr::tune(&o).map(|t| {
                     format!("BLR step-size search on a validation split of the training data, {} run(s) per setting\n{t}", o.chains)
                 })

@@ -329,6 +329,27 @@ impl DataSet {
         }
     }
 
+    /// All of the data set's labelled rows pooled (Ripley: its training and test files
+    /// stacked), the fraction [`DataSet::load`] holds out (Ripley: 1000 of 1250) and the basis:
+    /// what a random re-split with the same proportions needs.
+    pub fn pooled(self, dir: &Path) -> Result<(RawData, f64, Basis), DataError> {
+        let read = |f: &str| RawData::read_csv(&dir.join(f));
+        Ok(match self {
+            DataSet::Pima => (
+                read("pima_train.csv")?.stack(read("pima_test.csv")?),
+                HOLDOUT_FRACTION,
+                Basis::Linear,
+            ),
+            DataSet::Ripley => (
+                read("ripley_train.csv")?.stack(read("ripley_test.csv")?),
+                0.8,
+                Basis::Cubic,
+            ),
+            DataSet::Caravan => (read("caravan.csv")?, HOLDOUT_FRACTION, Basis::Linear),
+            DataSet::BreastCancer => (read("breast_cancer.csv")?, HOLDOUT_FRACTION, Basis::Linear),
+        })
+    }
+
     /// The training and held-out designs (see the module docs for the splits), read from `dir`
     /// (normally [`data_dir`]).
     pub fn load(self, dir: &Path) -> Result<(Design, Design), DataError> {
