@@ -124,7 +124,9 @@ where
     checked_gradient(model, phase.theta, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
     let sd_p = (T::TWO * pieces.sigma_p * h).sqrt();
-    let sd_theta = (T::TWO * pieces.sigma_theta * h).sqrt();
+    // The θ term's gradient −σ_θ h ∇Ũ already carries variance ≈ 2σ_θ h · σ_θ B of noise;
+    // inject the rest (SgmgtParams::with_noise_estimate).
+    let sd_theta = (T::TWO * pieces.sigma_theta * pieces.theta_noise_fraction * h).sqrt();
     let sd_xi = (T::TWO * pieces.sigma_xi * h).sqrt();
     let (kin, pot) = (&pieces.kinetic, &pieces.potential);
     let mut virial = T::ZERO;
@@ -140,7 +142,7 @@ where
         let friction = pieces.sigma_p + pieces.gamma * fx;
         let p1 = *p - friction * kin.gradient(i, *p) * h - g * h + sd_p * z;
         let (k1, c1) = kin.gradient_and_curvature(i, p1);
-        let mut t1 = *t + k1 * h;
+        let mut t1 = *t + k1 * pieces.velocity_scale * h;
         if pieces.sigma_theta > T::ZERO {
             t1 += -pieces.sigma_theta * g * h + sd_theta * T::standard_normal(rng);
         }

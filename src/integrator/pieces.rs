@@ -176,6 +176,12 @@ pub(crate) struct GeneralPieces<K, F, T> {
     pub gamma: T,
     pub sigma_p: T,
     pub sigma_theta: T,
+    /// 1 − σ_θ B̂: the share of the θ term's diffusion 2σ_θ h that is injected, the rest being
+    /// the gradient noise it carries (see `SgmgtParams::with_noise_estimate`).
+    pub theta_noise_fraction: T,
+    /// 1 − 2σ_θ B̂: the factor on θ's velocity ∇K(p) that makes the noise shared by the θ and p
+    /// updates stationary (see `SgmgtParams::with_noise_estimate`).
+    pub velocity_scale: T,
     pub sigma_xi: T,
 }
 

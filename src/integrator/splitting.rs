@@ -195,6 +195,9 @@ where
     R: Rng + ?Sized,
 {
     let half_h = h * T::HALF;
+    // θ moves with v ∇K(p), v = 1 − 2σ_θ B̂ (1 without a noise estimate; see
+    // SgmgtParams::with_noise_estimate).
+    let drift_h = half_h * pieces.velocity_scale;
     let (kin, pot) = (&pieces.kinetic, &pieces.potential);
     // A(h/2), position part, into scratch.
     for (i, (s, (&t, &p))) in phase
@@ -203,13 +206,15 @@ where
         .zip(phase.theta.iter().zip(phase.p.iter()))
         .enumerate()
     {
-        *s = t + kin.gradient(i, p) * half_h;
+        *s = t + kin.gradient(i, p) * drift_h;
     }
     checked_gradient(model, phase.scratch, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
     // O(h/2) noise sd √(2σ_p h/2); L(h/2) noise on ξ likewise; L(h) on θ √(2σ_θ h).
     let sd_p = (pieces.sigma_p * h).sqrt();
-    let sd_theta = (T::TWO * pieces.sigma_theta * h).sqrt();
+    // (θ's share reduced by σ_θ B̂ for the gradient noise its term carries; see
+    // SgmgtParams::with_noise_estimate.)
+    let sd_theta = (T::TWO * pieces.sigma_theta * pieces.theta_noise_fraction * h).sqrt();
     let sd_xi = (pieces.sigma_xi * h).sqrt();
     let xi_flow = pieces.sigma_xi * half_h;
     let mut virial = T::ZERO;
@@ -224,7 +229,7 @@ where
         let p0 = *p;
         // A(h/2): θ and ξ drift with p0.
         let (k0, c0) = kin.gradient_and_curvature(i, p0);
-        let mut t_half = *t + k0 * half_h;
+        let mut t_half = *t + k0 * drift_h;
         let mut x_half = *x + pieces.gamma * (k0 * k0 - c0) * half_h;
         // O(h/2).
         let mut p1 = p0 - g * half_h + sd_p * z1;
@@ -244,7 +249,7 @@ where
         p1 = p1 - g * half_h + sd_p * T::standard_normal(rng);
         // A(h/2) with the new p.
         let (k1, c1) = kin.gradient_and_curvature(i, p1);
-        *t = t_half + k1 * half_h;
+        *t = t_half + k1 * drift_h;
         *x = x_half + pieces.gamma * (k1 * k1 - c1) * half_h;
         *p = p1;
         virial += p1 * k1;
