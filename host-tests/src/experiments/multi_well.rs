@@ -12,15 +12,17 @@
 //! Beside the paper's three samplers, SGMGT and SGMGT-D (a = 2) also run with the power
 //! softening ([`MonomialGamma::softened_power`], K_c = (p² + c^{−4})^{1/4}, whose curvature is
 //! bounded by c³/2) instead of eq. 12 (curvature ~ c²/(16√|p|), unbounded): [`Method::SgmgtPower`]
-//! and [`Method::SgmgtDPower`]. They are appended to [`Method::ALL`] and run on their own seeds,
-//! so the three original rows are unchanged.
+//! and [`Method::SgmgtDPower`]; and SGMGT-D (power) with the noise estimate B̂ = B for its
+//! first-order θ term ([`Method::SgmgtDPowerNoiseEstimate`], `SgmgtParams::with_noise_estimate`).
+//! They are appended to [`Method::ALL`] and run on their own seeds, so the three original rows
+//! are unchanged.
 //!
 //! # Tuning
 //!
-//! Each method is tuned on a grid ([`tuning_grid`]; both integrators, Euler being the paper's):
-//! every grid point runs [`TUNE_CHAINS`] chains of [`tune_steps`] steps on seeds disjoint from
-//! the final run's. Two winners per method are then rerun on fresh seeds (so luck in the tuning
-//! does not carry over):
+//! Each method is tuned on a grid ([`tuning_grid`], then [`tuning_grid_extension`]; both
+//! integrators, Euler being the paper's): every grid point runs [`TUNE_CHAINS`] chains of
+//! [`tune_steps`] steps on seeds disjoint from the final run's. Two winners per method are then
+//! rerun on fresh seeds (so luck in the tuning does not carry over):
 //!
 //! * **temperature-checked**: the most modes per chain, then the most switches, among the
 //!   points whose two temperatures are within [`TOLERANCE`] of the truth's — the mean-energy one
@@ -31,59 +33,48 @@
 //! * **exploration only**: the most modes, then switches, whatever the temperature — all that a
 //!   figure like 001 Fig. 3 shows.
 //!
-//! Quick mode skips the tuning and uses [`tuned`], the full run's winners at `--seed 1`.
+//! Quick mode skips the tuning and uses [`tuned`], the full runs' winners at `--seed 1`.
 //!
-//! # What we find (full run, `--chains 4`, 10⁶ steps per chain)
+//! # What we find (full runs, `--chains 4`, 10⁶ steps per chain; tables in REPRODUCTION.md)
 //!
 //! Exploration is bought with temperature: every method visits all five modes once it runs hot
-//! enough (SGMGT-D at tail temperature ≈ 1.9, SGMGT at ≈ 6), and at the checked settings the
-//! ordering of 001 Fig. 3 is reversed — SGNHT (splitting, h = 0.5) switches most, because it stays
-//! accurate at a step 25 times larger than any SGMGT setting that comes near the right
-//! temperature, and the same gradient budget then covers more time. The a = 2 samplers run
-//! 10–20 % hot at every grid point but a few (their temperature estimates also scatter much more
-//! between chains: the momentum's heavy tails make excursions), and without resampling of ξ
-//! (T_ξ = 0) and σ_ξ = 0 their thermostat runs away at h ≥ 0.1 (up with Euler: the chain
-//! freezes; down with splitting: it overheats).
-//!
-//! (All of this paragraph is about eq. 12.) With the power softening the a = 2 samplers sample
-//! the right temperature at large steps (23 of 96 SGMGT and 57 of 384 SGMGT-D grid points pass,
-//! up to h = 0.5; all but five of them, and all above h = 0.05, without ξ resampling), so the
-//! step-size handicap above goes away. Exploration at the right temperature does not clearly
-//! improve on SGNHT, though: SGMGT (power, h = 0.3, c = 2) reaches
-//! 3 modes with 5 switches at E\[U\] − U(μ) = 1.02; SGMGT-D (power, h = 0.5, c = 3, Euler) all 5
-//! with 33 switches against SGNHT's 19, but at tail temperature 1.09 against SGNHT's 0.98 —
-//! with barriers ≈ 10.4 that difference alone multiplies the crossing rate by
-//! ≈ exp(10.4 (1/0.98 − 1/1.09)) ≈ 3, more than the observed 1.7.
+//! enough, and at the checked settings the ordering of 001 Fig. 3 is not reproduced — SGNHT
+//! (splitting, h = 0.5) visits all five modes with 19–20 switches under either reading of the
+//! gradient noise, because it stays accurate at h = 0.5 where the eq. 12 samplers pass the check
+//! only at h ≤ 0.02 (per-step noise) or ≤ 0.2 (per-evaluation noise), and the same gradient
+//! budget then covers more time. Under per-step noise the a = 2 thermostat's increment
+//! −γh∇²K(p) is heavy-tailed and the noise must be absorbed, so the a = 2 samplers run 10–20 %
+//! hot at every grid point but a few; with the noise as 001 prints it they pass far more often
+//! and the checked SGMGT reaches the paper's 3 modes (SGMGT-D 4, the paper 5).
 //!
 //! # Rice's ceiling: why no kinetic energy can win at the right temperature
 //!
 //! Cut the plane by the five rays from the centre through the edge midpoints
 //! ([`MultiWell::dividing_ray`]); every switch crosses one. For a chain at the right
-//! distribution whose position moves with θ̇ = ∇K(p), p ~ e^{−K} independent of θ, Rice's formula
-//! gives the expected crossings per unit time exactly: Σ_k ∫ π ds · E|n_k·∇K(p)|
+//! distribution whose position moves with θ̇ = ∇K(p), p ~ e^{−K} independent of θ, Rice's
+//! formula gives the expected crossings per unit time exactly: Σ_k ∫ π ds · E|n_k·∇K(p)|
 //! ([`NormalSpeeds::crossing_rate`]). Friction, thermostats, noise and resampling only decide
 //! how many of those crossings are recrossings, so (simulated time) × this rate caps the
 //! expected switches. It depends on the kinetics only through E|n·∇K(p)|: √(2/π) ≈ 0.80 for
-//! Gaussian K, and 0.20–0.41 for the a = 2 kinetics of the grid (eq. 12: 0.33 at c = 5, 0.41 at
-//! c = 10; power softening: 0.20, 0.30, 0.35, 0.41 at c = 1, 2, 3, 5), 25–51 % of the Gaussian's. Two channels fall outside the cap:
-//! SGMGT-D's first-order term on θ (estimated by Kramers' formula,
-//! [`MultiWell::overdamped_switch_rate`], σ_θ × 4.6·10⁻⁵ switches per unit time here, against 1.0·10⁻⁵ for Gaussian
-//! kinetics' ceiling) and
-//! running hot. Measured (full run, per-step noise): SGNHT at h = 0.5 makes 19 switches against
-//! a ceiling of 20.1 — it already explores as fast as any sampler at the right distribution
-//! with Gaussian kinetics can in that simulated time; the checked a = 2 runs make 1.1–4.9× their
-//! ceiling (plus the σ_θ channel), in line with their 2–19 % excess temperature; every
-//! exploration-only a = 2 run makes 135–295× its ceiling, which no sampler at the right
-//! distribution can.
+//! Gaussian K, and 0.20–0.41 for the a = 2 kinetics of the grid (eq. 12: 0.33 at c = 5, 0.41
+//! at c = 10; power softening: 0.20, 0.30, 0.35, 0.41 at c = 1, 2, 3, 5), 25–51 % of the
+//! Gaussian's. Two channels fall outside the cap: SGMGT-D's first-order term on θ (estimated by
+//! Kramers' formula, [`MultiWell::overdamped_switch_rate`]: σ_θ × 4.6·10⁻⁵ switches per unit
+//! time here, against 1.0·10⁻⁵ for the Gaussian kinetics' ceiling) and running hot. Measured
+//! (per-step noise): SGNHT at h = 0.5 makes 19 switches against a ceiling of 20.1 — as many as
+//! any sampler at the right distribution with Gaussian kinetics can in that simulated time;
+//! every exploration-only run but the B̂ variant's makes 291–2027× its ceiling, which no
+//! sampler at the right distribution can.
 //!
-//! # The gradient noise as printed
+//! # SGMGT-D's first-order term
 //!
-//! With 001 §4.1's ∇U + N(0, 2B) (noise variance 2Bh² per step) the a = 2 samplers have far less
-//! noise to absorb at small steps and pass the temperature check much more often (SGMGT 7 of 48
-//! grid points, SGMGT-D 115 of 288, against 0 and 5), at h = 0.1–0.2 instead of 0.02. Then the
-//! checked SGMGT visits 3 modes and SGMGT-D all 5, the paper's counts; SGNHT still visits all 5
-//! (20 switches, ceiling 20.1) where the paper's stays in one, so the ordering of Fig. 3 is still
-//! not reproduced: SGMGT-D's 7 switches match its ceiling 3.3 plus σ_θ channel 3.7.
+//! As 001 eq. 13 prints it, the θ term −σ_θ∇Ũ carries gradient noise no thermostat absorbs:
+//! with per-step noise every σ_θ = 0.3 grid point ran at E\[U\] − U(μ) = 1.30–1.34, σ_θ = 1 at
+//! ≈ 2.7. With the correction B̂ = B ([`Method::SgmgtDPowerNoiseEstimate`]) 249 of 288 points
+//! pass the check, and the checked run (σ_θ = 0.3, h = 0.5) visits all 5 modes with 24 switches
+//! (per-evaluation noise: 21) against SGNHT's 19 (20) — within Poisson error, and carried by the
+//! first-order channel (Kramers 27.7 against a kinetic ceiling of 4.10): corrected, SGMGT-D
+//! explores like SGNHT, through its Langevin term rather than its kinetics.
 
 use super::common::{ExperimentError, RunOptions, sig};
 use crate::models::multi_well::{GradientNoise, MODES, ModeTracker, MultiWell};
@@ -129,16 +120,21 @@ pub enum Method {
     SgmgtPower,
     /// SGMGT-D with a = 2 and the power softening (not in 001).
     SgmgtDPower,
+    /// SGMGT-D (power) with the gradient-noise estimate B̂ = B for its first-order term on θ
+    /// ([`SgmgtParams::with_noise_estimate`]; not in 001): the correction that keeps that term
+    /// at the right temperature under noisy gradients.
+    SgmgtDPowerNoiseEstimate,
 }
 
 impl Method {
     /// Fig. 3's order, then the power-softened variants.
-    pub const ALL: [Method; 5] = [
+    pub const ALL: [Method; 6] = [
         Method::Sgnht,
         Method::Sgmgt,
         Method::SgmgtD,
         Method::SgmgtPower,
         Method::SgmgtDPower,
+        Method::SgmgtDPowerNoiseEstimate,
     ];
 
     /// Label for tables and figures.
@@ -149,6 +145,7 @@ impl Method {
             Method::SgmgtD => "SGMGT-D (a = 2)",
             Method::SgmgtPower => "SGMGT (a = 2, power)",
             Method::SgmgtDPower => "SGMGT-D (a = 2, power)",
+            Method::SgmgtDPowerNoiseEstimate => "SGMGT-D (a = 2, power, B̂ = B)",
         }
     }
 
@@ -160,6 +157,7 @@ impl Method {
             Method::SgmgtD => "sgmgt-d",
             Method::SgmgtPower => "sgmgt-power",
             Method::SgmgtDPower => "sgmgt-d-power",
+            Method::SgmgtDPowerNoiseEstimate => "sgmgt-d-power-bhat",
         }
     }
 
@@ -170,25 +168,29 @@ impl Method {
             Method::Sgnht => Some(1),
             Method::Sgmgt => Some(3),
             Method::SgmgtD => Some(5),
-            Method::SgmgtPower | Method::SgmgtDPower => None,
+            Method::SgmgtPower | Method::SgmgtDPower | Method::SgmgtDPowerNoiseEstimate => None,
         }
     }
 
     /// Whether the kinetic energy is the power softening rather than 001 eq. 12.
     pub fn power_softened(&self) -> bool {
-        matches!(self, Method::SgmgtPower | Method::SgmgtDPower)
+        matches!(
+            self,
+            Method::SgmgtPower | Method::SgmgtDPower | Method::SgmgtDPowerNoiseEstimate
+        )
     }
 
     /// The configuration index of the final run's seeds ([`RunOptions::chain_seed`]): the
     /// original three methods keep the indices they had before the power variants were added
-    /// (checked 0–2, exploration-only 3–5), and the power variants follow (6–9).
+    /// (checked 0–2, exploration-only 3–5), the power variants follow (6–9), and the B̂
+    /// variant after them (10–11).
     fn seed_config(&self, criterion: Criterion) -> usize {
         let pos = Method::ALL.iter().position(|x| x == self).unwrap_or(0);
         let crit = usize::from(criterion == Criterion::ExploreOnly);
-        if pos < 3 {
-            3 * crit + pos
-        } else {
-            6 + 2 * crit + (pos - 3)
+        match pos {
+            0..=2 => 3 * crit + pos,
+            3 | 4 => 6 + 2 * crit + (pos - 3),
+            _ => 10 + crit,
         }
     }
 
@@ -278,7 +280,7 @@ impl Settings {
                 "h = {}, c = {}, σ_p = {}, T_p = {}, T_ξ = {}, {scheme}",
                 self.h, self.c, self.sigma_p, self.resample_p, self.resample_xi
             ),
-            Method::SgmgtD | Method::SgmgtDPower => format!(
+            Method::SgmgtD | Method::SgmgtDPower | Method::SgmgtDPowerNoiseEstimate => format!(
                 "h = {}, c = {}, σ_p = {}, σ_θ = {}, σ_ξ = {}, T_p = {}, T_ξ = {}, {scheme}",
                 self.h,
                 self.c,
@@ -296,9 +298,11 @@ impl Settings {
 ///
 /// With [`GradientNoise::PerStep`], temperature-checked: no SGMGT grid point passed, and SGMGT's
 /// entry is the closest one; the SGMGT-D point passed in the tuning but ran ≈ 18 % hot on the
-/// final run's seeds. With [`GradientNoise::PerEvaluation`] every method had passing points;
-/// the exploration-only winners are the same as with per-step noise.
+/// final run's seeds. With [`GradientNoise::PerEvaluation`] every method had passing points.
 pub fn tuned(method: Method, criterion: Criterion, noise: GradientNoise) -> Settings {
+    use Criterion::{Checked, ExploreOnly};
+    use GradientNoise::{PerEvaluation, PerStep};
+    use Integrator::{Euler, Splitting};
     let mg = |h, c, sigma_theta, sigma_xi, resample_xi, integrator| Settings {
         h,
         c,
@@ -310,37 +314,33 @@ pub fn tuned(method: Method, criterion: Criterion, noise: GradientNoise) -> Sett
         integrator,
     };
     let split = |s: Settings| Settings {
-        integrator: Integrator::Splitting,
+        integrator: Splitting,
         ..s
     };
-    if noise == GradientNoise::PerEvaluation && criterion == Criterion::Checked {
-        return match method {
-            Method::Sgnht => split(Settings::sgnht(0.5)),
-            Method::Sgmgt => mg(0.1, 5.0, 0.0, 0.0, 100, Integrator::Splitting),
-            Method::SgmgtD => mg(0.2, 5.0, 0.1, 0.03, 100, Integrator::Euler),
-            Method::SgmgtPower => mg(0.3, 2.0, 0.0, 0.0, 100, Integrator::Euler),
-            Method::SgmgtDPower => mg(0.5, 2.0, 0.1, 0.03, 0, Integrator::Euler),
-        };
-    }
-    match (method, criterion) {
-        (Method::Sgnht, Criterion::Checked) => split(Settings::sgnht(0.5)),
-        (Method::Sgnht, Criterion::ExploreOnly) => split(Settings::sgnht(0.7)),
-        (Method::Sgmgt, Criterion::Checked) => mg(0.02, 10.0, 0.0, 0.0, 100, Integrator::Euler),
-        (Method::Sgmgt, Criterion::ExploreOnly) => mg(0.5, 5.0, 0.0, 0.0, 0, Integrator::Splitting),
-        (Method::SgmgtD, Criterion::Checked) => {
-            mg(0.02, 10.0, 0.01, 0.1, 100, Integrator::Splitting)
+    match (method, criterion, noise) {
+        (Method::Sgnht, Checked, _) => split(Settings::sgnht(0.5)),
+        (Method::Sgnht, ExploreOnly, _) => split(Settings::sgnht(0.7)),
+        (Method::Sgmgt, Checked, PerStep) => mg(0.02, 10.0, 0.0, 0.0, 100, Euler),
+        (Method::Sgmgt, Checked, PerEvaluation) => mg(0.1, 5.0, 0.0, 0.0, 100, Splitting),
+        (Method::Sgmgt, ExploreOnly, _) => mg(0.5, 5.0, 0.0, 0.0, 0, Splitting),
+        (Method::SgmgtD, Checked, PerStep) => mg(0.02, 10.0, 0.01, 0.1, 100, Splitting),
+        (Method::SgmgtD, Checked, PerEvaluation) => mg(0.05, 10.0, 1.0, 0.03, 100, Euler),
+        (Method::SgmgtD, ExploreOnly, PerStep) => mg(0.5, 10.0, 1.0, 0.03, 100, Splitting),
+        (Method::SgmgtD, ExploreOnly, PerEvaluation) => mg(0.5, 10.0, 1.0, 0.1, 0, Splitting),
+        (Method::SgmgtPower, Checked, PerStep) => mg(0.3, 2.0, 0.0, 0.0, 0, Splitting),
+        (Method::SgmgtPower, Checked, PerEvaluation) => mg(0.3, 2.0, 0.0, 0.0, 100, Euler),
+        (Method::SgmgtPower, ExploreOnly, _) => mg(0.5, 5.0, 0.0, 0.0, 100, Euler),
+        (Method::SgmgtDPower, Checked, PerStep) => mg(0.5, 3.0, 0.1, 0.01, 0, Euler),
+        (Method::SgmgtDPower, Checked, PerEvaluation) => mg(0.5, 2.0, 0.1, 0.03, 0, Euler),
+        (Method::SgmgtDPower, ExploreOnly, PerStep) => mg(0.5, 3.0, 1.0, 0.01, 0, Splitting),
+        (Method::SgmgtDPower, ExploreOnly, PerEvaluation) => {
+            mg(0.5, 5.0, 1.0, 0.03, 100, Splitting)
         }
-        (Method::SgmgtD, Criterion::ExploreOnly) => mg(0.5, 10.0, 0.01, 0.03, 0, Integrator::Euler),
-        (Method::SgmgtPower, Criterion::Checked) => {
-            mg(0.3, 2.0, 0.0, 0.0, 0, Integrator::Splitting)
+        (Method::SgmgtDPowerNoiseEstimate, Checked, PerStep) => mg(0.5, 5.0, 0.3, 0.01, 100, Euler),
+        (Method::SgmgtDPowerNoiseEstimate, Checked, PerEvaluation) => {
+            mg(0.3, 2.0, 0.4, 0.01, 0, Splitting)
         }
-        (Method::SgmgtPower, Criterion::ExploreOnly) => {
-            mg(0.5, 5.0, 0.0, 0.0, 100, Integrator::Euler)
-        }
-        (Method::SgmgtDPower, Criterion::Checked) => mg(0.5, 3.0, 0.1, 0.01, 0, Integrator::Euler),
-        (Method::SgmgtDPower, Criterion::ExploreOnly) => {
-            mg(0.5, 5.0, 0.01, 0.01, 100, Integrator::Euler)
-        }
+        (Method::SgmgtDPowerNoiseEstimate, ExploreOnly, _) => mg(0.5, 5.0, 0.1, 0.01, 0, Splitting),
     }
 }
 
@@ -369,6 +369,8 @@ pub fn tuning_grid(method: Method) -> Vec<Settings> {
     };
     let mut out = Vec::new();
     match method {
+        // Its whole grid is appended after everything else (`tuning_grid_extension`).
+        Method::SgmgtDPowerNoiseEstimate => {}
         Method::Sgnht => {
             out.extend([0.05, 0.1, 0.2, 0.3, 0.5, 0.7].map(Settings::sgnht));
         }
@@ -433,6 +435,65 @@ pub fn tuning_grid(method: Method) -> Vec<Settings> {
         })
         .collect();
     out.extend(split);
+    out
+}
+
+/// Larger first-order terms on θ for SGMGT-D and SGMGT-D (power), σ_θ ∈ {0.3, 1}, over the
+/// rest of their [`tuning_grid`] (empty for the other methods), both integrators. Added after the
+/// Rice ceiling showed that the first-order channel, not the kinetics, carries SGMGT-D's extra
+/// switches; the tuning runs these points after every method's base grid, so the base points keep
+/// their seeds.
+pub fn tuning_grid_extension(method: Method) -> Vec<Settings> {
+    let sigmas_xi: &[f64] = match method {
+        Method::SgmgtD => &[0.03, 0.1, 0.3],
+        Method::SgmgtDPower => &[0.01, 0.03],
+        Method::SgmgtDPowerNoiseEstimate => return noise_estimate_grid(),
+        _ => return Vec::new(),
+    };
+    let mut out: Vec<Settings> = tuning_grid(method)
+        .into_iter()
+        .filter(|s| s.sigma_theta == 0.01 && sigmas_xi.contains(&s.sigma_xi))
+        .flat_map(|s| [0.3, 1.0].map(|sigma_theta| Settings { sigma_theta, ..s }))
+        .collect();
+    out.dedup();
+    out
+}
+
+/// The factor on θ's velocity ∇K(p): 1 − 2σ_θB̂ for [`Method::SgmgtDPowerNoiseEstimate`]
+/// ([`SgmgtParams::with_noise_estimate`]), 1 for the others. Rice's ceiling scales with it.
+pub fn velocity_scale(method: Method, settings: &Settings, noise: GradientNoise) -> f64 {
+    if method == Method::SgmgtDPowerNoiseEstimate {
+        1.0 - 2.0 * settings.sigma_theta * noise.sghmc_b(settings.h, B)
+    } else {
+        1.0
+    }
+}
+
+/// The grid of [`Method::SgmgtDPowerNoiseEstimate`]: h ∈ {0.02 … 0.5} × c ∈ {2, 3, 5} ×
+/// T_ξ ∈ {100, off} × σ_θ ∈ {0.1, 0.2, 0.3, 0.4} (2σ_θB̂ < 1 with B̂ ≤ 1), σ_ξ = 0.01, both
+/// integrators. It has no base grid, so it runs after the extensions and moves no other seed.
+fn noise_estimate_grid() -> Vec<Settings> {
+    let mut out = Vec::new();
+    for integrator in [Integrator::Euler, Integrator::Splitting] {
+        for h in [0.02, 0.05, 0.1, 0.2, 0.3, 0.5] {
+            for c in [2.0, 3.0, 5.0] {
+                for resample_xi in [100, 0] {
+                    for sigma_theta in [0.1, 0.2, 0.3, 0.4] {
+                        out.push(Settings {
+                            h,
+                            c,
+                            sigma_p: 1.0,
+                            sigma_theta,
+                            sigma_xi: 0.01,
+                            resample_p: 100,
+                            resample_xi,
+                            integrator,
+                        });
+                    }
+                }
+            }
+        }
+    }
     out
 }
 
@@ -508,7 +569,17 @@ pub fn run_chain(
                 tick(pb, t);
             }
         }
-        Method::Sgmgt | Method::SgmgtD | Method::SgmgtPower | Method::SgmgtDPower => {
+        Method::Sgmgt
+        | Method::SgmgtD
+        | Method::SgmgtPower
+        | Method::SgmgtDPower
+        | Method::SgmgtDPowerNoiseEstimate => {
+            // B̂ in SGHMC's units, B = ½hV for noise of variance V per evaluation.
+            let b_hat = if method == Method::SgmgtDPowerNoiseEstimate {
+                noise.sghmc_b(settings.h, B)
+            } else {
+                0.0
+            };
             let kinetic = if method.power_softened() {
                 MonomialGamma::softened_power(MONOMIAL_A, settings.c)
             } else {
@@ -520,6 +591,7 @@ pub fn run_chain(
                 .and_then(|q| q.with_gamma(GAMMA))
                 .and_then(|q| q.with_sigma_theta(settings.sigma_theta))
                 .and_then(|q| q.with_sigma_xi(settings.sigma_xi))
+                .and_then(|q| q.with_noise_estimate(b_hat))
                 .map_err(|e| bad(&e))?
                 .with_resampling(settings.resample_p as u32, settings.resample_xi as u32)
                 .with_integrator(settings.integrator);
@@ -772,6 +844,12 @@ fn tune(
         .into_iter()
         .filter(Method::available)
         .flat_map(|m| tuning_grid(m).into_iter().map(move |s| (m, s)))
+        .chain(
+            Method::ALL
+                .into_iter()
+                .filter(Method::available)
+                .flat_map(|m| tuning_grid_extension(m).into_iter().map(move |s| (m, s))),
+        )
         .collect();
     let tasks: Vec<(usize, usize)> = (0..points.len())
         .flat_map(|k| (0..TUNE_CHAINS).map(move |c| (k, c)))
@@ -822,6 +900,7 @@ fn tune(
             accurate: !failed && temperature_error(temp, tail, truth) <= TOLERANCE,
             failed,
             crossing_ceiling: speeds.crossing_rate(model, method, &settings)
+                * velocity_scale(method, &settings, noise)
                 * settings.h
                 * (steps * TUNE_CHAINS) as f64,
             chosen: false,
@@ -953,6 +1032,7 @@ pub fn run_with_noise(
             pooled,
             tail_temperature,
             crossing_ceiling: speeds.crossing_rate(&model, method, &settings)
+                * velocity_scale(method, &settings, noise)
                 * settings.h
                 * (steps * opts.chains) as f64,
             overdamped_switches: overdamped_rate
@@ -1070,9 +1150,9 @@ fn figures(
             .out
             .join(format!("multi-well-samples{}.png", criterion.suffix())),
         &format!(
-            "Multi-well, {}, gradient {}: {} steps × {chains} chain(s); T = tail temperature",
+            "Multi-well, {}, noise {}: {} steps × {chains} chains; T = tail temp.",
             criterion.label(),
-            r.noise.label(),
+            r.noise.short_label(),
             r.steps
         ),
         DensityGrid {
@@ -1120,9 +1200,9 @@ fn figures(
             .out
             .join(format!("multi-well-traces{}.png", criterion.suffix())),
         &format!(
-            "Multi-well, {}, gradient {}: θ₁ of chain 1; dashed: the modes' θ₁",
+            "Multi-well, {}, noise {}: θ₁ of chain 1; dashed: the modes' θ₁",
             criterion.label(),
-            r.noise.label()
+            r.noise.short_label()
         ),
         "iteration (= gradient evaluations)",
         "θ₁",

@@ -70,6 +70,23 @@ impl GradientNoise {
         }
     }
 
+    /// The noise in SGHMC's units, B_SGHMC = ½hV for variance V per evaluation: `b` per step,
+    /// `h b` per evaluation (what a sampler's noise estimate B̂ should be set to).
+    pub fn sghmc_b(&self, h: f64, b: f64) -> f64 {
+        match self {
+            GradientNoise::PerStep => b,
+            GradientNoise::PerEvaluation => h * b,
+        }
+    }
+
+    /// The noise term alone, for figure titles.
+    pub fn short_label(&self) -> &'static str {
+        match self {
+            GradientNoise::PerStep => "N(0, 2B/h)",
+            GradientNoise::PerEvaluation => "N(0, 2B)",
+        }
+    }
+
     /// The formula, for reports.
     pub fn label(&self) -> &'static str {
         match self {
