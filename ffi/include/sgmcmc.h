@@ -220,6 +220,8 @@ typedef struct sgmcmc_sgmgt_params_f32 {
     uint32_t resample_momentum;   /**< T_p: redraw p from exp(-K) every T_p chain steps; 0 = never */
     uint32_t resample_thermostat; /**< T_xi: redraw xi from N(0, 1) every T_xi chain steps; 0 = never */
     int32_t integrator;           /**< SGMCMC_EULER or SGMCMC_SPLITTING */
+    float noise_estimate;         /**< gradient-noise estimate B-hat >= 0 for the theta term
+                                       (2 sigma_theta B-hat < 1); 0 = Zhang et al. eq. 13 as printed */
 } sgmcmc_sgmgt_params_f32;
 
 /** The double twin of sgmcmc_sgmgt_params_f32 (same field order). */
@@ -234,6 +236,7 @@ typedef struct sgmcmc_sgmgt_params_f64 {
     uint32_t resample_momentum;   /**< T_p; 0 = never */
     uint32_t resample_thermostat; /**< T_xi; 0 = never */
     int32_t integrator;           /**< SGMCMC_EULER or SGMCMC_SPLITTING */
+    double noise_estimate;        /**< B-hat >= 0, 2 sigma_theta B-hat < 1; 0 = eq. 13 as printed */
 } sgmcmc_sgmgt_params_f64;
 
 /**

@@ -319,6 +319,9 @@ macro_rules! sgmgt_params {
             pub resample_thermostat: u32,
             /// 0 Euler, 1 splitting.
             pub integrator: i32,
+            /// Gradient-noise estimate B̂ ≥ 0 for the first-order term on θ, in SGHMC's units
+            /// (`SgmgtParams::with_noise_estimate`; 2σ_θB̂ < 1); 0 keeps 001 eq. 13 as printed.
+            pub noise_estimate: $t,
         }
     };
 }
@@ -737,6 +740,7 @@ struct SgmgtArgs<T> {
     resample_momentum: u32,
     resample_thermostat: u32,
     integrator: i32,
+    noise_estimate: T,
 }
 
 macro_rules! sgmgt_args {
@@ -752,6 +756,7 @@ macro_rules! sgmgt_args {
             resample_momentum: $p.resample_momentum,
             resample_thermostat: $p.resample_thermostat,
             integrator: $p.integrator,
+            noise_estimate: $p.noise_estimate,
         }
     };
 }
@@ -796,6 +801,7 @@ unsafe fn sgmgt<T: Real>(
         .and_then(|q| q.with_gamma(args.gamma))
         .and_then(|q| q.with_sigma_theta(args.sigma_theta))
         .and_then(|q| q.with_sigma_xi(args.sigma_xi))
+        .and_then(|q| q.with_noise_estimate(args.noise_estimate))
         .map_err(param_code)?
         .with_resampling(0, 0);
     let kinetic = MonomialGamma::softened(args.a, args.c).map_err(param_code)?;

@@ -130,6 +130,7 @@ fn sgmgt64(h: f64, a: f64, integrator: i32) -> SgmgtParamsF64 {
         resample_momentum: 100,
         resample_thermostat: 100,
         integrator,
+        noise_estimate: 0.0,
     }
 }
 
@@ -145,6 +146,7 @@ fn sgmgt32(h: f32, a: f32, integrator: i32) -> SgmgtParamsF32 {
         resample_momentum: 100,
         resample_thermostat: 100,
         integrator,
+        noise_estimate: 0.0,
     }
 }
 
@@ -1039,4 +1041,99 @@ fn step_errors_report_the_completed_steps() {
     assert_eq!(c.state(), before);
     assert_eq!(stats.steps, 0);
     assert!(stats.kinetic_temperature.is_nan());
+}
+
+/// SGMGT-D with the noise estimate B̂ through the ABI is step for step the core's `Sgmgt` built
+/// with `with_noise_estimate` (σ_θ = 0.2, σ_ξ = 0.1, B̂ = 1, both integrators), and
+/// 2σ_θB̂ ≥ 1 is refused with `SGMCMC_ERR_BAD_NOISE_ESTIMATE`.
+#[test]
+fn abi_passes_the_noise_estimate() {
+    let model = |t: &[f64], g: &mut [f64]| {
+        for i in 0..N {
+            g[i] = (t[i] - MU[i]) / (SD[i] * SD[i]);
+        }
+    };
+    for (code, integ) in [
+        (SGMCMC_EULER, Integrator::Euler),
+        (SGMCMC_SPLITTING, Integrator::Splitting),
+    ] {
+        let params = SgmgtParamsF64 {
+            sigma_theta: 0.2,
+            sigma_xi: 0.1,
+            resample_momentum: 0,
+            resample_thermostat: 0,
+            noise_estimate: 1.0,
+            ..sgmgt64(0.02, 1.0, code)
+        };
+        let mut c = Chain::new(11, 0.0);
+        let mut stats = NO_STATS_PROBE;
+        // SAFETY: live local arrays of the documented lengths.
+        let rc = unsafe {
+            sgmcmc_sgmgt_f64(
+                params,
+                Some(grad64),
+                std::ptr::null_mut(),
+                c.theta.as_mut_ptr(),
+                c.p.as_mut_ptr(),
+                c.xi.as_mut_ptr(),
+                c.grad.as_mut_ptr(),
+                c.scratch.as_mut_ptr(),
+                N,
+                200,
+                &mut c.count,
+                &mut c.rng,
+                &mut stats,
+            )
+        };
+        assert_eq!(rc, 0);
+        let (mut theta, mut p, mut xi, mut g, mut s) =
+            ([0.0; N], [0.0; N], [0.0; N], [0.0; N], [0.0; N]);
+        let prm = SgmgtParams::new(0.02)
+            .and_then(|q| q.with_sigma_theta(0.2))
+            .and_then(|q| q.with_sigma_xi(0.1))
+            .and_then(|q| q.with_noise_estimate(1.0))
+            .unwrap()
+            .with_resampling(0, 0)
+            .with_integrator(integ);
+        let mut core = Sgmgt::new(
+            prm,
+            MonomialGamma::softened(1.0, 5.0).unwrap(),
+            &mut theta,
+            &mut p,
+            &mut xi,
+            Workspace::new(&mut g, &mut s),
+        )
+        .unwrap();
+        let mut rng = SgmcmcRng::from_seed(11);
+        for _ in 0..200 {
+            core.step(&mut { model }, &mut rng).unwrap();
+        }
+        assert_eq!(core.position(), &c.theta[..], "{integ:?}");
+        assert_eq!(core.momentum(), &c.p[..]);
+        assert_eq!(core.thermostat(), &c.xi[..]);
+
+        let bad = SgmgtParamsF64 {
+            noise_estimate: 2.5,
+            ..params
+        };
+        // SAFETY: as above.
+        let rc = unsafe {
+            sgmcmc_sgmgt_f64(
+                bad,
+                Some(grad64),
+                std::ptr::null_mut(),
+                c.theta.as_mut_ptr(),
+                c.p.as_mut_ptr(),
+                c.xi.as_mut_ptr(),
+                c.grad.as_mut_ptr(),
+                c.scratch.as_mut_ptr(),
+                N,
+                1,
+                &mut c.count,
+                &mut c.rng,
+                &mut stats,
+            )
+        };
+        assert_eq!(rc, SGMCMC_ERR_BAD_NOISE_ESTIMATE);
+    }
 }

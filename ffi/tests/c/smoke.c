@@ -135,8 +135,8 @@ static int other_entry_points(void) {
     uint64_t count32 = 0, count64 = 0;
     sgmcmc_rng rng;
     sgmcmc_stats st;
-    sgmcmc_sgmgt_params_f32 q32 = {0.02f, 1.0f, 1.0f, 0.0f, 0.0f, 2.0f, 5.0f, 100, 100, SGMCMC_SPLITTING};
-    sgmcmc_sgmgt_params_f64 q64 = {0.02, 1.0, 1.0, 0.01, 0.1, 1.0, 5.0, 100, 100, SGMCMC_EULER};
+    sgmcmc_sgmgt_params_f32 q32 = {0.02f, 1.0f, 1.0f, 0.0f, 0.0f, 2.0f, 5.0f, 100, 100, SGMCMC_SPLITTING, 0.0f};
+    sgmcmc_sgmgt_params_f64 q64 = {0.02, 1.0, 1.0, 0.01, 0.1, 1.0, 5.0, 100, 100, SGMCMC_EULER, 1.0};
     sgmcmc_sgmgt_params_f64 bad;
     int i;
     sgmcmc_rng_seed(&rng, 99);
@@ -165,6 +165,8 @@ static int other_entry_points(void) {
     EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_SOFTENING, 0);
     bad = q64; bad.sigma_xi = -1.0;
     EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION, 0);
+    bad = q64; bad.noise_estimate = 60.0; /* 2 sigma_theta B-hat = 1.2 >= 1 */
+    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_NOISE_ESTIMATE, 0);
     bad = q64; bad.integrator = 5;
     EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_INTEGRATOR, 0);
     q32.resample_thermostat = 0; q32.c = -1.0f;
