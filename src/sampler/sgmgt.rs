@@ -94,7 +94,7 @@ impl<T: Real> SgmgtParams<T> {
         })
     }
 
-    /// Sets σ_θ ≥ 0, the first-order Langevin diffusion on θ (σ_θ B̂ ≤ 1 with the noise estimate
+    /// Sets σ_θ ≥ 0, the first-order Langevin diffusion on θ (2σ_θ B̂ < 1 with the noise estimate
     /// set by [`SgmgtParams::with_noise_estimate`]).
     pub fn with_sigma_theta(self, sigma_theta: T) -> Result<Self, ParamError> {
         SgmgtParams {
