@@ -283,6 +283,10 @@ pub struct BlrRow {
     pub runs: Vec<RunOut>,
     /// Why the other runs stopped (a sampler that diverges is reported, not hidden).
     pub diverged: Vec<StepError>,
+    /// σ_θ × the median minibatch gradient noise B at the posterior mode
+    /// ([`Problem::median_gradient_noise`] at the row's h): the excess temperature of SGMGT-D's
+    /// first-order θ channel as 001 eq. 13 prints it (0 without that term).
+    pub theta_noise_excess: f64,
 }
 
 fn mean_sd(x: &[f64]) -> (f64, f64) {
@@ -366,6 +370,44 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// The minibatch gradient noise at the posterior mode ŵ in SGHMC's units, B_j = ½ h V_j,
+    /// per weight j: V_j is the variance of the scaled minibatch gradient (N/n) Σ_{i∈batch} g_ij
+    /// for [`BATCH`] rows drawn without replacement, g_ij = (σ(ŵᵀx_i) − y_i) x_ij the row's
+    /// likelihood gradient: V_j = N² s_j² (N − n) / (n (N − 1)), s_j² their variance over the
+    /// rows (the prior's gradient is exact). Returns the median over the weights.
+    ///
+    /// Why: SGMGT-D's first-order term −σ_θ∇Ũ carries this noise into θ, where no thermostat
+    /// absorbs it (`SgmgtParams::with_noise_estimate`); σ_θ × this value is the excess
+    /// temperature of that channel when B̂ = 0, and 2σ_θB̂ < 1 bounds the σ_θ a correction allows.
+    pub fn median_gradient_noise(&self, h: f64) -> f64 {
+        let x = &self.model.data;
+        let (n_rows, d) = (x.len(), x.d);
+        let w = &self.laplace.mode;
+        let mut sum = vec![0.0; d];
+        let mut sum2 = vec![0.0; d];
+        for i in 0..n_rows {
+            let row = x.row(i);
+            let z: f64 = row.iter().zip(w).map(|(a, b)| a * b).sum();
+            let r = crate::models::logistic_regression::sigmoid(z) - x.y[i];
+            for j in 0..d {
+                let g = r * row[j];
+                sum[j] += g;
+                sum2[j] += g * g;
+            }
+        }
+        let nf = n_rows as f64;
+        let batch = BATCH as f64;
+        let b: Vec<f64> = (0..d)
+            .map(|j| {
+                let mean = sum[j] / nf;
+                let s2 = (sum2[j] / nf - mean * mean).max(0.0) * nf / (nf - 1.0);
+                let v = nf * nf * s2 * (nf - batch) / (batch * (nf - 1.0));
+                0.5 * h * v
+            })
+            .collect();
+        quantile(&b, 0.5).unwrap_or(f64::NAN)
+    }
+
     fn new(data: DataSet, train: Design, test: Design) -> Result<Self, ExperimentError> {
         let model = LogisticRegression::new(train, PRIOR_VARIANCE);
         let laplace = model.laplace().ok_or_else(|| {
@@ -607,12 +649,14 @@ pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
     let mut rows = Vec::new();
     for problem in &problems {
         for method in Method::ALL {
+            let s = settings(problem.data, method);
             let mut row = BlrRow {
                 data: problem.data,
                 method,
-                settings: settings(problem.data, method),
+                settings: s,
                 runs: Vec::new(),
                 diverged: Vec::new(),
+                theta_noise_excess: s.sigma_theta * problem.median_gradient_noise(s.h),
             };
             for r in outs.by_ref().take(opts.chains) {
                 match r {
@@ -721,6 +765,7 @@ pub fn table(r: &BlrResult) -> Table {
         "paper ESS",
         "sd/Laplace",
         "temp.",
+        "σ_θB",
         "diverged",
     ]);
     for row in &r.rows {
@@ -737,6 +782,11 @@ pub fn table(r: &BlrResult) -> Table {
             paper_ess(row.data, row.method).map_or("–".into(), |x| format!("{x:.0}")),
             row.sd_ratio().map_or("–".into(), |x| sig(x, 3)),
             row.temperature().map_or("–".into(), |x| sig(x, 3)),
+            if row.theta_noise_excess > 0.0 {
+                sig(row.theta_noise_excess, 2)
+            } else {
+                "–".into()
+            },
             format!(
                 "{}/{}",
                 row.diverged.len(),
@@ -768,6 +818,7 @@ fn csv_table(r: &BlrResult) -> Table {
         "paper_median_ess",
         "sd_ratio_to_laplace",
         "temperature",
+        "sigma_theta_times_b",
         "diverged",
     ]);
     let f = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
@@ -792,6 +843,7 @@ fn csv_table(r: &BlrResult) -> Table {
             f(paper_ess(row.data, row.method)),
             f(row.sd_ratio()),
             f(row.temperature()),
+            format!("{}", row.theta_noise_excess),
             row.diverged.len().to_string(),
         ]);
     }
