@@ -138,3 +138,100 @@ fn header_compiles_as_cpp_if_available() {
         .arg(dir.join("include"))
         .arg(&src));
 }
+
+/// The header's structs have the layout of the library's `#[repr(C)]` types: a C program built
+/// from the header prints `sizeof`, `_Alignof` (C11) and every field's `offsetof` for
+/// `sgmcmc_rng`, `sgmcmc_stats` and both `sgmcmc_sgmgt_params_*`, and each must equal Rust's
+/// `size_of`, `align_of` and `offset_of!`. A field added, dropped, reordered or retyped on one
+/// side only fails here, even where the smoke run would not notice (a trailing field the C side
+/// leaves at zero, say).
+#[test]
+fn struct_layouts_match_the_header() {
+    use sgmcmc_ffi::{SgmcmcRng, SgmcmcStats, SgmgtParamsF32, SgmgtParamsF64};
+    use std::mem::{align_of, offset_of, size_of};
+    macro_rules! layout {
+        ($c:literal, $t:ty, [$($f:ident),* $(,)?]) => {{
+            let mut c = format!(
+                "printf(\"{0} size %zu\\n\", sizeof({0})); printf(\"{0} align %zu\\n\", _Alignof({0}));\n",
+                $c
+            );
+            let mut rust = vec![
+                format!("{} size {}", $c, size_of::<$t>()),
+                format!("{} align {}", $c, align_of::<$t>()),
+            ];
+            $(
+                c += &format!(
+                    "printf(\"{0}.{1} %zu\\n\", offsetof({0}, {1}));\n",
+                    $c,
+                    stringify!($f)
+                );
+                rust.push(format!("{}.{} {}", $c, stringify!($f), offset_of!($t, $f)));
+            )*
+            (c, rust)
+        }};
+    }
+    let parts = [
+        layout!("sgmcmc_rng", SgmcmcRng, [s0, s1]),
+        layout!(
+            "sgmcmc_stats",
+            SgmcmcStats,
+            [kinetic_temperature, thermostat, steps]
+        ),
+        layout!(
+            "sgmcmc_sgmgt_params_f32",
+            SgmgtParamsF32,
+            [
+                h,
+                sigma_p,
+                gamma,
+                sigma_theta,
+                sigma_xi,
+                a,
+                c,
+                resample_momentum,
+                resample_thermostat,
+                integrator,
+                noise_estimate
+            ]
+        ),
+        layout!(
+            "sgmcmc_sgmgt_params_f64",
+            SgmgtParamsF64,
+            [
+                h,
+                sigma_p,
+                gamma,
+                sigma_theta,
+                sigma_xi,
+                a,
+                c,
+                resample_momentum,
+                resample_thermostat,
+                integrator,
+                noise_estimate
+            ]
+        ),
+    ];
+    let body: String = parts.iter().map(|(c, _)| c.as_str()).collect();
+    let expected: Vec<String> = parts.iter().flat_map(|(_, r)| r.clone()).collect();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let src = dir.join("layout_check.c");
+    let exe = dir.join("layout_check");
+    std::fs::write(
+        &src,
+        format!(
+            "#include <stddef.h>\n#include <stdio.h>\n#include \"sgmcmc.h\"\nint main(void) {{\n{body}return 0;\n}}\n"
+        ),
+    )
+    .unwrap();
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    run(Command::new(&cc)
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I"])
+        .arg(manifest_dir().join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe));
+    let printed = run(&mut Command::new(&exe));
+    let got: Vec<&str> = printed.lines().collect();
+    assert_eq!(got, expected, "C layout (left) vs Rust layout (right)");
+}
