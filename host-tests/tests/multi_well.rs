@@ -28,21 +28,23 @@ fn find(r: &MultiWellResult, m: Method, c: Criterion) -> &MethodRun {
 /// * SGNHT at its checked setting (splitting, h = 0.5) samples at the right temperature: both
 ///   the mean-energy and the tail temperature within 10 % (their Monte Carlo errors here are
 ///   ≈ 1 % and ≈ 3 %).
-/// * SGMGT-D at its exploration-only setting visits all five modes, as in 001 Fig. 3 — with
-///   ≈ 60 switches in 2·10⁵ steps against SGNHT's handful — but its tail temperature is ≈ 1.9;
-///   SGMGT's exploration-only setting runs at ≈ 6. Both margins are many standard errors wide.
+/// * SGMGT-D at its exploration-only setting (σ_θ = 1) visits all five modes, as in 001 Fig. 3 —
+///   with ≈ 950 switches in 2·10⁵ steps against SGNHT's handful — but its tail temperature is
+///   ≈ 2.7; SGMGT's exploration-only setting runs at ≈ 6. Both margins are many standard errors
+///   wide.
 /// * SGMGT (a = 2) with the power softening samples at the right temperature at h = 0.3 (15× the
 ///   step of any eq. 12 setting near it): E\[U\] − U(μ) and tail temperature within 10 % (full
 ///   run 1.02 and 1.05); SGMGT-D (power) at h = 0.5 has E\[U\] − U(μ) within 10 % (full run 1.05;
 ///   its tail temperature, 1.09, is too close to the tolerance to assert).
 /// * The exploration-only power-softened settings visit all five modes but run hot (tail
-///   temperature ≈ 2.9 and ≈ 2.3 in the full run).
+///   temperature ≈ 2.9 and ≈ 2.7 in the full run).
 /// * Rice's ceiling ([`NormalSpeeds::crossing_rate`]): SGNHT's checked run switches no more
 ///   than a chain at the right distribution can (the observed count is not in the 10⁻⁴ upper
 ///   tail of a Poisson law with the ceiling as mean — a chain at the right distribution has at
-///   most that many crossings on average); every a = 2 exploration-only run switches more than
-///   20× its ceiling plus the σ_θ channel's Kramers estimate (121–301× in this run), which no
-///   chain at the right distribution can.
+///   most that many crossings on average); the exploration-only SGMGT, SGMGT-D and power runs
+///   switch more than 20× their ceiling plus the σ_θ channel's Kramers estimate (184–301× in
+///   this run), which no chain at the right distribution can.
+/// * SGMGT-D (power, B̂ = B): see the assertions' comments below.
 #[test]
 fn multi_well_quick() {
     let dir = out("mw");
