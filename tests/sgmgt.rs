@@ -365,6 +365,35 @@ fn gaussian_kinetics_stationary() {
     check::<f64>(&Gaussian::anisotropic(DIM), 1.0, 4000, &[None]);
 }
 
+/// E[θ²] over all coordinates and its batch-means standard error: `steps / 10` steps of
+/// burn-in, then `batches` batch means over `steps` steps.
+fn mean_square_batches<K: Kinetic<f64>, G: Gradient<f64>>(
+    smp: &mut Sgmgt<'_, f64, K>,
+    model: &mut G,
+    rng: &mut Pcg64,
+    steps: usize,
+    batches: usize,
+) -> (f64, f64) {
+    let n = smp.position().len();
+    for _ in 0..steps / 10 {
+        smp.step(model, rng).unwrap();
+    }
+    let per = steps / batches;
+    let means: Vec<f64> = (0..batches)
+        .map(|_| {
+            let mut acc = 0.0;
+            for _ in 0..per {
+                smp.step(model, rng).unwrap();
+                acc += smp.position().iter().map(|x| x * x).sum::<f64>();
+            }
+            acc / (per * n) as f64
+        })
+        .collect();
+    let mean = means.iter().sum::<f64>() / batches as f64;
+    let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (batches - 1) as f64;
+    (mean, (var / batches as f64).sqrt())
+}
+
 /// Bias of E[θ²] (target N(0, 1), exact gradients, resampling off) and its batch-means standard
 /// error for SGMGT with kinetics `kinetic` at step `h`: 512 coordinates, each with its own
 /// thermostat on a separable target, are 512 independent chains; 20 batch means over
@@ -390,23 +419,8 @@ fn second_moment_bias<K: Kinetic<f64>>(kinetic: K, h: f64, integrator: Integrato
     .unwrap();
     smp.resample_momentum(&mut rng);
     let mut model = |t: &[f64], grad: &mut [f64]| grad.copy_from_slice(t);
-    for _ in 0..STEPS / 10 {
-        smp.step(&mut model, &mut rng).unwrap();
-    }
-    let per = STEPS / BATCHES;
-    let means: Vec<f64> = (0..BATCHES)
-        .map(|_| {
-            let mut acc = 0.0;
-            for _ in 0..per {
-                smp.step(&mut model, &mut rng).unwrap();
-                acc += smp.position().iter().map(|x| x * x).sum::<f64>();
-            }
-            acc / (per * N) as f64
-        })
-        .collect();
-    let mean = means.iter().sum::<f64>() / BATCHES as f64;
-    let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (BATCHES - 1) as f64;
-    (mean - 1.0, (var / BATCHES as f64).sqrt())
+    let (mean, se) = mean_square_batches(&mut smp, &mut model, &mut rng, STEPS, BATCHES);
+    (mean - 1.0, se)
 }
 
 /// The weak order of the general splitting scheme (A–O–B–O–A, `splitting_step_general`): the
@@ -493,23 +507,7 @@ fn theta_term_second_moment(b_hat: f64, integrator: Integrator, seed: u64) -> (f
     )
     .unwrap();
     smp.resample_momentum(&mut rng);
-    for _ in 0..STEPS / 10 {
-        smp.step(&mut model, &mut rng).unwrap();
-    }
-    let per = STEPS / BATCHES;
-    let means: Vec<f64> = (0..BATCHES)
-        .map(|_| {
-            let mut acc = 0.0;
-            for _ in 0..per {
-                smp.step(&mut model, &mut rng).unwrap();
-                acc += smp.position().iter().map(|x| x * x).sum::<f64>();
-            }
-            acc / (per * N) as f64
-        })
-        .collect();
-    let mean = means.iter().sum::<f64>() / BATCHES as f64;
-    let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (BATCHES - 1) as f64;
-    (mean, (var / BATCHES as f64).sqrt())
+    mean_square_batches(&mut smp, &mut model, &mut rng, STEPS, BATCHES)
 }
 
 /// The first-order term on θ uses the same noisy gradient as p's update, and 001 eq. 13 counts

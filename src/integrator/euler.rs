@@ -128,6 +128,8 @@ where
     // inject the rest (SgmgtParams::with_noise_estimate).
     let sd_theta = (T::TWO * pieces.sigma_theta * pieces.theta_noise_fraction * h).sqrt();
     let sd_xi = (T::TWO * pieces.sigma_xi * h).sqrt();
+    // θ moves with v ∇K(p), v = 1 − 2σ_θ B̂ (SgmgtParams::with_noise_estimate).
+    let drift_h = pieces.velocity_scale * h;
     let (kin, pot) = (&pieces.kinetic, &pieces.potential);
     let mut virial = T::ZERO;
     let coords = phase
@@ -142,7 +144,7 @@ where
         let friction = pieces.sigma_p + pieces.gamma * fx;
         let p1 = *p - friction * kin.gradient(i, *p) * h - g * h + sd_p * z;
         let (k1, c1) = kin.gradient_and_curvature(i, p1);
-        let mut t1 = *t + k1 * pieces.velocity_scale * h;
+        let mut t1 = *t + k1 * drift_h;
         if pieces.sigma_theta > T::ZERO {
             t1 += -pieces.sigma_theta * g * h + sd_theta * T::standard_normal(rng);
         }

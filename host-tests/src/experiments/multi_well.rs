@@ -681,15 +681,15 @@ impl NormalSpeeds {
                     })
                     .collect()
             });
-        let m = velocities.len().max(1) as f64;
+        if velocities.is_empty() {
+            return (f64::NAN, f64::NAN);
+        }
+        let m = velocities.len() as f64;
         let (mut s1, mut s2) = (0.0, 0.0);
         for v in velocities.iter() {
             let x = (n[0] * v[0] + n[1] * v[1]).abs();
             s1 += x;
             s2 += x * x;
-        }
-        if velocities.is_empty() {
-            return (f64::NAN, f64::NAN);
         }
         let mean = s1 / m;
         (mean, ((s2 / m - mean * mean).max(0.0) / m).sqrt())

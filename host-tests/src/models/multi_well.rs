@@ -59,9 +59,6 @@ pub enum GradientNoise {
 }
 
 impl GradientNoise {
-    /// Both, the default first.
-    pub const ALL: [GradientNoise; 2] = [GradientNoise::PerStep, GradientNoise::PerEvaluation];
-
     /// Standard deviation of the noise added to each gradient coordinate at step `h`.
     pub fn sd(&self, h: f64, b: f64) -> f64 {
         match self {
