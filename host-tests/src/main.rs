@@ -123,6 +123,10 @@ struct BlrArgs {
     /// re-splits of each data set (how much the split alone moves the AUROC).
     #[arg(long)]
     splits: Option<usize>,
+    /// Instead of Table 1: median ESS against the minibatch size (16, 64, 256, all rows) for
+    /// SGNHT and SGMGT-D, each minibatch with its own validation search.
+    #[arg(long)]
+    batch_sweep: bool,
 }
 
 #[derive(Args)]
@@ -282,6 +286,20 @@ fn main() -> ExitCode {
             let r = if let Some(n) = a.splits {
                 experiments::blr::run_split_spread(&o, n).map(|t| {
                     format!("BLR: held-out AUROC of the posterior mode on our split and on {n} random re-splits with the same held-out fraction (seeds {}…)\n{t}", o.seed + 1)
+                })
+            } else if a.batch_sweep {
+                experiments::blr::batch_sweep(&o).map(|rows| {
+                    let (iterations, burn_in) = if o.quick {
+                        (experiments::blr::QUICK_ITERATIONS, experiments::blr::QUICK_BURN_IN)
+                    } else {
+                        (experiments::blr::ITERATIONS, experiments::blr::BURN_IN)
+                    };
+                    format!(
+                        "BLR: median ESS against the minibatch size n, {iterations} iterations, {burn_in} burn-in, {} run(s) per row; settings from a validation search at each n ({} run(s) per setting)\n{}",
+                        o.chains,
+                        o.chains.min(experiments::blr::SWEEP_SEARCH_RUNS),
+                        experiments::blr::sweep_table(&rows, iterations - burn_in)
+                    )
                 })
             } else if a.tune {
                 experiments::blr::tune(&o).map(|t| {

@@ -38,6 +38,10 @@
 //! diffusions σ_θ, σ_ξ > 0. The paper's hyperparameters are in its supplement, which we do not
 //! have: step sizes and the rest per data set and method are in [`settings`], chosen by the
 //! validation search of [`tune`] (`blr --tune`), which never sees the held-out split.
+//!
+//! [`batch_sweep`] (`blr --batch-sweep`, not in the paper) reruns the ESS methods with larger
+//! minibatches up to the full training split, each with its own validation search, to measure
+//! how much of the ESS gap to Table 1 the minibatch accounts for.
 
 use super::common::{ExperimentError, RunOptions, drive, sig};
 use crate::diagnostics::{auroc, ess_first_dip, ess_unsplit, quantile};
@@ -354,6 +358,8 @@ struct Protocol {
     iterations: usize,
     burn_in: usize,
     trace_weight: usize,
+    /// Minibatch rows per gradient ([`BATCH`] but in [`batch_sweep`]; clamped to the data).
+    batch: usize,
 }
 
 /// A posterior to sample, the rows to predict and the Laplace reference.
@@ -380,6 +386,11 @@ impl Problem {
     /// absorbs it (`SgmgtParams::with_noise_estimate`); σ_θ × this value is the excess
     /// temperature of that channel when B̂ = 0, and 2σ_θB̂ < 1 bounds the σ_θ a correction allows.
     pub fn median_gradient_noise(&self, h: f64) -> f64 {
+        self.median_gradient_noise_at(h, BATCH)
+    }
+
+    /// [`Problem::median_gradient_noise`] for minibatches of `batch` rows (0 for every row).
+    pub fn median_gradient_noise_at(&self, h: f64, batch: usize) -> f64 {
         let x = &self.model.data;
         let (n_rows, d) = (x.len(), x.d);
         let w = &self.laplace.mode;
@@ -396,7 +407,7 @@ impl Problem {
             }
         }
         let nf = n_rows as f64;
-        let batch = BATCH as f64;
+        let batch = batch.min(n_rows) as f64;
         let b: Vec<f64> = (0..d)
             .map(|j| {
                 let mean = sum[j] / nf;
@@ -526,7 +537,9 @@ fn run_sgnht(
     let mut theta = random_start(&mut rng, d);
     let mut p = random_start(&mut rng, d);
     let (mut g, mut scratch) = (vec![0.0; d], vec![0.0; d]);
-    let mut grad = problem.model.stochastic_gradient(BATCH, seed ^ 0x5eed_ba7c);
+    let mut grad = problem
+        .model
+        .stochastic_gradient(protocol.batch, seed ^ 0x5eed_ba7c);
     let params = SgnhtParams::new(s.h, s.sigma_p).expect("settings are valid");
     let mut sampler = Sgnht::new(
         params,
@@ -552,7 +565,9 @@ fn run_sgmgt<K: Kinetic<f64>>(
     let mut theta = random_start(&mut rng, d);
     let (mut p, mut xi) = (vec![0.0; d], vec![0.0; d]);
     let (mut g, mut scratch) = (vec![0.0; d], vec![0.0; d]);
-    let mut grad = problem.model.stochastic_gradient(BATCH, seed ^ 0x5eed_ba7c);
+    let mut grad = problem
+        .model
+        .stochastic_gradient(protocol.batch, seed ^ 0x5eed_ba7c);
     let params = SgmgtParams::new(s.h)
         .and_then(|p| p.with_sigma_p(s.sigma_p))
         .and_then(|p| p.with_gamma(1.0))
@@ -608,11 +623,7 @@ fn data_sets(opts: &RunOptions) -> Vec<DataSet> {
 /// trace in the first run of each method) into `opts.out`.
 pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
     opts.prepare()?;
-    let (iterations, burn_in) = if opts.quick {
-        (QUICK_ITERATIONS, QUICK_BURN_IN)
-    } else {
-        (ITERATIONS, BURN_IN)
-    };
+    let (iterations, burn_in) = protocol_length(opts);
     let problems: Vec<Problem> = data_sets(opts)
         .into_iter()
         .map(Problem::load)
@@ -633,6 +644,7 @@ pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
                 iterations,
                 burn_in,
                 trace_weight: trace_weight(problem.data).0,
+                batch: BATCH,
             };
             let config = DataSet::ALL
                 .iter()
@@ -1149,70 +1161,23 @@ pub fn tune_grid(data: DataSet, method: Method) -> Vec<Vec<Settings>> {
 /// setting [`choose`] picks is marked).
 pub fn tune(opts: &RunOptions) -> Result<Table, ExperimentError> {
     opts.prepare()?;
-    let (iterations, burn_in) = if opts.quick {
-        (QUICK_ITERATIONS, QUICK_BURN_IN)
-    } else {
-        (ITERATIONS, BURN_IN)
-    };
     let problems: Vec<Problem> = data_sets(opts)
         .into_iter()
         .map(|ds| Problem::load(ds)?.validation())
         .collect::<Result<_, _>>()?;
-    // (problem, method, family, settings); every cell runs opts.chains times.
     let mut cells = Vec::new();
     for (k, problem) in problems.iter().enumerate() {
-        for m in Method::ALL {
-            for (f, fam) in tune_grid(problem.data, m).into_iter().enumerate() {
-                for s in fam {
-                    cells.push((k, m, f, s));
-                }
-            }
+        for method in Method::ALL {
+            push_grid(
+                &mut cells,
+                k,
+                method,
+                BATCH,
+                tune_grid(problem.data, method),
+            );
         }
     }
-    let tasks: Vec<(usize, usize)> = (0..cells.len())
-        .flat_map(|i| (0..opts.chains).map(move |c| (i, c)))
-        .collect();
-    let pb = opts.progress_bar((tasks.len() * iterations) as u64, "blr --tune");
-    let outs: Vec<Option<RunOut>> = tasks
-        .par_iter()
-        .map(|&(i, c)| {
-            let (k, m, _, s) = cells[i];
-            let protocol = Protocol {
-                iterations,
-                burn_in,
-                trace_weight: 0,
-            };
-            run_chain(
-                &problems[k],
-                m,
-                s,
-                protocol,
-                opts.chain_seed(1000 + i, c),
-                &pb,
-            )
-            .ok()
-        })
-        .collect();
-    pb.finish_and_clear();
-    let results: Vec<TuneCell> = outs
-        .chunks(opts.chains)
-        .zip(&cells)
-        .map(|(chunk, &(_, _, family, _))| {
-            let ok: Vec<&RunOut> = chunk.iter().flatten().collect();
-            let avg =
-                |f: fn(&RunOut) -> f64| mean_sd(&ok.iter().map(|r| f(r)).collect::<Vec<_>>()).0;
-            TuneCell {
-                family,
-                diverged: chunk.len() - ok.len(),
-                means: (!ok.is_empty()).then(|| TuneMeans {
-                    auroc: avg(|r| r.auroc),
-                    ess: avg(|r| r.median_ess),
-                    sd_ratio: avg(|r| r.sd_ratio),
-                    temperature: avg(|r| r.temperature),
-                }),
-            }
-        })
-        .collect();
+    let results = search(&problems, &cells, opts, 1000, "blr --tune");
     let mut t = Table::new([
         "data",
         "method",
@@ -1224,36 +1189,421 @@ pub fn tune(opts: &RunOptions) -> Result<Table, ExperimentError> {
         "temp.",
         "chosen",
     ]);
-    let mut start = 0;
-    while start < cells.len() {
-        let (k, m) = (cells[start].0, cells[start].1);
-        let end = (start..cells.len())
-            .find(|&i| (cells[i].0, cells[i].1) != (k, m))
-            .unwrap_or(cells.len());
-        let chosen = choose(&results[start..end]);
-        for i in start..end {
+    for (range, chosen) in search_groups(&cells, &results) {
+        for i in range.clone() {
             let f = |x: Option<f64>| x.map_or("–".to_string(), |v| sig(v, 4));
             let means = results[i].means;
+            let c = cells[i];
             t.row([
-                problems[k].data.letter().to_string(),
-                m.label().to_string(),
-                cells[i].3.describe(m),
+                problems[c.problem].data.letter().to_string(),
+                c.method.label().to_string(),
+                c.settings.describe(c.method),
                 format!("{}/{}", results[i].diverged, opts.chains),
                 f(means.map(|x| x.auroc)),
                 f(means.map(|x| x.ess)),
                 f(means.map(|x| x.sd_ratio)),
                 f(means.map(|x| x.temperature)),
-                if chosen == Some(i - start) {
+                if chosen == Some(i) {
                     "←".into()
                 } else {
                     String::new()
                 },
             ]);
         }
-        start = end;
     }
     t.write_csv(&opts.out.join("blr-tune.csv"))?;
     Ok(t)
+}
+
+/// Iterations and burn-in of a run: the paper's, or the quick ones.
+fn protocol_length(opts: &RunOptions) -> (usize, usize) {
+    if opts.quick {
+        (QUICK_ITERATIONS, QUICK_BURN_IN)
+    } else {
+        (ITERATIONS, BURN_IN)
+    }
+}
+
+/// One setting of a validation search: which problem, method, family, settings and minibatch.
+#[derive(Clone, Copy, Debug)]
+struct SearchCell {
+    problem: usize,
+    method: Method,
+    family: usize,
+    settings: Settings,
+    /// Minibatch rows; 0 for every row of the problem.
+    batch: usize,
+}
+
+/// Appends every setting of `grid` (families in order) as cells of one problem, method and
+/// minibatch.
+fn push_grid(
+    cells: &mut Vec<SearchCell>,
+    problem: usize,
+    method: Method,
+    batch: usize,
+    grid: Vec<Vec<Settings>>,
+) {
+    for (family, fam) in grid.into_iter().enumerate() {
+        for settings in fam {
+            cells.push(SearchCell {
+                problem,
+                method,
+                family,
+                settings,
+                batch,
+            });
+        }
+    }
+}
+
+/// Rows per minibatch of `batch` (0 for all) on `problem`.
+fn batch_rows(problem: &Problem, batch: usize) -> usize {
+    if batch == 0 {
+        problem.model.len()
+    } else {
+        batch.min(problem.model.len())
+    }
+}
+
+/// Runs every cell `opts.chains` times on `problems` (validation splits) with the protocol's
+/// length; configuration seeds start at `seed_base`. One [`TuneCell`] per cell.
+fn search(
+    problems: &[Problem],
+    cells: &[SearchCell],
+    opts: &RunOptions,
+    seed_base: usize,
+    label: &'static str,
+) -> Vec<TuneCell> {
+    let (iterations, burn_in) = protocol_length(opts);
+    let tasks: Vec<(usize, usize)> = (0..cells.len())
+        .flat_map(|i| (0..opts.chains).map(move |c| (i, c)))
+        .collect();
+    let pb = opts.progress_bar((tasks.len() * iterations) as u64, label);
+    let outs: Vec<Option<RunOut>> = tasks
+        .par_iter()
+        .map(|&(i, c)| {
+            let cell = cells[i];
+            let protocol = Protocol {
+                iterations,
+                burn_in,
+                trace_weight: 0,
+                batch: batch_rows(&problems[cell.problem], cell.batch),
+            };
+            run_chain(
+                &problems[cell.problem],
+                cell.method,
+                cell.settings,
+                protocol,
+                opts.chain_seed(seed_base + i, c),
+                &pb,
+            )
+            .ok()
+        })
+        .collect();
+    pb.finish_and_clear();
+    outs.chunks(opts.chains)
+        .zip(cells)
+        .map(|(chunk, cell)| {
+            let ok: Vec<&RunOut> = chunk.iter().flatten().collect();
+            let avg =
+                |f: fn(&RunOut) -> f64| mean_sd(&ok.iter().map(|r| f(r)).collect::<Vec<_>>()).0;
+            TuneCell {
+                family: cell.family,
+                diverged: chunk.len() - ok.len(),
+                means: (!ok.is_empty()).then(|| TuneMeans {
+                    auroc: avg(|r| r.auroc),
+                    ess: avg(|r| r.median_ess),
+                    sd_ratio: avg(|r| r.sd_ratio),
+                    temperature: avg(|r| r.temperature),
+                }),
+            }
+        })
+        .collect()
+}
+
+/// The runs of consecutive cells with one (problem, method, minibatch), each with the index
+/// [`choose`] picks among them (an index into `cells`).
+fn search_groups(
+    cells: &[SearchCell],
+    results: &[TuneCell],
+) -> Vec<(std::ops::Range<usize>, Option<usize>)> {
+    let key = |c: &SearchCell| (c.problem, c.method, c.batch);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < cells.len() {
+        let end = (start..cells.len())
+            .find(|&i| key(&cells[i]) != key(&cells[start]))
+            .unwrap_or(cells.len());
+        let chosen = choose(&results[start..end]).map(|i| start + i);
+        out.push((start..end, chosen));
+        start = end;
+    }
+    out
+}
+
+/// Minibatch sizes of [`batch_sweep`]: the paper's 16, two larger, and every training row
+/// (written 0 here).
+pub const SWEEP_BATCHES: [usize; 4] = [16, 64, 256, 0];
+
+/// The step sizes [`batch_sweep`] tries: [`TUNE_STEPS`] and larger ones, which less gradient
+/// noise may allow.
+pub const SWEEP_STEPS: [f64; 14] = [
+    0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.5,
+];
+
+/// Runs per setting in [`batch_sweep`]'s validation search (at most; `--runs` if fewer).
+pub const SWEEP_SEARCH_RUNS: usize = 3;
+
+/// The methods whose ESS Table 1 reports.
+pub const SWEEP_METHODS: [Method; 3] = [Method::Sgnht, Method::SgmgtD1, Method::SgmgtD2];
+
+/// The families [`batch_sweep`] searches for a data set and method: the table's [`settings`]
+/// with h over [`SWEEP_STEPS`], and for SGNHT each A of [`TUNE_SIGMA_P`] (its friction must
+/// carry the gradient noise, which the minibatch size changes).
+pub fn sweep_grid(data: DataSet, method: Method) -> Vec<Vec<Settings>> {
+    let base = settings(data, method);
+    let family = |s: Settings| -> Vec<Settings> {
+        SWEEP_STEPS.iter().map(|&h| Settings { h, ..s }).collect()
+    };
+    match method {
+        Method::Sgnht => TUNE_SIGMA_P
+            .iter()
+            .map(|&sigma_p| family(Settings { sigma_p, ..base }))
+            .collect(),
+        _ => vec![family(base)],
+    }
+}
+
+/// One (data set, method, minibatch) of [`batch_sweep`].
+#[derive(Clone, Debug)]
+pub struct SweepRow {
+    /// Minibatch rows (the training rows for a full batch).
+    pub batch: usize,
+    /// Training rows N.
+    pub rows: usize,
+    /// The runs at the setting the validation search chose (no runs if none was stable).
+    pub row: BlrRow,
+}
+
+impl SweepRow {
+    /// Iterations kept per run × n/N, capped at the iterations kept: the ESS of one independent
+    /// draw per N/n iterations.
+    pub fn ess_scale(&self, kept: usize) -> f64 {
+        kept as f64 * (self.batch as f64 / self.rows as f64).min(1.0)
+    }
+}
+
+/// How the median ESS depends on the minibatch size: for each data set (Pima only in quick
+/// mode), each method of [`SWEEP_METHODS`] and each minibatch of [`SWEEP_BATCHES`], the
+/// validation search of [`tune`] (rule [`choose`], grid [`sweep_grid`]) picks the settings,
+/// then `opts.chains` runs of the protocol at that minibatch on the real split give the row.
+/// Only the minibatch (and with it the chosen h, and SGNHT's A) changes between rows.
+/// Writes `blr-batch-sweep.csv` and `blr-batch-sweep-<data>.png`.
+pub fn batch_sweep(opts: &RunOptions) -> Result<Vec<SweepRow>, ExperimentError> {
+    opts.prepare()?;
+    let (iterations, burn_in) = protocol_length(opts);
+    let problems: Vec<Problem> = data_sets(opts)
+        .into_iter()
+        .map(Problem::load)
+        .collect::<Result<_, _>>()?;
+    let validation: Vec<Problem> = problems
+        .iter()
+        .map(Problem::validation)
+        .collect::<Result<_, _>>()?;
+    let mut cells = Vec::new();
+    for (k, problem) in validation.iter().enumerate() {
+        for method in SWEEP_METHODS {
+            // A minibatch as large as the fit split is the full batch, run once as 0.
+            for batch in SWEEP_BATCHES
+                .into_iter()
+                .filter(|&b| b < problem.model.len())
+            {
+                push_grid(
+                    &mut cells,
+                    k,
+                    method,
+                    batch,
+                    sweep_grid(problem.data, method),
+                );
+            }
+        }
+    }
+    let search_opts = RunOptions {
+        chains: opts.chains.min(SWEEP_SEARCH_RUNS),
+        ..opts.clone()
+    };
+    let results = search(
+        &validation,
+        &cells,
+        &search_opts,
+        5000,
+        "blr --batch-sweep (search)",
+    );
+    // The chosen cell of every group; its minibatch in rows of the training split.
+    let chosen: Vec<(usize, Method, usize, Option<Settings>)> = search_groups(&cells, &results)
+        .into_iter()
+        .map(|(range, pick)| {
+            let c = cells[range.start];
+            let batch = batch_rows(&problems[c.problem], c.batch);
+            (c.problem, c.method, batch, pick.map(|i| cells[i].settings))
+        })
+        .collect();
+    let tasks: Vec<(usize, usize)> = (0..chosen.len())
+        .filter(|&g| chosen[g].3.is_some())
+        .flat_map(|g| (0..opts.chains).map(move |c| (g, c)))
+        .collect();
+    let pb = opts.progress_bar((tasks.len() * iterations) as u64, "blr --batch-sweep");
+    let outs: Vec<(usize, Result<RunOut, StepError>)> = tasks
+        .par_iter()
+        .map(|&(g, c)| {
+            let (k, method, batch, s) = chosen[g];
+            let protocol = Protocol {
+                iterations,
+                burn_in,
+                trace_weight: 0,
+                batch,
+            };
+            let s = s.expect("only groups with a choice run");
+            let seed = opts.chain_seed(9000 + g, c);
+            (g, run_chain(&problems[k], method, s, protocol, seed, &pb))
+        })
+        .collect();
+    pb.finish_and_clear();
+    let rows: Vec<SweepRow> = chosen
+        .iter()
+        .enumerate()
+        .map(|(g, &(k, method, batch, s))| {
+            let problem = &problems[k];
+            let settings = s.unwrap_or_else(|| settings(problem.data, method));
+            let mut row = BlrRow {
+                data: problem.data,
+                method,
+                settings,
+                runs: Vec::new(),
+                diverged: Vec::new(),
+                theta_noise_excess: settings.sigma_theta
+                    * problem.median_gradient_noise_at(settings.h, batch),
+            };
+            for (_, r) in outs.iter().filter(|(i, _)| *i == g) {
+                match r {
+                    Ok(run) => row.runs.push(run.clone()),
+                    Err(e) => row.diverged.push(*e),
+                }
+            }
+            SweepRow {
+                batch,
+                rows: problem.model.len(),
+                row,
+            }
+        })
+        .collect();
+    sweep_table(&rows, iterations - burn_in).write_csv(&opts.out.join("blr-batch-sweep.csv"))?;
+    sweep_plot(opts, &rows, iterations - burn_in)?;
+    Ok(rows)
+}
+
+/// The table of [`batch_sweep`]: per data set, method and minibatch, the chosen settings, the
+/// median ESS (mean ± sd over the runs) beside kept × n/N and Table 1's value (at n = 16),
+/// sd/Laplace, the θ channel's excess σ_θB, AUROC and divergences.
+pub fn sweep_table(rows: &[SweepRow], kept: usize) -> Table {
+    let mut t = Table::new([
+        "data (N)",
+        "method",
+        "n",
+        "settings",
+        "median ESS",
+        "kept·n/N",
+        "ESS paper (n = 16)",
+        "sd/Laplace",
+        "σ_θB",
+        "AUROC",
+        "diverged",
+    ]);
+    for r in rows {
+        let row = &r.row;
+        let f = |x: Option<f64>, digits: usize| x.map_or("–".to_string(), |v| sig(v, digits));
+        t.row([
+            format!("{} ({})", row.data.letter(), r.rows),
+            row.method.label().to_string(),
+            if r.batch >= r.rows {
+                format!("{} (all)", r.batch)
+            } else {
+                r.batch.to_string()
+            },
+            if row.runs.is_empty() && row.diverged.is_empty() {
+                "no stable setting".into()
+            } else {
+                row.settings.describe(row.method)
+            },
+            pm(row.median_ess(), 3),
+            sig(r.ess_scale(kept), 3),
+            if r.batch == BATCH {
+                f(paper_ess(row.data, row.method), 4)
+            } else {
+                "–".into()
+            },
+            f(row.sd_ratio(), 3),
+            sig(row.theta_noise_excess, 2),
+            pm(row.auroc(), 3),
+            format!(
+                "{}/{}",
+                row.diverged.len(),
+                row.diverged.len() + row.runs.len()
+            ),
+        ]);
+    }
+    t
+}
+
+/// `blr-batch-sweep-<data>.png`: median ESS against the minibatch size, a curve per method and
+/// the dashed kept·n/N reference, one chart per data set.
+fn sweep_plot(opts: &RunOptions, rows: &[SweepRow], kept: usize) -> Result<(), ExperimentError> {
+    for ds in DataSet::ALL {
+        let of_data: Vec<&SweepRow> = rows.iter().filter(|r| r.row.data == ds).collect();
+        if of_data.is_empty() {
+            continue;
+        }
+        let mut series: Vec<Series> = SWEEP_METHODS
+            .into_iter()
+            .enumerate()
+            .map(|(j, method)| {
+                let pts = of_data
+                    .iter()
+                    .filter(|r| r.row.method == method)
+                    .filter_map(|r| r.row.median_ess().map(|(m, _)| (r.batch as f64, m)))
+                    .collect();
+                Series::new(method.label(), pts, j + 1)
+            })
+            .collect();
+        let mut reference: Vec<(f64, f64)> = of_data
+            .iter()
+            .map(|r| (r.batch as f64, r.ess_scale(kept)))
+            .collect();
+        reference.sort_by(|a, b| a.0.total_cmp(&b.0));
+        reference.dedup();
+        series.push(Series::truth(
+            format!("{kept}·n/N: one draw per N/n iterations"),
+            reference,
+        ));
+        let title = format!(
+            "BLR {} (N = {}): median ESS of {kept} kept draws against the minibatch size",
+            ds.name(),
+            of_data[0].rows
+        );
+        line_chart(
+            &opts.out.join(format!("blr-batch-sweep-{}.png", ds.name())),
+            &Chart {
+                title: &title,
+                x_label: "minibatch size n",
+                y_label: "median ESS",
+                x_scale: Scale::Log,
+                y_scale: Scale::Log,
+            },
+            &series,
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
