@@ -158,6 +158,9 @@ pub enum Buffer {
     MassScratch,
     /// The one buffer of an MCEM workspace ([`crate::adapt::McemWorkspace`]).
     McemWorkspace,
+    /// SGMGT-D's per-coordinate gradient-noise estimates B̂ᵢ
+    /// ([`crate::sampler::Sgmgt::set_noise_estimates`]).
+    NoiseEstimates,
 }
 
 impl Buffer {
@@ -175,6 +178,7 @@ impl Buffer {
             Buffer::SavedMomentum => "saved momentum",
             Buffer::MassScratch => "mass scratch M⁻¹p",
             Buffer::McemWorkspace => "MCEM workspace",
+            Buffer::NoiseEstimates => "noise estimates B̂",
         }
     }
 }

@@ -11,7 +11,7 @@ use rand_pcg::Pcg64;
 use sgmcmc::kinetic::{Gaussian as GaussianKinetic, Kinetic, MonomialGamma};
 use sgmcmc::rng::standard_normal_f64;
 use sgmcmc::sampler::{MSgnht, Sghmc, SghmcParams, Sgmgt, SgmgtParams, SgnhtParams};
-use sgmcmc::{ChainState, Gradient, Integrator, Real, Sampler, Workspace};
+use sgmcmc::{Buffer, ChainState, Gradient, Integrator, LayoutError, Real, Sampler, Workspace};
 
 const DIM: usize = 10;
 const INTEGRATORS: [Integrator; 2] = [Integrator::Euler, Integrator::Splitting];
@@ -375,23 +375,44 @@ fn mean_square_batches<K: Kinetic<f64>, G: Gradient<f64>>(
     batches: usize,
 ) -> (f64, f64) {
     let n = smp.position().len();
+    let all = core::iter::once(0..n).collect::<Vec<_>>();
+    mean_square_batches_by_group(smp, model, rng, steps, batches, &all)[0]
+}
+
+/// [`mean_square_batches`] for each range of coordinates in `groups` separately, from one run.
+fn mean_square_batches_by_group<K: Kinetic<f64>, G: Gradient<f64>>(
+    smp: &mut Sgmgt<'_, f64, K>,
+    model: &mut G,
+    rng: &mut Pcg64,
+    steps: usize,
+    batches: usize,
+    groups: &[core::ops::Range<usize>],
+) -> Vec<(f64, f64)> {
     for _ in 0..steps / 10 {
         smp.step(model, rng).unwrap();
     }
     let per = steps / batches;
-    let means: Vec<f64> = (0..batches)
-        .map(|_| {
-            let mut acc = 0.0;
-            for _ in 0..per {
-                smp.step(model, rng).unwrap();
-                acc += smp.position().iter().map(|x| x * x).sum::<f64>();
+    let mut means = vec![Vec::with_capacity(batches); groups.len()];
+    for _ in 0..batches {
+        let mut acc = vec![0.0; groups.len()];
+        for _ in 0..per {
+            smp.step(model, rng).unwrap();
+            for (a, r) in acc.iter_mut().zip(groups) {
+                *a += smp.position()[r.clone()].iter().map(|x| x * x).sum::<f64>();
             }
-            acc / (per * n) as f64
+        }
+        for ((m, a), r) in means.iter_mut().zip(acc).zip(groups) {
+            m.push(a / (per * r.len()) as f64);
+        }
+    }
+    means
+        .iter()
+        .map(|m| {
+            let mean = m.iter().sum::<f64>() / batches as f64;
+            let var = m.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (batches - 1) as f64;
+            (mean, (var / batches as f64).sqrt())
         })
-        .collect();
-    let mean = means.iter().sum::<f64>() / batches as f64;
-    let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (batches - 1) as f64;
-    (mean, (var / batches as f64).sqrt())
+        .collect()
 }
 
 /// Bias of E[θ²] (target N(0, 1), exact gradients, resampling off) and its batch-means standard
@@ -558,4 +579,206 @@ fn theta_term_noise_estimate_removes_the_excess_temperature() {
             .and_then(|q| q.with_sigma_theta(0.5))
             .is_err()
     );
+}
+
+/// Gradient noise per coordinate in the per-coordinate test: B = 0.25 on the first half, 1.5 on
+/// the second (2σ_θB = 0.75 < 1 at σ_θ = 0.25), SGHMC's units.
+fn heterogeneous_noise(i: usize, n: usize) -> f64 {
+    if i < n / 2 { 0.25 } else { 1.5 }
+}
+
+/// E[θ²] on each half of 256 N(0, 1) coordinates whose gradient noise differs by half
+/// ([`heterogeneous_noise`]), with per-coordinate estimates B̂ᵢ (`per_coordinate`) or one scalar
+/// B̂ = the mean B = 0.875; otherwise the setting of [`theta_term_second_moment`].
+fn theta_term_second_moment_by_half(
+    per_coordinate: bool,
+    integrator: Integrator,
+    seed: u64,
+) -> [(f64, f64); 2] {
+    const N: usize = 256;
+    const STEPS: usize = 60_000;
+    const BATCHES: usize = 20;
+    const H: f64 = 0.01;
+    let noise: Vec<f64> = (0..N).map(|i| heterogeneous_noise(i, N)).collect();
+    let scalar = noise.iter().sum::<f64>() / N as f64;
+    let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(N);
+    let params = SgmgtParams::new(H)
+        .and_then(|q| q.with_sigma_theta(SIGMA_THETA_NOISY))
+        .and_then(|q| q.with_noise_estimate(if per_coordinate { 0.0 } else { scalar }))
+        .unwrap()
+        .with_resampling(100, 0)
+        .with_integrator(integrator);
+    let mut rng = Pcg64::new(seed as u128, 0x5eed);
+    let mut noise_rng = Pcg64::new(seed as u128 ^ 0xdead_beef, 0x0150);
+    let noise_sd: Vec<f64> = noise.iter().map(|b| (2.0 * b / H).sqrt()).collect();
+    let mut model = |t: &[f64], grad: &mut [f64]| {
+        for ((gi, ti), sd) in grad.iter_mut().zip(t).zip(&noise_sd) {
+            *gi = ti + sd * standard_normal_f64(&mut noise_rng);
+        }
+    };
+    let mut smp = Sgmgt::new(
+        params,
+        MonomialGamma::softened(1.0, 5.0).unwrap(),
+        &mut theta,
+        &mut p,
+        &mut xi,
+        Workspace::new(&mut g, &mut s),
+    )
+    .unwrap();
+    if per_coordinate {
+        smp.set_noise_estimates(&noise).unwrap();
+    }
+    smp.resample_momentum(&mut rng);
+    let r = mean_square_batches_by_group(
+        &mut smp,
+        &mut model,
+        &mut rng,
+        STEPS,
+        BATCHES,
+        &[0..N / 2, N / 2..N],
+    );
+    [r[0], r[1]]
+}
+
+/// Per-coordinate noise estimates (`Sgmgt::set_noise_estimates`): when the gradient noise
+/// differs between coordinates (B = 0.25 and 1.5 here), B̂ᵢ = Bᵢ brings both halves to
+/// E[θ²] = 1 within 5 batch-means SEs plus the θ term's discretisation bias σ_θh/2 = 0.00125,
+/// under both integrators; one scalar B̂ (the mean B, 0.875) leaves the quiet half cold and the
+/// noisy half hot by σ_θ(Bᵢ − B̂) = ∓0.16 to first order — asserted as more than 10 SEs off
+/// in the predicted direction. With B̂ᵢ all equal the chain is bit for bit the scalar one.
+#[test]
+fn per_coordinate_noise_estimates_match_each_coordinate() {
+    type HalfMoments = [(f64, f64); 2];
+    let runs: Vec<(bool, Integrator, HalfMoments)> = std::thread::scope(|scope| {
+        let jobs = [
+            (true, Integrator::Splitting, 81),
+            (true, Integrator::Euler, 82),
+            (false, Integrator::Splitting, 83),
+        ]
+        .map(|(per, integrator, seed)| {
+            scope.spawn(move || {
+                (
+                    per,
+                    integrator,
+                    theta_term_second_moment_by_half(per, integrator, seed),
+                )
+            })
+        });
+        jobs.map(|j| j.join().unwrap()).into_iter().collect()
+    });
+    for (per, integrator, [(quiet, se_q), (noisy, se_n)]) in runs {
+        eprintln!(
+            "{integrator:?}, per-coordinate {per}: E[θ²] = {quiet:.4} ± {se_q:.4} (B = 0.25), {noisy:.4} ± {se_n:.4} (B = 1.5)"
+        );
+        if per {
+            for (m, se) in [(quiet, se_q), (noisy, se_n)] {
+                assert!(
+                    (m - 1.0).abs() < 5.0 * se + 0.00125,
+                    "{integrator:?}: {m} ± {se}"
+                );
+            }
+        } else {
+            assert!(
+                quiet < 1.0 - 10.0 * se_q,
+                "scalar B̂, quiet half: {quiet} ± {se_q}"
+            );
+            assert!(
+                noisy > 1.0 + 10.0 * se_n,
+                "scalar B̂, noisy half: {noisy} ± {se_n}"
+            );
+        }
+    }
+    // Equal B̂ᵢ = the scalar B̂: the same chain, bit for bit, under both integrators.
+    for integrator in INTEGRATORS {
+        let run = |per_coordinate: bool| -> Vec<f64> {
+            let n = 8;
+            let b = [0.5; 8];
+            let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(n);
+            theta
+                .iter_mut()
+                .enumerate()
+                .for_each(|(i, t)| *t = i as f64 * 0.1);
+            let params = SgmgtParams::sgmgt_d(0.05, 0.25, 0.1)
+                .and_then(|q| q.with_noise_estimate(if per_coordinate { 0.0 } else { 0.5 }))
+                .unwrap()
+                .with_integrator(integrator);
+            let mut smp = Sgmgt::new(
+                params,
+                MonomialGamma::softened(2.0, 5.0).unwrap(),
+                &mut theta,
+                &mut p,
+                &mut xi,
+                Workspace::new(&mut g, &mut s),
+            )
+            .unwrap();
+            if per_coordinate {
+                smp.set_noise_estimates(&b).unwrap();
+            }
+            let mut rng = Pcg64::new(5, 6);
+            smp.resample_momentum(&mut rng);
+            let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
+            for _ in 0..300 {
+                smp.step(&mut model, &mut rng).unwrap();
+            }
+            smp.position().to_vec()
+        };
+        assert_eq!(run(true), run(false), "{integrator:?}");
+    }
+}
+
+/// `Sgmgt::set_noise_estimates` refuses a slice of the wrong length and, at the first bad
+/// coordinate, a negative, non-finite or too large (2σ_θB̂ᵢ ≥ 1) estimate.
+#[test]
+fn per_coordinate_noise_estimates_are_validated() {
+    let n = 4;
+    let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(n);
+    let params = SgmgtParams::sgmgt_d(0.01, 0.25, 0.1).unwrap();
+    let mut smp = Sgmgt::new(
+        params,
+        MonomialGamma::softened(1.0, 5.0).unwrap(),
+        &mut theta,
+        &mut p,
+        &mut xi,
+        Workspace::new(&mut g, &mut s),
+    )
+    .unwrap();
+    let good = [0.1, 0.2, 0.3, 0.4];
+    smp.set_noise_estimates(&good).unwrap();
+    let cases: [(&[f64], LayoutError); 4] = [
+        (
+            &[0.1; 3],
+            LayoutError::LengthMismatch {
+                buffer: Buffer::NoiseEstimates,
+                expected: 4,
+                found: 3,
+            },
+        ),
+        (
+            &[0.1, -0.1, 0.1, 0.1],
+            LayoutError::InvalidValue {
+                buffer: Buffer::NoiseEstimates,
+                index: 1,
+            },
+        ),
+        (
+            &[0.1, 0.1, f64::NAN, 0.1],
+            LayoutError::InvalidValue {
+                buffer: Buffer::NoiseEstimates,
+                index: 2,
+            },
+        ),
+        // 2 · 0.25 · 2 = 1: θ's velocity factor would vanish.
+        (
+            &[0.1, 0.1, 0.1, 2.0],
+            LayoutError::InvalidValue {
+                buffer: Buffer::NoiseEstimates,
+                index: 3,
+            },
+        ),
+    ];
+    for (b, expected) in cases {
+        assert_eq!(smp.set_noise_estimates(b), Err(expected));
+        // A refused slice leaves the estimates the sampler had.
+        assert_eq!(smp.noise_estimates(), Some(&good[..]));
+    }
 }

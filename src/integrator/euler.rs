@@ -15,7 +15,9 @@
 //! gradient is evaluated before anything changes, so a non-finite gradient leaves the state as it
 //! was.
 
-use super::pieces::{Friction, GeneralPieces, Phase, check_state, checked_gradient};
+use super::pieces::{
+    Friction, GeneralPieces, Phase, check_state, checked_gradient, theta_noise_factors,
+};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::kinetic::Kinetic;
@@ -105,11 +107,14 @@ fn fused<T: Real>(phase: &mut Phase<'_, T>, xi: Lanes<'_, T>, h: T, noise_sd: T)
 /// With Gaussian K (M = I), σ_θ = σ_ξ = 0 and γ = 1 this is the mSGNHT Euler step above with
 /// D = σ_p and ξ shifted by σ_p. The normals ζ_p fill the scratch buffer first (in the same
 /// order as the Gaussian scheme), then ζ_θ and ζ_ξ are drawn per coordinate when σ_θ, σ_ξ > 0.
+/// `noise_estimates`, when given, holds a B̂ᵢ per coordinate that replaces the pieces' scalar
+/// one in θ's velocity and injected noise (`Sgmgt::set_noise_estimates`).
 /// Returns Σᵢ pᵢ ∂K/∂pᵢ after the step (n times the generalized kinetic temperature).
 pub(crate) fn euler_step_general<T, K, F, G, R>(
     phase: &mut Phase<'_, T>,
     xi: &mut [T],
     pieces: &GeneralPieces<K, F, T>,
+    noise_estimates: Option<&[T]>,
     h: T,
     model: &mut G,
     rng: &mut R,
@@ -144,6 +149,15 @@ where
         let friction = pieces.sigma_p + pieces.gamma * fx;
         let p1 = *p - friction * kin.gradient(i, *p) * h - g * h + sd_p * z;
         let (k1, c1) = kin.gradient_and_curvature(i, p1);
+        let (drift_h, sd_theta) = match noise_estimates {
+            None => (drift_h, sd_theta),
+            Some(b) => {
+                // (b's length is checked in Sgmgt::set_noise_estimates.)
+                let b_i = b.get(i).copied().unwrap_or(T::ZERO);
+                let (v, share) = theta_noise_factors(pieces.sigma_theta, b_i);
+                (v * h, (T::TWO * pieces.sigma_theta * share * h).sqrt())
+            }
+        };
         let mut t1 = *t + k1 * drift_h;
         if pieces.sigma_theta > T::ZERO {
             t1 += -pieces.sigma_theta * g * h + sd_theta * T::standard_normal(rng);

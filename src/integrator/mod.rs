@@ -25,7 +25,7 @@ pub use mass_sde::ThermostatRule;
 pub(crate) use mass_sde::{MassFriction, mass_euler_step, mass_splitting_step};
 pub(crate) use pieces::{
     Friction, GeneralPieces, Phase, check_finite, check_len, check_mass, check_state,
-    checked_gradient,
+    checked_gradient, theta_noise_factors,
 };
 pub use pieces::{Integrator, Workspace};
 pub(crate) use splitting::{splitting_step, splitting_step_general};

@@ -185,6 +185,15 @@ pub(crate) struct GeneralPieces<K, F, T> {
     pub sigma_xi: T,
 }
 
+/// For a gradient-noise estimate B̂ of the θ term: (1 − 2σ_θB̂, 1 − σ_θB̂), θ's velocity factor
+/// and the injected share of its diffusion (derived in `SgmgtParams::with_noise_estimate`).
+pub(crate) fn theta_noise_factors<T: Real>(sigma_theta: T, noise_estimate: T) -> (T, T) {
+    (
+        T::ONE - T::TWO * sigma_theta * noise_estimate,
+        T::ONE - sigma_theta * noise_estimate,
+    )
+}
+
 impl<'a, T: Real> Phase<'a, T> {
     /// [`Phase::new`] plus [`check_mass`], for the `with_mass` constructors of the SDE samplers
     /// (SGHMC, SGNHT): returns the phase and the workspace's M⁻¹p buffer.

@@ -31,7 +31,9 @@
 //! rejected step leaves θ, p and ξ bit-for-bit unchanged. The final position is then
 //! θ + (p_old + p_new) h/2, which equals θ_{1/2} + p_new h/2. One gradient evaluation per step.
 
-use super::pieces::{Friction, GeneralPieces, Phase, check_state, checked_gradient};
+use super::pieces::{
+    Friction, GeneralPieces, Phase, check_state, checked_gradient, theta_noise_factors,
+};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::kinetic::Kinetic;
@@ -178,11 +180,14 @@ fn fused<T: Real, const PER_COORDINATE: bool>(
 /// (`tests/sgmgt.rs` checks both reach the same stationary moments); the A–O–B–O–A order costs one
 /// extra normal per coordinate. One gradient evaluation per step, at θ_{1/2}, which lives in the
 /// scratch buffer until the gradient is known to be finite, so a rejected step changes nothing.
+/// `noise_estimates`, when given, holds a B̂ᵢ per coordinate that replaces the pieces' scalar
+/// one in θ's velocity and injected noise (`Sgmgt::set_noise_estimates`).
 /// Returns Σᵢ pᵢ ∂K/∂pᵢ after the step.
 pub(crate) fn splitting_step_general<T, K, F, G, R>(
     phase: &mut Phase<'_, T>,
     xi: &mut [T],
     pieces: &GeneralPieces<K, F, T>,
+    noise_estimates: Option<&[T]>,
     h: T,
     model: &mut G,
     rng: &mut R,
@@ -198,6 +203,16 @@ where
     // θ moves with v ∇K(p), v = 1 − 2σ_θ B̂ (1 without a noise estimate; see
     // SgmgtParams::with_noise_estimate).
     let drift_h = half_h * pieces.velocity_scale;
+    // Per coordinate (θ's velocity factor × h/2, its injected noise sd) under per-coordinate B̂ᵢ.
+    let theta_terms = |i: usize, drift_h: T, sd_theta: T| match noise_estimates {
+        None => (drift_h, sd_theta),
+        Some(b) => {
+            // (b's length is checked in Sgmgt::set_noise_estimates.)
+            let b_i = b.get(i).copied().unwrap_or(T::ZERO);
+            let (v, share) = theta_noise_factors(pieces.sigma_theta, b_i);
+            (v * half_h, (T::TWO * pieces.sigma_theta * share * h).sqrt())
+        }
+    };
     let (kin, pot) = (&pieces.kinetic, &pieces.potential);
     // A(h/2), position part, into scratch.
     for (i, (s, (&t, &p))) in phase
@@ -206,7 +221,7 @@ where
         .zip(phase.theta.iter().zip(phase.p.iter()))
         .enumerate()
     {
-        *s = t + kin.gradient(i, p) * drift_h;
+        *s = t + kin.gradient(i, p) * theta_terms(i, drift_h, T::ZERO).0;
     }
     checked_gradient(model, phase.scratch, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
@@ -226,6 +241,7 @@ where
         .zip(phase.grad.iter().zip(phase.scratch.iter()))
         .enumerate();
     for (i, (((t, p), x), (&g, &z1))) in coords {
+        let (drift_h, sd_theta) = theta_terms(i, drift_h, sd_theta);
         let p0 = *p;
         // A(h/2): θ and ξ drift with p0.
         let (k0, c0) = kin.gradient_and_curvature(i, p0);

@@ -6,7 +6,7 @@ use crate::error::{Buffer, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::{
     GeneralPieces, Integrator, Phase, Workspace, check_finite, check_len, euler_step_general,
-    splitting_step_general,
+    splitting_step_general, theta_noise_factors,
 };
 use crate::kinetic::{Gaussian, Kinetic};
 use crate::real::Real;
@@ -21,7 +21,7 @@ use rand_core::Rng;
 /// | γ | friction rescaling; γ = 0 freezes ξ | 1 |
 /// | σ_θ | first-order Langevin diffusion on θ | 0 (SGMGT) |
 /// | σ_ξ | first-order Langevin diffusion on ξ | 0 (SGMGT) |
-/// | B̂ | gradient-noise estimate for the θ term, 2σ_θ B̂ < 1 (not in 001) | 0 |
+/// | B̂ | gradient-noise estimate for the θ term, 2σ_θ B̂ < 1 (not in 001; per coordinate: [`Sgmgt::set_noise_estimates`]) | 0 |
 /// | T_p, T_ξ | resample p (ξ) from exp(−K) (exp(−F)) every T steps; 0 = never | 100, 100 (001 §3) |
 /// | integrator | Euler or symmetric splitting | splitting |
 ///
@@ -235,7 +235,11 @@ impl<T: Real> SgmgtParams<T> {
 /// σ_θ = 0.25, E\[θ²\] = 1.365 ± 0.008 (both integrators) — and no thermostat can fix it, as
 /// ξ acts on p alone. [`SgmgtParams::with_noise_estimate`] derives and applies the correction
 /// (θ's injected noise reduced by σ_θB̂, its velocity scaled by 1 − 2σ_θB̂); with B̂ = B the same
-/// runs give 0.998 ± 0.006 and 1.000 ± 0.006. In the multi-well experiment of the harness, where
+/// runs give 0.998 ± 0.006 and 1.000 ± 0.006. When the noise differs between coordinates, as a
+/// minibatch's does, [`Sgmgt::set_noise_estimates`] takes one B̂ᵢ per coordinate (measured: with
+/// B = 0.25 on half the coordinates and 1.5 on the other, per-coordinate estimates give E\[θ²\] =
+/// 1.00 ± 0.01 on both halves, one scalar B̂ = 0.875 gives 0.80 and 1.17). In the multi-well
+/// experiment of the harness, where
 /// B = 1 per step, SGMGT-D as printed runs hot by σ_θB or more: temperatures 1.30–1.34 at
 /// σ_θ = 0.3.
 ///
@@ -298,6 +302,7 @@ pub struct Sgmgt<'a, T, K, F = Gaussian<'static, T>> {
     pieces: GeneralPieces<K, F, T>,
     phase: Phase<'a, T>,
     xi: &'a mut [T],
+    noise_estimates: Option<&'a [T]>,
     steps: u64,
     resampled_coordinates: u64,
     resampling_proposals: u64,
@@ -344,6 +349,8 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
         check_finite(Buffer::Thermostat, thermostat)?;
         kinetic.check_dim(n)?;
         potential.check_dim(n)?;
+        let (velocity_scale, theta_noise_fraction) =
+            theta_noise_factors(params.sigma_theta, params.noise_estimate);
         Ok(Sgmgt {
             params,
             pieces: GeneralPieces {
@@ -352,16 +359,56 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
                 gamma: params.gamma,
                 sigma_p: params.sigma_p,
                 sigma_theta: params.sigma_theta,
-                theta_noise_fraction: T::ONE - params.sigma_theta * params.noise_estimate,
-                velocity_scale: T::ONE - T::TWO * params.sigma_theta * params.noise_estimate,
+                theta_noise_fraction,
+                velocity_scale,
                 sigma_xi: params.sigma_xi,
             },
             phase,
             xi: thermostat,
+            noise_estimates: None,
             steps: 0,
             resampled_coordinates: 0,
             resampling_proposals: 0,
         })
+    }
+
+    /// Per-coordinate gradient-noise estimates B̂ᵢ ≥ 0 for the first-order θ term, in SGHMC's
+    /// units (B̂ᵢ = ½hVᵢ for a stochastic gradient whose i-th coordinate has variance Vᵢ per
+    /// evaluation), one per coordinate; they replace the scalar of
+    /// [`SgmgtParams::with_noise_estimate`], whose derivation holds coordinate by coordinate
+    /// (each coordinate has its own thermostat to absorb its own noise in p): coordinate i's θ
+    /// injects √(2σ_θ h (1 − σ_θB̂ᵢ)) and moves with (1 − 2σ_θB̂ᵢ)∇ᵢK(p). Minibatch noise is
+    /// rarely the same in every coordinate (on the harness's logistic regressions the B of
+    /// different weights spans two orders of magnitude), so one scalar either under-corrects
+    /// the noisy coordinates or, if sized for them, forbids all but a tiny σ_θ.
+    ///
+    /// Errors: [`LayoutError::LengthMismatch`] unless there is one estimate per coordinate;
+    /// [`LayoutError::InvalidValue`] on [`Buffer::NoiseEstimates`] at the first B̂ᵢ that is not
+    /// finite, is negative, or has 2σ_θB̂ᵢ ≥ 1 (θ's velocity factor must stay positive).
+    /// On an error the sampler keeps the estimates it had.
+    pub fn set_noise_estimates(&mut self, noise_estimates: &'a [T]) -> Result<(), LayoutError> {
+        check_len(
+            Buffer::NoiseEstimates,
+            self.phase.theta.len(),
+            noise_estimates.len(),
+        )?;
+        let sigma_theta = self.params.sigma_theta;
+        if let Some(index) = noise_estimates
+            .iter()
+            .position(|&b| !(b.is_finite() && b >= T::ZERO && T::TWO * sigma_theta * b < T::ONE))
+        {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::NoiseEstimates,
+                index,
+            });
+        }
+        self.noise_estimates = Some(noise_estimates);
+        Ok(())
+    }
+
+    /// The per-coordinate noise estimates, if set ([`Sgmgt::set_noise_estimates`]).
+    pub fn noise_estimates(&self) -> Option<&[T]> {
+        self.noise_estimates
     }
 
     /// The thermostats ξ.
@@ -414,10 +461,12 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, G: Gradient<T> + ?Sized> Sampler<T, 
         let h = self.params.h;
         let virial = match self.params.integrator {
             Integrator::Euler => {
-                euler_step_general(&mut self.phase, self.xi, &self.pieces, h, model, rng)?
+                let b = self.noise_estimates;
+                euler_step_general(&mut self.phase, self.xi, &self.pieces, b, h, model, rng)?
             }
             Integrator::Splitting => {
-                splitting_step_general(&mut self.phase, self.xi, &self.pieces, h, model, rng)?
+                let b = self.noise_estimates;
+                splitting_step_general(&mut self.phase, self.xi, &self.pieces, b, h, model, rng)?
             }
         };
         self.steps += 1;

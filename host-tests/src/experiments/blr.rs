@@ -89,6 +89,11 @@ pub enum Method {
     Sgmgt2,
     /// SGMGT-D with a = 2.
     SgmgtD2,
+    /// SGMGT-D with a = 1 and per-coordinate noise estimates B̂ⱼ for its θ term (ours, not in
+    /// the paper; see [`corrected_settings`]).
+    SgmgtD1Corrected,
+    /// SGMGT-D with a = 2 and per-coordinate noise estimates (ours, not in the paper).
+    SgmgtD2Corrected,
 }
 
 impl Method {
@@ -101,7 +106,20 @@ impl Method {
         Method::SgmgtD2,
     ];
 
-    /// The paper's name.
+    /// Table 1's rows and, after them, our SGMGT-D rows with per-coordinate noise estimates:
+    /// what [`run`] reports. ([`tune`] searches [`Method::ALL`] only; the corrected rows take
+    /// their settings from the SGMGT-D rows through [`corrected_settings`].)
+    pub const REPORTED: [Method; 7] = [
+        Method::Sgnht,
+        Method::Sgmgt1,
+        Method::SgmgtD1,
+        Method::Sgmgt2,
+        Method::SgmgtD2,
+        Method::SgmgtD1Corrected,
+        Method::SgmgtD2Corrected,
+    ];
+
+    /// The paper's name (ours with "B̂ⱼ").
     pub fn label(self) -> &'static str {
         match self {
             Method::Sgnht => "SGNHT",
@@ -109,21 +127,37 @@ impl Method {
             Method::SgmgtD1 => "SGMGT-D(a=1)",
             Method::Sgmgt2 => "SGMGT(a=2)",
             Method::SgmgtD2 => "SGMGT-D(a=2)",
+            Method::SgmgtD1Corrected => "SGMGT-D(a=1) B̂ⱼ",
+            Method::SgmgtD2Corrected => "SGMGT-D(a=2) B̂ⱼ",
         }
+    }
+
+    /// The SGMGT-D row whose settings a corrected row starts from (itself for the others).
+    pub fn uncorrected(self) -> Method {
+        match self {
+            Method::SgmgtD1Corrected => Method::SgmgtD1,
+            Method::SgmgtD2Corrected => Method::SgmgtD2,
+            m => m,
+        }
+    }
+
+    /// Does the θ term use per-coordinate noise estimates?
+    pub fn corrected(self) -> bool {
+        self.uncorrected() != self
     }
 
     /// The monomial exponent a (½ for SGNHT's Gaussian kinetics).
     pub fn a(self) -> f64 {
         match self {
             Method::Sgnht => 0.5,
-            Method::Sgmgt1 | Method::SgmgtD1 => 1.0,
-            Method::Sgmgt2 | Method::SgmgtD2 => 2.0,
+            Method::Sgmgt1 | Method::SgmgtD1 | Method::SgmgtD1Corrected => 1.0,
+            Method::Sgmgt2 | Method::SgmgtD2 | Method::SgmgtD2Corrected => 2.0,
         }
     }
 
     /// SGMGT-D (first-order diffusions on θ and ξ)?
     pub fn diffusive(self) -> bool {
-        matches!(self, Method::SgmgtD1 | Method::SgmgtD2)
+        matches!(self.uncorrected(), Method::SgmgtD1 | Method::SgmgtD2)
     }
 }
 
@@ -154,11 +188,19 @@ impl Settings {
                 "h={} σp={} c={} T={}/{}",
                 self.h, self.sigma_p, self.c, self.resample_p, self.resample_xi
             ),
-            Method::SgmgtD1 | Method::SgmgtD2 => format!(
+            Method::SgmgtD1
+            | Method::SgmgtD2
+            | Method::SgmgtD1Corrected
+            | Method::SgmgtD2Corrected => format!(
                 "h={} σp={} σθ={} σξ={} c={} T={}/{}",
                 self.h,
                 self.sigma_p,
-                self.sigma_theta,
+                // A corrected row's σ_θ is computed (corrected_settings), not a grid value.
+                if method.corrected() {
+                    sig(self.sigma_theta, 2)
+                } else {
+                    self.sigma_theta.to_string()
+                },
                 self.sigma_xi,
                 self.c,
                 self.resample_p,
@@ -171,9 +213,14 @@ impl Settings {
 /// The settings used for each data set and method: the cells [`tune`] chose (`blr --tune
 /// --runs 3`, seed 1; its table is `host-tests/results/blr/blr-tune.csv`). γ = 1 and T_p = 100
 /// throughout; SGNHT's σ_p is its A (and ξ₀).
+/// A corrected row has its SGMGT-D row's settings here; [`corrected_settings`] then lowers its
+/// σ_θ where the noise estimates require it.
 pub fn settings(data: DataSet, method: Method) -> Settings {
     use DataSet::{BreastCancer as B, Caravan as C, Pima as P, Ripley as R};
     use Method::{Sgmgt1, Sgmgt2, SgmgtD1, SgmgtD2, Sgnht as Nht};
+    if method.corrected() {
+        return settings(data, method.uncorrected());
+    }
     // (h, σ_p, σ_θ, σ_ξ, c, T_ξ)
     let (h, sigma_p, sigma_theta, sigma_xi, c, resample_xi) = match (data, method) {
         (P, Nht) => (0.01, 10.0, 0.0, 0.0, 1.0, 0),
@@ -196,6 +243,7 @@ pub fn settings(data: DataSet, method: Method) -> Settings {
         (B, SgmgtD1) => (0.1, 1.0, 0.1, 0.1, 5.0, 0),
         (B, Sgmgt2) => (0.1, 1.0, 0.0, 0.0, 5.0, 100),
         (B, SgmgtD2) => (0.1, 1.0, 0.1, 0.1, 5.0, 100),
+        (_, Method::SgmgtD1Corrected | Method::SgmgtD2Corrected) => unreachable!("handled above"),
     };
     Settings {
         h,
@@ -205,6 +253,29 @@ pub fn settings(data: DataSet, method: Method) -> Settings {
         c,
         resample_p: 100,
         resample_xi,
+    }
+}
+
+/// The largest 2σ_θ maxⱼ B̂ⱼ a corrected row allows: θ's velocity factor 1 − 2σ_θB̂ⱼ stays at
+/// least ½ in every coordinate, so the noisiest weights keep half their Hamiltonian transport.
+pub const NOISE_HEADROOM: f64 = 0.5;
+
+/// The settings of `method` on `problem`: [`settings`], and for a corrected row σ_θ lowered to
+/// [`NOISE_HEADROOM`] / (2 maxⱼ B̂ⱼ) where the SGMGT-D row's σ_θ exceeds it, with B̂ⱼ the
+/// per-weight minibatch noise at the posterior mode ([`Problem::gradient_noise`]) — a valid
+/// correction needs 2σ_θB̂ⱼ < 1 in every coordinate (`Sgmgt::set_noise_estimates`).
+pub fn corrected_settings(problem: &Problem, method: Method) -> Settings {
+    let s = settings(problem.data, method);
+    if !method.corrected() {
+        return s;
+    }
+    let b_max = problem
+        .gradient_noise(s.h, BATCH)
+        .into_iter()
+        .fold(0.0, f64::max);
+    Settings {
+        sigma_theta: s.sigma_theta.min(NOISE_HEADROOM / (2.0 * b_max)),
+        ..s
     }
 }
 
@@ -222,6 +293,7 @@ pub fn paper_auroc(data: DataSet, method: Method) -> Option<f64> {
         Method::SgmgtD1 => [0.93, 0.98, 0.73],
         Method::Sgmgt2 => [0.88, 0.86, 0.62],
         Method::SgmgtD2 => [0.90, 0.97, 0.69],
+        Method::SgmgtD1Corrected | Method::SgmgtD2Corrected => return None,
     };
     Some(row[col])
 }
@@ -391,6 +463,14 @@ impl Problem {
 
     /// [`Problem::median_gradient_noise`] for minibatches of `batch` rows (0 for every row).
     pub fn median_gradient_noise_at(&self, h: f64, batch: usize) -> f64 {
+        quantile(&self.gradient_noise(h, batch), 0.5).unwrap_or(f64::NAN)
+    }
+
+    /// The per-weight minibatch gradient noise B_j = ½hV_j at the posterior mode of
+    /// [`Problem::median_gradient_noise`], for minibatches of `batch` rows (0 or ≥ N: every row,
+    /// B = 0): the per-coordinate estimates SGMGT-D's θ term needs
+    /// (`Sgmgt::set_noise_estimates`).
+    pub fn gradient_noise(&self, h: f64, batch: usize) -> Vec<f64> {
         let x = &self.model.data;
         let (n_rows, d) = (x.len(), x.d);
         let w = &self.laplace.mode;
@@ -407,16 +487,19 @@ impl Problem {
             }
         }
         let nf = n_rows as f64;
-        let batch = batch.min(n_rows) as f64;
-        let b: Vec<f64> = (0..d)
+        let batch = if batch == 0 {
+            n_rows
+        } else {
+            batch.min(n_rows)
+        } as f64;
+        (0..d)
             .map(|j| {
                 let mean = sum[j] / nf;
                 let s2 = (sum2[j] / nf - mean * mean).max(0.0) * nf / (nf - 1.0);
                 let v = nf * nf * s2 * (nf - batch) / (batch * (nf - 1.0));
                 0.5 * h * v
             })
-            .collect();
-        quantile(&b, 0.5).unwrap_or(f64::NAN)
+            .collect()
     }
 
     fn new(data: DataSet, train: Design, test: Design) -> Result<Self, ExperimentError> {
@@ -556,6 +639,7 @@ fn run_sgmgt<K: Kinetic<f64>>(
     problem: &Problem,
     kinetic: K,
     s: Settings,
+    noise_estimates: Option<&[f64]>,
     protocol: Protocol,
     seed: u64,
     pb: &ProgressBar,
@@ -585,6 +669,11 @@ fn run_sgmgt<K: Kinetic<f64>>(
         Workspace::new(&mut g, &mut scratch),
     )
     .expect("buffers of one length");
+    if let Some(b) = noise_estimates {
+        sampler
+            .set_noise_estimates(b)
+            .expect("corrected_settings keeps 2σ_θB̂ⱼ < 1");
+    }
     // p₀ from exp(−K); ξ₀ = 0, the mean of exp(−F).
     sampler.resample_momentum(&mut rng);
     sample(&mut sampler, &mut grad, &mut rng, problem, protocol, pb)
@@ -601,9 +690,13 @@ fn run_chain(
 ) -> Result<RunOut, StepError> {
     match method {
         Method::Sgnht => run_sgnht(problem, s, protocol, seed, pb),
-        Method::Sgmgt1 | Method::SgmgtD1 | Method::Sgmgt2 | Method::SgmgtD2 => {
+        _ => {
             let kinetic = MonomialGamma::softened(method.a(), s.c).expect("a ∈ {1, 2}, c > 0");
-            run_sgmgt(problem, kinetic, s, protocol, seed, pb)
+            // The corrected rows' per-weight B̂ⱼ = ½hVⱼ at the posterior mode.
+            let b = method
+                .corrected()
+                .then(|| problem.gradient_noise(s.h, protocol.batch));
+            run_sgmgt(problem, kinetic, s, b.as_deref(), protocol, seed, pb)
         }
     }
 }
@@ -630,7 +723,7 @@ pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
         .collect::<Result<_, _>>()?;
     let tasks: Vec<(usize, Method, usize)> = (0..problems.len())
         .flat_map(|k| {
-            Method::ALL
+            Method::REPORTED
                 .into_iter()
                 .flat_map(move |m| (0..opts.chains).map(move |c| (k, m, c)))
         })
@@ -651,8 +744,12 @@ pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
                 .position(|x| *x == problem.data)
                 .unwrap_or(0)
                 * 8
-                + Method::ALL.iter().position(|x| *x == m).unwrap_or(0);
-            let s = settings(problem.data, m);
+                // A corrected row runs on its SGMGT-D row's seeds: paired runs.
+                + Method::ALL
+                    .iter()
+                    .position(|x| *x == m.uncorrected())
+                    .unwrap_or(0);
+            let s = corrected_settings(problem, m);
             run_chain(problem, m, s, protocol, opts.chain_seed(config, c), &pb)
         })
         .collect();
@@ -660,8 +757,8 @@ pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
     let mut outs = outs.into_iter();
     let mut rows = Vec::new();
     for problem in &problems {
-        for method in Method::ALL {
-            let s = settings(problem.data, method);
+        for method in Method::REPORTED {
+            let s = corrected_settings(problem, method);
             let mut row = BlrRow {
                 data: problem.data,
                 method,
@@ -1131,7 +1228,9 @@ pub fn tune_grid(data: DataSet, method: Method) -> Vec<Vec<Settings>> {
                 }
             }
         }
-        Method::SgmgtD1 | Method::SgmgtD2 => {
+        // (The corrected rows are not searched — they derive from the SGMGT-D rows — but have
+        // the same grid.)
+        Method::SgmgtD1 | Method::SgmgtD2 | Method::SgmgtD1Corrected | Method::SgmgtD2Corrected => {
             for c in TUNE_C {
                 for resample_xi in TUNE_RESAMPLE_XI {
                     for sigma_theta in TUNE_SIGMA_THETA {
