@@ -258,6 +258,31 @@ int32_t sgmcmc_sgmgt_f64(sgmcmc_sgmgt_params_f64 params, sgmcmc_gradient_f64 gra
                          size_t n, uint64_t steps, uint64_t* step_count, sgmcmc_rng* rng,
                          sgmcmc_stats* stats);
 
+/**
+ * SGMGT / SGMGT-D with per-coordinate gradient-noise estimates for the first-order theta term
+ * (Sgmgt::set_noise_estimates in the Rust core): `noise_estimates` holds n values B-hat_i >= 0
+ * with 2 sigma_theta B-hat_i < 1 and replaces params.noise_estimate coordinate by coordinate
+ * (theta_i injects sqrt(2 sigma_theta h (1 - sigma_theta B-hat_i)) and moves with
+ * (1 - 2 sigma_theta B-hat_i) dK/dp_i). Use it when the minibatch noise differs between
+ * coordinates. The array is only read; it is a pointer like the others (NULL or misaligned:
+ * SGMCMC_ERR_NULL; overlapping any other argument: SGMCMC_ERR_OVERLAP). Its values are checked
+ * last, after the initial state: a bad one returns SGMCMC_ERR_BAD_NOISE_ESTIMATE before any
+ * step. Otherwise as sgmcmc_sgmgt_f32.
+ */
+int32_t sgmcmc_sgmgt_noise_estimates_f32(sgmcmc_sgmgt_params_f32 params,
+                                         const float* noise_estimates,
+                                         sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta,
+                                         float* p, float* xi, float* grad, float* scratch,
+                                         size_t n, uint64_t steps, uint64_t* step_count,
+                                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+/** The double twin of sgmcmc_sgmgt_noise_estimates_f32. */
+int32_t sgmcmc_sgmgt_noise_estimates_f64(sgmcmc_sgmgt_params_f64 params,
+                                         const double* noise_estimates,
+                                         sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta,
+                                         double* p, double* xi, double* grad, double* scratch,
+                                         size_t n, uint64_t steps, uint64_t* step_count,
+                                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

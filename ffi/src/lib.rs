@@ -1,5 +1,5 @@
 //! A C ABI for the `sgmcmc` samplers: SGLD, SGHMC, SGNHT, mSGNHT and SGMGT (softened
-//! monomial-gamma kinetics), each for `f32` and `f64`.
+//! monomial-gamma kinetics; also with per-coordinate noise estimates), each for `f32` and `f64`.
 //!
 //! The header `include/sgmcmc.h` declares everything here for C99 and C++; `README.md` beside
 //! it describes the conventions. In short:
@@ -53,8 +53,8 @@ use sgmcmc::sampler::{
     MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
 };
 use sgmcmc::{
-    ChainState, Integrator, LayoutError, Param, ParamError, Real, Sampler, StepError, StepStats,
-    Workspace,
+    Buffer, ChainState, Integrator, LayoutError, Param, ParamError, Real, Sampler, StepError,
+    StepStats, Workspace,
 };
 
 // ------------------------------------------------------------------------------------------
@@ -129,6 +129,10 @@ fn param_code(e: ParamError) -> i32 {
 fn layout_code(e: LayoutError) -> i32 {
     match e {
         LayoutError::Empty | LayoutError::LengthMismatch { .. } => SGMCMC_ERR_LENGTH,
+        LayoutError::InvalidValue {
+            buffer: Buffer::NoiseEstimates,
+            ..
+        } => SGMCMC_ERR_BAD_NOISE_ESTIMATE,
         _ => SGMCMC_ERR_NON_FINITE_INPUT,
     }
 }
@@ -764,8 +768,11 @@ macro_rules! sgmgt_args {
 /// # Safety
 ///
 /// The contract of the `sgmcmc_sgmgt_*` entry points.
+/// `noise`: `None` for the scalar B̂ of `args`, or the caller's pointer to `n` per-coordinate
+/// estimates (null is refused with the other pointer checks).
 unsafe fn sgmgt<T: Real>(
     args: SgmgtArgs<T>,
+    noise: Option<*const T>,
     f: Option<Callback<T>>,
     ctx: *mut c_void,
     theta: *mut T,
@@ -793,7 +800,35 @@ unsafe fn sgmgt<T: Real>(
         Buf::new(grad, n),
         Buf::new(scratch, n),
     ];
-    check_buffers(n, &bufs, &[region(rng), region(stats), region(step_count)])?;
+    if noise.is_some_and(|b| b.is_null()) {
+        return Err(SGMCMC_ERR_NULL);
+    }
+    let noise = noise.unwrap_or(core::ptr::null());
+    // The optional estimates are only read, but must not overlap anything this call writes:
+    // the five buffers (as an extra region of `check_buffers`), the generator, the stats and
+    // the step counter.
+    let noise_region = if noise.is_null() {
+        (0, 0)
+    } else {
+        if !noise.is_aligned() {
+            return Err(SGMCMC_ERR_NULL);
+        }
+        // (n · size_of::<T>() ≤ isize::MAX is checked for every buffer by `check_buffers`.)
+        (noise as usize, n.saturating_mul(size_of::<T>()))
+    };
+    let written = [region(rng), region(stats), region(step_count)];
+    let mut extra = [(0, 0); 4];
+    extra[..3].copy_from_slice(&written);
+    extra[3] = noise_region;
+    check_buffers(n, &bufs, &extra)?;
+    let (start, size) = noise_region;
+    if size > 0
+        && written
+            .iter()
+            .any(|&(p, len)| start < p.saturating_add(len) && p < start.saturating_add(size))
+    {
+        return Err(SGMCMC_ERR_OVERLAP);
+    }
     // Resampling is driven here from the caller's step counter (the sampler's own counter would
     // restart at 0 in every call), so the sampler is built with it switched off.
     let params = SgmgtParams::new(args.h)
@@ -832,6 +867,15 @@ unsafe fn sgmgt<T: Real>(
     };
     let mut sampler = Sgmgt::new(params, kinetic, theta, p, xi, Workspace::new(grad, scratch))
         .map_err(layout_code)?;
+    if !noise.is_null() {
+        // SAFETY: non-null, aligned, n · size_of::<T>() ≤ isize::MAX (checked above), disjoint
+        // from every buffer this call writes (checked); the caller guarantees n initialised
+        // values that nothing writes during the call. Only read.
+        let estimates = unsafe { core::slice::from_raw_parts(noise, n) };
+        sampler
+            .set_noise_estimates(estimates)
+            .map_err(layout_code)?;
+    }
     let (tp, tx) = (args.resample_momentum, args.resample_thermostat);
     let mut out = NO_STATS;
     // As `Sgmgt::step` does with its own counter: after the step's statistics, p then ξ.
@@ -861,7 +905,7 @@ unsafe fn sgmgt<T: Real>(
 // ------------------------------------------------------------------------------------------
 
 macro_rules! entry_points {
-    ($t:ty, $cb:ty, $params:ty, $sgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident) => {
+    ($t:ty, $cb:ty, $params:ty, $sgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $sgmgt_noise:ident) => {
         /// SGLD with a constant step h: `steps` steps of θ ← θ − h∇Ũ(θ) + √(2h)ζ.
         ///
         /// Buffers (each `n` values, distinct and non-overlapping): `theta` (in/out, finite),
@@ -1035,6 +1079,55 @@ macro_rules! entry_points {
             status(unsafe {
                 sgmgt(
                     sgmgt_args!(params),
+                    None,
+                    grad_fn,
+                    ctx,
+                    theta,
+                    p,
+                    xi,
+                    grad,
+                    scratch,
+                    n,
+                    steps,
+                    step_count,
+                    rng,
+                    stats,
+                )
+            })
+        }
+
+        /// As the SGMGT entry point, with per-coordinate gradient-noise estimates for the θ term
+        /// (`Sgmgt::set_noise_estimates`): `noise_estimates` holds `n` values B̂ᵢ ≥ 0 with
+        /// 2σ_θB̂ᵢ < 1, used in place of `params.noise_estimate`; it is only read, and must not
+        /// overlap any other argument. Checked after the initial state: a bad value returns
+        /// `SGMCMC_ERR_BAD_NOISE_ESTIMATE` before any step.
+        ///
+        /// # Safety
+        ///
+        /// As for the SGMGT entry point; `noise_estimates` points to `n` initialised values that
+        /// nothing writes during the call.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $sgmgt_noise(
+            params: $params,
+            noise_estimates: *const $t,
+            grad_fn: $cb,
+            ctx: *mut c_void,
+            theta: *mut $t,
+            p: *mut $t,
+            xi: *mut $t,
+            grad: *mut $t,
+            scratch: *mut $t,
+            n: usize,
+            steps: u64,
+            step_count: *mut u64,
+            rng: *mut SgmcmcRng,
+            stats: *mut SgmcmcStats,
+        ) -> i32 {
+            // SAFETY: the caller's contract is this function's.
+            status(unsafe {
+                sgmgt(
+                    sgmgt_args!(params),
+                    Some(noise_estimates),
                     grad_fn,
                     ctx,
                     theta,
@@ -1061,7 +1154,8 @@ entry_points!(
     sgmcmc_sghmc_f32,
     sgmcmc_sgnht_f32,
     sgmcmc_msgnht_f32,
-    sgmcmc_sgmgt_f32
+    sgmcmc_sgmgt_f32,
+    sgmcmc_sgmgt_noise_estimates_f32
 );
 entry_points!(
     f64,
@@ -1071,5 +1165,6 @@ entry_points!(
     sgmcmc_sghmc_f64,
     sgmcmc_sgnht_f64,
     sgmcmc_msgnht_f64,
-    sgmcmc_sgmgt_f64
+    sgmcmc_sgmgt_f64,
+    sgmcmc_sgmgt_noise_estimates_f64
 );

@@ -1137,3 +1137,89 @@ fn abi_passes_the_noise_estimate() {
         assert_eq!(rc, SGMCMC_ERR_BAD_NOISE_ESTIMATE);
     }
 }
+
+/// `sgmcmc_sgmgt_noise_estimates_f64`: per-coordinate estimates B̂ᵢ reach the core's
+/// `Sgmgt::set_noise_estimates` (step for step the same chain, both integrators); a value with
+/// 2σ_θB̂ᵢ ≥ 1 returns `SGMCMC_ERR_BAD_NOISE_ESTIMATE`, a null pointer `SGMCMC_ERR_NULL`, and an
+/// estimates array overlapping a written buffer `SGMCMC_ERR_OVERLAP` — each before any step.
+#[test]
+fn abi_passes_per_coordinate_noise_estimates() {
+    let model = |t: &[f64], g: &mut [f64]| {
+        for i in 0..N {
+            g[i] = (t[i] - MU[i]) / (SD[i] * SD[i]);
+        }
+    };
+    let estimates = [0.5, 1.0, 2.0, 0.0, 1.5];
+    for (code, integ) in [
+        (SGMCMC_EULER, Integrator::Euler),
+        (SGMCMC_SPLITTING, Integrator::Splitting),
+    ] {
+        let params = SgmgtParamsF64 {
+            sigma_theta: 0.2,
+            sigma_xi: 0.1,
+            resample_momentum: 0,
+            resample_thermostat: 0,
+            ..sgmgt64(0.02, 1.0, code)
+        };
+        let mut c = Chain::new(12, 0.0);
+        let mut stats = NO_STATS_PROBE;
+        let mut call = |c: &mut Chain<f64>, b: *const f64, steps: u64| -> i32 {
+            // SAFETY: live local arrays of the documented lengths; `b` is checked by the callee
+            // (null) or points to N values.
+            unsafe {
+                sgmcmc_sgmgt_noise_estimates_f64(
+                    params,
+                    b,
+                    Some(grad64),
+                    std::ptr::null_mut(),
+                    c.theta.as_mut_ptr(),
+                    c.p.as_mut_ptr(),
+                    c.xi.as_mut_ptr(),
+                    c.grad.as_mut_ptr(),
+                    c.scratch.as_mut_ptr(),
+                    N,
+                    steps,
+                    &mut c.count,
+                    &mut c.rng,
+                    &mut stats,
+                )
+            }
+        };
+        assert_eq!(call(&mut c, estimates.as_ptr(), 200), 0);
+        let (mut theta, mut p, mut xi, mut g, mut s) =
+            ([0.0; N], [0.0; N], [0.0; N], [0.0; N], [0.0; N]);
+        let prm = SgmgtParams::new(0.02)
+            .and_then(|q| q.with_sigma_theta(0.2))
+            .and_then(|q| q.with_sigma_xi(0.1))
+            .unwrap()
+            .with_resampling(0, 0)
+            .with_integrator(integ);
+        let mut core = Sgmgt::new(
+            prm,
+            MonomialGamma::softened(1.0, 5.0).unwrap(),
+            &mut theta,
+            &mut p,
+            &mut xi,
+            Workspace::new(&mut g, &mut s),
+        )
+        .unwrap();
+        core.set_noise_estimates(&estimates).unwrap();
+        let mut rng = SgmcmcRng::from_seed(12);
+        for _ in 0..200 {
+            core.step(&mut { model }, &mut rng).unwrap();
+        }
+        assert_eq!(core.position(), &c.theta[..], "{integ:?}");
+        assert_eq!(core.momentum(), &c.p[..]);
+        assert_eq!(core.thermostat(), &c.xi[..]);
+
+        let before = c.theta;
+        // 2 · 0.2 · 2.5 = 1: refused.
+        let bad = [0.5, 1.0, 2.5, 0.0, 1.5];
+        assert_eq!(call(&mut c, bad.as_ptr(), 1), SGMCMC_ERR_BAD_NOISE_ESTIMATE);
+        assert_eq!(call(&mut c, std::ptr::null(), 1), SGMCMC_ERR_NULL);
+        // The estimates may not alias a buffer the call writes.
+        let theta_ptr = c.theta.as_ptr();
+        assert_eq!(call(&mut c, theta_ptr, 1), SGMCMC_ERR_OVERLAP);
+        assert_eq!(c.theta, before);
+    }
+}

@@ -169,6 +169,18 @@ static int other_entry_points(void) {
     EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_NOISE_ESTIMATE, 0);
     bad = q64; bad.integrator = 5;
     EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_INTEGRATOR, 0);
+    /* Per-coordinate noise estimates: 2 * 0.01 * b < 1 for all but the refused 60. */
+    {
+        double b64[N];
+        float b32[N];
+        for (i = 0; i < N; ++i) { b64[i] = 0.5 * (i + 1); b32[i] = 0.0f; }
+        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, b64, grad_f64, &calls, t64, p64, x64, g64, s64, N, 10, &count64, &rng, &st), SGMCMC_OK, 10);
+        EXPECT(sgmcmc_sgmgt_noise_estimates_f32(q32, b32, grad_f32, &calls, t32, p32, x32, g32, s32, N, 10, &count32, &rng, &st), SGMCMC_OK, 10);
+        b64[N - 1] = 60.0;
+        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, b64, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_NOISE_ESTIMATE, 0);
+        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, NULL, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_NULL, 0);
+        if (count32 != 1010 || count64 != 1010) ok = 0;
+    }
     q32.resample_thermostat = 0; q32.c = -1.0f;
     EXPECT(sgmcmc_sgmgt_f32(q32, grad_f32, &calls, t32, p32, x32, g32, s32, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_SOFTENING, 0);
 #undef EXPECT
