@@ -203,15 +203,11 @@ where
     // θ moves with v ∇K(p), v = 1 − 2σ_θ B̂ (1 without a noise estimate; see
     // SgmgtParams::with_noise_estimate).
     let drift_h = half_h * pieces.velocity_scale;
-    // Per coordinate (θ's velocity factor × h/2, its injected noise sd) under per-coordinate B̂ᵢ.
-    let theta_terms = |i: usize, drift_h: T, sd_theta: T| match noise_estimates {
-        None => (drift_h, sd_theta),
-        Some(b) => {
-            // (b's length is checked in Sgmgt::set_noise_estimates.)
-            let b_i = b.get(i).copied().unwrap_or(T::ZERO);
-            let (v, share) = theta_noise_factors(pieces.sigma_theta, b_i);
-            (v * half_h, (T::TWO * pieces.sigma_theta * share * h).sqrt())
-        }
+    // Under per-coordinate B̂ᵢ, coordinate i's (velocity factor, injected share); else the
+    // pieces' scalars. (b's length is checked in Sgmgt::set_noise_estimates.)
+    let factors = |i: usize| {
+        noise_estimates
+            .map(|b| theta_noise_factors(pieces.sigma_theta, b.get(i).copied().unwrap_or(T::ZERO)))
     };
     let (kin, pot) = (&pieces.kinetic, &pieces.potential);
     // A(h/2), position part, into scratch.
@@ -221,7 +217,8 @@ where
         .zip(phase.theta.iter().zip(phase.p.iter()))
         .enumerate()
     {
-        *s = t + kin.gradient(i, p) * theta_terms(i, drift_h, T::ZERO).0;
+        let drift_h = factors(i).map_or(drift_h, |(v, _)| v * half_h);
+        *s = t + kin.gradient(i, p) * drift_h;
     }
     checked_gradient(model, phase.scratch, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
@@ -241,7 +238,9 @@ where
         .zip(phase.grad.iter().zip(phase.scratch.iter()))
         .enumerate();
     for (i, (((t, p), x), (&g, &z1))) in coords {
-        let (drift_h, sd_theta) = theta_terms(i, drift_h, sd_theta);
+        let (drift_h, sd_theta) = factors(i).map_or((drift_h, sd_theta), |(v, share)| {
+            (v * half_h, (T::TWO * pieces.sigma_theta * share * h).sqrt())
+        });
         let p0 = *p;
         // A(h/2): θ and ξ drift with p0.
         let (k0, c0) = kin.gradient_and_curvature(i, p0);

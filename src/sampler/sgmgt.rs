@@ -239,9 +239,8 @@ impl<T: Real> SgmgtParams<T> {
 /// minibatch's does, [`Sgmgt::set_noise_estimates`] takes one B̂ᵢ per coordinate (measured: with
 /// B = 0.25 on half the coordinates and 1.5 on the other, per-coordinate estimates give E\[θ²\] =
 /// 1.00 ± 0.01 on both halves, one scalar B̂ = 0.875 gives 0.80 and 1.17). In the multi-well
-/// experiment of the harness, where
-/// B = 1 per step, SGMGT-D as printed runs hot by σ_θB or more: temperatures 1.30–1.34 at
-/// σ_θ = 0.3.
+/// experiment of the harness, where B = 1 per step, SGMGT-D as printed runs hot by σ_θB or
+/// more: temperatures 1.30–1.34 at σ_θ = 0.3.
 ///
 /// **Step-size stability of the thermostat.** ξ's drift contains −γ∇²K(p), so one step can move ξ
 /// by γ h max|∇²K|. The softened kinetics concentrate their curvature near p = 0: eq. 12 with
@@ -378,8 +377,8 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
     /// [`SgmgtParams::with_noise_estimate`], whose derivation holds coordinate by coordinate
     /// (each coordinate has its own thermostat to absorb its own noise in p): coordinate i's θ
     /// injects √(2σ_θ h (1 − σ_θB̂ᵢ)) and moves with (1 − 2σ_θB̂ᵢ)∇ᵢK(p). Minibatch noise is
-    /// rarely the same in every coordinate (on the harness's logistic regressions the B of
-    /// different weights spans two orders of magnitude), so one scalar either under-corrects
+    /// rarely the same in every coordinate (on the harness's Caravan logistic regression the B of
+    /// the 86 weights runs from 0.27 to 843 at h = 0.005), so one scalar either under-corrects
     /// the noisy coordinates or, if sized for them, forbids all but a tiny σ_θ.
     ///
     /// Errors: [`LayoutError::LengthMismatch`] unless there is one estimate per coordinate;
