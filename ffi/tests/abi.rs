@@ -1043,16 +1043,54 @@ fn step_errors_report_the_completed_steps() {
     assert!(stats.kinetic_temperature.is_nan());
 }
 
-/// SGMGT-D with the noise estimate B̂ through the ABI is step for step the core's `Sgmgt` built
-/// with `with_noise_estimate` (σ_θ = 0.2, σ_ξ = 0.1, B̂ = 1, both integrators), and
-/// 2σ_θB̂ ≥ 1 is refused with `SGMCMC_ERR_BAD_NOISE_ESTIMATE`.
-#[test]
-fn abi_passes_the_noise_estimate() {
+/// The core's SGMGT-D reference chain of the noise-estimate tests: σ_θ = 0.2, σ_ξ = 0.1, h = 0.02,
+/// eq. 12 with a = 1, c = 5, resampling off, `steps` steps on the test Gaussian from zeros with
+/// the generator seeded `seed`; scalar estimate `b_hat`, or per-coordinate `estimates`.
+fn core_sgmgt_d(
+    integ: Integrator,
+    b_hat: f64,
+    estimates: Option<&[f64]>,
+    seed: u64,
+    steps: usize,
+) -> [[f64; N]; 3] {
     let model = |t: &[f64], g: &mut [f64]| {
         for i in 0..N {
             g[i] = (t[i] - MU[i]) / (SD[i] * SD[i]);
         }
     };
+    let (mut theta, mut p, mut xi, mut g, mut s) =
+        ([0.0; N], [0.0; N], [0.0; N], [0.0; N], [0.0; N]);
+    let prm = SgmgtParams::new(0.02)
+        .and_then(|q| q.with_sigma_theta(0.2))
+        .and_then(|q| q.with_sigma_xi(0.1))
+        .and_then(|q| q.with_noise_estimate(b_hat))
+        .unwrap()
+        .with_resampling(0, 0)
+        .with_integrator(integ);
+    let mut core = Sgmgt::new(
+        prm,
+        MonomialGamma::softened(1.0, 5.0).unwrap(),
+        &mut theta,
+        &mut p,
+        &mut xi,
+        Workspace::new(&mut g, &mut s),
+    )
+    .unwrap();
+    if let Some(b) = estimates {
+        core.set_noise_estimates(b).unwrap();
+    }
+    let mut rng = SgmcmcRng::from_seed(seed);
+    for _ in 0..steps {
+        core.step(&mut { model }, &mut rng).unwrap();
+    }
+    [theta, p, xi]
+}
+
+/// SGMGT-D with the noise estimate B̂ through the ABI is step for step the core's `Sgmgt` built
+/// with `with_noise_estimate` (σ_θ = 0.2, σ_ξ = 0.1, B̂ = 1, both integrators), and
+/// 2σ_θB̂ ≥ 1 is refused with `SGMCMC_ERR_BAD_NOISE_ESTIMATE`.
+#[test]
+fn abi_passes_the_noise_estimate() {
     for (code, integ) in [
         (SGMCMC_EULER, Integrator::Euler),
         (SGMCMC_SPLITTING, Integrator::Splitting),
@@ -1086,31 +1124,10 @@ fn abi_passes_the_noise_estimate() {
             )
         };
         assert_eq!(rc, 0);
-        let (mut theta, mut p, mut xi, mut g, mut s) =
-            ([0.0; N], [0.0; N], [0.0; N], [0.0; N], [0.0; N]);
-        let prm = SgmgtParams::new(0.02)
-            .and_then(|q| q.with_sigma_theta(0.2))
-            .and_then(|q| q.with_sigma_xi(0.1))
-            .and_then(|q| q.with_noise_estimate(1.0))
-            .unwrap()
-            .with_resampling(0, 0)
-            .with_integrator(integ);
-        let mut core = Sgmgt::new(
-            prm,
-            MonomialGamma::softened(1.0, 5.0).unwrap(),
-            &mut theta,
-            &mut p,
-            &mut xi,
-            Workspace::new(&mut g, &mut s),
-        )
-        .unwrap();
-        let mut rng = SgmcmcRng::from_seed(11);
-        for _ in 0..200 {
-            core.step(&mut { model }, &mut rng).unwrap();
-        }
-        assert_eq!(core.position(), &c.theta[..], "{integ:?}");
-        assert_eq!(core.momentum(), &c.p[..]);
-        assert_eq!(core.thermostat(), &c.xi[..]);
+        let [theta, p, xi] = core_sgmgt_d(integ, 1.0, None, 11, 200);
+        assert_eq!(theta, c.theta, "{integ:?}");
+        assert_eq!(p, c.p);
+        assert_eq!(xi, c.xi);
 
         let bad = SgmgtParamsF64 {
             noise_estimate: 2.5,
@@ -1144,11 +1161,6 @@ fn abi_passes_the_noise_estimate() {
 /// estimates array overlapping a written buffer `SGMCMC_ERR_OVERLAP` — each before any step.
 #[test]
 fn abi_passes_per_coordinate_noise_estimates() {
-    let model = |t: &[f64], g: &mut [f64]| {
-        for i in 0..N {
-            g[i] = (t[i] - MU[i]) / (SD[i] * SD[i]);
-        }
-    };
     let estimates = [0.5, 1.0, 2.0, 0.0, 1.5];
     for (code, integ) in [
         (SGMCMC_EULER, Integrator::Euler),
@@ -1186,31 +1198,10 @@ fn abi_passes_per_coordinate_noise_estimates() {
             }
         };
         assert_eq!(call(&mut c, estimates.as_ptr(), 200), 0);
-        let (mut theta, mut p, mut xi, mut g, mut s) =
-            ([0.0; N], [0.0; N], [0.0; N], [0.0; N], [0.0; N]);
-        let prm = SgmgtParams::new(0.02)
-            .and_then(|q| q.with_sigma_theta(0.2))
-            .and_then(|q| q.with_sigma_xi(0.1))
-            .unwrap()
-            .with_resampling(0, 0)
-            .with_integrator(integ);
-        let mut core = Sgmgt::new(
-            prm,
-            MonomialGamma::softened(1.0, 5.0).unwrap(),
-            &mut theta,
-            &mut p,
-            &mut xi,
-            Workspace::new(&mut g, &mut s),
-        )
-        .unwrap();
-        core.set_noise_estimates(&estimates).unwrap();
-        let mut rng = SgmcmcRng::from_seed(12);
-        for _ in 0..200 {
-            core.step(&mut { model }, &mut rng).unwrap();
-        }
-        assert_eq!(core.position(), &c.theta[..], "{integ:?}");
-        assert_eq!(core.momentum(), &c.p[..]);
-        assert_eq!(core.thermostat(), &c.xi[..]);
+        let [theta, p, xi] = core_sgmgt_d(integ, 0.0, Some(&estimates), 12, 200);
+        assert_eq!(theta, c.theta, "{integ:?}");
+        assert_eq!(p, c.p);
+        assert_eq!(xi, c.xi);
 
         let before = c.theta;
         // 2 · 0.2 · 2.5 = 1: refused.
