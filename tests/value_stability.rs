@@ -1,0 +1,746 @@
+//! Value stability: 20 steps of every sampler × integrator × mass × float type at fixed seeds, bit for bit against pinned values.
+//!
+//! Each case builds one sampler over an 11-coordinate state (one full 8-lane chunk and a tail of
+//! three), runs 20 steps on the correlated Gaussian U(θ) = ½θᵀAθ (A tridiagonal, below) and
+//! records, after every step, the exact bit patterns of θ, p, the thermostats (and, for the MCEM
+//! wrappers, M⁻¹) into one FNV-1a hash, and the step statistics into a second. The final state is
+//! recorded in full. `tests/data/value_stability.txt` holds the values captured before the
+//! architecture redesign; any difference fails with the first differing case named.
+//!
+//! To re-capture after a change that is *meant* to change numbers, run
+//! `SGMCMC_BLESS=1 cargo test --test value_stability` and explain the change in the commit.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use rand_pcg::Pcg64;
+use sgmcmc::adapt::{
+    MStepParams, Mcem, McemParams, McemWorkspace, NphmcEStep, SampleSize, StepSchedule,
+};
+use sgmcmc::kinetic::{Gaussian, MassBuffer, MassShape, MonomialGamma};
+use sgmcmc::sampler::{
+    Hmc, HmcParams, HmcWorkspace, MSgnht, SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgld,
+    SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, ThermostatRule,
+};
+use sgmcmc::{Integrator, Model, Real, Sampler, StepStats, Workspace};
+
+/// Coordinates of every case.
+const N: usize = 11;
+/// Steps recorded per case.
+const STEPS: usize = 20;
+/// The pinned values.
+const FIXTURE: &str = "tests/data/value_stability.txt";
+
+/// The float types, with their exact bit patterns.
+trait Fl: Real {
+    const NAME: &'static str;
+    fn bits(self) -> u64;
+}
+impl Fl for f32 {
+    const NAME: &'static str = "f32";
+    fn bits(self) -> u64 {
+        u64::from(self.to_bits())
+    }
+}
+impl Fl for f64 {
+    const NAME: &'static str = "f64";
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+}
+
+/// A_ii = 1 + i/4, A_{i,i±1} = 0.3: symmetric, diagonally dominant, so positive definite.
+fn gradient<T: Fl>(t: &[T], g: &mut [T]) {
+    let off = T::from_f64(0.3);
+    for i in 0..t.len() {
+        let mut v = T::from_f64(1.0 + i as f64 / 4.0) * t[i];
+        if i > 0 {
+            v += off * t[i - 1];
+        }
+        if i + 1 < t.len() {
+            v += off * t[i + 1];
+        }
+        g[i] = v;
+    }
+}
+
+fn energy<T: Fl>(t: &[T]) -> T {
+    let mut g = [T::ZERO; N];
+    gradient(t, &mut g[..t.len()]);
+    let mut u = T::ZERO;
+    for i in 0..t.len() {
+        u += T::HALF * t[i] * g[i];
+    }
+    u
+}
+
+/// The test model: gradient and energy as function pointers.
+type TestModel<T> = Model<fn(&[T], &mut [T]), fn(&[T]) -> T>;
+
+fn model<T: Fl>() -> TestModel<T> {
+    Model::new(
+        gradient::<T> as fn(&[T], &mut [T]),
+        energy::<T> as fn(&[T]) -> T,
+    )
+}
+
+fn initial_theta<T: Fl>() -> [T; N] {
+    core::array::from_fn(|i| T::from_f64(0.5 - 0.1 * i as f64))
+}
+fn initial_momentum<T: Fl>() -> [T; N] {
+    core::array::from_fn(|i| {
+        let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
+        T::from_f64(0.3 * sign * (1.0 + 0.1 * i as f64))
+    })
+}
+fn initial_xi<T: Fl>() -> [T; N] {
+    core::array::from_fn(|i| T::from_f64(0.1 * (i % 3) as f64 - 0.1))
+}
+fn diag_inverse_mass<T: Fl>() -> [T; N] {
+    core::array::from_fn(|i| T::from_f64(0.5 + 0.1 * i as f64))
+}
+/// A dense SPD M⁻¹: 1.2 on the diagonal, 0.25 on the first off-diagonals, 0.05 on the second.
+fn dense_inverse_mass<T: Fl>() -> Vec<T> {
+    let mut m = vec![T::ZERO; N * N];
+    for i in 0..N {
+        for j in 0..N {
+            let v = match i.abs_diff(j) {
+                0 => 1.2,
+                1 => 0.25,
+                2 => 0.05,
+                _ => 0.0,
+            };
+            m[i * N + j] = T::from_f64(v);
+        }
+    }
+    m
+}
+fn rng(case: &str) -> Pcg64 {
+    // The seed depends on the case name only (FNV-1a of its bytes), not on the order of cases.
+    let mut h = Fnv::new();
+    for b in case.bytes() {
+        h.byte(b);
+    }
+    Pcg64::new(u128::from(h.0), 0x0a02_bdbf_7bb3_c0a7_ac28_fa16_a64a_bf96)
+}
+
+/// FNV-1a over bytes.
+struct Fnv(u64);
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn byte(&mut self, b: u8) {
+        self.0 ^= u64::from(b);
+        self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    fn word(&mut self, w: u64) {
+        for b in w.to_le_bytes() {
+            self.byte(b);
+        }
+    }
+    fn values<T: Fl>(&mut self, xs: &[T]) {
+        self.word(xs.len() as u64);
+        for &x in xs {
+            self.word(x.bits());
+        }
+    }
+    fn option<T: Fl>(&mut self, x: Option<T>) {
+        match x {
+            None => self.word(u64::MAX),
+            Some(v) => self.word(v.bits()),
+        }
+    }
+}
+
+/// What one case records.
+#[derive(Default)]
+struct Record {
+    state: Fnv0,
+    stats: Fnv0,
+    last: String,
+}
+struct Fnv0(Fnv);
+impl Default for Fnv0 {
+    fn default() -> Self {
+        Fnv0(Fnv::new())
+    }
+}
+
+impl Record {
+    /// Records one completed step: θ, p and `extra` (thermostats, M⁻¹) into the state hash and
+    /// the statistics into the stats hash; the final call's values are kept in full.
+    fn step<T: Fl>(&mut self, theta: &[T], p: &[T], extra: &[T], stats: &StepStats<T>) {
+        self.state.0.values(theta);
+        self.state.0.values(p);
+        self.state.0.values(extra);
+        let s = &mut self.stats.0;
+        s.word(stats.step_size.bits());
+        s.option(stats.kinetic_temperature);
+        s.option(stats.thermostat);
+        s.option(stats.acceptance);
+        s.word(match stats.accepted {
+            None => 2,
+            Some(b) => u64::from(b),
+        });
+        let hex = |xs: &[T]| {
+            xs.iter()
+                .map(|x| format!("{:x}", x.bits()))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        self.last = format!("theta={} p={} extra={}", hex(theta), hex(p), hex(extra));
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "state={:016x} stats={:016x} {}",
+            self.state.0.0, self.stats.0.0, self.last
+        )
+    }
+}
+
+/// Runs `STEPS` steps of `s`, recording `extra(s)` besides θ and p.
+fn run<T, S, M>(s: &mut S, m: &mut M, rng: &mut Pcg64, extra: impl Fn(&S) -> Vec<T>) -> String
+where
+    T: Fl,
+    S: Sampler<T, M>,
+    M: ?Sized,
+{
+    let mut rec = Record::default();
+    for _ in 0..STEPS {
+        let stats = s.step(m, rng).expect("a pinned case never fails");
+        let x = extra(s);
+        rec.step(s.position(), s.momentum(), &x, &stats);
+    }
+    rec.line()
+}
+
+const SCHEMES: [(Integrator, &str); 2] = [
+    (Integrator::Euler, "euler"),
+    (Integrator::Splitting, "splitting"),
+];
+
+/// The mass shapes of the SGHMC / SGNHT cases.
+#[derive(Clone, Copy)]
+enum Shape {
+    Identity,
+    Diagonal,
+    Dense,
+}
+const SHAPES: [(Shape, &str); 3] = [
+    (Shape::Identity, "identity"),
+    (Shape::Diagonal, "diagonal"),
+    (Shape::Dense, "dense"),
+];
+
+/// Storage for a mass of any shape, built into a `MassBuffer` on demand.
+struct MassStore<T> {
+    diag: [T; N],
+    precision: Vec<T>,
+    factor: Vec<T>,
+    eigen: Vec<T>,
+}
+impl<T: Fl> MassStore<T> {
+    fn new() -> Self {
+        MassStore {
+            diag: diag_inverse_mass(),
+            precision: dense_inverse_mass(),
+            factor: vec![T::ZERO; N * N],
+            eigen: vec![T::ZERO; 2 * N * N + N],
+        }
+    }
+    /// The buffer for `shape`; a dense mass carries its eigendecomposition under splitting.
+    fn buffer(&mut self, shape: Shape, integrator: Integrator) -> MassBuffer<'_, T> {
+        match shape {
+            Shape::Identity => MassBuffer::identity(),
+            Shape::Diagonal => MassBuffer::diagonal(&mut self.diag).unwrap(),
+            Shape::Dense if integrator == Integrator::Splitting => MassBuffer::dense_with_eigen(
+                &mut self.precision,
+                &mut self.factor,
+                &mut self.eigen,
+                N,
+            )
+            .unwrap(),
+            Shape::Dense => MassBuffer::dense(&mut self.precision, &mut self.factor, N).unwrap(),
+        }
+    }
+}
+
+fn sgld_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+    let schedules = [
+        (
+            "constant",
+            StepSchedule::constant(T::from_f64(0.05)).unwrap(),
+        ),
+        (
+            "polynomial",
+            StepSchedule::polynomial(T::from_f64(0.1), T::from_f64(1.0), T::from_f64(0.55))
+                .unwrap(),
+        ),
+    ];
+    for (label, schedule) in schedules {
+        let name = format!("sgld-{label}-{}", T::NAME);
+        let (mut theta, mut g, mut s) = (initial_theta::<T>(), [T::ZERO; N], [T::ZERO; N]);
+        let params = SgldParams::with_schedule(schedule).unwrap();
+        let mut smp = Sgld::new(params, &mut theta, Workspace::new(&mut g, &mut s)).unwrap();
+        let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |_| Vec::new());
+        out.insert(name, line);
+    }
+}
+
+fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+    for (integrator, scheme) in SCHEMES {
+        for (shape, shape_name) in SHAPES {
+            // SGHMC with a noise estimate.
+            let name = format!("sghmc-{shape_name}-{scheme}-{}", T::NAME);
+            let mut store = MassStore::<T>::new();
+            let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+            let (mut g, mut s, mut v) = ([T::ZERO; N], [T::ZERO; N], [T::ZERO; N]);
+            let params = SghmcParams::with_noise_estimate(
+                T::from_f64(0.1),
+                T::from_f64(1.0),
+                T::from_f64(0.25),
+            )
+            .unwrap();
+            let mass = store.buffer(shape, integrator);
+            let mut smp = Sghmc::with_mass(
+                params,
+                integrator,
+                mass,
+                &mut theta,
+                &mut p,
+                Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
+            )
+            .unwrap();
+            let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |_| Vec::new());
+            out.insert(name, line);
+
+            // SGNHT with both thermostat rules (they coincide for the identity).
+            let rules: &[(ThermostatRule, &str)] = match shape {
+                Shape::Identity => &[(ThermostatRule::Derived, "")],
+                _ => &[
+                    (ThermostatRule::Derived, "-derived"),
+                    (ThermostatRule::Printed, "-printed"),
+                ],
+            };
+            for &(rule, rule_name) in rules {
+                let name = format!("sgnht-{shape_name}{rule_name}-{scheme}-{}", T::NAME);
+                let mut store = MassStore::<T>::new();
+                let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+                let (mut g, mut s, mut v) = ([T::ZERO; N], [T::ZERO; N], [T::ZERO; N]);
+                let params = SgnhtParams::new(T::from_f64(0.1), T::from_f64(1.0)).unwrap();
+                let mass = store.buffer(shape, integrator);
+                let mut smp = Sgnht::with_mass(
+                    params,
+                    integrator,
+                    mass,
+                    &mut theta,
+                    &mut p,
+                    Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
+                )
+                .unwrap();
+                smp.set_thermostat_rule(rule);
+                let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
+                    vec![s.thermostat()]
+                });
+                out.insert(name, line);
+            }
+        }
+
+        // mSGNHT (identity mass only); ξ starts at D.
+        let name = format!("msgnht-{scheme}-{}", T::NAME);
+        let (mut theta, mut p, mut xi) =
+            (initial_theta::<T>(), initial_momentum::<T>(), [T::ZERO; N]);
+        let (mut g, mut s) = ([T::ZERO; N], [T::ZERO; N]);
+        let params = SgnhtParams::new(T::from_f64(0.1), T::from_f64(1.0)).unwrap();
+        let mut smp = MSgnht::new(
+            params,
+            integrator,
+            &mut theta,
+            &mut p,
+            &mut xi,
+            Workspace::new(&mut g, &mut s),
+        )
+        .unwrap();
+        let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
+            s.thermostat().to_vec()
+        });
+        out.insert(name, line);
+    }
+}
+
+fn sgmgt_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+    let c = T::from_f64;
+    for (integrator, scheme) in SCHEMES {
+        // (label, params, kinetic, per-coordinate noise estimates)
+        let gaussian_params = SgmgtParams::new(c(0.1))
+            .unwrap()
+            .with_resampling(5, 7)
+            .with_integrator(integrator);
+        let d_params = SgmgtParams::sgmgt_d(c(0.05), c(0.1), c(0.05))
+            .unwrap()
+            .with_resampling(5, 7)
+            .with_integrator(integrator);
+        let power_params = SgmgtParams::sgmgt_d(c(0.02), c(0.1), c(0.05))
+            .and_then(|q| q.with_noise_estimate(c(0.5)))
+            .unwrap()
+            .with_resampling(0, 0)
+            .with_integrator(integrator);
+        let stiff_params = SgmgtParams::new(c(0.02))
+            .and_then(|q| q.with_gamma(c(0.5)))
+            .and_then(|q| q.with_sigma_p(c(0.7)))
+            .unwrap()
+            .with_resampling(6, 0)
+            .with_integrator(integrator);
+
+        // Gaussian kinetics (identity), the Gaussian thermostat potential.
+        {
+            let name = format!("sgmgt-gaussian-{scheme}-{}", T::NAME);
+            sgmgt_case(
+                out,
+                name,
+                gaussian_params,
+                Gaussian::<T>::identity(),
+                Gaussian::identity(),
+                None,
+            );
+        }
+        // Gaussian kinetics with a diagonal mass and a scaled thermostat potential.
+        {
+            let name = format!("sgmgt-gaussian-diagonal-{scheme}-{}", T::NAME);
+            let m = diag_inverse_mass::<T>();
+            let k = Gaussian::diagonal(&m).unwrap();
+            let f = Gaussian::scaled(c(2.0)).unwrap();
+            sgmgt_case(out, name, gaussian_params, k, f, None);
+        }
+        // SGMGT-D, softened eq. 12, a = 1, c = 5.
+        {
+            let name = format!("sgmgt-d-softened-a1-{scheme}-{}", T::NAME);
+            let k = MonomialGamma::softened(c(1.0), c(5.0)).unwrap();
+            sgmgt_case(out, name, d_params, k, Gaussian::identity(), None);
+        }
+        // SGMGT-D, softened eq. 12, a = 2, c = 5, with per-coordinate noise estimates.
+        {
+            let name = format!("sgmgt-d-softened-a2-noise-estimates-{scheme}-{}", T::NAME);
+            let k = MonomialGamma::softened(c(2.0), c(5.0)).unwrap();
+            let b: [T; N] = core::array::from_fn(|i| c(0.1 + 0.05 * i as f64));
+            sgmgt_case(out, name, d_params, k, Gaussian::identity(), Some(&b));
+        }
+        // SGMGT-D with the power softening, a = 2, c = 3, scalar noise estimate.
+        {
+            let name = format!("sgmgt-d-power-a2-{scheme}-{}", T::NAME);
+            let k = MonomialGamma::softened_power(c(2.0), c(3.0)).unwrap();
+            sgmgt_case(out, name, power_params, k, Gaussian::identity(), None);
+        }
+        // SGMGT with the stiff kinetics, a = 1, γ = 0.5, σ_p = 0.7.
+        {
+            let name = format!("sgmgt-stiff-a1-{scheme}-{}", T::NAME);
+            let k = MonomialGamma::stiff(c(1.0)).unwrap();
+            sgmgt_case(out, name, stiff_params, k, Gaussian::identity(), None);
+        }
+    }
+}
+
+fn sgmgt_case<T: Fl, K: sgmcmc::Kinetic<T>, F: sgmcmc::Kinetic<T>>(
+    out: &mut BTreeMap<String, String>,
+    name: String,
+    params: SgmgtParams<T>,
+    kinetic: K,
+    potential: F,
+    noise_estimates: Option<&[T]>,
+) {
+    let (mut theta, mut p, mut xi) = (
+        initial_theta::<T>(),
+        initial_momentum::<T>(),
+        initial_xi::<T>(),
+    );
+    let (mut g, mut s) = ([T::ZERO; N], [T::ZERO; N]);
+    let mut smp = Sgmgt::with_potential(
+        params,
+        kinetic,
+        potential,
+        &mut theta,
+        &mut p,
+        &mut xi,
+        Workspace::new(&mut g, &mut s),
+    )
+    .unwrap();
+    if let Some(b) = noise_estimates {
+        smp.set_noise_estimates(b).unwrap();
+    }
+    let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
+        s.thermostat().to_vec()
+    });
+    out.insert(name, line);
+}
+
+fn hmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+    for (shape, shape_name) in SHAPES {
+        let steps = match shape {
+            Shape::Identity => 3,
+            Shape::Diagonal => 2,
+            Shape::Dense => 1,
+        };
+        let name = format!("hmc-{shape_name}-{}", T::NAME);
+        let mut store = MassStore::<T>::new();
+        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+        let mut w: [[T; N]; 5] = [[T::ZERO; N]; 5];
+        let [w0, w1, w2, w3, w4] = &mut w;
+        let params = HmcParams::new(T::from_f64(0.15), steps).unwrap();
+        let mass = store.buffer(shape, Integrator::Euler);
+        let mut smp = Hmc::with_mass(
+            params,
+            mass,
+            &mut theta,
+            &mut p,
+            HmcWorkspace::with_mass_scratch(w0, w1, w2, w3, w4),
+        )
+        .unwrap();
+        let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |_| Vec::new());
+        out.insert(name, line);
+    }
+}
+
+fn nphmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+    for (shape, shape_name) in SHAPES {
+        let name = format!("sgnphmc-{shape_name}-{}", T::NAME);
+        let b = match shape {
+            Shape::Dense => 0.0,
+            _ => 0.2,
+        };
+        let mut store = MassStore::<T>::new();
+        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+        let mut w: [[T; N]; 5] = [[T::ZERO; N]; 5];
+        let [w0, w1, w2, w3, w4] = &mut w;
+        let params = SgNphmcParams::new(
+            T::from_f64(0.05),
+            T::from_f64(1.0),
+            T::from_f64(0.1),
+            T::from_f64(b),
+            3,
+        )
+        .unwrap();
+        let mass = store.buffer(shape, Integrator::Euler);
+        let mut smp = SgNphmc::with_mass(
+            params,
+            mass,
+            &mut theta,
+            &mut p,
+            HmcWorkspace::with_mass_scratch(w0, w1, w2, w3, w4),
+        )
+        .unwrap();
+        let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
+            vec![s.thermostat(), s.thermostat_momentum()]
+        });
+        out.insert(name, line);
+    }
+}
+
+fn mcem_params<T: Fl>(adaptive: bool, variant: NphmcEStep) -> McemParams<T> {
+    let m_step = MStepParams::new(
+        T::ZERO,
+        T::from_f64(0.75),
+        T::from_f64(0.05),
+        T::from_f64(1e-3),
+        T::from_f64(1e3),
+    )
+    .unwrap();
+    let size = if adaptive {
+        SampleSize::adaptive(4, T::from_f64(0.25), 2).unwrap()
+    } else {
+        SampleSize::fixed(4).unwrap()
+    };
+    McemParams::new(2, m_step, size)
+        .unwrap()
+        .with_nphmc_e_step(variant)
+}
+
+fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+    let mut work_diag = vec![T::ZERO; McemWorkspace::<T>::len(N, MassShape::Diagonal)];
+    let mut work_dense = vec![T::ZERO; McemWorkspace::<T>::len(N, MassShape::Dense)];
+
+    // HMC-EM, diagonal mass, fixed S_count.
+    {
+        let name = format!("hmc-em-diagonal-{}", T::NAME);
+        let mut store = MassStore::<T>::new();
+        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+        let mut w: [[T; N]; 5] = [[T::ZERO; N]; 5];
+        let [w0, w1, w2, w3, w4] = &mut w;
+        let params = HmcParams::new(T::from_f64(0.15), 2).unwrap();
+        let smp = Hmc::with_mass(
+            params,
+            store.buffer(Shape::Diagonal, Integrator::Euler),
+            &mut theta,
+            &mut p,
+            HmcWorkspace::with_mass_scratch(w0, w1, w2, w3, w4),
+        )
+        .unwrap();
+        let work = McemWorkspace::new(&mut work_diag, N, MassShape::Diagonal).unwrap();
+        let mut em = Mcem::new(smp, mcem_params(false, NphmcEStep::Redraw), work).unwrap();
+        let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
+            e.inverse_mass().to_vec()
+        });
+        out.insert(name, line);
+    }
+    // SGHMC-EM, dense mass (Euler) and diagonal mass (splitting), fixed S_count.
+    for (integrator, scheme, shape, shape_name) in [
+        (Integrator::Euler, "euler", Shape::Dense, "dense"),
+        (
+            Integrator::Splitting,
+            "splitting",
+            Shape::Diagonal,
+            "diagonal",
+        ),
+    ] {
+        let name = format!("sghmc-em-{shape_name}-{scheme}-{}", T::NAME);
+        let mut store = MassStore::<T>::new();
+        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+        let (mut g, mut s, mut v) = ([T::ZERO; N], [T::ZERO; N], [T::ZERO; N]);
+        let params = SghmcParams::new(T::from_f64(0.1), T::from_f64(1.0)).unwrap();
+        let smp = Sghmc::with_mass(
+            params,
+            integrator,
+            store.buffer(shape, integrator),
+            &mut theta,
+            &mut p,
+            Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
+        )
+        .unwrap();
+        let (buf, shape_kind) = match shape {
+            Shape::Dense => (&mut work_dense, MassShape::Dense),
+            _ => (&mut work_diag, MassShape::Diagonal),
+        };
+        let work = McemWorkspace::new(buf, N, shape_kind).unwrap();
+        let mut em = Mcem::new(smp, mcem_params(false, NphmcEStep::Redraw), work).unwrap();
+        let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
+            e.inverse_mass().to_vec()
+        });
+        out.insert(name, line);
+    }
+    // SGNHT-EM, diagonal mass, adaptive S_count.
+    {
+        let name = format!("sgnht-em-diagonal-adaptive-{}", T::NAME);
+        let mut store = MassStore::<T>::new();
+        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+        let (mut g, mut s, mut v) = ([T::ZERO; N], [T::ZERO; N], [T::ZERO; N]);
+        let params = SgnhtParams::new(T::from_f64(0.1), T::from_f64(1.0)).unwrap();
+        let smp = Sgnht::with_mass(
+            params,
+            Integrator::Splitting,
+            store.buffer(Shape::Diagonal, Integrator::Splitting),
+            &mut theta,
+            &mut p,
+            Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
+        )
+        .unwrap();
+        let work = McemWorkspace::new(&mut work_diag, N, MassShape::Diagonal).unwrap();
+        let mut em = Mcem::new(smp, mcem_params(true, NphmcEStep::Redraw), work).unwrap();
+        let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
+            let mut x = e.inverse_mass().to_vec();
+            x.push(e.sampler().thermostat());
+            x.push(T::from_u64(e.sample_count()));
+            x
+        });
+        out.insert(name, line);
+    }
+    // SG-NPHMC-EM, diagonal mass, both E-steps.
+    for (variant, label) in [
+        (NphmcEStep::Redraw, "redraw"),
+        (NphmcEStep::Printed, "printed"),
+    ] {
+        let name = format!("sgnphmc-em-diagonal-{label}-{}", T::NAME);
+        let mut store = MassStore::<T>::new();
+        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+        let mut w: [[T; N]; 5] = [[T::ZERO; N]; 5];
+        let [w0, w1, w2, w3, w4] = &mut w;
+        let params = SgNphmcParams::new(
+            T::from_f64(0.05),
+            T::from_f64(1.0),
+            T::from_f64(0.1),
+            T::from_f64(0.2),
+            3,
+        )
+        .unwrap();
+        let smp = SgNphmc::with_mass(
+            params,
+            store.buffer(Shape::Diagonal, Integrator::Euler),
+            &mut theta,
+            &mut p,
+            HmcWorkspace::with_mass_scratch(w0, w1, w2, w3, w4),
+        )
+        .unwrap();
+        let work = McemWorkspace::new(&mut work_diag, N, MassShape::Diagonal).unwrap();
+        let mut em = Mcem::new(smp, mcem_params(false, variant), work).unwrap();
+        let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
+            let mut x = e.inverse_mass().to_vec();
+            x.push(e.sampler().thermostat());
+            x.push(e.sampler().params().thermostat_mass());
+            x
+        });
+        out.insert(name, line);
+    }
+}
+
+fn all_cases() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    fn each<T: Fl>(out: &mut BTreeMap<String, String>) {
+        sgld_cases::<T>(out);
+        sghmc_sgnht_cases::<T>(out);
+        sgmgt_cases::<T>(out);
+        hmc_cases::<T>(out);
+        nphmc_cases::<T>(out);
+        mcem_cases::<T>(out);
+    }
+    each::<f32>(&mut out);
+    each::<f64>(&mut out);
+    out
+}
+
+// The pinned values are libm's; micromath's f32 approximations give other numbers.
+#[cfg(not(feature = "micromath"))]
+#[test]
+fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
+    let got = all_cases();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
+    if std::env::var_os("SGMCMC_BLESS").is_some() {
+        let mut text = String::from(
+            "# value_stability.rs: 20 steps per case; state/stats are FNV-1a hashes of the bit patterns, then the final state in hex.\n",
+        );
+        for (name, line) in &got {
+            writeln!(text, "{name} {line}").unwrap();
+        }
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let text =
+        std::fs::read_to_string(&path).expect("the fixture exists (SGMCMC_BLESS=1 writes it)");
+    let pinned: BTreeMap<&str, &str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' '))
+        .collect();
+    let mut failures = Vec::new();
+    for (name, line) in &got {
+        match pinned.get(name.as_str()) {
+            None => failures.push(format!("{name}: not pinned")),
+            Some(want) if *want != line => {
+                failures.push(format!("{name}:\n  pinned {want}\n  got    {line}"))
+            }
+            Some(_) => {}
+        }
+    }
+    for name in pinned.keys() {
+        if !got.contains_key(*name) {
+            failures.push(format!("{name}: pinned but no longer run"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        got.len(),
+        failures.join("\n")
+    );
+}
