@@ -19,10 +19,7 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput
 use rand_distr::{Distribution, StandardNormal};
 use rand_pcg::Pcg64;
 use sgmcmc::rng::{fill_standard_normal, standard_normal_f32, standard_normal_f64};
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams,
-};
-use sgmcmc::{Energy, Integrator, Model, Real, Sampler, Workspace};
+use sgmcmc::prelude::*;
 
 /// The dimensions: a small odd one (lane tail), L1/L2-resident, and DRAM-bound.
 const DIMS: [usize; 4] = [17, 1024, 65_536, 1_048_576];
@@ -102,16 +99,13 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
             SamplingMode::Auto
         });
         let mut m = model::<T>();
-        let (mut grad, mut scratch) = (vec![T::ZERO; d], vec![T::ZERO; d]);
+        let mut work = vec![T::ZERO; 4 * d];
+        let work2 = 2 * d;
 
         {
             let mut theta = normals::<T>(d, 1);
-            let mut s = Sgld::new(
-                SgldParams::new(h).unwrap(),
-                &mut theta,
-                Workspace::new(&mut grad, &mut scratch),
-            )
-            .unwrap();
+            let mut s =
+                Sgld::new(SgldParams::new(h), &mut theta, &mut work[..work2]).unwrap();
             bench_step(&mut group, "sgld", d, &mut s, &mut m);
         }
 
@@ -120,14 +114,8 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
             (Integrator::Splitting, "splitting"),
         ] {
             let (mut theta, mut p) = (normals::<T>(d, 1), normals::<T>(d, 2));
-            let mut s = Sghmc::new(
-                SghmcParams::new(h, a).unwrap(),
-                integ,
-                &mut theta,
-                &mut p,
-                Workspace::new(&mut grad, &mut scratch),
-            )
-            .unwrap();
+            let params = SghmcParams::new(h).with_friction(a).with_integrator(integ);
+            let mut s = Sghmc::new(params, &mut theta, &mut p, &mut work[..work2]).unwrap();
             bench_step(&mut group, &format!("sghmc-{iname}"), d, &mut s, &mut m);
         }
 
@@ -136,14 +124,10 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
             (Integrator::Splitting, "splitting"),
         ] {
             let (mut theta, mut p) = (normals::<T>(d, 1), normals::<T>(d, 2));
-            let mut s = Sgnht::new(
-                SgnhtParams::new(h, a).unwrap(),
-                integ,
-                &mut theta,
-                &mut p,
-                Workspace::new(&mut grad, &mut scratch),
-            )
-            .unwrap();
+            let params = SgnhtParams::new(h).with_diffusion(a).with_integrator(integ);
+            let mut xi = params.initial_thermostat();
+            let mut s =
+                Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..work2]).unwrap();
             bench_step(&mut group, &format!("sgnht-{iname}"), d, &mut s, &mut m);
         }
 
@@ -152,30 +136,17 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
             (Integrator::Splitting, "splitting"),
         ] {
             let (mut theta, mut p) = (normals::<T>(d, 1), normals::<T>(d, 2));
-            let mut xi = vec![T::ZERO; d];
-            let mut s = MSgnht::new(
-                SgnhtParams::new(h, a).unwrap(),
-                integ,
-                &mut theta,
-                &mut p,
-                &mut xi,
-                Workspace::new(&mut grad, &mut scratch),
-            )
-            .unwrap();
+            let params = SgnhtParams::new(h).with_diffusion(a).with_integrator(integ);
+            let mut xi = vec![params.initial_thermostat(); d];
+            let mut s =
+                MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..work2]).unwrap();
             bench_step(&mut group, &format!("msgnht-{iname}"), d, &mut s, &mut m);
         }
 
         {
             let (mut theta, mut p) = (normals::<T>(d, 1), vec![T::ZERO; d]);
-            let (mut saved_grad, mut saved_p) = (vec![T::ZERO; d], vec![T::ZERO; d]);
-            let mut s = Hmc::new(
-                HmcParams::new(h, 1).unwrap(),
-                None,
-                &mut theta,
-                &mut p,
-                HmcWorkspace::new(&mut grad, &mut scratch, &mut saved_grad, &mut saved_p),
-            )
-            .unwrap();
+            let params = HmcParams::new(h).with_leapfrog_steps(1);
+            let mut s = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
             bench_step(&mut group, "hmc-leapfrog-l1", d, &mut s, &mut m);
         }
     }

@@ -1,12 +1,12 @@
 //! The error enums: small `Copy` values with `Display`, `core::error::Error` and optional `defmt`.
 //!
-//! Three kinds of failure, one enum each, so a caller matches only what can happen where it is:
-//! * [`ParamError`]: a hyperparameter rejected by a `*Params::new` constructor (names the parameter);
-//! * [`LayoutError`]: caller buffers of the wrong length, rejected by a sampler constructor;
-//! * [`StepError`]: something that went wrong during a step (non-finite gradient or state);
-//! * [`LinalgError`]: a dense matrix or vector that [`crate::linalg`] or a mass matrix
-//!   ([`crate::kinetic::Mass`]) cannot use (wrong length, not finite, not symmetric, not
-//!   positive definite).
+//! One enum per kind of failure, so a caller matches only what can happen where it is:
+//! * [`ParamError`]: a hyperparameter rejected (names the [`Param`]);
+//! * [`LayoutError`]: caller buffers that do not fit (names the [`Buffer`]);
+//! * [`Error`]: what a sampler's constructor returns, one of the two above;
+//! * [`StepError`]: a step that could not be taken or diverged;
+//! * [`LinalgError`]: a matrix or vector that [`crate::linalg`] or a mass cannot use;
+//! * [`MStepError`]: an MCEM M-step that could not be taken.
 
 use core::fmt;
 
@@ -17,12 +17,17 @@ use core::fmt;
 pub enum Param {
     /// The discretisation step h (or a learning rate η = h²).
     StepSize,
-    /// The friction / diffusion constant A (SGHMC, SGNHT) or D (mSGNHT).
+    /// SGHMC's friction A.
     Friction,
-    /// The gradient-noise estimate B̂ of SGHMC.
+    /// The injected diffusion A of SGNHT and mSGNHT (D in Li et al. 2016): the momentum noise is
+    /// √(2A) dW.
+    Diffusion,
+    /// The gradient-noise estimate B̂ (SGHMC; SGMGT-D's θ term).
     NoiseEstimate,
-    /// The number of leapfrog steps L of HMC.
+    /// The number of leapfrog steps L per proposal (HMC) or per block (SG-NPHMC).
     LeapfrogSteps,
+    /// The number of inner steps LP_S per MCEM E-step.
+    InnerSteps,
     /// The scale `a` of the polynomial step-size decay h_t = a(b + t)^−γ.
     DecayScale,
     /// The offset `b` of the polynomial step-size decay.
@@ -31,7 +36,9 @@ pub enum Param {
     DecayExponent,
     /// The momentum weight α = Ah of the learning-rate form (must lie in \[0, 1\]).
     MomentumWeight,
-    /// The friction rescaling γ of SGMGT (001 eq. 13).
+    /// A thermostat value ξ set on a running sampler.
+    Thermostat,
+    /// The friction rescaling γ of SGMGT (Zhang et al. 2017, eq. 13).
     FrictionScale,
     /// The first-order Langevin diffusion σ_θ on θ (SGMGT-D).
     ThetaDiffusion,
@@ -45,29 +52,29 @@ pub enum Param {
     Softening,
     /// A scalar inverse mass m⁻¹ of the Gaussian kinetics (must be > 0).
     InverseMass,
-    /// The mass Q of the Nosé–Poincaré thermostat s (SG-NPHMC, 004 eq. 6; must be > 0).
+    /// The mass Q of the Nosé–Poincaré thermostat s (SG-NPHMC, Roychowdhury & Parthasarathy 2017, eq. 6; must be > 0).
     ThermostatMass,
     /// The noise estimate A of SG-NPHMC for the minibatch log-likelihood value L̃(θ), which
-    /// enters the thermostat momentum q (004 eq. 7; must be ≥ 0).
+    /// enters the thermostat momentum q (Roychowdhury & Parthasarathy 2017, eq. 7; must be ≥ 0).
     EnergyNoise,
     /// The noise estimate B of SG-NPHMC for the minibatch gradient ∇L̃(θ), which enters the
-    /// momentum p (004 eq. 7; must be ≥ 0).
+    /// momentum p (Roychowdhury & Parthasarathy 2017, eq. 7; must be ≥ 0).
     GradientNoise,
-    /// The offset k₀ ≥ 0 of the MCEM M-step weights κ_k = (k + k₀)^−α (004 eq. 5).
+    /// The offset k₀ ≥ 0 of the MCEM M-step weights κ_k = (k + k₀)^−α (Roychowdhury & Parthasarathy 2017, eq. 5).
     MStepOffset,
-    /// The exponent α ∈ (½, 1] of the MCEM M-step weights κ_k = (k + k₀)^−α (004 eq. 5).
+    /// The exponent α ∈ (½, 1] of the MCEM M-step weights κ_k = (k + k₀)^−α (Roychowdhury & Parthasarathy 2017, eq. 5).
     MStepExponent,
     /// The shrinkage weight λ ∈ \[0, 1\] of the MCEM covariance estimate toward (tr/d)·I.
     Shrinkage,
     /// The eigenvalue bounds 0 < m_min ≤ m_max < ∞ of the MCEM precision estimate M⁻¹.
     PrecisionBounds,
-    /// The rate ν ≥ 1 of the MCEM subsampling offsets, x_i − 1 ~ Poisson(ν iᵈ) (004 §3.2).
+    /// The rate ν ≥ 1 of the MCEM subsampling offsets, x_i − 1 ~ Poisson(ν iᵈ) (Roychowdhury & Parthasarathy 2017, §3.2).
     SubsampleRate,
-    /// The exponent d > 0 of the MCEM subsampling offsets, x_i − 1 ~ Poisson(ν iᵈ) (004 §3.2).
+    /// The exponent d > 0 of the MCEM subsampling offsets, x_i − 1 ~ Poisson(ν iᵈ) (Roychowdhury & Parthasarathy 2017, §3.2).
     SubsampleExponent,
-    /// The level α ∈ (0, 1) of the MCEM confidence interval m_S ± z_{1−α/2} v_S (004 §3.2).
+    /// The level α ∈ (0, 1) of the MCEM confidence interval m_S ± z_{1−α/2} v_S (Roychowdhury & Parthasarathy 2017, §3.2).
     ConfidenceLevel,
-    /// The growth divisor S_I ≥ 1 of the MCEM E-step size rule S ← S + S/S_I (004 §3.2).
+    /// The growth divisor S_I ≥ 1 of the MCEM E-step size rule S ← S + S/S_I (Roychowdhury & Parthasarathy 2017, §3.2).
     SampleGrowth,
     /// The MCEM E-step sample count S_count (must be ≥ 2).
     SampleCount,
@@ -79,8 +86,10 @@ impl Param {
         match self {
             Param::StepSize => "step size h",
             Param::Friction => "friction A",
+            Param::Diffusion => "diffusion A",
             Param::NoiseEstimate => "noise estimate B̂",
             Param::LeapfrogSteps => "leapfrog steps L",
+            Param::InnerSteps => "inner steps per E-step LP_S",
             Param::DecayScale => "decay scale a",
             Param::DecayOffset => "decay offset b",
             Param::DecayExponent => "decay exponent γ",
@@ -100,6 +109,7 @@ impl Param {
             Param::ConfidenceLevel => "confidence level α",
             Param::SampleGrowth => "sample-size growth S_I",
             Param::SampleCount => "E-step sample count S_count",
+            Param::Thermostat => "thermostat ξ",
             Param::FrictionScale => "friction rescaling γ",
             Param::ThetaDiffusion => "θ diffusion σ_θ",
             Param::MomentumDiffusion => "momentum diffusion σ_p",
@@ -139,25 +149,12 @@ pub enum Buffer {
     Theta,
     /// The momentum p.
     Momentum,
-    /// The per-coordinate thermostats ξ.
+    /// The thermostats ξ.
     Thermostat,
-    /// The gradient buffer ∇Ũ(θ).
-    Gradient,
-    /// Scratch space the integrator uses for the noise and the half-step position.
-    Scratch,
-    /// The diagonal of the inverse mass matrix.
+    /// The sampler's workspace (one slice of its documented `workspace_len`).
+    Workspace,
+    /// The diagonal of the inverse mass matrix, or a mass's dimension.
     InverseMass,
-    /// HMC's copy of θ at the start of a proposal.
-    SavedTheta,
-    /// HMC's copy of the gradient at the start of a proposal.
-    SavedGradient,
-    /// HMC's copy of the momentum before a step.
-    SavedMomentum,
-    /// The d-buffer for M⁻¹p that a dense mass needs (`Workspace::with_mass_scratch`,
-    /// `HmcWorkspace::with_mass_scratch`).
-    MassScratch,
-    /// The one buffer of an MCEM workspace ([`crate::adapt::McemWorkspace`]).
-    McemWorkspace,
     /// SGMGT-D's per-coordinate gradient-noise estimates B̂ᵢ
     /// ([`crate::sampler::Sgmgt::set_noise_estimates`]).
     NoiseEstimates,
@@ -170,14 +167,8 @@ impl Buffer {
             Buffer::Theta => "θ",
             Buffer::Momentum => "momentum p",
             Buffer::Thermostat => "thermostat ξ",
-            Buffer::Gradient => "gradient",
-            Buffer::Scratch => "scratch",
+            Buffer::Workspace => "workspace",
             Buffer::InverseMass => "inverse mass",
-            Buffer::SavedTheta => "saved θ",
-            Buffer::SavedGradient => "saved gradient",
-            Buffer::SavedMomentum => "saved momentum",
-            Buffer::MassScratch => "mass scratch M⁻¹p",
-            Buffer::McemWorkspace => "MCEM workspace",
             Buffer::NoiseEstimates => "noise estimates B̂",
         }
     }
@@ -190,11 +181,11 @@ impl Buffer {
 pub enum LayoutError {
     /// θ has length 0: there is nothing to sample.
     Empty,
-    /// A buffer's length differs from θ's.
+    /// A buffer's length is not the one θ's length requires.
     LengthMismatch {
         /// Which buffer.
         buffer: Buffer,
-        /// θ's length.
+        /// The length it must have (θ's, or the documented workspace length).
         expected: usize,
         /// The buffer's length.
         found: usize,
@@ -207,7 +198,7 @@ pub enum LayoutError {
         index: usize,
     },
     /// The mass matrix's shape is not supported here: a dense mass without its
-    /// eigendecomposition with [`crate::Integrator::Splitting`] (the exact friction flow
+    /// eigendecomposition with [`crate::integrator::Integrator::Splitting`] (the exact friction flow
     /// p ← exp(−c M⁻¹ t) p needs it: build the mass with
     /// [`crate::kinetic::MassBuffer::dense_with_eigen`], or use `Integrator::Euler`), a dense mass
     /// for SG-NPHMC with a gradient-noise estimate B > 0 (its implicit friction would need a
@@ -226,12 +217,12 @@ impl fmt::Display for LayoutError {
                 found,
             } => write!(
                 f,
-                "{} has length {found}, expected {expected} (θ's length)",
+                "{} has length {found}, expected {expected}",
                 buffer.name()
             ),
             LayoutError::UnsupportedMass => write!(
                 f,
-                "this mass shape is not supported here (dense mass with splitting, or a fixed mass under MCEM)"
+                "this mass is not supported here (a dense mass without its eigendecomposition under splitting, a dense mass for SG-NPHMC with B > 0, or a fixed mass under MCEM)"
             ),
             LayoutError::InvalidValue { buffer, index } => {
                 write!(
@@ -245,6 +236,49 @@ impl fmt::Display for LayoutError {
 }
 
 impl core::error::Error for LayoutError {}
+
+/// Why a sampler could not be built: a rejected hyperparameter or buffers that do not fit.
+///
+/// ```
+/// use sgmcmc::prelude::*;
+/// let (mut theta, mut work) = ([0.0f64; 2], [0.0; 3]);
+/// let err = Sgld::new(SgldParams::new(0.1), &mut theta, &mut work).unwrap_err();
+/// assert!(matches!(err, Error::Layout(LayoutError::LengthMismatch { buffer: Buffer::Workspace, .. })));
+/// let err = Sgld::new(SgldParams::new(-1.0), &mut theta, &mut [0.0; 4]).unwrap_err();
+/// assert_eq!(err, Error::Param(ParamError::OutOfRange(Param::StepSize)));
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Error {
+    /// A hyperparameter was rejected.
+    Param(ParamError),
+    /// The caller's buffers do not fit together.
+    Layout(LayoutError),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Param(e) => e.fmt(f),
+            Error::Layout(e) => e.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+impl From<ParamError> for Error {
+    fn from(e: ParamError) -> Self {
+        Error::Param(e)
+    }
+}
+
+impl From<LayoutError> for Error {
+    fn from(e: LayoutError) -> Self {
+        Error::Layout(e)
+    }
+}
 
 /// A step that could not be taken or that produced a non-finite state.
 #[non_exhaustive]
@@ -269,7 +303,7 @@ pub enum StepError {
         /// The first non-finite coordinate (0 for a scalar thermostat).
         index: usize,
     },
-    /// SG-NPHMC: the quadratic for the half-step thermostat momentum q (004 eq. 7, second line)
+    /// SG-NPHMC: the quadratic for the half-step thermostat momentum q (Roychowdhury & Parthasarathy 2017, eq. 7, second line)
     /// has no real root (negative discriminant), or the full step of the thermostat s would
     /// leave s ≤ 0 (or infinite): |ε q / (2Q)| ≥ 1. Both mean the step size is too large for
     /// the current (s, q). The step was abandoned and the state is bit-for-bit what it was
@@ -367,7 +401,7 @@ impl fmt::Display for LinalgError {
 
 impl core::error::Error for LinalgError {}
 
-/// An MCEM M-step ([`crate::adapt::MStep`]) that could not be taken. In every case the inverse
+/// An MCEM M-step that could not be taken. In every case the inverse
 /// mass M⁻¹ is left bit-for-bit as it was; the accumulated momentum statistics are kept unless
 /// the variant says otherwise.
 #[non_exhaustive]

@@ -8,7 +8,7 @@
 //!
 //! All slices handed to a driver have the same length: the samplers check that once, in their
 //! constructors. A driver given slices of different lengths stops at the shortest (it zips), which
-//! is a logic error upstream but never a panic.
+//! is a logic error upstream but never a panic. Indices are passed along, never used to index.
 
 use crate::real::Real;
 
@@ -58,68 +58,213 @@ pub(crate) enum Lanes<'a, T> {
     PerCoordinate(&'a mut [T]),
 }
 
-/// `f(lane, θᵢ, pᵢ, gᵢ, zᵢ, ξᵢ)` over all coordinates: the driver of the fused integrator steps.
+/// Per-coordinate read-only values: one shared by all coordinates, or one per coordinate (a
+/// diagonal inverse mass, a dense mass's prepared M⁻¹p).
+#[derive(Clone, Copy)]
+pub(crate) enum Stream<'a, T> {
+    /// One value for every coordinate.
+    Uniform(T),
+    /// One value per coordinate.
+    PerCoordinate(&'a [T]),
+}
+
+/// One coordinate as the fused integrator loops see it: its index `i`, its accumulator lane,
+/// θᵢ, pᵢ (both written), ∇Ũᵢ, the step's normal zᵢ, the thermostat slot ξᵢ (written; a
+/// throw-away copy when ξ is shared) and the kinetics' datum aᵢ ([`Stream`]).
+pub(crate) struct Coordinate<'c, T> {
+    pub i: usize,
+    pub lane: usize,
+    pub theta: &'c mut T,
+    pub p: &'c mut T,
+    pub g: T,
+    pub z: T,
+    pub xi: &'c mut T,
+    pub aux: T,
+}
+
+/// `f(coordinate)` over all coordinates in order: the driver of the fused integrator steps.
 #[inline(always)]
-pub(crate) fn zip_phase<T: Real, F>(
+pub(crate) fn sweep<T: Real, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
     z: &[T],
     xi: Lanes<'_, T>,
+    aux: Stream<'_, T>,
     f: F,
 ) where
-    F: FnMut(usize, &mut T, &mut T, T, T, &mut T),
+    F: FnMut(Coordinate<'_, T>),
 {
-    match xi {
-        Lanes::Uniform(c) => zip_phase_with(
+    match (xi, aux) {
+        (Lanes::Uniform(c), Stream::Uniform(a)) => sweep_with(
             theta,
             p,
             g,
             z,
-            core::iter::repeat([c; LANES]),
-            core::iter::repeat(c),
+            (core::iter::repeat([c; LANES]), core::iter::repeat(c)),
+            (core::iter::repeat(&[a; LANES]), core::iter::repeat(&a)),
             f,
         ),
-        Lanes::PerCoordinate(x) => {
+        (Lanes::Uniform(c), Stream::PerCoordinate(m)) => {
+            let (mc, mt) = m.as_chunks::<LANES>();
+            sweep_with(
+                theta,
+                p,
+                g,
+                z,
+                (core::iter::repeat([c; LANES]), core::iter::repeat(c)),
+                (mc.iter(), mt.iter()),
+                f,
+            )
+        }
+        (Lanes::PerCoordinate(x), Stream::Uniform(a)) => {
             let (xc, xt) = x.as_chunks_mut::<LANES>();
-            zip_phase_with(theta, p, g, z, xc.iter_mut(), xt.iter_mut(), f)
+            sweep_with(
+                theta,
+                p,
+                g,
+                z,
+                (xc.iter_mut(), xt.iter_mut()),
+                (core::iter::repeat(&[a; LANES]), core::iter::repeat(&a)),
+                f,
+            )
+        }
+        (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) => {
+            let (xc, xt) = x.as_chunks_mut::<LANES>();
+            let (mc, mt) = m.as_chunks::<LANES>();
+            sweep_with(theta, p, g, z, (xc.iter_mut(), xt.iter_mut()), (mc.iter(), mt.iter()), f)
         }
     }
 }
 
 #[inline(always)]
-fn zip_phase_with<T: Real, C, E, F>(
+fn sweep_with<'m, T: Real, C, E, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
     z: &[T],
-    xi_chunks: impl Iterator<Item = C>,
-    xi_tail: impl Iterator<Item = E>,
+    (xi_chunks, xi_tail): (impl Iterator<Item = C>, impl Iterator<Item = E>),
+    (aux_chunks, aux_tail): (
+        impl Iterator<Item = &'m [T; LANES]>,
+        impl Iterator<Item = &'m T>,
+    ),
     mut f: F,
 ) where
+    T: 'm,
     C: ChunkSlot<T>,
     E: TailSlot<T>,
-    F: FnMut(usize, &mut T, &mut T, T, T, &mut T),
+    F: FnMut(Coordinate<'_, T>),
 {
     let (tc, tt) = theta.as_chunks_mut::<LANES>();
     let (pc, pt) = p.as_chunks_mut::<LANES>();
     let (gc, gt) = g.as_chunks::<LANES>();
     let (zc, zt) = z.as_chunks::<LANES>();
-    for ((((t, p), g), z), mut x) in tc.iter_mut().zip(pc).zip(gc).zip(zc).zip(xi_chunks) {
+    let chunks = tc.iter_mut().zip(pc).zip(gc).zip(zc).zip(xi_chunks).zip(aux_chunks);
+    let mut base = 0;
+    for (((((t, p), g), z), mut x), a) in chunks {
         let x = x.lanes();
         for j in 0..LANES {
-            f(j, &mut t[j], &mut p[j], g[j], z[j], &mut x[j]);
+            f(Coordinate {
+                i: base + j,
+                lane: j,
+                theta: &mut t[j],
+                p: &mut p[j],
+                g: g[j],
+                z: z[j],
+                xi: &mut x[j],
+                aux: a[j],
+            });
+        }
+        base += LANES;
+    }
+    let tail = tt.iter_mut().zip(pt).zip(gt).zip(zt).zip(xi_tail).zip(aux_tail);
+    for (j, (((((t, p), g), z), mut x), a)) in tail.enumerate() {
+        f(Coordinate {
+            i: base + j,
+            lane: j,
+            theta: t,
+            p,
+            g: *g,
+            z: *z,
+            xi: x.slot(),
+            aux: *a,
+        });
+    }
+}
+
+/// `f(i, lane, aᵢ, bᵢ, cᵢ)` with `a` written, `b` read and `c` a [`Stream`].
+#[inline(always)]
+pub(crate) fn zip3_stream<T: Real, F>(a: &mut [T], b: &[T], c: Stream<'_, T>, mut f: F)
+where
+    F: FnMut(usize, usize, &mut T, T, T),
+{
+    let (ac, at) = a.as_chunks_mut::<LANES>();
+    let (bc, bt) = b.as_chunks::<LANES>();
+    match c {
+        Stream::Uniform(u) => {
+            let mut base = 0;
+            for (a, b) in ac.iter_mut().zip(bc) {
+                for j in 0..LANES {
+                    f(base + j, j, &mut a[j], b[j], u);
+                }
+                base += LANES;
+            }
+            for (j, (a, b)) in at.iter_mut().zip(bt).enumerate() {
+                f(base + j, j, a, *b, u);
+            }
+        }
+        Stream::PerCoordinate(m) => {
+            let (mc, mt) = m.as_chunks::<LANES>();
+            let mut base = 0;
+            for ((a, b), m) in ac.iter_mut().zip(bc).zip(mc) {
+                for j in 0..LANES {
+                    f(base + j, j, &mut a[j], b[j], m[j]);
+                }
+                base += LANES;
+            }
+            for (j, ((a, b), m)) in at.iter_mut().zip(bt).zip(mt).enumerate() {
+                f(base + j, j, a, *b, *m);
+            }
         }
     }
-    for (j, ((((t, p), g), z), mut x)) in tt
-        .iter_mut()
-        .zip(pt)
-        .zip(gt)
-        .zip(zt)
-        .zip(xi_tail)
-        .enumerate()
-    {
-        f(j, t, p, *g, *z, x.slot());
+}
+
+/// `f(i, lane, outᵢ, aᵢ, bᵢ, sᵢ)` with `out` written, `a` and `b` read and `s` a [`Stream`]
+/// (the splitting scheme's first pass: θ½ from θ, p and the kinetics' datum).
+#[inline(always)]
+pub(crate) fn zip_out<T: Real, F>(out: &mut [T], a: &[T], b: &[T], s: Stream<'_, T>, mut f: F)
+where
+    F: FnMut(usize, usize, &mut T, T, T, T),
+{
+    let (oc, ot) = out.as_chunks_mut::<LANES>();
+    let (ac, at) = a.as_chunks::<LANES>();
+    let (bc, bt) = b.as_chunks::<LANES>();
+    match s {
+        Stream::Uniform(u) => {
+            let mut base = 0;
+            for ((o, a), b) in oc.iter_mut().zip(ac).zip(bc) {
+                for j in 0..LANES {
+                    f(base + j, j, &mut o[j], a[j], b[j], u);
+                }
+                base += LANES;
+            }
+            for (j, ((o, a), b)) in ot.iter_mut().zip(at).zip(bt).enumerate() {
+                f(base + j, j, o, *a, *b, u);
+            }
+        }
+        Stream::PerCoordinate(m) => {
+            let (mc, mt) = m.as_chunks::<LANES>();
+            let mut base = 0;
+            for (((o, a), b), m) in oc.iter_mut().zip(ac).zip(bc).zip(mc) {
+                for j in 0..LANES {
+                    f(base + j, j, &mut o[j], a[j], b[j], m[j]);
+                }
+                base += LANES;
+            }
+            for (j, (((o, a), b), m)) in ot.iter_mut().zip(at).zip(bt).zip(mt).enumerate() {
+                f(base + j, j, o, *a, *b, *m);
+            }
+        }
     }
 }
 
@@ -238,42 +383,60 @@ mod tests {
             let z: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
 
             let (mut t1, mut p1, mut x1) = (base.clone(), g.clone(), z.clone());
-            zip_phase(
+            let aux: Vec<f64> = (0..n).map(|i| 0.25 * i as f64).collect();
+            let mut seen = Vec::new();
+            sweep(
                 &mut t1,
                 &mut p1,
                 &g,
                 &z,
                 Lanes::PerCoordinate(&mut x1),
-                |_, t, p, g, z, x| {
-                    *t += *p * 2.0 + g;
-                    *p = z * *x;
-                    *x += 1.0;
+                Stream::PerCoordinate(&aux),
+                |c| {
+                    *c.theta += *c.p * 2.0 + c.g + c.aux;
+                    *c.p = c.z * *c.xi;
+                    *c.xi += 1.0;
+                    seen.push((c.i, c.lane));
                 },
             );
             let (mut t2, mut p2, mut x2) = (base.clone(), g.clone(), z.clone());
             for i in 0..n {
-                t2[i] += p2[i] * 2.0 + g[i];
+                t2[i] += p2[i] * 2.0 + g[i] + aux[i];
                 p2[i] = z[i] * x2[i];
                 x2[i] += 1.0;
             }
             assert_eq!((t1, p1, x1), (t2, p2, x2), "n = {n}");
+            let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % LANES)).collect();
+            assert_eq!(seen, expect, "indices and lanes, n = {n}");
 
             let (mut t3, mut p3) = (base.clone(), g.clone());
-            zip_phase(
+            sweep(
                 &mut t3,
                 &mut p3,
                 &g,
                 &z,
                 Lanes::Uniform(0.5),
-                |_, t, p, g, z, x| {
-                    *t += g * *x;
-                    *p = z;
-                    *x = 99.0; // discarded
+                Stream::Uniform(3.0),
+                |c| {
+                    *c.theta += c.g * *c.xi + c.aux;
+                    *c.p = c.z;
+                    *c.xi = 99.0; // discarded
                 },
             );
             for i in 0..n {
-                assert_eq!(t3[i], base[i] + g[i] * 0.5);
+                assert_eq!(t3[i], base[i] + g[i] * 0.5 + 3.0);
                 assert_eq!(p3[i], z[i]);
+            }
+
+            let mut a3 = base.clone();
+            zip3_stream(&mut a3, &g, Stream::PerCoordinate(&z), |i, _, a, b, c| *a += b * c + i as f64);
+            for i in 0..n {
+                assert_eq!(a3[i], base[i] + (g[i] * z[i] + i as f64));
+            }
+            let mut o = vec![0.0; n];
+            zip_out(&mut o, &base, &g, Stream::Uniform(2.0), |i, _, o, a, b, s| *o = a + b * s + i as f64);
+            for i in 0..n {
+                assert_eq!(o[i], base[i] + g[i] * 2.0 + i as f64);
             }
 
             let mut a = base.clone();

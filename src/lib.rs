@@ -1,9 +1,12 @@
-//! Crate root of `sgmcmc`: documentation, feature list and re-exports only.
-#![doc = include_str!("../README.md")]
+//! Crate root of `sgmcmc`: the crate documentation, the module tree and the prelude.
+#![doc = include_str!("../docs/crate.md")]
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::all)]
+
+#[cfg(test)]
+extern crate std;
 
 pub mod adapt;
 pub mod error;
@@ -12,13 +15,16 @@ pub mod integrator;
 pub mod kinetic;
 mod lanes;
 pub mod linalg;
+mod math;
+pub mod prelude;
 pub mod real;
 pub mod rng;
 pub mod sampler;
+mod validate;
+mod variates;
+mod ziggurat;
 
-pub use error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepError};
+pub use error::{Buffer, Error, LayoutError, LinalgError, Param, ParamError, StepError};
 pub use gradient::{Energy, Gradient, Model};
-pub use integrator::{Integrator, Workspace};
 pub use kinetic::Kinetic;
 pub use real::Real;
-pub use sampler::{ChainState, Sampler, StepStats};

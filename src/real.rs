@@ -1,20 +1,12 @@
-//! The float trait [`Real`] implemented for `f32` and `f64`, and the one math shim (libm or micromath).
+//! The float trait [`Real`], implemented for `f32` and `f64`: arithmetic, math through the shim, and draws.
 //!
-//! Every transcendental function the kernel uses goes through [`Real`], whose implementations call
-//! the functions in the private `shim` module below. That module is the only place that names
-//! `libm` or `micromath`, so linking `std` into a test binary can never silently change the numbers
-//! (`std`'s inherent `f32::exp` would otherwise shadow a trait method of the same name).
-//!
-//! * `f64` always uses [libm](https://docs.rs/libm) (correctly rounded to within 1 ulp).
-//! * `f32` uses libm by default; with the `micromath` feature `exp`, `ln` and `powf` come from
-//!   micromath's approximations (absolute errors of roughly 10⁻⁴ to 10⁻³; `ln` is evaluated as
-//!   −ln(1/x) below 1, where micromath's own branch is ~8 % off), which are several times faster on
-//!   an FPU-only microcontroller. `sqrt` stays libm's under every feature: micromath's is up to
-//!   6 % off, which would bias every injected noise scale √(2Ah). The f32 path never widens to
-//!   f64, so a Cortex-M4F (single-precision FPU only) runs it in hardware.
+//! Every sampler is written once, generic over `T: Real`. The two implementations differ only in
+//! the math shim functions they call (`src/math.rs`: libm, or micromath for `f32`) and in their
+//! random-number paths (the `f32` ziggurat has its own tables and never computes in `f64`).
 
 use core::fmt::{Debug, Display};
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
+use crate::{math, ziggurat};
 use rand_core::Rng;
 
 mod sealed {
@@ -100,88 +92,6 @@ pub trait Real:
     fn uniform_open<R: Rng + ?Sized>(rng: &mut R) -> Self;
 }
 
-/// The math shim: the only module that names libm or micromath.
-mod shim {
-    #[inline(always)]
-    pub fn exp64(x: f64) -> f64 {
-        libm::exp(x)
-    }
-    #[inline(always)]
-    pub fn ln64(x: f64) -> f64 {
-        libm::log(x)
-    }
-    #[inline(always)]
-    pub fn sqrt64(x: f64) -> f64 {
-        libm::sqrt(x)
-    }
-    #[inline(always)]
-    pub fn pow64(x: f64, y: f64) -> f64 {
-        libm::pow(x, y)
-    }
-
-    #[cfg(not(feature = "micromath"))]
-    mod f32_backend {
-        #[inline(always)]
-        pub fn exp32(x: f32) -> f32 {
-            libm::expf(x)
-        }
-        #[inline(always)]
-        pub fn ln32(x: f32) -> f32 {
-            libm::logf(x)
-        }
-        #[inline(always)]
-        pub fn sqrt32(x: f32) -> f32 {
-            libm::sqrtf(x)
-        }
-        #[inline(always)]
-        pub fn pow32(x: f32, y: f32) -> f32 {
-            libm::powf(x, y)
-        }
-    }
-
-    #[cfg(feature = "micromath")]
-    mod f32_backend {
-        // Fully qualified calls: with `std` linked (tests), `x.exp()` would resolve to the
-        // inherent std method and silently bypass micromath.
-        use micromath::F32Ext;
-        #[inline(always)]
-        pub fn exp32(x: f32) -> f32 {
-            F32Ext::exp(x)
-        }
-        /// micromath 2.1's `ln` goes through a fast reciprocal that is only ~8 % accurate for
-        /// x < 1 (ln 0.9 comes out −0.182 instead of −0.105); ln x = −ln(1/x) keeps it on the
-        /// accurate branch (≈ 6·10⁻⁵ absolute error).
-        #[inline(always)]
-        pub fn ln32(x: f32) -> f32 {
-            if x < 1.0 {
-                -F32Ext::ln(1.0 / x)
-            } else {
-                F32Ext::ln(x)
-            }
-        }
-        /// sqrt stays libm's (correctly rounded) even here: micromath's is off by up to ~6 %
-        /// (+2.8 % at 0.1, +6.1 % at 0.5 and 2), which would scale every injected noise
-        /// √(2Ah) and make SGLD and SGHMC sample about 6 % too hot.
-        #[inline(always)]
-        pub fn sqrt32(x: f32) -> f32 {
-            libm::sqrtf(x)
-        }
-        /// micromath 2.1's `powf` inherits the ln problem above (pow(0.9, 1.5) = 0.761 instead
-        /// of 0.854), so xʸ = exp(y ln x) through the corrected `ln32` for x > 0; x = 0 and
-        /// negative or non-finite bases keep micromath's own handling.
-        #[inline(always)]
-        pub fn pow32(x: f32, y: f32) -> f32 {
-            if x > 0.0 && x.is_finite() {
-                exp32(y * ln32(x))
-            } else {
-                F32Ext::powf(x, y)
-            }
-        }
-    }
-
-    pub use f32_backend::{exp32, ln32, pow32, sqrt32};
-}
-
 macro_rules! impl_real {
     ($t:ty, $exp:path, $ln:path, $sqrt:path, $pow:path, $normal:path, $unif:path, $open:path) => {
         impl Real for $t {
@@ -263,23 +173,23 @@ macro_rules! impl_real {
 
 impl_real!(
     f32,
-    shim::exp32,
-    shim::ln32,
-    shim::sqrt32,
-    shim::pow32,
-    crate::rng::standard_normal_f32,
-    crate::rng::uniform_f32,
-    crate::rng::uniform_open_f32
+    math::exp32,
+    math::ln32,
+    math::sqrt32,
+    math::pow32,
+    ziggurat::standard_normal_f32,
+    ziggurat::uniform_f32,
+    ziggurat::uniform_open_f32
 );
 impl_real!(
     f64,
-    shim::exp64,
-    shim::ln64,
-    shim::sqrt64,
-    shim::pow64,
-    crate::rng::standard_normal_f64,
-    crate::rng::uniform_f64,
-    crate::rng::uniform_open_f64
+    math::exp64,
+    math::ln64,
+    math::sqrt64,
+    math::pow64,
+    ziggurat::standard_normal_f64,
+    ziggurat::uniform_f64,
+    ziggurat::uniform_open_f64
 );
 
 #[cfg(test)]

@@ -14,15 +14,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{
-    MStepParams, Mcem, McemParams, McemWorkspace, NphmcEStep, SampleSize, StepSchedule,
-};
-use sgmcmc::kinetic::{Gaussian, MassBuffer, MassShape, MonomialGamma};
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, MSgnht, SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgld,
-    SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, ThermostatRule,
-};
-use sgmcmc::{Integrator, Model, Real, Sampler, StepStats, Workspace};
+use sgmcmc::adapt::{MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::kinetic::{Gaussian, Kinetic, MassBuffer, MassShape, MonomialGamma};
+use sgmcmc::prelude::*;
 
 /// Coordinates of every case.
 const N: usize = 11;
@@ -208,11 +202,11 @@ where
     M: ?Sized,
 {
     let mut rec = Record::default();
-    for _ in 0..STEPS {
-        let stats = s.step(m, rng).expect("a pinned case never fails");
+    s.run_with(m, rng, STEPS as u64, |_, s, stats| {
         let x = extra(s);
-        rec.step(s.position(), s.momentum(), &x, &stats);
-    }
+        rec.step(s.position(), s.momentum(), &x, stats);
+    })
+    .expect("a pinned case never fails");
     rec.line()
 }
 
@@ -246,7 +240,7 @@ impl<T: Fl> MassStore<T> {
         MassStore {
             diag: diag_inverse_mass(),
             precision: dense_inverse_mass(),
-            factor: vec![T::ZERO; N * N],
+            factor: vec![T::ZERO; MassBuffer::<T>::dense_work_len(N)],
             eigen: vec![T::ZERO; 2 * N * N + N],
         }
     }
@@ -269,10 +263,7 @@ impl<T: Fl> MassStore<T> {
 
 fn sgld_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     let schedules = [
-        (
-            "constant",
-            StepSchedule::constant(T::from_f64(0.05)).unwrap(),
-        ),
+        ("constant", StepSchedule::constant(T::from_f64(0.05)).unwrap()),
         (
             "polynomial",
             StepSchedule::polynomial(T::from_f64(0.1), T::from_f64(1.0), T::from_f64(0.55))
@@ -281,9 +272,9 @@ fn sgld_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     ];
     for (label, schedule) in schedules {
         let name = format!("sgld-{label}-{}", T::NAME);
-        let (mut theta, mut g, mut s) = (initial_theta::<T>(), [T::ZERO; N], [T::ZERO; N]);
-        let params = SgldParams::with_schedule(schedule).unwrap();
-        let mut smp = Sgld::new(params, &mut theta, Workspace::new(&mut g, &mut s)).unwrap();
+        let (mut theta, mut work) = (initial_theta::<T>(), [T::ZERO; 2 * N]);
+        let params = SgldParams::with_schedule(schedule);
+        let mut smp = Sgld::new(params, &mut theta, &mut work).unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |_| Vec::new());
         out.insert(name, line);
     }
@@ -296,27 +287,17 @@ fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
             let name = format!("sghmc-{shape_name}-{scheme}-{}", T::NAME);
             let mut store = MassStore::<T>::new();
             let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-            let (mut g, mut s, mut v) = ([T::ZERO; N], [T::ZERO; N], [T::ZERO; N]);
-            let params = SghmcParams::with_noise_estimate(
-                T::from_f64(0.1),
-                T::from_f64(1.0),
-                T::from_f64(0.25),
-            )
-            .unwrap();
-            let mass = store.buffer(shape, integrator);
-            let mut smp = Sghmc::with_mass(
-                params,
-                integrator,
-                mass,
-                &mut theta,
-                &mut p,
-                Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
-            )
-            .unwrap();
+            let mut work = [T::ZERO; 2 * N];
+            let params = SghmcParams::new(T::from_f64(0.1))
+                .with_friction(T::from_f64(1.0))
+                .with_noise_estimate(T::from_f64(0.25))
+                .with_integrator(integrator);
+            let mut smp = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+            smp.set_mass(store.buffer(shape, integrator)).unwrap();
             let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |_| Vec::new());
             out.insert(name, line);
 
-            // SGNHT with both thermostat rules (they coincide for the identity).
+            // SGNHT with both thermostat rules (they coincide for the identity); ξ₀ = A.
             let rules: &[(ThermostatRule, &str)] = match shape {
                 Shape::Identity => &[(ThermostatRule::Derived, "")],
                 _ => &[
@@ -328,19 +309,14 @@ fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
                 let name = format!("sgnht-{shape_name}{rule_name}-{scheme}-{}", T::NAME);
                 let mut store = MassStore::<T>::new();
                 let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-                let (mut g, mut s, mut v) = ([T::ZERO; N], [T::ZERO; N], [T::ZERO; N]);
-                let params = SgnhtParams::new(T::from_f64(0.1), T::from_f64(1.0)).unwrap();
-                let mass = store.buffer(shape, integrator);
-                let mut smp = Sgnht::with_mass(
-                    params,
-                    integrator,
-                    mass,
-                    &mut theta,
-                    &mut p,
-                    Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
-                )
-                .unwrap();
-                smp.set_thermostat_rule(rule);
+                let mut work = [T::ZERO; 2 * N];
+                let params = SgnhtParams::new(T::from_f64(0.1))
+                    .with_diffusion(T::from_f64(1.0))
+                    .with_integrator(integrator)
+                    .with_thermostat_rule(rule);
+                let mut xi = params.initial_thermostat();
+                let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+                smp.set_mass(store.buffer(shape, integrator)).unwrap();
                 let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
                     vec![s.thermostat()]
                 });
@@ -350,19 +326,12 @@ fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
 
         // mSGNHT (identity mass only); ξ starts at D.
         let name = format!("msgnht-{scheme}-{}", T::NAME);
-        let (mut theta, mut p, mut xi) =
-            (initial_theta::<T>(), initial_momentum::<T>(), [T::ZERO; N]);
-        let (mut g, mut s) = ([T::ZERO; N], [T::ZERO; N]);
-        let params = SgnhtParams::new(T::from_f64(0.1), T::from_f64(1.0)).unwrap();
-        let mut smp = MSgnht::new(
-            params,
-            integrator,
-            &mut theta,
-            &mut p,
-            &mut xi,
-            Workspace::new(&mut g, &mut s),
-        )
-        .unwrap();
+        let params = SgnhtParams::new(T::from_f64(0.1))
+            .with_diffusion(T::from_f64(1.0))
+            .with_integrator(integrator);
+        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+        let (mut xi, mut work) = ([params.initial_thermostat(); N], [T::ZERO; 2 * N]);
+        let mut smp = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
             s.thermostat().to_vec()
         });
@@ -373,99 +342,79 @@ fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
 fn sgmgt_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     let c = T::from_f64;
     for (integrator, scheme) in SCHEMES {
-        // (label, params, kinetic, per-coordinate noise estimates)
         let gaussian_params = SgmgtParams::new(c(0.1))
-            .unwrap()
-            .with_resampling(5, 7)
+            .with_resampling_steps(5, 7)
             .with_integrator(integrator);
-        let d_params = SgmgtParams::sgmgt_d(c(0.05), c(0.1), c(0.05))
-            .unwrap()
-            .with_resampling(5, 7)
+        let d_params = SgmgtParams::new(c(0.05))
+            .with_sigma_theta(c(0.1))
+            .with_sigma_xi(c(0.05))
+            .with_resampling_steps(5, 7)
             .with_integrator(integrator);
-        let power_params = SgmgtParams::sgmgt_d(c(0.02), c(0.1), c(0.05))
-            .and_then(|q| q.with_noise_estimate(c(0.5)))
-            .unwrap()
-            .with_resampling(0, 0)
+        let power_params = SgmgtParams::new(c(0.02))
+            .with_sigma_theta(c(0.1))
+            .with_sigma_xi(c(0.05))
+            .with_noise_estimate(c(0.5))
+            .with_resampling_steps(0, 0)
             .with_integrator(integrator);
         let stiff_params = SgmgtParams::new(c(0.02))
-            .and_then(|q| q.with_gamma(c(0.5)))
-            .and_then(|q| q.with_sigma_p(c(0.7)))
-            .unwrap()
-            .with_resampling(6, 0)
+            .with_gamma(c(0.5))
+            .with_sigma_p(c(0.7))
+            .with_resampling_steps(6, 0)
             .with_integrator(integrator);
 
         // Gaussian kinetics (identity), the Gaussian thermostat potential.
         {
             let name = format!("sgmgt-gaussian-{scheme}-{}", T::NAME);
-            sgmgt_case(
-                out,
-                name,
-                gaussian_params,
-                Gaussian::<T>::identity(),
-                Gaussian::identity(),
-                None,
-            );
+            let params = gaussian_params.with_kinetic(Gaussian::<T>::identity());
+            sgmgt_case(out, name, params, None);
         }
         // Gaussian kinetics with a diagonal mass and a scaled thermostat potential.
         {
             let name = format!("sgmgt-gaussian-diagonal-{scheme}-{}", T::NAME);
             let m = diag_inverse_mass::<T>();
-            let k = Gaussian::diagonal(&m).unwrap();
-            let f = Gaussian::scaled(c(2.0)).unwrap();
-            sgmgt_case(out, name, gaussian_params, k, f, None);
+            let params = gaussian_params
+                .with_kinetic(Gaussian::diagonal(&m).unwrap())
+                .with_potential(Gaussian::scaled(c(2.0)).unwrap());
+            sgmgt_case(out, name, params, None);
         }
         // SGMGT-D, softened eq. 12, a = 1, c = 5.
         {
             let name = format!("sgmgt-d-softened-a1-{scheme}-{}", T::NAME);
-            let k = MonomialGamma::softened(c(1.0), c(5.0)).unwrap();
-            sgmgt_case(out, name, d_params, k, Gaussian::identity(), None);
+            let params = d_params.with_kinetic(MonomialGamma::softened(c(1.0), c(5.0)).unwrap());
+            sgmgt_case(out, name, params, None);
         }
         // SGMGT-D, softened eq. 12, a = 2, c = 5, with per-coordinate noise estimates.
         {
             let name = format!("sgmgt-d-softened-a2-noise-estimates-{scheme}-{}", T::NAME);
-            let k = MonomialGamma::softened(c(2.0), c(5.0)).unwrap();
+            let params = d_params.with_kinetic(MonomialGamma::softened(c(2.0), c(5.0)).unwrap());
             let b: [T; N] = core::array::from_fn(|i| c(0.1 + 0.05 * i as f64));
-            sgmgt_case(out, name, d_params, k, Gaussian::identity(), Some(&b));
+            sgmgt_case(out, name, params, Some(&b));
         }
         // SGMGT-D with the power softening, a = 2, c = 3, scalar noise estimate.
         {
             let name = format!("sgmgt-d-power-a2-{scheme}-{}", T::NAME);
-            let k = MonomialGamma::softened_power(c(2.0), c(3.0)).unwrap();
-            sgmgt_case(out, name, power_params, k, Gaussian::identity(), None);
+            let params =
+                power_params.with_kinetic(MonomialGamma::softened_power(c(2.0), c(3.0)).unwrap());
+            sgmgt_case(out, name, params, None);
         }
         // SGMGT with the stiff kinetics, a = 1, γ = 0.5, σ_p = 0.7.
         {
             let name = format!("sgmgt-stiff-a1-{scheme}-{}", T::NAME);
-            let k = MonomialGamma::stiff(c(1.0)).unwrap();
-            sgmgt_case(out, name, stiff_params, k, Gaussian::identity(), None);
+            let params = stiff_params.with_kinetic(MonomialGamma::stiff(c(1.0)).unwrap());
+            sgmgt_case(out, name, params, None);
         }
     }
 }
 
-fn sgmgt_case<T: Fl, K: sgmcmc::Kinetic<T>, F: sgmcmc::Kinetic<T>>(
+fn sgmgt_case<T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
     out: &mut BTreeMap<String, String>,
     name: String,
-    params: SgmgtParams<T>,
-    kinetic: K,
-    potential: F,
+    params: SgmgtParams<T, K, F>,
     noise_estimates: Option<&[T]>,
 ) {
-    let (mut theta, mut p, mut xi) = (
-        initial_theta::<T>(),
-        initial_momentum::<T>(),
-        initial_xi::<T>(),
-    );
-    let (mut g, mut s) = ([T::ZERO; N], [T::ZERO; N]);
-    let mut smp = Sgmgt::with_potential(
-        params,
-        kinetic,
-        potential,
-        &mut theta,
-        &mut p,
-        &mut xi,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
+    let (mut xi, mut work) = (initial_xi::<T>(), [T::ZERO; 2 * N]);
+    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if let Some(b) = noise_estimates {
         smp.set_noise_estimates(b).unwrap();
     }
@@ -485,21 +434,22 @@ fn hmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         let name = format!("hmc-{shape_name}-{}", T::NAME);
         let mut store = MassStore::<T>::new();
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut w: [[T; N]; 5] = [[T::ZERO; N]; 5];
-        let [w0, w1, w2, w3, w4] = &mut w;
-        let params = HmcParams::new(T::from_f64(0.15), steps).unwrap();
-        let mass = store.buffer(shape, Integrator::Euler);
-        let mut smp = Hmc::with_mass(
-            params,
-            mass,
-            &mut theta,
-            &mut p,
-            HmcWorkspace::with_mass_scratch(w0, w1, w2, w3, w4),
-        )
-        .unwrap();
+        let mut work = [T::ZERO; 4 * N];
+        let params = HmcParams::new(T::from_f64(0.15)).with_leapfrog_steps(steps);
+        let mut smp = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+        smp.set_mass(store.buffer(shape, Integrator::Euler)).unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |_| Vec::new());
         out.insert(name, line);
     }
+}
+
+/// SG-NPHMC's settings: h = 0.05, Q = 1, A = 0.1, B as given, L = 3.
+fn nphmc_params<T: Fl>(b: f64) -> SgNphmcParams<T> {
+    SgNphmcParams::new(T::from_f64(0.05))
+        .with_thermostat_mass(T::from_f64(1.0))
+        .with_energy_noise(T::from_f64(0.1))
+        .with_gradient_noise(T::from_f64(b))
+        .with_leapfrog_steps(3)
 }
 
 fn nphmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
@@ -511,25 +461,9 @@ fn nphmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         };
         let mut store = MassStore::<T>::new();
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut w: [[T; N]; 5] = [[T::ZERO; N]; 5];
-        let [w0, w1, w2, w3, w4] = &mut w;
-        let params = SgNphmcParams::new(
-            T::from_f64(0.05),
-            T::from_f64(1.0),
-            T::from_f64(0.1),
-            T::from_f64(b),
-            3,
-        )
-        .unwrap();
-        let mass = store.buffer(shape, Integrator::Euler);
-        let mut smp = SgNphmc::with_mass(
-            params,
-            mass,
-            &mut theta,
-            &mut p,
-            HmcWorkspace::with_mass_scratch(w0, w1, w2, w3, w4),
-        )
-        .unwrap();
+        let mut work = [T::ZERO; 4 * N];
+        let mut smp = SgNphmc::new(nphmc_params(b), &mut theta, &mut p, &mut work).unwrap();
+        smp.set_mass(store.buffer(shape, Integrator::Euler)).unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
             vec![s.thermostat(), s.thermostat_momentum()]
         });
@@ -538,46 +472,40 @@ fn nphmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
 }
 
 fn mcem_params<T: Fl>(adaptive: bool, variant: NphmcEStep) -> McemParams<T> {
-    let m_step = MStepParams::new(
-        T::ZERO,
-        T::from_f64(0.75),
-        T::from_f64(0.05),
-        T::from_f64(1e-3),
-        T::from_f64(1e3),
-    )
-    .unwrap();
+    let m_step = MStepParams::new()
+        .with_offset(T::ZERO)
+        .with_exponent(T::from_f64(0.75))
+        .with_shrinkage(T::from_f64(0.05))
+        .with_bounds(T::from_f64(1e-3), T::from_f64(1e3));
     let size = if adaptive {
         SampleSize::adaptive(4, T::from_f64(0.25), 2).unwrap()
     } else {
         SampleSize::fixed(4).unwrap()
     };
-    McemParams::new(2, m_step, size)
-        .unwrap()
+    McemParams::new(2)
+        .with_m_step(m_step)
+        .with_sample_size(size)
         .with_nphmc_e_step(variant)
 }
 
 fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
-    let mut work_diag = vec![T::ZERO; McemWorkspace::<T>::len(N, MassShape::Diagonal)];
-    let mut work_dense = vec![T::ZERO; McemWorkspace::<T>::len(N, MassShape::Dense)];
+    type Em<'a, T, S> = Mcem<'a, T, S>;
+    let diag_len = Em::<T, Hmc<T>>::workspace_len(N, MassShape::Diagonal);
+    let dense_len = Em::<T, Hmc<T>>::workspace_len(N, MassShape::Dense);
+    let mut work_diag = vec![T::ZERO; diag_len];
+    let mut work_dense = vec![T::ZERO; dense_len];
 
     // HMC-EM, diagonal mass, fixed S_count.
     {
         let name = format!("hmc-em-diagonal-{}", T::NAME);
         let mut store = MassStore::<T>::new();
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut w: [[T; N]; 5] = [[T::ZERO; N]; 5];
-        let [w0, w1, w2, w3, w4] = &mut w;
-        let params = HmcParams::new(T::from_f64(0.15), 2).unwrap();
-        let smp = Hmc::with_mass(
-            params,
-            store.buffer(Shape::Diagonal, Integrator::Euler),
-            &mut theta,
-            &mut p,
-            HmcWorkspace::with_mass_scratch(w0, w1, w2, w3, w4),
-        )
-        .unwrap();
-        let work = McemWorkspace::new(&mut work_diag, N, MassShape::Diagonal).unwrap();
-        let mut em = Mcem::new(smp, mcem_params(false, NphmcEStep::Redraw), work).unwrap();
+        let mut work = [T::ZERO; 4 * N];
+        let params = HmcParams::new(T::from_f64(0.15)).with_leapfrog_steps(2);
+        let mut smp = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+        smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Euler)).unwrap();
+        let params = mcem_params(false, NphmcEStep::Redraw);
+        let mut em = Mcem::new(smp, params, &mut work_diag).unwrap();
         let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
             e.inverse_mass().to_vec()
         });
@@ -586,33 +514,22 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     // SGHMC-EM, dense mass (Euler) and diagonal mass (splitting), fixed S_count.
     for (integrator, scheme, shape, shape_name) in [
         (Integrator::Euler, "euler", Shape::Dense, "dense"),
-        (
-            Integrator::Splitting,
-            "splitting",
-            Shape::Diagonal,
-            "diagonal",
-        ),
+        (Integrator::Splitting, "splitting", Shape::Diagonal, "diagonal"),
     ] {
         let name = format!("sghmc-em-{shape_name}-{scheme}-{}", T::NAME);
         let mut store = MassStore::<T>::new();
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let (mut g, mut s, mut v) = ([T::ZERO; N], [T::ZERO; N], [T::ZERO; N]);
-        let params = SghmcParams::new(T::from_f64(0.1), T::from_f64(1.0)).unwrap();
-        let smp = Sghmc::with_mass(
-            params,
-            integrator,
-            store.buffer(shape, integrator),
-            &mut theta,
-            &mut p,
-            Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
-        )
-        .unwrap();
-        let (buf, shape_kind) = match shape {
-            Shape::Dense => (&mut work_dense, MassShape::Dense),
-            _ => (&mut work_diag, MassShape::Diagonal),
+        let mut work = [T::ZERO; 2 * N];
+        let params = SghmcParams::new(T::from_f64(0.1))
+            .with_friction(T::from_f64(1.0))
+            .with_integrator(integrator);
+        let mut smp = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+        smp.set_mass(store.buffer(shape, integrator)).unwrap();
+        let buf = match shape {
+            Shape::Dense => &mut work_dense,
+            _ => &mut work_diag,
         };
-        let work = McemWorkspace::new(buf, N, shape_kind).unwrap();
-        let mut em = Mcem::new(smp, mcem_params(false, NphmcEStep::Redraw), work).unwrap();
+        let mut em = Mcem::new(smp, mcem_params(false, NphmcEStep::Redraw), buf).unwrap();
         let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
             e.inverse_mass().to_vec()
         });
@@ -623,19 +540,13 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         let name = format!("sgnht-em-diagonal-adaptive-{}", T::NAME);
         let mut store = MassStore::<T>::new();
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let (mut g, mut s, mut v) = ([T::ZERO; N], [T::ZERO; N], [T::ZERO; N]);
-        let params = SgnhtParams::new(T::from_f64(0.1), T::from_f64(1.0)).unwrap();
-        let smp = Sgnht::with_mass(
-            params,
-            Integrator::Splitting,
-            store.buffer(Shape::Diagonal, Integrator::Splitting),
-            &mut theta,
-            &mut p,
-            Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
-        )
-        .unwrap();
-        let work = McemWorkspace::new(&mut work_diag, N, MassShape::Diagonal).unwrap();
-        let mut em = Mcem::new(smp, mcem_params(true, NphmcEStep::Redraw), work).unwrap();
+        let mut work = [T::ZERO; 2 * N];
+        let params = SgnhtParams::new(T::from_f64(0.1)).with_diffusion(T::from_f64(1.0));
+        let mut xi = params.initial_thermostat();
+        let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+        smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Splitting))
+            .unwrap();
+        let mut em = Mcem::new(smp, mcem_params(true, NphmcEStep::Redraw), &mut work_diag).unwrap();
         let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
             let mut x = e.inverse_mass().to_vec();
             x.push(e.sampler().thermostat());
@@ -652,26 +563,10 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         let name = format!("sgnphmc-em-diagonal-{label}-{}", T::NAME);
         let mut store = MassStore::<T>::new();
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut w: [[T; N]; 5] = [[T::ZERO; N]; 5];
-        let [w0, w1, w2, w3, w4] = &mut w;
-        let params = SgNphmcParams::new(
-            T::from_f64(0.05),
-            T::from_f64(1.0),
-            T::from_f64(0.1),
-            T::from_f64(0.2),
-            3,
-        )
-        .unwrap();
-        let smp = SgNphmc::with_mass(
-            params,
-            store.buffer(Shape::Diagonal, Integrator::Euler),
-            &mut theta,
-            &mut p,
-            HmcWorkspace::with_mass_scratch(w0, w1, w2, w3, w4),
-        )
-        .unwrap();
-        let work = McemWorkspace::new(&mut work_diag, N, MassShape::Diagonal).unwrap();
-        let mut em = Mcem::new(smp, mcem_params(false, variant), work).unwrap();
+        let mut work = [T::ZERO; 4 * N];
+        let mut smp = SgNphmc::new(nphmc_params(0.2), &mut theta, &mut p, &mut work).unwrap();
+        smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Euler)).unwrap();
+        let mut em = Mcem::new(smp, mcem_params(false, variant), &mut work_diag).unwrap();
         let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
             let mut x = e.inverse_mass().to_vec();
             x.push(e.sampler().thermostat());

@@ -1,12 +1,8 @@
-//! Adaptation: step-size schedules and MCEM mass learning.
+//! Adaptation: learning the mass matrix (and SG-NPHMC's thermostat mass) by Monte Carlo EM.
+//!
+//! Wrap a sampler that has a diagonal or dense [`crate::kinetic::MassBuffer`] in [`Mcem`]
+//! (Roychowdhury & Parthasarathy 2017): HMC-EM, SGHMC-EM, SGNHT-EM and SG-NPHMC-EM.
 
-mod em;
 mod mcem;
-mod schedules;
 
-pub use em::{EmSampler, Mcem, McemParams, McemWorkspace, NphmcEStep, TestFunction};
-pub use mcem::{
-    MStep, MStepParams, MomentStats, PoissonOffsets, PostMStepQ, SampleSize, TestStats,
-    hmc_test_function, sgnht_test_function, z_critical,
-};
-pub use schedules::StepSchedule;
+pub use mcem::{EmSampler, MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};

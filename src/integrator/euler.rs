@@ -1,176 +1,166 @@
-//! The Euler integrator for SGHMC, SGNHT and mSGNHT.
+//! The first-order Euler scheme of every SDE sampler, written once over the sub-steps of `sde.rs`.
 //!
-//! Ding et al. 2014, Alg. 1 (scalar thermostat), and Li et al. 2016, §2.2 (one thermostat per
-//! coordinate), with the gradient taken at the current θ:
+//! Ding et al. 2014 (Alg. 1) for SGNHT, Chen et al. 2014 / Chen 2016 (Alg. 2) for SGHMC, Li et
+//! al. 2016 (§2.2) for mSGNHT, Roychowdhury & Parthasarathy 2017 (Alg. 2–3) with a mass, and the
+//! Euler–Maruyama discretisation of Zhang et al. 2017 eq. 13 for SGMGT (its supplement, which
+//! holds the paper's own scheme, is not available): with the gradient at the current θ,
 //!
 //! ```text
-//! p ← p − ξ ⊙ p h − ∇Ũ(θ) h + √(2Dh) ζ,   ζ ~ N(0, I)
-//! θ ← θ + p h
-//! ξ ← ξ + (p ⊙ p − 1) h        (per coordinate)   or   ξ ← ξ + (pᵀp/n − 1) h   (scalar)
+//! p ← p − κ(ξ) ∇K(p) h − ∇Ũ(θ) h + √(2Dh) ζ                       kick (old p, old ξ)
+//! θ ← θ + v ∇K(p) h  [− σ_θ ∇Ũ(θ) h + √(2σ_θ(1 − σ_θB̂)h) ζ_θ]      drift (new p)
+//! ξᵢ ← ξᵢ + γ(∇ᵢK(p)² − ∇ᵢ²K(p)) h  [− σ_ξ ∇F(ξᵢ) h + √(2σ_ξh) ζ_ξ]  (per coordinate), or
+//! ξ ← ξ + rate(p) h                                                  (scalar, after the pass)
 //! ```
 //!
-//! For SGHMC (002, Alg. 2) ξ is the constant friction A and there is no thermostat update. Li et
-//! al. write the same chain with θ updated first and the gradient taken at the new θ; it is the
-//! same sequence of states read at a shifted index. One gradient evaluation per step. The
-//! gradient is evaluated before anything changes, so a non-finite gradient leaves the state as it
-//! was.
+//! Li et al. write the same chain with θ updated first and the gradient at the new θ: the same
+//! sequence of states read at a shifted index. The normals ζ of the kick fill the scratch buffer
+//! first; ζ_θ and ζ_ξ are drawn per coordinate, in that order, only when σ_θ, σ_ξ > 0. One
+//! gradient evaluation per step, before anything changes, so a non-finite gradient leaves θ, p
+//! and ξ as they were. A separable kinetic energy runs kick and drift in one fused pass; a dense
+//! mass forms M⁻¹p before the kick and again before the drift.
 
-use super::pieces::{
-    Friction, GeneralPieces, Phase, check_state, checked_gradient, theta_noise_factors,
-};
+use super::sde::{Kinetics, Law, Sde, Sums, Thermostat};
+use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::kinetic::Kinetic;
-use crate::lanes::{LANES, Lanes, finiteness_probe, reduce, zip_phase};
+use crate::lanes::{Coordinate, LANES, finiteness_probe, reduce, sweep};
 use crate::real::Real;
-use crate::rng::fill_standard_normal;
+use crate::variates::fill_standard_normal;
 use rand_core::Rng;
 
-/// One Euler step. `noise_sd` is √(2Dh). Returns pᵀp after the step.
-pub(crate) fn euler_step<T, G, R>(
+/// One Euler step. Returns the sums of the new state (Σ p∇K, Σ ∇K², Σ ξᵢ).
+pub(crate) fn euler_step<T, K, X, G, R>(
     phase: &mut Phase<'_, T>,
-    friction: Friction<'_, T>,
+    sde: &mut Sde<'_, K, X, T>,
     h: T,
-    noise_sd: T,
     model: &mut G,
     rng: &mut R,
-) -> Result<T, StepError>
+) -> Result<Sums<T>, StepError>
 where
     T: Real,
+    K: Kinetics<T>,
+    X: Thermostat<T>,
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
     checked_gradient(model, phase.theta, phase.grad)?;
     fill_standard_normal(rng, phase.scratch);
-    let n = phase.dim();
-    let (sum_p2, finite) = match friction {
-        Friction::Constant(a) => fused(phase, Lanes::Uniform(a), h, noise_sd),
-        Friction::Scalar(xi) => {
-            let (s, finite) = fused(phase, Lanes::Uniform(*xi), h, noise_sd);
-            *xi += (s / n - T::ONE) * h;
-            if !(finite && xi.is_finite()) {
-                check_state(phase.theta, phase.p, Some(core::slice::from_ref(xi)))?;
-            }
-            (s, true)
-        }
-        Friction::PerCoordinate(xi) => {
-            let (s, finite) = fused(phase, Lanes::PerCoordinate(xi), h, noise_sd);
-            if !finite {
-                check_state(phase.theta, phase.p, Some(xi))?;
-            }
-            (s, true)
+    let n = phase.len();
+    let noise_sd = (T::TWO * sde.diffusion * h).sqrt();
+    let Sde {
+        kinetics,
+        thermostat,
+        theta: term,
+        ..
+    } = sde;
+    let term = *term;
+    thermostat.prepare(h, false);
+    let law = thermostat.law();
+    let theta_scalar = term.scalar(h, h);
+    let mut acc = Accumulators::<T>::new();
+
+    // The kick, at the old p and ξ.
+    let kick = |kin: &K, c: &Coordinate<'_, T>| -> T {
+        let (p0, x0) = (*c.p, *c.xi);
+        let kappa = law.friction(c.i, x0);
+        let k0 = kin.grad(c.i, c.aux, p0);
+        p0 - kin.friction_term(c.aux, p0, k0, kappa, h) - c.g * h + noise_sd * c.z
+    };
+    // The drift of θ and ξᵢ with the new p (already in c.p), and the sums.
+    let mut drift = |kin: &K, c: Coordinate<'_, T>, rng: &mut R| {
+        let (p1, x0) = (*c.p, *c.xi);
+        let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
+        let (drift_h, theta_sd) = term.at(c.i, theta_scalar, h, h);
+        *c.theta = term.langevin(*c.theta + k1 * drift_h, c.g, h, theta_sd, rng);
+        acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
+        if X::PER_COORDINATE {
+            let fx = law.potential_grad(c.i, x0);
+            let x1 = law.langevin_euler(law.drift(x0, k1, c1, h), fx, h, rng);
+            *c.xi = x1;
+            acc.add_thermostat(c.lane, x1);
         }
     };
-    if !finite {
-        check_state(phase.theta, phase.p, None)?;
+
+    kinetics.prepare(phase.p);
+    let (theta, p, g, z) = (&mut *phase.theta, &mut *phase.p, &*phase.grad, &*phase.scratch);
+    if K::SEPARABLE {
+        let kin = &*kinetics;
+        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+            *c.p = kick(kin, &c);
+            drift(kin, c, rng);
+        });
+    } else {
+        // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
+        let kin = &*kinetics;
+        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| *c.p = kick(kin, &c));
+        kinetics.prepare(p);
+        let kin = &*kinetics;
+        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| drift(kin, c, rng));
     }
-    Ok(sum_p2)
+    let sums = acc.sums();
+    let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
+    thermostat.drift_scalar(&sums, trace, dim, h);
+    if !(acc.finite(&sums) && thermostat.scalar_finite()) {
+        check_state(phase.theta, phase.p, thermostat.values())?;
+    }
+    Ok(sums)
 }
 
-/// The kick, drift and per-coordinate thermostat update in one pass (for a shared friction the
-/// slot writes are discarded). Returns (Σ p_new², whether θ, p and ξ all stayed finite).
-#[inline(always)]
-fn fused<T: Real>(phase: &mut Phase<'_, T>, xi: Lanes<'_, T>, h: T, noise_sd: T) -> (T, bool) {
-    let mut acc = [T::ZERO; LANES];
-    let mut guard = [T::ZERO; LANES];
-    zip_phase(
-        phase.theta,
-        phase.p,
-        phase.grad,
-        phase.scratch,
-        xi,
-        |j, t, p, g, z, x| {
-            let p0 = *p;
-            let p1 = p0 - *x * p0 * h - g * h + noise_sd * z;
-            *t += p1 * h;
-            *p = p1;
-            *x += (p1 * p1 - T::ONE) * h;
-            acc[j] += p1 * p1;
-            guard[j] += finiteness_probe(*t) + finiteness_probe(*x);
-        },
-    );
-    let s = reduce(acc);
-    (s, s.is_finite() && reduce(guard) == T::ZERO)
+/// The per-lane sums of a pass (see [`Sums`]) and its finiteness guard: Σ of 0·x over θ and
+/// ξ is 0 exactly when all are finite (p is covered by Σ p∇K).
+pub(crate) struct Accumulators<T> {
+    virial: [T; LANES],
+    grad_sq: [T; LANES],
+    thermostat: [T; LANES],
+    guard: [T; LANES],
 }
 
-/// One Euler step of the generalized-kinetics SDE (SGMGT / SGMGT-D, 001 eq. 13; the paper's
-/// supplement, which holds its Euler scheme, is not available, so this is the Euler–Maruyama
-/// discretisation in the same order as the Gaussian scheme above — kick p, then drift θ and ξ
-/// with the new p):
-///
-/// ```text
-/// p ← p − (σ_p + γ∇F(ξ)) ⊙ ∇K(p) h − ∇Ũ(θ) h + √(2σ_p h) ζ_p
-/// θ ← θ + ∇K(p) h − σ_θ ∇Ũ(θ) h + √(2σ_θ h) ζ_θ            (new p)
-/// ξ ← ξ + γ(∇K(p)² − ∇²K(p)) h − σ_ξ ∇F(ξ) h + √(2σ_ξ h) ζ_ξ  (new p, old ξ in ∇F)
-/// ```
-///
-/// With Gaussian K (M = I), σ_θ = σ_ξ = 0 and γ = 1 this is the mSGNHT Euler step above with
-/// D = σ_p and ξ shifted by σ_p. The normals ζ_p fill the scratch buffer first (in the same
-/// order as the Gaussian scheme), then ζ_θ and ζ_ξ are drawn per coordinate when σ_θ, σ_ξ > 0.
-/// `noise_estimates`, when given, holds a B̂ᵢ per coordinate that replaces the pieces' scalar
-/// one in θ's velocity and injected noise (`Sgmgt::set_noise_estimates`).
-/// Returns Σᵢ pᵢ ∂K/∂pᵢ after the step (n times the generalized kinetic temperature).
-pub(crate) fn euler_step_general<T, K, F, G, R>(
-    phase: &mut Phase<'_, T>,
-    xi: &mut [T],
-    pieces: &GeneralPieces<K, F, T>,
-    noise_estimates: Option<&[T]>,
-    h: T,
-    model: &mut G,
-    rng: &mut R,
-) -> Result<T, StepError>
-where
-    T: Real,
-    K: Kinetic<T>,
-    F: Kinetic<T>,
-    G: Gradient<T> + ?Sized,
-    R: Rng + ?Sized,
-{
-    checked_gradient(model, phase.theta, phase.grad)?;
-    fill_standard_normal(rng, phase.scratch);
-    let sd_p = (T::TWO * pieces.sigma_p * h).sqrt();
-    // The θ term's gradient −σ_θ h ∇Ũ already carries variance ≈ 2σ_θ h · σ_θ B of noise;
-    // inject the rest (SgmgtParams::with_noise_estimate).
-    let sd_theta = (T::TWO * pieces.sigma_theta * pieces.theta_noise_fraction * h).sqrt();
-    let sd_xi = (T::TWO * pieces.sigma_xi * h).sqrt();
-    // θ moves with v ∇K(p), v = 1 − 2σ_θ B̂ (SgmgtParams::with_noise_estimate).
-    let drift_h = pieces.velocity_scale * h;
-    let (kin, pot) = (&pieces.kinetic, &pieces.potential);
-    let mut virial = T::ZERO;
-    let coords = phase
-        .theta
-        .iter_mut()
-        .zip(phase.p.iter_mut())
-        .zip(xi.iter_mut())
-        .zip(phase.grad.iter().zip(phase.scratch.iter()))
-        .enumerate();
-    for (i, (((t, p), x), (&g, &z))) in coords {
-        let fx = pot.gradient(i, *x);
-        let friction = pieces.sigma_p + pieces.gamma * fx;
-        let p1 = *p - friction * kin.gradient(i, *p) * h - g * h + sd_p * z;
-        let (k1, c1) = kin.gradient_and_curvature(i, p1);
-        let (drift_h, sd_theta) = match noise_estimates {
-            None => (drift_h, sd_theta),
-            Some(b) => {
-                // (b's length is checked in Sgmgt::set_noise_estimates.)
-                let b_i = b.get(i).copied().unwrap_or(T::ZERO);
-                let (v, share) = theta_noise_factors(pieces.sigma_theta, b_i);
-                (v * h, (T::TWO * pieces.sigma_theta * share * h).sqrt())
-            }
-        };
-        let mut t1 = *t + k1 * drift_h;
-        if pieces.sigma_theta > T::ZERO {
-            t1 += -pieces.sigma_theta * g * h + sd_theta * T::standard_normal(rng);
+impl<T: Real> Accumulators<T> {
+    #[inline(always)]
+    pub fn new() -> Self {
+        Accumulators {
+            virial: [T::ZERO; LANES],
+            grad_sq: [T::ZERO; LANES],
+            thermostat: [T::ZERO; LANES],
+            guard: [T::ZERO; LANES],
         }
-        let mut x1 = *x + pieces.gamma * (k1 * k1 - c1) * h;
-        if pieces.sigma_xi > T::ZERO {
-            x1 += -pieces.sigma_xi * fx * h + sd_xi * T::standard_normal(rng);
-        }
-        *t = t1;
-        *p = p1;
-        *x = x1;
-        virial += p1 * k1;
     }
-    check_state(phase.theta, phase.p, Some(xi))?;
-    Ok(virial)
+
+    /// One coordinate's p∇K and ∇K², and its new θ into the guard.
+    #[inline(always)]
+    pub fn add(&mut self, lane: usize, virial: T, grad_sq: T, theta: T) {
+        self.virial[lane] += virial;
+        self.grad_sq[lane] += grad_sq;
+        self.guard[lane] += finiteness_probe(theta);
+    }
+
+    /// One coordinate's p∇K and ∇K² (a first pass over an incoming, finite state).
+    #[inline(always)]
+    pub fn add_sums(&mut self, lane: usize, virial: T, grad_sq: T) {
+        self.virial[lane] += virial;
+        self.grad_sq[lane] += grad_sq;
+    }
+
+    /// One coordinate's new ξᵢ, into the sum and the guard.
+    #[inline(always)]
+    pub fn add_thermostat(&mut self, lane: usize, x: T) {
+        self.thermostat[lane] += x;
+        self.guard[lane] += finiteness_probe(x);
+    }
+
+    #[inline(always)]
+    pub fn sums(&self) -> Sums<T> {
+        Sums {
+            virial: reduce(self.virial),
+            grad_sq: reduce(self.grad_sq),
+            thermostat: reduce(self.thermostat),
+        }
+    }
+
+    /// Whether θ, p and ξ all stayed finite (a `false` is confirmed by a scan that names the
+    /// coordinate; an overflowing but finite sum only triggers the scan).
+    #[inline(always)]
+    pub fn finite(&self, sums: &Sums<T>) -> bool {
+        sums.virial.is_finite() && reduce(self.guard) == T::ZERO
+    }
 }

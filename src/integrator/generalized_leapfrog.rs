@@ -1,80 +1,24 @@
-//! The generalized leapfrog of the stochastic Nosé–Poincaré dynamics (SG-NPHMC, 004 §3.4).
+//! The generalized leapfrog of the stochastic Nosé–Poincaré dynamics (SG-NPHMC; Roychowdhury & Parthasarathy 2017, §3.4, eq. 7).
 //!
-//! # The Hamiltonian
-//!
-//! With U(θ) = −L(θ) the potential (L the log-likelihood of 004), a diagonal mass M, the
-//! thermostat s > 0 with momentum q and mass Q, g = D degrees of freedom (D = dim θ) and
-//! k_B T = 1, the Nosé–Poincaré energy (004 eq. 6; Bond, Leimkuhler & Laird 1999) is
-//!
-//! ```text
-//! H_NP(θ, p, s, q) = s · [ U(θ) + pᵀM⁻¹p / (2s²) + q²/(2Q) + g ln s − H₀ ]
-//! ```
-//!
-//! with H₀ chosen so that H_NP = 0 on the trajectory. Its canonical equations, with the
-//! stochastic-gradient corrections of the proof of Proposition 2 (004 App. 6.2.2), are
-//!
-//! ```text
-//! dθ/dt = M⁻¹p / s
-//! dp/dt = −s ∇Ũ(θ) − (B/√s) M⁻¹p                       (= s∇L̃ − √s B M⁻¹ p/s)
-//! ds/dt = s q / Q
-//! dq/dt = −Ũ(θ) + pᵀM⁻¹p/(2s²) − g(1 + ln s) − q²/(2Q) − A s q / Q + H₀
-//! ```
-//!
-//! where ∇Ũ, Ũ are the minibatch estimates and A, B the user's noise estimates for the value and
-//! the gradient. Without the A and B terms these are exactly −∂H_NP/∂(θ, s) and ∂H_NP/∂(p, q).
-//!
-//! # The generalized leapfrog
-//!
-//! The generalized leapfrog (Störmer–Verlet for a non-separable H(x, y) with positions
-//! x = (θ, s) and momenta y = (p, q)) is
-//!
-//! ```text
-//! y½   = y  − ε/2 ∂ₓH(x, y½)                    (implicit in y½)
-//! x′   = x  + ε/2 [∂ᵧH(x, y½) + ∂ᵧH(x′, y½)]     (implicit in x′)
-//! y′   = y½ − ε/2 ∂ₓH(x′, y½)                    (explicit)
-//! ```
-//!
-//! Bond, Leimkuhler & Laird (1999, §3) apply it to H_NP; with the A and B terms evaluated in
-//! the same places (the friction on p at p½ in the first half kick, a linear solve), one step
-//! from (θ, p, s, q) with G = ∇Ũ(θ), Ũ = Ũ(θ) is:
+//! One step from (θ, p, s, q) with G = ∇Ũ(θ), Ũ = Ũ(θ), for H_NP = s[Ũ + pᵀM⁻¹p/(2s²) +
+//! q²/(2Q) + g ln s − H₀] and the noise estimates A (on q) and B (on p):
 //!
 //! ```text
 //! 1. p½ = (p − ε/2 · s G) ⊘ (1 + ε B M⁻¹ / (2√s))             elementwise (diagonal M)
-//! 2. K½ = p½ᵀ M⁻¹ p½
-//!    ε/(4Q) · q½² + (1 + ε A s/(2Q)) · q½ − c = 0,
-//!        c = q + ε/2 [ −Ũ + K½/(2s²) − g(1 + ln s) + H₀ ]
-//!    q½ = 2c / (b + √(b² + 4ac))   with a = ε/(4Q), b = 1 + εAs/(2Q)
+//! 2. q½ solves ε/(4Q) q½² + (1 + εAs/(2Q)) q½ − c = 0,
+//!        c = q + ε/2 [ −Ũ + p½ᵀM⁻¹p½/(2s²) − g(1 + ln s) + H₀ ]   (the root → c as ε → 0)
 //! 3. s′ = s (1 + ε q½/(2Q)) / (1 − ε q½/(2Q))
 //! 4. θ′ = θ + ε/2 (1/s + 1/s′) M⁻¹ p½
 //! 5. G′ = ∇Ũ(θ′), Ũ′ = Ũ(θ′)                                    (one gradient + value)
 //! 6. p′ = p½ − ε/2 [ s′ G′ + (B/√s′) M⁻¹ p½ ]
-//! 7. q′ = q½ + ε/2 [ −Ũ′ + K½/(2s′²) − g(1 + ln s′) − q½²/(2Q) − A s′ q½/Q + H₀ ]
+//! 7. q′ = q½ + ε/2 [ −Ũ′ + p½ᵀM⁻¹p½/(2s′²) − g(1 + ln s′) − q½²/(2Q) − A s′ q½/Q + H₀ ]
 //! ```
 //!
-//! Step 2 is the quadratic of 004 eq. 7 (second line). Of its two roots
-//! (−b ± √(b² + 4ac))/(2a) we take the + root, written as 2c/(b + √(b² + 4ac)) to avoid
-//! cancellation: as ε → 0 (a → 0, b → 1) it tends to c → q, the explicit update, while the
-//! other root tends to −b/a → −∞. A negative discriminant, or |ε q½/(2Q)| ≥ 1 in step 3 (which
-//! would make s′ ≤ 0 or infinite), is [`StepError::ThermostatBreakdown`]. Step 3 is the
-//! implicit s-equation s′ = s + ε/2 (s q½/Q + s′ q½/Q) solved exactly; step 4 is then explicit.
-//!
-//! # Departures from the printed eq. 7 of 004
-//!
-//! * θ update: the print has θ′ = θ + ε M⁻¹p (1/s + 1/s′); the generalized leapfrog has the
-//!   factor ε/2 and the half-step momentum p½ (step 4).
-//! * s update: the print has s′ = s + ε q½/Q (s + s^{t+ε/2}), mixing a full step with a
-//!   "half-step s" that the scheme never defines; the generalized leapfrog gives
-//!   s′ = s + ε/2 · q½/Q · (s + s′), solved for s′ in step 3.
-//! * the A term of the final q half-step: the print has −A s′ q½/(2Q) inside the ε/2 bracket,
-//!   half of what the SDE (−A s q/Q) and the print's own first half-step (the coefficient
-//!   εAs/(2Q) of q½ in the quadratic) give; we use −A s′ q½/Q (step 7).
-//! * the friction of the final p half-step is evaluated at (s′, p½), as printed; the first
-//!   half-step's friction at (s, p½) is implicit, as printed (step 1, a diagonal solve).
-//!
-//! Everything else (the p half-steps, the quadratic, the final q half-step's other terms) is
-//! as printed, with L̃ = −Ũ.
+//! Derived from H_NP by the generalized leapfrog of Bond, Leimkuhler & Laird (1999); it departs
+//! from the printed eq. 7 in the θ and s updates and in the A term of step 7 (PDF-garbled or
+//! inconsistent as printed). The derivation and each departure: `docs/sgnphmc-generalized-leapfrog.md`.
 
-use super::pieces::checked_gradient;
+use super::state::checked_gradient;
 use crate::error::StepError;
 use crate::gradient::Energy;
 use crate::kinetic::Mass;

@@ -1,31 +1,86 @@
-//! Numerical integrators: Euler, symmetric splitting (A–B–O–B–A) and leapfrog.
+//! Numerical integrators: one Euler, one symmetric splitting, one leapfrog and one generalized leapfrog body.
 //!
-//! The SDE samplers (SGHMC, SGNHT, mSGNHT) share the Euler and splitting schemes: each scheme is
-//! written once, over the sub-steps of the dynamics, and a sampler supplies only its friction
-//! piece (`Friction`: a constant, a scalar thermostat or one thermostat per coordinate) and its
-//! noise scale. The generalized-kinetics samplers (SGMGT, SGMGT-D) use the same two schemes over
-//! general pieces (`GeneralPieces`: a kinetic energy K, a thermostat potential F and first-order
-//! Langevin terms), in `euler_step_general` and `splitting_step_general`. HMC's leapfrog lives
-//! beside them, and so does the generalized leapfrog of SG-NPHMC's stochastic Nosé–Poincaré
-//! dynamics (`generalized_leapfrog`).
+//! Users choose between [`Integrator::Euler`] and [`Integrator::Splitting`] for the SDE samplers;
+//! the rest is internal. Each scheme is written once, over the per-coordinate sub-steps of
+//! `sde.rs` (kinetics: identity, diagonal, dense or any separable K; thermostats: constant,
+//! scalar or per coordinate; SGMGT-D's θ term), into which every sampler plugs its pieces.
 
 mod euler;
 mod generalized_leapfrog;
 mod leapfrog;
-mod mass_sde;
-mod pieces;
+pub(crate) mod sde;
 mod splitting;
+pub(crate) mod state;
 
-pub(crate) use euler::{euler_step, euler_step_general};
+pub(crate) use euler::euler_step;
 pub(crate) use generalized_leapfrog::{
     NpConstants, NpScalars, generalized_leapfrog_step, kinetic2_mass, nose_poincare_energy,
 };
 pub(crate) use leapfrog::leapfrog;
-pub use mass_sde::ThermostatRule;
-pub(crate) use mass_sde::{MassFriction, mass_euler_step, mass_splitting_step};
-pub(crate) use pieces::{
-    Friction, GeneralPieces, Phase, check_finite, check_len, check_mass, check_state,
-    checked_gradient, theta_noise_factors,
-};
-pub use pieces::{Integrator, Workspace};
-pub(crate) use splitting::{splitting_step, splitting_step_general};
+pub(crate) use splitting::{Composition, splitting_step};
+
+use crate::error::StepError;
+use crate::gradient::Gradient;
+use crate::real::Real;
+use rand_core::Rng;
+use sde::{Kinetics, Sde, Sums, Thermostat};
+use state::Phase;
+
+/// One step of `integrator` for the dynamics `sde` (splitting in the order `composition`).
+#[inline(always)]
+pub(crate) fn sde_step<T, K, X, G, R>(
+    integrator: Integrator,
+    composition: Composition,
+    phase: &mut Phase<'_, T>,
+    mut sde: Sde<'_, K, X, T>,
+    h: T,
+    model: &mut G,
+    rng: &mut R,
+) -> Result<Sums<T>, StepError>
+where
+    T: Real,
+    K: Kinetics<T>,
+    X: Thermostat<T>,
+    G: Gradient<T> + ?Sized,
+    R: Rng + ?Sized,
+{
+    match integrator {
+        Integrator::Euler => euler_step(phase, &mut sde, h, model, rng),
+        Integrator::Splitting => splitting_step(composition, phase, &mut sde, h, model, rng),
+    }
+}
+
+/// The discretisation of the SDE samplers (SGHMC, SGNHT, mSGNHT, SGMGT); both take one gradient
+/// evaluation per step.
+///
+/// * `Euler`: the first-order scheme of Ding et al. 2014 (Alg. 1) and Li et al. 2016 (§2.2):
+///   kick p with the friction, gradient and noise, then drift θ and the thermostat with the new
+///   p. Its stationary-distribution error is O(h).
+/// * `Splitting`: the symmetric splitting of Li et al. 2016 (§3), error O(h²): half a drift,
+///   half the friction solved exactly, a full gradient-and-noise kick, the other half friction,
+///   half a drift (A–B–O–B–A). SGMGT composes the same pieces A–O–B–O–A (see `Sgmgt`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Integrator {
+    /// First-order Euler scheme.
+    Euler,
+    /// Second-order symmetric splitting scheme.
+    #[default]
+    Splitting,
+}
+
+/// The thermostat update of SGNHT with a general mass M (Roychowdhury & Parthasarathy 2017).
+///
+/// With M = mI both rules are ξ ← ξ + (pᵀM⁻¹p/n − 1)h; for any other mass only the derived rule
+/// leaves the target stationary (`docs/sgnht-mass-thermostat.md` derives it from the
+/// Fokker–Planck equation; `tests/mass_samplers.rs` measures the printed rule's bias).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ThermostatRule {
+    /// dξ = (|M⁻¹p|²/tr M⁻¹ − 1) dt: stationary for every M. The default.
+    #[default]
+    Derived,
+    /// dξ = (pᵀM⁻¹p/n − 1) dt as printed in Roychowdhury & Parthasarathy 2017, Alg. 2:
+    /// stationary only for M ∝ I (kept for comparison).
+    Printed,
+}

@@ -6,7 +6,7 @@
 use super::Kinetic;
 use crate::error::{Buffer, LayoutError, Param, ParamError};
 use crate::real::Real;
-use crate::sampler::params::positive;
+use crate::validate::positive;
 use rand_core::Rng;
 
 /// The inverse mass: one scalar for every coordinate, or a borrowed diagonal.

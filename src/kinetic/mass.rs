@@ -562,25 +562,27 @@ pub enum MassShape {
     Dense,
 }
 
-/// The owned-by-the-caller storage of a mass matrix that a sampler can *change in place*: the
-/// MCEM M-step of 004 §3.3 (eq. 5) replaces M⁻¹ between E-steps with
+/// The caller-owned storage of a mass matrix that a sampler can use and *change in place*: the
+/// MCEM M-step (Roychowdhury & Parthasarathy 2017, eq. 5) replaces M⁻¹ between E-steps with
 /// [`MassBuffer::set_inverse_mass`], which copies the new M⁻¹ into the caller's buffers and
-/// refactorizes without allocating.
+/// refactorizes without allocating. Give it to a sampler with its `set_mass`.
 ///
-/// * [`MassBuffer::identity`]: M = I, not adaptable (it has no buffer);
+/// * [`MassBuffer::identity`]: M = I, no buffer (not adaptable);
 /// * [`MassBuffer::diagonal`]: a mutable diag(M⁻¹) of d entries;
-/// * [`MassBuffer::dense`]: a mutable d × d M⁻¹ and a d² buffer for its lower Cholesky factor.
+/// * [`MassBuffer::fixed_diagonal`]: a read-only diag(M⁻¹) (a mass kept in flash; not adaptable);
+/// * [`MassBuffer::dense`]: a mutable d × d M⁻¹ and a work buffer of
+///   [`MassBuffer::dense_work_len`]`(d)` = d² + d entries (its lower Cholesky factor, and the
+///   vector M⁻¹p the samplers form each step); [`MassBuffer::dense_with_eigen`] adds the
+///   eigendecomposition the splitting integrator's exact friction flow needs.
 ///
-/// [`MassBuffer::mass`] gives the read-only [`Mass`] view the kinetics use. The samplers'
-/// older constructors that borrow a diagonal M⁻¹ immutably (`Hmc::new`, `SgNphmc::new`) wrap it
-/// in a read-only buffer, for which [`MassBuffer::set_inverse_mass`] is
-/// [`LinalgError::ReadOnly`], as it is for the identity.
+/// [`MassBuffer::mass`] gives the read-only [`Mass`] view.
 ///
 /// ```
 /// use sgmcmc::kinetic::{MassBuffer, MassShape};
 ///
-/// let (mut precision, mut factor) = ([4.0f64, 2.0, 2.0, 5.0], [0.0; 4]);
-/// let mut buf = MassBuffer::dense(&mut precision, &mut factor, 2).unwrap();
+/// let mut precision = [4.0f64, 2.0, 2.0, 5.0];
+/// let mut work = [0.0; MassBuffer::<f64>::dense_work_len(2)];
+/// let mut buf = MassBuffer::dense(&mut precision, &mut work, 2).unwrap();
 /// assert_eq!(buf.mass().shape(), MassShape::Dense);
 /// buf.set_inverse_mass(&[1.0, 0.0, 0.0, 9.0]).unwrap();
 /// assert_eq!(buf.mass().factor(), Some(&[1.0, 0.0, 0.0, 3.0][..]));
@@ -597,16 +599,25 @@ pub struct MassBuffer<'a, T> {
 #[derive(Debug)]
 enum BufRepr<'a, T> {
     Identity,
-    /// A diagonal M⁻¹ borrowed read-only (validated by the sampler's constructor).
-    Shared(&'a [T]),
+    /// A diagonal M⁻¹ borrowed read-only (validated by its constructor).
+    Fixed(&'a [T]),
     Diagonal(&'a mut [T]),
     Dense {
         precision: &'a mut [T],
         factor: &'a mut [T],
+        /// M⁻¹p of the current step (d entries).
+        inv_mass_p: &'a mut [T],
         dim: usize,
         /// Empty, or 2d² + d: V, λ and a d² work matrix for the Jacobi iteration.
         eigen: &'a mut [T],
     },
+}
+
+/// What a sampler's step works with: the view and, for a dense mass, its M⁻¹p vector.
+pub(crate) enum MassParts<'b, T> {
+    Identity,
+    Diagonal(&'b [T]),
+    Dense(Mass<'b, T>, &'b mut [T]),
 }
 
 impl<'a, T: Real> MassBuffer<'a, T> {
@@ -625,81 +636,92 @@ impl<'a, T: Real> MassBuffer<'a, T> {
         })
     }
 
-    /// A dense mass given by its precision M⁻¹ = `precision` (d × d, row-major); the lower
-    /// Cholesky factor is written into `factor` (d²). Errors as [`Mass::dense`].
-    pub fn dense(
-        precision: &'a mut [T],
-        factor: &'a mut [T],
-        d: usize,
-    ) -> Result<Self, LinalgError> {
-        Mass::dense(precision, factor, d)?;
+    /// A diagonal mass diag(M⁻¹) = `inv_mass` borrowed read-only (validated as
+    /// [`Mass::diagonal`]); [`MassBuffer::set_inverse_mass`] is [`LinalgError::ReadOnly`].
+    pub fn fixed_diagonal(inv_mass: &'a [T]) -> Result<Self, LinalgError> {
+        Mass::diagonal(inv_mass)?;
         Ok(MassBuffer {
-            repr: BufRepr::Dense {
-                precision,
-                factor,
-                dim: d,
-                eigen: &mut [],
-            },
+            repr: BufRepr::Fixed(inv_mass),
         })
+    }
+
+    /// The work-buffer length of a dense mass of dimension d: d² for its Cholesky factor and d
+    /// for M⁻¹p (`usize::MAX` on overflow).
+    pub const fn dense_work_len(d: usize) -> usize {
+        match d.checked_mul(d) {
+            Some(dd) => match dd.checked_add(d) {
+                Some(x) => x,
+                None => usize::MAX,
+            },
+            None => usize::MAX,
+        }
+    }
+
+    /// A dense mass given by its precision M⁻¹ = `precision` (d × d, row-major); `work`
+    /// ([`MassBuffer::dense_work_len`]`(d)` entries, contents ignored) receives the lower
+    /// Cholesky factor and later the samplers' M⁻¹p. Errors as [`Mass::dense`], and
+    /// [`LinalgError::DimensionMismatch`] for `work`.
+    pub fn dense(precision: &'a mut [T], work: &'a mut [T], d: usize) -> Result<Self, LinalgError> {
+        Self::dense_with_eigen(precision, work, &mut [], d)
     }
 
     /// As [`MassBuffer::dense`], plus the eigendecomposition M⁻¹ = V diag(λ) Vᵀ in `eigen`
     /// (2d² + d entries: V, λ and a d² work matrix; cyclic Jacobi, about 10 sweeps of 3d³
-    /// flops, recomputed by [`MassBuffer::set_inverse_mass`]). With it the samplers' splitting
-    /// integrator can take a dense mass: its friction sub-flow dp = −c M⁻¹p dt is solved exactly,
-    /// p ← V diag(e^{−cλᵢt}) Vᵀp (2d² multiply-adds). Errors as [`Mass::dense`], plus
-    /// [`LinalgError::DimensionMismatch`] for `eigen`.
+    /// flops, recomputed by [`MassBuffer::set_inverse_mass`]). With it the splitting integrator
+    /// can take a dense mass: its friction sub-flow dp = −c M⁻¹p dt is solved exactly,
+    /// p ← V diag(e^{−cλᵢt}) Vᵀp (2d² multiply-adds). An empty `eigen` is [`MassBuffer::dense`].
     pub fn dense_with_eigen(
         precision: &'a mut [T],
-        factor: &'a mut [T],
+        work: &'a mut [T],
         eigen: &'a mut [T],
         d: usize,
     ) -> Result<Self, LinalgError> {
-        let need = d
+        let need = Self::dense_work_len(d);
+        if work.len() != need {
+            return Err(LinalgError::DimensionMismatch {
+                expected: need,
+                found: work.len(),
+            });
+        }
+        let need_eigen = d
             .checked_mul(d)
             .and_then(|dd| dd.checked_mul(2))
             .and_then(|x| x.checked_add(d))
             .unwrap_or(usize::MAX);
-        if eigen.len() != need {
+        if !eigen.is_empty() && eigen.len() != need_eigen {
             return Err(LinalgError::DimensionMismatch {
-                expected: need,
+                expected: need_eigen,
                 found: eigen.len(),
             });
         }
+        let (factor, inv_mass_p) = work.split_at_mut(d * d);
         Mass::dense(precision, factor, d)?;
-        symmetric_eigen(precision, eigen, d);
+        if !eigen.is_empty() {
+            symmetric_eigen(precision, eigen, d);
+        }
         Ok(MassBuffer {
             repr: BufRepr::Dense {
                 precision,
                 factor,
+                inv_mass_p,
                 dim: d,
                 eigen,
             },
         })
-    }
-
-    /// A read-only diagonal (or the identity for `None`), *not* validated here (the samplers'
-    /// constructors check it).
-    pub(crate) fn shared(inv_mass: Option<&'a [T]>) -> Self {
-        MassBuffer {
-            repr: match inv_mass {
-                None => BufRepr::Identity,
-                Some(m) => BufRepr::Shared(m),
-            },
-        }
     }
 
     /// The read-only view the kinetics use.
     pub fn mass(&self) -> Mass<'_, T> {
         let repr = match &self.repr {
             BufRepr::Identity => Repr::Identity,
-            BufRepr::Shared(m) => Repr::Diagonal(m),
+            BufRepr::Fixed(m) => Repr::Diagonal(m),
             BufRepr::Diagonal(m) => Repr::Diagonal(m),
             BufRepr::Dense {
                 precision,
                 factor,
                 dim,
                 eigen,
+                ..
             } => Repr::Dense {
                 precision,
                 factor,
@@ -715,11 +737,57 @@ impl<'a, T: Real> MassBuffer<'a, T> {
         Mass { repr }
     }
 
+    /// The view and the dense M⁻¹p vector, for a step.
+    pub(crate) fn parts(&mut self) -> MassParts<'_, T> {
+        match &mut self.repr {
+            BufRepr::Identity => MassParts::Identity,
+            BufRepr::Fixed(m) => MassParts::Diagonal(m),
+            BufRepr::Diagonal(m) => MassParts::Diagonal(m),
+            BufRepr::Dense {
+                precision,
+                factor,
+                inv_mass_p,
+                dim,
+                eigen,
+            } => {
+                let eigen = if eigen.is_empty() {
+                    None
+                } else {
+                    let (v, rest) = eigen.split_at(*dim * *dim);
+                    Some((v, &rest[..*dim]))
+                };
+                let mass = Mass {
+                    repr: Repr::Dense {
+                        precision,
+                        factor,
+                        dim: *dim,
+                        eigen,
+                    },
+                };
+                MassParts::Dense(mass, inv_mass_p)
+            }
+        }
+    }
+
+    /// The view and the M⁻¹p vector of a dense mass (empty for the others).
+    pub(crate) fn split(&mut self) -> (Mass<'_, T>, &mut [T]) {
+        match self.parts() {
+            MassParts::Identity => (Mass::identity(), &mut []),
+            MassParts::Diagonal(m) => (
+                Mass {
+                    repr: Repr::Diagonal(m),
+                },
+                &mut [],
+            ),
+            MassParts::Dense(mass, inv_mass_p) => (mass, inv_mass_p),
+        }
+    }
+
     /// The current M⁻¹ as stored: d entries (diagonal), d² (dense), empty (identity).
     pub fn inverse_mass(&self) -> &[T] {
         match &self.repr {
             BufRepr::Identity => &[],
-            BufRepr::Shared(m) => m,
+            BufRepr::Fixed(m) => m,
             BufRepr::Diagonal(m) => m,
             BufRepr::Dense { precision, .. } => precision,
         }
@@ -735,13 +803,13 @@ impl<'a, T: Real> MassBuffer<'a, T> {
     /// refactorizes a dense mass (d³/3 flops, no allocation).
     ///
     /// Errors, with the previous M⁻¹ (and factor) left in force, bit for bit:
-    /// [`LinalgError::ReadOnly`] for the identity or a read-only diagonal;
+    /// [`LinalgError::ReadOnly`] for the identity or a fixed diagonal;
     /// [`LinalgError::DimensionMismatch`]; [`LinalgError::NonFinite`];
     /// [`LinalgError::NotSymmetric`] (dense); [`LinalgError::NotPositiveDefinite`] (an entry
     /// ≤ 0, or a failed Cholesky pivot).
     pub fn set_inverse_mass(&mut self, new: &[T]) -> Result<(), LinalgError> {
         match &mut self.repr {
-            BufRepr::Identity | BufRepr::Shared(_) => Err(LinalgError::ReadOnly),
+            BufRepr::Identity | BufRepr::Fixed(_) => Err(LinalgError::ReadOnly),
             BufRepr::Diagonal(m) => {
                 if new.len() != m.len() {
                     return Err(LinalgError::DimensionMismatch {
@@ -758,6 +826,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 factor,
                 dim,
                 eigen,
+                ..
             } => {
                 check_symmetric(new, *dim)?;
                 factor.copy_from_slice(new);
@@ -779,7 +848,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
 }
 
 /// A sampler whose Gaussian mass can be read and replaced in place (HMC, SGHMC, SGNHT and
-/// SG-NPHMC built `with_mass`): what the MCEM wrapper [`crate::adapt::Mcem`] needs to push its
+/// SG-NPHMC with a mass from their `set_mass`): what the MCEM wrapper [`crate::adapt::Mcem`] needs to push its
 /// M-step (004 eq. 5) into the sampler between E-steps.
 pub trait AdaptiveMass<T: Real> {
     /// The current mass.

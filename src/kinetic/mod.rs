@@ -15,6 +15,7 @@ mod mass;
 mod monomial_gamma;
 
 pub use gaussian::Gaussian;
+pub(crate) use mass::MassParts;
 pub use mass::{AdaptiveMass, Mass, MassBuffer, MassShape};
 pub use monomial_gamma::{MonomialGamma, Softening};
 

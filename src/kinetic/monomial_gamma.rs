@@ -6,8 +6,8 @@
 use super::Kinetic;
 use crate::error::{LayoutError, Param, ParamError};
 use crate::real::Real;
-use crate::rng::gamma;
-use crate::sampler::params::{finite, positive};
+use crate::variates::gamma;
+use crate::validate::{finite, positive};
 use rand_core::Rng;
 
 /// Which form of the monomial-gamma kinetic energy a [`MonomialGamma`] is (see the [`MonomialGamma`] for the formulas).
@@ -232,6 +232,11 @@ impl<T: Real> MonomialGamma<T> {
             flow_r_exp: a / two_a_m1,
             eps: T::ZERO,
         }
+    }
+
+    /// Eq. 12 with a = 1, c = 5: the kinetics SGMGT uses unless told otherwise.
+    pub(crate) fn default_softened() -> Self {
+        Self::new(Softening::Eq12, T::ONE, T::from_f32(5.0))
     }
 
     /// Validates a: finite and ≥ ½.

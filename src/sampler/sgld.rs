@@ -1,18 +1,18 @@
-//! Stochastic gradient Langevin dynamics (SGLD), Welling & Teh 2011 as presented in 002, Alg. 1.
+//! Stochastic gradient Langevin dynamics (SGLD; Welling & Teh 2011, as in Chen 2016, Alg. 1).
 
-use super::stats::{ChainState, Sampler, StepStats};
-use crate::adapt::StepSchedule;
-use crate::error::{Buffer, LayoutError, ParamError, StepError};
+use super::run::{ChainState, Sampler, StepStats};
+use super::schedule::StepSchedule;
+use crate::error::{Buffer, Error, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::Workspace;
-use crate::integrator::checked_gradient;
-use crate::integrator::{check_finite, check_len, check_state};
+use crate::integrator::state::{
+    check_finite, check_len, check_nonempty, check_state, checked_gradient,
+};
 use crate::lanes::{LANES, finiteness_probe, reduce, zip3};
 use crate::real::Real;
-use crate::rng::fill_standard_normal;
+use crate::variates::fill_standard_normal;
 use rand_core::Rng;
 
-/// Parameters of SGLD: the step-size schedule.
+/// The settings of SGLD: a constant step size or a decaying schedule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SgldParams<T> {
@@ -20,21 +20,26 @@ pub struct SgldParams<T> {
 }
 
 impl<T: Real> SgldParams<T> {
-    /// A constant step h > 0.
-    pub fn new(h: T) -> Result<Self, ParamError> {
-        Ok(SgldParams {
-            schedule: StepSchedule::constant(h)?,
-        })
+    /// A constant step size h (checked when the sampler is built).
+    pub fn new(h: T) -> Self {
+        SgldParams {
+            schedule: StepSchedule::Constant(h),
+        }
     }
 
     /// A step-size schedule, e.g. [`StepSchedule::polynomial`] for h_t = a (b + t)^−γ.
-    pub fn with_schedule(schedule: StepSchedule<T>) -> Result<Self, ParamError> {
-        // Re-validate: the enum's variants are public, so a schedule may have been built by hand.
-        let schedule = match schedule {
-            StepSchedule::Constant(h) => StepSchedule::constant(h)?,
-            StepSchedule::Polynomial { a, b, gamma } => StepSchedule::polynomial(a, b, gamma)?,
-        };
-        Ok(SgldParams { schedule })
+    pub fn with_schedule(schedule: StepSchedule<T>) -> Self {
+        SgldParams { schedule }
+    }
+
+    /// Checks the schedule (its variants are public, so it may have been built by hand).
+    pub fn validate(&self) -> Result<(), ParamError> {
+        match self.schedule {
+            StepSchedule::Constant(h) => StepSchedule::constant(h).map(|_| ()),
+            StepSchedule::Polynomial { a, b, gamma } => {
+                StepSchedule::polynomial(a, b, gamma).map(|_| ())
+            }
+        }
     }
 
     /// The schedule.
@@ -43,30 +48,24 @@ impl<T: Real> SgldParams<T> {
     }
 }
 
-/// SGLD: first-order Langevin dynamics dθ = −∇Ũ(θ) dt + √2 dW, discretised by Euler–Maruyama:
+/// SGLD: first-order Langevin dynamics dθ = −∇Ũ(θ) dt + √2 dW, by Euler–Maruyama:
 ///
 /// ```text
 /// θ ← θ − h_t ∇Ũ(θ) + √(2 h_t) ζ,   ζ ~ N(0, I)
 /// ```
 ///
-/// (002, Alg. 1; Welling & Teh 2011). With a decreasing h_t the bias of the discretisation
-/// vanishes; with a constant h it is O(h) in the stationary distribution.
+/// With a decreasing h_t the bias of the discretisation vanishes; with a constant h it is O(h)
+/// in the stationary distribution.
 ///
 /// # Example
 /// ```
 /// use rand_pcg::Pcg64;
-/// use sgmcmc::{ChainState, Workspace, sampler::{Sampler, Sgld, SgldParams}};
-/// let (mut theta, mut grad, mut scratch) = ([3.0f64; 4], [0.0; 4], [0.0; 4]);
-/// let mut sgld = Sgld::new(
-///     SgldParams::new(0.05).unwrap(),
-///     &mut theta,
-///     Workspace::new(&mut grad, &mut scratch),
-/// ).unwrap();
+/// use sgmcmc::prelude::*;
+/// let (mut theta, mut work) = ([3.0f64; 4], [0.0; 8]);
+/// let mut sgld = Sgld::new(SgldParams::new(0.05), &mut theta, &mut work).unwrap();
 /// let mut rng = Pcg64::new(1, 2);
 /// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t); // N(0, I)
-/// for _ in 0..1000 {
-///     sgld.step(&mut model, &mut rng).unwrap();
-/// }
+/// sgld.run(&mut model, &mut rng, 1000, &mut ()).unwrap();
 /// assert!(sgld.position().iter().all(|x| x.abs() < 5.0));
 /// ```
 #[derive(Debug)]
@@ -79,26 +78,26 @@ pub struct Sgld<'a, T> {
 }
 
 impl<'a, T: Real> Sgld<'a, T> {
-    /// Borrows θ (the initial position, must be finite) and the workspace; all of one length ≥ 1.
-    pub fn new(
-        params: SgldParams<T>,
-        theta: &'a mut [T],
-        work: Workspace<'a, T>,
-    ) -> Result<Self, LayoutError> {
+    /// Borrows θ (finite, length n ≥ 1) and the workspace (`workspace_len(n)` = 2n entries).
+    pub fn new(params: SgldParams<T>, theta: &'a mut [T], work: &'a mut [T]) -> Result<Self, Error> {
+        params.validate()?;
         let n = theta.len();
-        if n == 0 {
-            return Err(LayoutError::Empty);
-        }
-        check_len(Buffer::Gradient, n, work.gradient.len())?;
-        check_len(Buffer::Scratch, n, work.scratch.len())?;
+        check_nonempty(n)?;
+        check_len(Buffer::Workspace, Self::workspace_len(n), work.len())?;
         check_finite(Buffer::Theta, theta)?;
+        let (grad, noise) = work.split_at_mut(n);
         Ok(Sgld {
             params,
             theta,
-            grad: work.gradient,
-            noise: work.scratch,
+            grad,
+            noise,
             t: 0,
         })
+    }
+
+    /// The workspace length for n coordinates: 2n (the gradient, then the noise).
+    pub const fn workspace_len(n: usize) -> usize {
+        n.saturating_mul(2)
     }
 
     /// The number of steps taken (the t of the schedule).
@@ -124,7 +123,7 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         });
         self.t += 1;
         if reduce(guard) != T::ZERO {
-            check_state(self.theta, &[], None)?;
+            check_state(self.theta, &[], &[])?;
         }
         Ok(StepStats::new(h))
     }

@@ -1,42 +1,52 @@
-//! Stochastic gradient Nosé–Hoover thermostats: SGNHT (one scalar thermostat, Ding et al. 2014)
-//! and mSGNHT (one thermostat per coordinate, Li et al. 2016).
+//! Stochastic gradient Nosé–Hoover thermostats: SGNHT (one scalar ξ; Ding et al. 2014) and mSGNHT (one ξᵢ per coordinate; Li et al. 2016).
 
-use super::hmc::draw_mass_momentum;
-use super::params::{non_negative, positive};
-use super::stats::{ChainState, Sampler, StepStats};
-use crate::error::{Buffer, LayoutError, LinalgError, Param, ParamError, StepError};
+use super::run::{Sampler, StepStats};
+use super::sde::{Shell, mass_adaptive, shell_chain_state};
+use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::{
-    Friction, Integrator, MassFriction, Phase, ThermostatRule, Workspace, check_finite, check_len,
-    euler_step, mass_euler_step, mass_splitting_step, splitting_step,
-};
-use crate::kinetic::{AdaptiveMass, Mass, MassBuffer, MassShape};
-use crate::lanes::sum_map;
+use crate::integrator::sde::{PerCoordinate, ScalarThermostat, ThetaTerm, UnitMass};
+use crate::integrator::state::{check_finite, check_len};
+use crate::integrator::{Composition, Integrator, ThermostatRule};
+use crate::kinetic::{Gaussian, MassBuffer};
 use crate::real::Real;
-use crate::rng::fill_standard_normal;
+use crate::validate::{non_negative, positive};
 use rand_core::Rng;
 
-/// Parameters of SGNHT and mSGNHT: step h and diffusion A (called D in Li et al. 2016).
+/// The settings of SGNHT and mSGNHT. Build with [`SgnhtParams::new`] and the `with_*` methods;
+/// they are checked when the sampler is built ([`SgnhtParams::validate`]).
+///
+/// | setting | meaning | default |
+/// | --- | --- | --- |
+/// | h | step size | (required) |
+/// | A | injected diffusion, A ≥ 0 (D in Li et al. 2016); A = 0 lets the thermostat absorb the gradient noise alone (Ding et al. 2014, §3) | 1 |
+/// | integrator | Euler or splitting | splitting |
+/// | thermostat rule | SGNHT with a non-identity mass only ([`ThermostatRule`]) | derived |
+///
+/// The papers start the thermostat at ξ₀ = A (Ding et al. 2014, Alg. 1):
+/// [`SgnhtParams::initial_thermostat`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SgnhtParams<T> {
     h: T,
     diffusion: T,
+    integrator: Integrator,
+    rule: ThermostatRule,
 }
 
 impl<T: Real> SgnhtParams<T> {
-    /// Step h > 0 and diffusion A ≥ 0 (the injected noise is √(2Ah) per coordinate; A = 0 injects
-    /// none and lets the thermostat absorb the gradient noise alone, as in 000 §3).
-    pub fn new(h: T, diffusion: T) -> Result<Self, ParamError> {
-        Ok(SgnhtParams {
-            h: positive(h, Param::StepSize)?,
-            diffusion: non_negative(diffusion, Param::Friction)?,
-        })
+    /// Step size h with the defaults of the table.
+    pub fn new(h: T) -> Self {
+        SgnhtParams {
+            h,
+            diffusion: T::ONE,
+            integrator: Integrator::Splitting,
+            rule: ThermostatRule::Derived,
+        }
     }
 
-    /// The reformulated parameters of 000 Alg. 2: learning rate η = h² and a = Ah.
-    /// Alg. 2's state is u = p h and α = ξ h; the chain of θ is identical to Alg. 1's with
-    /// h = √η and A = a/√η, which is what this constructor returns.
+    /// The reformulated parameters of Ding et al. 2014, Alg. 2: learning rate η = h² and
+    /// a = Ah, with the Euler integrator (Alg. 2's scheme). Alg. 2's state is u = p h and
+    /// α = ξ h; the chain of θ is Alg. 1's with h = √η and A = a/√η.
     ///
     /// ```
     /// use sgmcmc::sampler::SgnhtParams;
@@ -46,115 +56,122 @@ impl<T: Real> SgnhtParams<T> {
     /// ```
     pub fn from_reformulated(eta: T, a: T) -> Result<Self, ParamError> {
         let h = positive(eta, Param::StepSize)?.sqrt();
-        Self::new(h, non_negative(a, Param::Friction)? / h)
+        let params = Self::new(h)
+            .with_diffusion(non_negative(a, Param::Diffusion)? / h)
+            .with_integrator(Integrator::Euler);
+        params.validate()?;
+        Ok(params)
+    }
+
+    /// Sets the diffusion A ≥ 0.
+    pub fn with_diffusion(self, diffusion: T) -> Self {
+        SgnhtParams { diffusion, ..self }
+    }
+
+    /// Sets the integrator.
+    pub fn with_integrator(self, integrator: Integrator) -> Self {
+        SgnhtParams { integrator, ..self }
+    }
+
+    /// Sets SGNHT's thermostat rule for a non-identity mass (no effect for M = I, where both
+    /// rules agree, nor for mSGNHT, which takes no mass).
+    pub fn with_thermostat_rule(self, rule: ThermostatRule) -> Self {
+        SgnhtParams { rule, ..self }
+    }
+
+    /// Checks h > 0 and A ≥ 0, both finite; the error names the first bad setting.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        positive(self.h, Param::StepSize)?;
+        non_negative(self.diffusion, Param::Diffusion)?;
+        Ok(())
+    }
+
+    /// The papers' starting thermostat ξ₀ = A.
+    pub fn initial_thermostat(&self) -> T {
+        self.diffusion
     }
 
     /// h
     pub fn step_size(&self) -> T {
         self.h
     }
-    /// A (D)
+    /// A
     pub fn diffusion(&self) -> T {
         self.diffusion
     }
-    fn noise_sd(&self) -> T {
-        (T::TWO * self.diffusion * self.h).sqrt()
+    /// The integrator.
+    pub fn integrator(&self) -> Integrator {
+        self.integrator
+    }
+    /// The thermostat rule.
+    pub fn thermostat_rule(&self) -> ThermostatRule {
+        self.rule
     }
 }
 
-/// SGNHT: the stochastic gradient Nosé–Hoover thermostat with one scalar ξ (000 eqs. 5–6):
+/// SGNHT: the stochastic gradient Nosé–Hoover thermostat with one scalar ξ (Ding et al. 2014,
+/// eqs. 5–6):
 ///
 /// ```text
-/// dθ = p dt,   dp = −∇Ũ(θ) dt − ξ p dt + √(2A) dW,   dξ = (pᵀp/n − 1) dt
+/// dθ = M⁻¹p dt,   dp = −∇Ũ(θ) dt − ξ M⁻¹p dt + √(2A) dW,   dξ = (pᵀp/n − 1) dt  (M = I)
 /// ```
 ///
-/// ξ adapts until the kinetic temperature pᵀp/n averages 1, which makes the sampler correct for
+/// ξ adapts until the kinetic temperature averages 1, which makes the sampler correct for
 /// unknown isotropic gradient noise: with noise of variance 2Bh per step, ξ settles near A + B.
-/// Euler is 000 Alg. 1 (ξ₀ = A); the splitting scheme is Li et al. 2016 §3 with a scalar ξ.
-///
-/// **With a mass M** ([`Sgnht::with_mass`]; SGNHT-EM, 004 Alg. 2) the dynamics are
-/// dθ = M⁻¹p dt, dp = −∇Ũ dt − ξ M⁻¹p dt + √(2A) dW and, departing from the print,
-/// dξ = (|M⁻¹p|²/tr M⁻¹ − 1) dt: 004 Alg. 2 prints ξ ← ξ + ε(pᵀM⁻¹p/D − 1), which is not
-/// stationary for a non-scalar M (derivation in `src/integrator/mass_sde.rs`; the printed rule
-/// stays available through [`Sgnht::set_thermostat_rule`]). For M = mI both are pᵀM⁻¹p/D − 1 and for M = I the
-/// identity path is the one above, unchanged. A dense M runs with `Integrator::Splitting` only
-/// when built with `MassBuffer::dense_with_eigen` (exact friction flow), else with Euler.
+/// ξ lives in the caller's variable. With a mass ([`Sgnht::set_mass`]; SGNHT-EM, Roychowdhury &
+/// Parthasarathy 2017, Alg. 2) the thermostat follows [`ThermostatRule`].
 ///
 /// # Example
 /// ```
 /// use rand_pcg::Pcg64;
-/// use sgmcmc::{Integrator, Workspace, sampler::{Sampler, Sgnht, SgnhtParams}};
-/// let (mut theta, mut p, mut g, mut s) = ([0.0f64; 5], [0.0; 5], [0.0; 5], [0.0; 5]);
-/// let mut sampler = Sgnht::new(
-///     SgnhtParams::new(0.05, 1.0).unwrap(), Integrator::Euler,
-///     &mut theta, &mut p, Workspace::new(&mut g, &mut s),
-/// ).unwrap();
-/// assert_eq!(sampler.thermostat(), 1.0); // ξ₀ = A
+/// use sgmcmc::prelude::*;
+/// let params = SgnhtParams::new(0.05).with_integrator(Integrator::Euler);
+/// let (mut theta, mut p, mut work) = ([0.0f64; 5], [0.0; 5], [0.0; 10]);
+/// let mut xi = params.initial_thermostat();
+/// let mut sampler = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
 /// let mut rng = Pcg64::new(3, 5);
 /// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
 /// sampler.step(&mut model, &mut rng).unwrap();
+/// assert!(sampler.thermostat().is_finite());
 /// ```
 #[derive(Debug)]
 pub struct Sgnht<'a, T> {
     params: SgnhtParams<T>,
-    integrator: Integrator,
-    phase: Phase<'a, T>,
-    xi: T,
-    mass: MassBuffer<'a, T>,
-    inv_mass_p: &'a mut [T],
-    rule: ThermostatRule,
+    shell: Shell<'a, T, MassBuffer<'a, T>>,
+    xi: &'a mut T,
 }
 
 impl<'a, T: Real> Sgnht<'a, T> {
-    /// Borrows θ and p (initial values, finite) and the workspace; all of one length ≥ 1.
-    /// The thermostat starts at ξ₀ = A (000 Alg. 1).
+    /// Borrows θ, p (finite, one length n ≥ 1), the thermostat ξ (finite; the papers start at
+    /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 2n); the
+    /// mass is the identity.
     pub fn new(
         params: SgnhtParams<T>,
-        integrator: Integrator,
         theta: &'a mut [T],
         momentum: &'a mut [T],
-        work: Workspace<'a, T>,
-    ) -> Result<Self, LayoutError> {
-        Self::with_mass(
-            params,
-            integrator,
-            MassBuffer::identity(),
-            theta,
-            momentum,
-            work,
-        )
-    }
-
-    /// As [`Sgnht::new`] with a mass M (identity, diagonal or dense; changeable in place through
-    /// [`AdaptiveMass`]) and the derived thermostat rule ([`ThermostatRule::Derived`]). A dense
-    /// mass needs [`Workspace::with_mass_scratch`], and for `Integrator::Splitting` its
-    /// eigendecomposition (`MassBuffer::dense_with_eigen`; [`LayoutError::UnsupportedMass`]
-    /// otherwise).
-    pub fn with_mass(
-        params: SgnhtParams<T>,
-        integrator: Integrator,
-        mass: MassBuffer<'a, T>,
-        theta: &'a mut [T],
-        momentum: &'a mut [T],
-        work: Workspace<'a, T>,
-    ) -> Result<Self, LayoutError> {
-        let (phase, inv_mass_p) = Phase::with_mass(theta, momentum, work, mass.mass(), integrator)?;
+        thermostat: &'a mut T,
+        work: &'a mut [T],
+    ) -> Result<Self, Error> {
+        params.validate()?;
+        let shell = Shell::new(theta, momentum, work, MassBuffer::identity(), params.integrator)?;
+        check_finite(Buffer::Thermostat, core::slice::from_ref(thermostat))?;
         Ok(Sgnht {
             params,
-            integrator,
-            phase,
-            xi: params.diffusion,
-            mass,
-            inv_mass_p,
-            rule: ThermostatRule::Derived,
+            shell,
+            xi: thermostat,
         })
     }
 
-    /// Chooses the thermostat update for a non-identity mass (no effect for M = I, where both
-    /// rules agree): [`ThermostatRule::Derived`] (default) or the biased
-    /// [`ThermostatRule::Printed`] of 004 Alg. 2.
-    pub fn set_thermostat_rule(&mut self, rule: ThermostatRule) {
-        self.rule = rule;
+    /// The workspace length for n coordinates: 2n.
+    pub const fn workspace_len(n: usize) -> usize {
+        n.saturating_mul(2)
+    }
+
+    /// Uses the mass `mass`, as [`super::Sghmc::set_mass`].
+    pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
+        self.shell.check_mass(&mass)?;
+        self.shell.kinetics = mass;
+        Ok(())
     }
 
     /// The parameters.
@@ -164,14 +181,16 @@ impl<'a, T: Real> Sgnht<'a, T> {
 
     /// The thermostat ξ.
     pub fn thermostat(&self) -> T {
-        self.xi
+        *self.xi
     }
 
-    /// Sets ξ (for resuming a chain). Ignored unless finite.
-    pub fn set_thermostat(&mut self, xi: T) {
-        if xi.is_finite() {
-            self.xi = xi;
+    /// Sets ξ (to resume a chain): [`ParamError::NonFinite`] and ξ unchanged unless finite.
+    pub fn set_thermostat(&mut self, xi: T) -> Result<(), ParamError> {
+        if !xi.is_finite() {
+            return Err(ParamError::NonFinite(Param::Thermostat));
         }
+        *self.xi = xi;
+        Ok(())
     }
 }
 
@@ -181,153 +200,91 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        let (h, sd) = (self.params.h, self.params.noise_sd());
-        // Work on a copy so a failed step leaves ξ unchanged.
-        let mut xi = self.xi;
-        let mass = self.mass.mass();
-        let sum_p2 = if mass.shape() == MassShape::Identity {
-            let f = Friction::Scalar(&mut xi);
-            match self.integrator {
-                Integrator::Euler => euler_step(&mut self.phase, f, h, sd, model, rng),
-                Integrator::Splitting => splitting_step(&mut self.phase, f, h, sd, model, rng),
-            }
-        } else {
-            let f = MassFriction::Thermostat(&mut xi, self.rule);
-            match self.integrator {
-                Integrator::Euler => {
-                    mass_euler_step(&mut self.phase, mass, self.inv_mass_p, f, h, sd, model, rng)
-                }
-                Integrator::Splitting => mass_splitting_step(
-                    &mut self.phase,
-                    mass,
-                    self.inv_mass_p,
-                    f,
-                    h,
-                    sd,
-                    model,
-                    rng,
-                ),
-            }
+        let SgnhtParams {
+            h, diffusion, rule, ..
+        } = self.params;
+        let thermostat = ScalarThermostat {
+            xi: &mut *self.xi,
+            rule,
         };
-        let sum_p2 = match sum_p2 {
-            Ok(s) => s,
-            Err(e @ StepError::NonFiniteGradient { .. }) => return Err(e),
-            Err(e) => {
-                self.xi = xi;
-                return Err(e);
-            }
-        };
-        self.xi = xi;
+        let sums = self.shell.step(
+            Composition::Aboba,
+            thermostat,
+            ThetaTerm::none(),
+            diffusion,
+            h,
+            model,
+            rng,
+        )?;
         let mut stats = StepStats::new(h);
-        stats.kinetic_temperature = Some(sum_p2 / self.phase.dim());
-        stats.thermostat = Some(xi);
+        stats.kinetic_temperature = Some(sums.virial / self.shell.dim());
+        stats.thermostat = Some(*self.xi);
         Ok(stats)
     }
 }
 
-impl<T: Real> ChainState<T> for Sgnht<'_, T> {
-    fn position(&self) -> &[T] {
-        self.phase.theta
-    }
-
-    fn momentum(&self) -> &[T] {
-        self.phase.p
-    }
-
-    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
-        (self.phase.theta, self.phase.p)
-    }
-
-    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        if self.mass.mass().shape() == MassShape::Identity {
-            fill_standard_normal(rng, self.phase.p);
-        } else {
-            draw_mass_momentum(rng, self.phase.p, self.mass.mass());
-        }
-    }
-}
-
-impl<T: Real> AdaptiveMass<T> for Sgnht<'_, T> {
-    fn mass(&self) -> Mass<'_, T> {
-        self.mass.mass()
-    }
-    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
-        self.mass.set_inverse_mass(inv_mass)
-    }
-}
+shell_chain_state!(['a, T: Real] Sgnht<'a, T>);
+mass_adaptive!(['a, T: Real] Sgnht<'a, T>, shell.kinetics);
 
 /// mSGNHT: one thermostat per coordinate (Li et al. 2016, eq. 2; Gan et al. 2015):
 ///
 /// ```text
-/// dθ = p dt,   dp = −∇Ũ(θ) dt − ξ ⊙ p dt + √(2D) dW,   dξ = (p ⊙ p − 1) dt
+/// dθ = p dt,   dp = −∇Ũ(θ) dt − ξ ⊙ p dt + √(2A) dW,   dξ = (p ⊙ p − 1) dt
 /// ```
 ///
 /// Each ξᵢ adapts to the gradient noise of its own coordinate, so anisotropic noise is absorbed.
-/// Euler is Li et al. §2.2; the splitting scheme (mSGNHT-S) is their §3.
+/// Euler is Li et al. §2.2 (mSGNHT-E), the splitting scheme their §3 (mSGNHT-S). The
+/// thermostats live in the caller's buffer.
 ///
 /// # Example
 /// ```
 /// use rand_pcg::Pcg64;
-/// use sgmcmc::{Integrator, Workspace, sampler::{MSgnht, Sampler, SgnhtParams}};
-/// let (mut theta, mut p, mut xi, mut g, mut s) = ([0.0f64; 5], [0.0; 5], [0.0; 5], [0.0; 5], [0.0; 5]);
-/// let mut sampler = MSgnht::new(
-///     SgnhtParams::new(0.05, 1.0).unwrap(), Integrator::Splitting,
-///     &mut theta, &mut p, &mut xi, Workspace::new(&mut g, &mut s),
-/// ).unwrap();
-/// assert_eq!(sampler.thermostat(), &[1.0; 5]); // ξ₀ = D
+/// use sgmcmc::prelude::*;
+/// let params = SgnhtParams::new(0.05);
+/// let (mut theta, mut p, mut work) = ([0.0f64; 5], [0.0; 5], [0.0; 10]);
+/// let mut xi = [params.initial_thermostat(); 5];
+/// let mut sampler = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
 /// let mut rng = Pcg64::new(3, 5);
 /// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
 /// sampler.step(&mut model, &mut rng).unwrap();
+/// assert_eq!(sampler.thermostat().len(), 5);
 /// ```
 #[derive(Debug)]
 pub struct MSgnht<'a, T> {
     params: SgnhtParams<T>,
-    integrator: Integrator,
-    phase: Phase<'a, T>,
+    shell: Shell<'a, T, UnitMass>,
     xi: &'a mut [T],
 }
 
 impl<'a, T: Real> MSgnht<'a, T> {
-    /// Borrows θ, p (initial values, finite), the thermostats ξ and the workspace; all of one
-    /// length ≥ 1. Every ξᵢ is set to D.
+    /// Borrows θ, p and the thermostats ξ (finite, one length n ≥ 1; the papers start at ξᵢ =
+    /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 2n).
     pub fn new(
         params: SgnhtParams<T>,
-        integrator: Integrator,
         theta: &'a mut [T],
         momentum: &'a mut [T],
         thermostat: &'a mut [T],
-        work: Workspace<'a, T>,
-    ) -> Result<Self, LayoutError> {
-        let phase = Phase::new(theta, momentum, work)?;
-        check_len(Buffer::Thermostat, phase.theta.len(), thermostat.len())?;
-        thermostat.fill(params.diffusion);
+        work: &'a mut [T],
+    ) -> Result<Self, Error> {
+        params.validate()?;
+        let shell = Shell::new(theta, momentum, work, UnitMass, params.integrator)?;
+        check_len(Buffer::Thermostat, shell.phase.len(), thermostat.len())?;
+        check_finite(Buffer::Thermostat, thermostat)?;
         Ok(MSgnht {
             params,
-            integrator,
-            phase,
+            shell,
             xi: thermostat,
         })
     }
 
-    /// As [`MSgnht::new`], but keeps ξ as the caller set it (to resume a chain with its own
-    /// thermostats); a non-finite ξᵢ is rejected as [`LayoutError::InvalidValue`].
-    pub fn resume(
-        params: SgnhtParams<T>,
-        integrator: Integrator,
-        theta: &'a mut [T],
-        momentum: &'a mut [T],
-        thermostat: &'a mut [T],
-        work: Workspace<'a, T>,
-    ) -> Result<Self, LayoutError> {
-        let phase = Phase::new(theta, momentum, work)?;
-        check_len(Buffer::Thermostat, phase.theta.len(), thermostat.len())?;
-        check_finite(Buffer::Thermostat, thermostat)?;
-        Ok(MSgnht {
-            params,
-            integrator,
-            phase,
-            xi: thermostat,
-        })
+    /// The workspace length for n coordinates: 2n.
+    pub const fn workspace_len(n: usize) -> usize {
+        n.saturating_mul(2)
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> SgnhtParams<T> {
+        self.params
     }
 
     /// The thermostats ξ.
@@ -335,10 +292,14 @@ impl<'a, T: Real> MSgnht<'a, T> {
         self.xi
     }
 
-    /// The thermostats, writable (to resume a chain with its own ξ). A non-finite value written
-    /// here is reported by the next step as [`StepError::NonFiniteState`].
-    pub fn thermostat_mut(&mut self) -> &mut [T] {
-        self.xi
+    /// Copies `xi` into the thermostats (to resume a chain). Errors, with ξ unchanged:
+    /// [`LayoutError::LengthMismatch`], or [`LayoutError::InvalidValue`] at the first
+    /// non-finite entry.
+    pub fn set_thermostat(&mut self, xi: &[T]) -> Result<(), LayoutError> {
+        check_len(Buffer::Thermostat, self.xi.len(), xi.len())?;
+        check_finite(Buffer::Thermostat, xi)?;
+        self.xi.copy_from_slice(xi);
+        Ok(())
     }
 }
 
@@ -348,34 +309,30 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        let (h, sd) = (self.params.h, self.params.noise_sd());
-        let f = Friction::PerCoordinate(&mut *self.xi);
-        let sum_p2 = match self.integrator {
-            Integrator::Euler => euler_step(&mut self.phase, f, h, sd, model, rng)?,
-            Integrator::Splitting => splitting_step(&mut self.phase, f, h, sd, model, rng)?,
-        };
-        let n = self.phase.dim();
+        let SgnhtParams { h, diffusion, .. } = self.params;
+        // κᵢ = ξᵢ, dξᵢ = (pᵢ² − 1) dt: the per-coordinate law with offset 0, γ = 1, F = ξ²/2.
+        let thermostat = PerCoordinate::new(
+            &mut *self.xi,
+            T::ZERO,
+            T::ONE,
+            Gaussian::<T>::identity(),
+            T::ZERO,
+        );
+        let sums = self.shell.step(
+            Composition::Aboba,
+            thermostat,
+            ThetaTerm::none(),
+            diffusion,
+            h,
+            model,
+            rng,
+        )?;
+        let n = self.shell.dim();
         let mut stats = StepStats::new(h);
-        stats.kinetic_temperature = Some(sum_p2 / n);
-        stats.thermostat = Some(sum_map(self.xi, |x| x) / n);
+        stats.kinetic_temperature = Some(sums.virial / n);
+        stats.thermostat = Some(sums.thermostat / n);
         Ok(stats)
     }
 }
 
-impl<T: Real> ChainState<T> for MSgnht<'_, T> {
-    fn position(&self) -> &[T] {
-        self.phase.theta
-    }
-
-    fn momentum(&self) -> &[T] {
-        self.phase.p
-    }
-
-    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
-        (self.phase.theta, self.phase.p)
-    }
-
-    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        fill_standard_normal(rng, self.phase.p);
-    }
-}
+shell_chain_state!(['a, T: Real] MSgnht<'a, T>);

@@ -1,4 +1,4 @@
-//! Tests of the MCEM building blocks in `sgmcmc::adapt` (004 §3): Welford statistics against a
+//! Tests of the MCEM building blocks (Roychowdhury & Parthasarathy 2017, §3): Welford statistics against a
 //! two-pass reference, the M-step's SPD and eigenvalue-bound guarantees under adversarial
 //! samples (proptest), convergence of the iterated M-step to the (inverse-Wishart-biased)
 //! precision with a Monte-Carlo tolerance, the Poisson subsampling offsets and the E-step
@@ -6,18 +6,37 @@
 
 #![allow(clippy::needless_range_loop)]
 
+use super::m_step::{MStep, MStepParams};
+use super::moments::MomentStats;
+use super::sample_size::{PoissonOffsets, PostMStepQ, SampleSize, TestStats, z_critical};
+use super::test_function::{hmc_test_function, sgnht_test_function};
+use crate::error::MStepError;
+use crate::kinetic::Mass;
+use crate::linalg::cholesky_in_place;
+use crate::real::Real;
+use crate::rng::standard_normal_f64;
+use crate::{LinalgError, Param, ParamError};
 use proptest::prelude::*;
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{
-    MStep, MStepParams, MomentStats, PoissonOffsets, PostMStepQ, SampleSize, TestStats,
-    hmc_test_function, sgnht_test_function, z_critical,
-};
-use sgmcmc::error::MStepError;
-use sgmcmc::kinetic::Mass;
-use sgmcmc::linalg::cholesky_in_place;
-use sgmcmc::rng::standard_normal_f64;
-use sgmcmc::{LinalgError, Param, ParamError};
+use std::vec;
+use std::vec::Vec;
+
+/// The M-step parameters (k₀, α, λ, m_min, m_max), validated.
+fn mstep_params<T: Real>(
+    offset: T,
+    exponent: T,
+    shrinkage: T,
+    m_min: T,
+    m_max: T,
+) -> Result<MStepParams<T>, ParamError> {
+    let p = MStepParams::new()
+        .with_offset(offset)
+        .with_exponent(exponent)
+        .with_shrinkage(shrinkage)
+        .with_bounds(m_min, m_max);
+    p.validate().map(|()| p)
+}
 
 fn pcg(k: u64) -> Pcg64 {
     Pcg64::seed_from_u64(0x4ce3_0000 + k)
@@ -122,7 +141,7 @@ fn push_rejects_bad_samples_and_m_step_errors_leave_state() {
     ));
     assert_eq!(stats.count(), 0);
     stats.push(&[1.0, 2.0]).unwrap();
-    let mut m_step = MStep::new(MStepParams::new(0.0, 1.0, 0.1, 1e-2, 1e2).unwrap());
+    let mut m_step = MStep::new(mstep_params(0.0, 1.0, 0.1, 1e-2, 1e2).unwrap());
     let mut inv = [1.0, 0.0, 0.0, 1.0];
     let mut scratch = [0.0; 4];
     assert_eq!(
@@ -149,7 +168,7 @@ fn push_rejects_bad_samples_and_m_step_errors_leave_state() {
 
 #[test]
 fn params_are_validated() {
-    let ok = |o: f64, a: f64, l: f64, lo: f64, hi: f64| MStepParams::new(o, a, l, lo, hi);
+    let ok = |o: f64, a: f64, l: f64, lo: f64, hi: f64| mstep_params(o, a, l, lo, hi);
     assert!(ok(0.0, 1.0, 0.0, 1.0, 1.0).is_ok());
     assert_eq!(
         ok(-1.0, 1.0, 0.0, 1.0, 2.0),
@@ -261,7 +280,7 @@ proptest! {
         seed in 0u64..1_000_000,
     ) {
         let (m_min, m_max) = (1e-2, 1e2);
-        let params = MStepParams::new(offset, 0.75, lambda, m_min, m_max).unwrap();
+        let params = mstep_params(offset, 0.75, lambda, m_min, m_max).unwrap();
         let mut dense_step = MStep::new(params);
         let mut diag_step = MStep::new(params);
         let mut inv: Vec<f64> = (0..d * d).map(|k| if k % (d + 1) == 0 { 1.0 } else { 0.0 }).collect();
@@ -304,7 +323,7 @@ proptest! {
         seed in 0u64..1_000_000,
     ) {
         let (m_min, m_max) = (1e-2f32, 1e2f32);
-        let mut step = MStep::new(MStepParams::new(0.0f32, 1.0, lambda, m_min, m_max).unwrap());
+        let mut step = MStep::new(mstep_params(0.0f32, 1.0, lambda, m_min, m_max).unwrap());
         let mut inv: Vec<f32> = (0..d * d).map(|k| if k % (d + 1) == 0 { 1.0 } else { 0.0 }).collect();
         let mut scratch = vec![0.0f32; d * d];
         let (mut mean, mut c) = (vec![0.0f32; d], vec![0.0f32; d * d]);
@@ -341,7 +360,7 @@ fn iterated_m_step_converges_to_the_precision() {
     let mass = Mass::dense_from_mass(&m_true, &mut precision, &mut factor, D).unwrap();
     let p_true = mass.precision().unwrap().to_vec();
     let (s, k_batches) = (100usize, 400usize);
-    let params = MStepParams::new(0.0, 1.0, 0.0, 1e-4, 1e4).unwrap();
+    let params = mstep_params(0.0, 1.0, 0.0, 1e-4, 1e4).unwrap();
     let mut dense_step = MStep::new(params);
     let mut diag_step = MStep::new(params);
     let mut inv = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];

@@ -1,4 +1,4 @@
-//! Shared validation of hyperparameters for the `*Params::new` constructors.
+//! Validation of hyperparameters: finite, positive, non-negative, each failure naming its [`Param`].
 
 use crate::error::{Param, ParamError};
 use crate::real::Real;

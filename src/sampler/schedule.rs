@@ -2,16 +2,16 @@
 
 use crate::error::{Param, ParamError};
 use crate::real::Real;
-use crate::sampler::params::{finite, positive};
+use crate::validate::{finite, positive};
 
 /// A step size per iteration t = 0, 1, 2, …
 ///
-/// Welling & Teh's SGLD (002, Alg. 1) uses a decreasing sequence h_t with Σ h_t = ∞ and
+/// Welling & Teh's SGLD (2011; Chen 2016, Alg. 1) uses a decreasing sequence h_t with Σ h_t = ∞ and
 /// Σ h_t² < ∞, in practice h_t = a (b + t)^−γ with γ ∈ (0.5, 1]; γ ∈ (0, 0.5] is accepted too
 /// (a slower decay that keeps more mixing at the cost of a bias that vanishes more slowly).
 ///
 /// ```
-/// use sgmcmc::adapt::StepSchedule;
+/// use sgmcmc::sampler::StepSchedule;
 /// let s = StepSchedule::polynomial(0.1, 1.0, 0.55).unwrap();
 /// assert_eq!(s.at(0), 0.1);
 /// assert!(s.at(100) < s.at(10));

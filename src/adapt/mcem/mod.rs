@@ -1,0 +1,571 @@
+//! MCEM mass learning (Roychowdhury & Parthasarathy 2017, §3): [`Mcem`] wraps HMC, SGHMC, SGNHT or SG-NPHMC and learns M (and SG-NPHMC's Q).
+//!
+//! One step of the wrapper is one iteration of the paper's loop: an E-step of LP_S inner steps
+//! ([`EmSampler`]; Alg. 1 HMC-EM, Alg. 3 SGHMC-EM, Alg. 2 SGNHT-EM, Alg. 4 blocks for SG-NPHMC-EM),
+//! its momentum stored into running moments, and every S_count samples an M-step
+//! M⁻¹ ← (1 − κ_k) M⁻¹ + κ_k M⁻¹_est (eq. 5) pushed into the sampler. S_count is fixed or grows
+//! by the §3.2 rule. The concerns live in one file each: `moments.rs` (Welford statistics),
+//! `m_step.rs` (eq. 5, shrunk and eigenvalue-bounded), `sample_size.rs` (offsets, test
+//! statistics, S_count), `test_function.rs`, `e_step.rs`. Measured behaviour (how fast S_count
+//! grows, the drift of M⁻¹ when E-step samples are autocorrelated): `docs/mcem.md`. All buffers
+//! live in one caller slice; nothing allocates.
+
+mod e_step;
+mod m_step;
+mod moments;
+mod sample_size;
+mod test_function;
+#[cfg(test)]
+mod tests;
+
+pub use e_step::{EmSampler, NphmcEStep};
+pub use m_step::MStepParams;
+pub use sample_size::SampleSize;
+
+use crate::error::{Buffer, Error, LayoutError, LinalgError, MStepError, Param, ParamError, StepError};
+use crate::gradient::Gradient;
+use crate::integrator::state::{check_len, checked_gradient};
+use crate::kinetic::{AdaptiveMass, MassShape};
+use crate::real::Real;
+use crate::sampler::{ChainState, Sampler, StepStats};
+use crate::validate::positive;
+use e_step::sealed::TestFunction;
+use m_step::MStep;
+use moments::MomentStats;
+use rand_core::Rng;
+use sample_size::{PoissonOffsets, PostMStepQ, TestStats};
+use test_function::{hmc_test_function, sgnht_test_function};
+
+/// The settings of an MCEM wrapper, checked when it is built ([`McemParams::validate`]).
+///
+/// | setting | meaning | default |
+/// | --- | --- | --- |
+/// | LP_S | inner steps per E-step, ≥ 1 | (required) |
+/// | M-step | κ_k, shrinkage, bounds ([`MStepParams`]) | [`MStepParams::new`] |
+/// | S_count | fixed, or grown by §3.2 ([`SampleSize`]) | adaptive from 100, α = 0.25, S_I = 10 (App. 6.3; α = 1 as printed makes the interval a point) |
+/// | ν, d | subsampling offsets x_i − 1 ~ Poisson(ν iᵈ), used by the adaptive S_count | 1, 2 (App. 6.3) |
+/// | bias correction | unbias the precision estimate (see [`Mcem`]) | on |
+/// | SG-NPHMC-EM E-step | [`NphmcEStep`] | redraw |
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct McemParams<T> {
+    e_steps: u32,
+    m_step: MStepParams<T>,
+    sample_size: SampleSize<T>,
+    subsample_rate: T,
+    subsample_exponent: T,
+    bias_correction: bool,
+    nphmc_e_step: NphmcEStep,
+}
+
+impl<T: Real> McemParams<T> {
+    /// LP_S inner steps per E-step, with the defaults of the table.
+    pub fn new(e_steps: u32) -> Self {
+        McemParams {
+            e_steps,
+            m_step: MStepParams::new(),
+            sample_size: SampleSize::Adaptive {
+                count: 100,
+                growth: 10,
+                z: sample_size::z_critical(T::from_f64(SampleSize::<T>::DEFAULT_LEVEL)),
+            },
+            subsample_rate: T::ONE,
+            subsample_exponent: T::TWO,
+            bias_correction: true,
+            nphmc_e_step: NphmcEStep::Redraw,
+        }
+    }
+
+    /// Sets the M-step's parameters.
+    pub fn with_m_step(mut self, m_step: MStepParams<T>) -> Self {
+        self.m_step = m_step;
+        self
+    }
+
+    /// Sets the S_count rule.
+    pub fn with_sample_size(mut self, sample_size: SampleSize<T>) -> Self {
+        self.sample_size = sample_size;
+        self
+    }
+
+    /// Sets the subsampling offsets' rate ν ≥ 1 and exponent d > 0.
+    pub fn with_subsampling(mut self, rate: T, exponent: T) -> Self {
+        self.subsample_rate = rate;
+        self.subsample_exponent = exponent;
+        self
+    }
+
+    /// Switches the bias correction of the precision estimate on (the default) or off (the
+    /// plain inverse empirical covariance, as §3.3 prints it); see [`Mcem`].
+    pub fn with_bias_correction(mut self, on: bool) -> Self {
+        self.bias_correction = on;
+        self
+    }
+
+    /// Chooses the E-step of SG-NPHMC-EM (ignored by the other samplers).
+    pub fn with_nphmc_e_step(mut self, variant: NphmcEStep) -> Self {
+        self.nphmc_e_step = variant;
+        self
+    }
+
+    /// Checks LP_S ≥ 1, the M-step's parameters and the offsets' ν ≥ 1, d > 0.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if self.e_steps == 0 {
+            return Err(ParamError::OutOfRange(Param::InnerSteps));
+        }
+        self.m_step.validate()?;
+        PoissonOffsets::new(self.subsample_rate, self.subsample_exponent)?;
+        positive(self.subsample_exponent, Param::SubsampleExponent)?;
+        Ok(())
+    }
+
+    /// LP_S
+    pub fn e_steps(&self) -> u32 {
+        self.e_steps
+    }
+    /// The M-step parameters.
+    pub fn m_step(&self) -> &MStepParams<T> {
+        &self.m_step
+    }
+    /// The initial S_count rule.
+    pub fn sample_size(&self) -> SampleSize<T> {
+        self.sample_size
+    }
+    /// The SG-NPHMC-EM E-step variant.
+    pub fn nphmc_e_step(&self) -> NphmcEStep {
+        self.nphmc_e_step
+    }
+}
+
+/// Scalar Welford statistics of the thermostat momentum q (SG-NPHMC-EM).
+#[derive(Clone, Copy, Debug, Default)]
+struct ScalarStats<T> {
+    count: u64,
+    mean: T,
+    m2: T,
+}
+
+/// The MCEM wrapper (Roychowdhury & Parthasarathy 2017, Alg. 1, 2, 3, 5): see the module docs
+/// for what one step does.
+///
+/// **Bias correction (departs from the print; on by default).** At stationarity every wrapped
+/// sampler draws p ~ N(0, M) for the current M, so every M is a fixed point of eq. 5 in
+/// expectation — provided the estimate is unbiased. The inverse empirical covariance is not
+/// (E\[Σ̂⁻¹\] = (n − 1)/(n − d − 2) · M⁻¹ for n independent Gaussian samples), and since Σκ_k =
+/// ∞ the bias compounds without bound (measured: diag(M⁻¹) from 1 to ≈ 4 over 10⁵ HMC-EM
+/// iterations). The wrapper scales the estimate by (n − d − 2)/(n − 1) (dense) or
+/// (n − 3)/(n − 1) (diagonal); [`McemParams::with_bias_correction`]`(false)` restores the print.
+///
+/// **SGHMC-EM with the Euler integrator**: Alg. 3's redraw of p before LP_S Euler steps discards
+/// the O(h) θ–p correlation of the Euler scheme's stationary law, which biases θ (exact stationary
+/// variance 0.50 σ² at LP_S = 1, 0.91 σ² at 10 for ω² = 10, h = 0.01); the splitting integrator
+/// has no such bias. Details: `docs/mcem.md`.
+///
+/// Give the sampler a diagonal or dense [`crate::kinetic::MassBuffer`] with its `set_mass`, then
+/// wrap it. The wrapper is itself a [`Sampler`] and a [`ChainState`].
+///
+/// # Example
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::adapt::{Mcem, McemParams, SampleSize};
+/// use sgmcmc::kinetic::{MassBuffer, MassShape};
+/// use sgmcmc::prelude::*;
+///
+/// let (mut theta, mut p, mut work) = ([0.0f64; 2], [0.0; 2], [0.0; 4]);
+/// let mut inv_mass = [1.0; 2];
+/// let mut sghmc = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
+/// sghmc.set_mass(MassBuffer::diagonal(&mut inv_mass).unwrap()).unwrap();
+/// let mut buf = vec![0.0; Mcem::<f64, Sghmc<f64>>::workspace_len(2, MassShape::Diagonal)];
+/// let params = McemParams::new(10).with_sample_size(SampleSize::fixed(50).unwrap());
+/// let mut em = Mcem::new(sghmc, params, &mut buf).unwrap();
+/// // Target N(0, diag(4, 0.25)).
+/// let mut model = |t: &[f64], g: &mut [f64]| { g[0] = t[0] / 4.0; g[1] = t[1] / 0.25; };
+/// let mut rng = Pcg64::new(1, 2);
+/// em.run(&mut model, &mut rng, 500, &mut ()).unwrap();
+/// assert_eq!(em.m_steps(), 10);
+/// assert!(em.inverse_mass().iter().all(|m| m.is_finite() && *m > 0.0));
+/// ```
+#[derive(Debug)]
+pub struct Mcem<'a, T, S> {
+    sampler: S,
+    e_steps: u32,
+    m_step: MStep<T>,
+    sample_size: SampleSize<T>,
+    offsets: PoissonOffsets<T>,
+    /// The next subsampling offset within the batch (adaptive S_count only; 0 = none).
+    next_offset: u64,
+    /// E-step samples in the current batch.
+    in_batch: u64,
+    moments: MomentStats<'a, T>,
+    test: TestStats<'a, T>,
+    post: PostMStepQ<'a, T>,
+    sample: &'a mut [T],
+    inv_mass: &'a mut [T],
+    scratch: &'a mut [T],
+    q_eval: &'a mut [T],
+    grad: &'a mut [T],
+    inv_mass_p: &'a mut [T],
+    q_stats: ScalarStats<T>,
+    last_kappa: Option<T>,
+    bias_correction: bool,
+    nphmc_e_step: NphmcEStep,
+}
+
+impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
+    /// The workspace length for dimension d and a diagonal or dense mass: 16d + 3 (diagonal),
+    /// 13d + 3 + 4d² (dense); `usize::MAX` on overflow.
+    pub fn workspace_len(d: usize, shape: MassShape) -> usize {
+        let k = match shape {
+            MassShape::Dense => d.checked_mul(d),
+            _ => Some(d),
+        };
+        let scratch = if shape == MassShape::Dense { k } else { Some(0) };
+        // sample, mean, p_mean, xi_p_mean, grad_mean, grad, inv_mass_p: 7d; comoment, inv_mass,
+        // pp_mean: 3k; scratch; three q buffers of 2d + 1.
+        let q = d.checked_mul(2).and_then(|x| x.checked_add(1));
+        let parts = [
+            d.checked_mul(7),
+            k.and_then(|k| k.checked_mul(3)),
+            scratch,
+            q.and_then(|q| q.checked_mul(3)),
+        ];
+        parts
+            .iter()
+            .try_fold(0usize, |acc, x| x.and_then(|x| acc.checked_add(x)))
+            .unwrap_or(usize::MAX)
+    }
+
+    /// Wraps `sampler`, whose mass must be diagonal or dense and changeable
+    /// ([`LayoutError::UnsupportedMass`] otherwise) and of θ's dimension
+    /// ([`LayoutError::LengthMismatch`] on [`Buffer::InverseMass`]); `work` holds
+    /// [`Mcem::workspace_len`] entries for that dimension and shape (contents ignored).
+    pub fn new(sampler: S, params: McemParams<T>, work: &'a mut [T]) -> Result<Self, Error> {
+        params.validate()?;
+        let mass = sampler.mass();
+        let shape = mass.shape();
+        let d = sampler.position().len();
+        if shape == MassShape::Identity {
+            return Err(LayoutError::UnsupportedMass.into());
+        }
+        if let Some(dim) = mass.dim() {
+            check_len(Buffer::InverseMass, d, dim)?;
+        }
+        check_len(Buffer::Workspace, Self::workspace_len(d, shape), work.len())?;
+        let k = if shape == MassShape::Dense { d * d } else { d };
+        let (sample, rest) = work.split_at_mut(d);
+        let (mean, rest) = rest.split_at_mut(d);
+        let (comoment, rest) = rest.split_at_mut(k);
+        let (inv_mass, rest) = rest.split_at_mut(k);
+        let scratch_len = if shape == MassShape::Dense { k } else { 0 };
+        let (scratch, rest) = rest.split_at_mut(scratch_len);
+        let (q_mean, rest) = rest.split_at_mut(2 * d + 1);
+        let (q_m2, rest) = rest.split_at_mut(2 * d + 1);
+        let (q_eval, rest) = rest.split_at_mut(2 * d + 1);
+        let (p_mean, rest) = rest.split_at_mut(d);
+        let (xi_p_mean, rest) = rest.split_at_mut(d);
+        let (grad_mean, rest) = rest.split_at_mut(d);
+        let (pp_mean, rest) = rest.split_at_mut(k);
+        let (grad, inv_mass_p) = rest.split_at_mut(d);
+        // The split above gives every piece its length, so these cannot fail.
+        let layout = |_: LinalgError| LayoutError::LengthMismatch {
+            buffer: Buffer::Workspace,
+            expected: Self::workspace_len(d, shape),
+            found: 0,
+        };
+        inv_mass.copy_from_slice(sampler.mass().inverse_slice());
+        let moments = if shape == MassShape::Dense {
+            MomentStats::dense(mean, comoment)
+        } else {
+            MomentStats::diagonal(mean, comoment)
+        }
+        .map_err(layout)?;
+        let test = TestStats::new(q_mean, q_m2).map_err(layout)?;
+        let post = PostMStepQ::new(p_mean, xi_p_mean, grad_mean, pp_mean).map_err(layout)?;
+        let mut em = Mcem {
+            sampler,
+            e_steps: params.e_steps,
+            m_step: MStep::new(params.m_step),
+            sample_size: params.sample_size,
+            offsets: PoissonOffsets::new(params.subsample_rate, params.subsample_exponent)?,
+            next_offset: 0,
+            in_batch: 0,
+            moments,
+            test,
+            post,
+            sample,
+            inv_mass,
+            scratch,
+            q_eval,
+            grad,
+            inv_mass_p,
+            q_stats: ScalarStats {
+                count: 0,
+                mean: T::ZERO,
+                m2: T::ZERO,
+            },
+            last_kappa: None,
+            bias_correction: params.bias_correction,
+            nphmc_e_step: params.nphmc_e_step,
+        };
+        // Is the mass changeable? Setting it to itself is a no-op when it is.
+        if em.sampler.set_inverse_mass(em.inv_mass).is_err() {
+            return Err(LayoutError::UnsupportedMass.into());
+        }
+        Ok(em)
+    }
+
+    /// The wrapped sampler.
+    pub fn sampler(&self) -> &S {
+        &self.sampler
+    }
+
+    /// The wrapped sampler, mutable (e.g. to set SGNHT's thermostat rule).
+    pub fn sampler_mut(&mut self) -> &mut S {
+        &mut self.sampler
+    }
+
+    /// Unwraps the sampler.
+    pub fn into_inner(self) -> S {
+        self.sampler
+    }
+
+    /// The current M⁻¹ (d entries diagonal, d² dense).
+    pub fn inverse_mass(&self) -> &[T] {
+        self.sampler.mass().inverse_slice()
+    }
+
+    /// The number of M-steps taken.
+    pub fn m_steps(&self) -> u64 {
+        self.m_step.steps()
+    }
+
+    /// The κ_k of the last M-step.
+    pub fn last_kappa(&self) -> Option<T> {
+        self.last_kappa
+    }
+
+    /// The current S_count.
+    pub fn sample_count(&self) -> u64 {
+        self.sample_size.count()
+    }
+
+    /// E-step samples collected since the last M-step.
+    pub fn batch_len(&self) -> u64 {
+        self.in_batch
+    }
+
+    /// LP_S
+    pub fn e_steps(&self) -> u32 {
+        self.e_steps
+    }
+}
+
+impl<T: Real, S: ChainState<T>> ChainState<T> for Mcem<'_, T, S> {
+    fn position(&self) -> &[T] {
+        self.sampler.position()
+    }
+    fn momentum(&self) -> &[T] {
+        self.sampler.momentum()
+    }
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+        self.sampler.phase_mut()
+    }
+    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.sampler.resample_momentum(rng);
+    }
+}
+
+impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
+    /// At a subsampling offset: evaluates q with the current M⁻¹ (and ∇L = −∇U at θ) into the
+    /// test statistics.
+    fn subsample<M>(&mut self, model: &mut M) -> Result<(), StepError>
+    where
+        M: Gradient<T> + ?Sized,
+        S: EmSampler<T, M>,
+    {
+        checked_gradient(model, self.sampler.position(), self.grad)?;
+        for g in self.grad.iter_mut() {
+            *g = -*g;
+        }
+        let p: &[T] = self.sample;
+        self.sampler.mass().kinetic_gradient(p, self.inv_mass_p);
+        let d = p.len();
+        let xi = self.sampler.thermostat_value();
+        // The HMC test function has 2d components; the last of the 2d + 1 slots stays 0 (and is
+        // 0 after the M-step too, so it never decides the interval test).
+        let res = match S::TEST {
+            TestFunction::Hmc => {
+                self.q_eval[2 * d] = T::ZERO;
+                hmc_test_function(self.inv_mass_p, self.grad, &mut self.q_eval[..2 * d])
+            }
+            TestFunction::Sgnht => {
+                sgnht_test_function(p, self.inv_mass_p, self.grad, xi, self.q_eval)
+            }
+        };
+        res.and_then(|()| self.test.push(self.q_eval))
+            .and_then(|()| self.post.push(p, self.grad, xi))
+            .map_err(|e| StepError::MStep(MStepError::Layout(e)))
+    }
+
+    /// Scales the M-step's estimate by the unbiasing factor c (see [`Mcem`]): with
+    /// new = (1 − κ) old + κ est from [`MStep::update`] and `old` still in the sampler,
+    /// (1 − κ) old + κ c est = c new + (1 − c)(1 − κ) old, a positive combination of two SPD
+    /// matrices (exactly symmetric, entry by entry); a diagonal result is clamped to the bounds.
+    fn correct_bias(&mut self, n: u64, kappa: T) {
+        if !self.bias_correction {
+            return;
+        }
+        let d = self.sample.len() as u64;
+        let dense = self.moments.is_dense() && d > 1;
+        let lost = if dense { d + 2 } else { 3 };
+        if n <= lost {
+            return;
+        }
+        let c = T::from_u64(n - lost) / T::from_u64(n - 1);
+        let keep = (T::ONE - c) * (T::ONE - kappa);
+        let (lo, hi) = self.m_step.params().bounds();
+        for (new, &old) in self
+            .inv_mass
+            .iter_mut()
+            .zip(self.sampler.mass().inverse_slice())
+        {
+            *new = c * *new + keep * old;
+            if !dense {
+                *new = new.max(lo).min(hi);
+            }
+        }
+    }
+
+    /// The M-step and the S_count update at the end of a batch. Whatever happens, a new batch
+    /// starts (statistics, test statistics and offsets reset).
+    fn m_step_now<M, R>(&mut self, rng: &mut R) -> Result<(), StepError>
+    where
+        M: ?Sized,
+        S: EmSampler<T, M>,
+        R: Rng + ?Sized,
+    {
+        let updated = self.update_masses::<M>();
+        self.in_batch = 0;
+        // Adaptive S_count (§3.2): q̄ with the new M⁻¹ against the interval of the batch.
+        if let SampleSize::Adaptive { .. } = self.sample_size {
+            if updated.is_ok() {
+                let d = self.sample.len();
+                let ok = match S::TEST {
+                    TestFunction::Hmc => {
+                        self.q_eval[2 * d] = T::ZERO;
+                        self.post.hmc(self.inv_mass, &mut self.q_eval[..2 * d])
+                    }
+                    TestFunction::Sgnht => self.post.sgnht(self.inv_mass, self.q_eval),
+                };
+                if ok.is_ok() {
+                    self.sample_size.after_m_step(&self.test, self.q_eval);
+                }
+            }
+            self.test.reset();
+            self.post.reset();
+            self.offsets.reset();
+            self.next_offset = self.offsets.next_offset(rng);
+        }
+        updated
+    }
+
+    /// Eq. 5 for M⁻¹ (with the bias correction), pushed into the sampler; for SG-NPHMC also
+    /// Q⁻¹ ← (1 − κ) Q⁻¹ + κ/Var(q), clamped to the M-step's bounds. On error M⁻¹ and Q are
+    /// unchanged; the statistics are reset in every case.
+    fn update_masses<M>(&mut self) -> Result<(), StepError>
+    where
+        M: ?Sized,
+        S: EmSampler<T, M>,
+    {
+        self.inv_mass
+            .copy_from_slice(self.sampler.mass().inverse_slice());
+        let n = self.moments.count();
+        let q = self.q_stats;
+        self.q_stats = ScalarStats::default();
+        let kappa = self
+            .m_step
+            .update(&mut self.moments, &mut *self.inv_mass, &mut *self.scratch);
+        // `update` keeps the statistics on some errors; a new batch starts anyway.
+        self.moments.reset();
+        let kappa = kappa.map_err(StepError::MStep)?;
+        self.correct_bias(n, kappa);
+        self.sampler
+            .set_inverse_mass(self.inv_mass)
+            .map_err(|e| StepError::MStep(MStepError::Estimate(e)))?;
+        self.last_kappa = Some(kappa);
+        let Some((_, q_mass)) = self.sampler.thermostat_momentum_sample() else {
+            return Ok(());
+        };
+        if q.count < 2 {
+            return Ok(());
+        }
+        let var = q.m2 / T::from_u64(q.count - 1);
+        let (lo, hi) = self.m_step.params().bounds();
+        // The same unbiasing as for a diagonal M⁻¹: E[1/var] = (n − 1)/(n − 3) · 1/Q.
+        let c = if self.bias_correction && q.count > 3 {
+            T::from_u64(q.count - 3) / T::from_u64(q.count - 1)
+        } else {
+            T::ONE
+        };
+        let est = if var > T::ZERO {
+            (c / var).max(lo).min(hi)
+        } else {
+            hi
+        };
+        let new = ((T::ONE - kappa) * (T::ONE / q_mass) + kappa * est)
+            .max(lo)
+            .min(hi);
+        if new.is_finite() {
+            // Q = 1/new is finite and > 0 by the clamp, so this cannot fail.
+            let _ = self.sampler.set_thermostat_mass(T::ONE / new);
+        }
+        Ok(())
+    }
+}
+
+impl<T, M, S> Sampler<T, M> for Mcem<'_, T, S>
+where
+    T: Real,
+    M: Gradient<T> + ?Sized,
+    S: EmSampler<T, M>,
+{
+    /// One MCEM iteration: an E-step, the momentum stored, and an M-step every S_count samples
+    /// (module docs). An E-step error is returned as the sampler returns it, nothing stored. An
+    /// M-step error ([`StepError::MStep`]) comes after a completed E-step: the chain moved, M⁻¹
+    /// and Q are unchanged, a new batch begins; stepping again is safe.
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        if self.next_offset == 0 && matches!(self.sample_size, SampleSize::Adaptive { .. }) {
+            self.offsets.reset();
+            self.next_offset = self.offsets.next_offset(rng);
+        }
+        let stats = self
+            .sampler
+            .e_step(model, rng, self.e_steps, self.nphmc_e_step)?;
+        self.sampler.momentum_sample(self.sample);
+        self.moments
+            .push(self.sample)
+            .map_err(|e| StepError::MStep(MStepError::Layout(e)))?;
+        if let Some((q, _)) = self.sampler.thermostat_momentum_sample() {
+            let st = &mut self.q_stats;
+            st.count += 1;
+            let delta = q - st.mean;
+            st.mean += delta / T::from_u64(st.count);
+            st.m2 += delta * (q - st.mean);
+        }
+        self.in_batch += 1;
+        if matches!(self.sample_size, SampleSize::Adaptive { .. })
+            && self.in_batch == self.next_offset
+        {
+            self.subsample(model)?;
+            self.next_offset = self.offsets.next_offset(rng);
+        }
+        if self.in_batch >= self.sample_size.count() {
+            self.m_step_now::<M, R>(rng)?;
+        }
+        Ok(stats)
+    }
+}

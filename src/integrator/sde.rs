@@ -1,0 +1,633 @@
+//! The per-coordinate sub-steps the Euler and splitting schemes are written over: kinetics, thermostats, the θ term.
+//!
+//! Every SDE sampler (SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D) is one instance of the generalized
+//! dynamics of Zhang et al. 2017 (eq. 13):
+//!
+//! ```text
+//! dθ = v ∇K(p) dt − σ_θ ∇Ũ(θ) dt + √(2σ_θ(1 − σ_θB̂)) dW
+//! dp = −κ(ξ) ∇K(p) dt − ∇Ũ(θ) dt + √(2D) dW
+//! dξ = (thermostat law)
+//! ```
+//!
+//! and a scheme composes its pieces:
+//!
+//! * [`Kinetics`]: ∇K, ∇²K and the exact friction flow of the B sub-step for the identity mass
+//!   ([`UnitMass`]), a diagonal mass ([`DiagonalMass`]), a dense mass ([`DenseMass`], whose ∇K
+//!   needs all of p and is prepared as M⁻¹p before a pass) and any separable
+//!   [`Kinetic`] ([`Separable`], SGMGT's monomial-gamma kinetics). Each computes its terms in
+//!   its own natural order (h·κ·m⁻¹·p for a diagonal mass, κ·p·h for the identity), so that
+//!   one scheme body serves them all without changing any sampler's numbers.
+//! * [`Thermostat`]: the friction κ and how ξ moves — a constant ([`ConstantFriction`], SGHMC),
+//!   one scalar ξ driven by the kinetic temperature ([`ScalarThermostat`], SGNHT, Ding et al.
+//!   2014), or one ξᵢ per coordinate with potential F and its own Langevin term
+//!   ([`PerCoordinate`], mSGNHT of Li et al. 2016 with κ = ξ, and SGMGT with κ = σ_p + γ∇F(ξ)).
+//! * [`ThetaTerm`]: SGMGT-D's first-order Langevin term on θ with its gradient-noise correction
+//!   (`docs/sgmgt-noise-estimate.md`); absent (σ_θ = 0, v = 1) for the other samplers.
+
+use crate::kinetic::{Kinetic, Mass};
+use crate::lanes::{Lanes, Stream};
+use crate::real::Real;
+use super::ThermostatRule;
+use crate::kinetic::{MassBuffer, MassParts};
+use rand_core::Rng;
+
+/// The kinetic energy's part of the sub-steps (see the module docs). `a` is the coordinate's
+/// datum from [`Kinetics::stream`]: m⁻¹ᵢ for a diagonal mass, (M⁻¹p)ᵢ for a prepared dense
+/// mass, unused otherwise.
+pub(crate) trait Kinetics<T: Real> {
+    /// ∇K acts coordinate by coordinate (false only for a dense mass).
+    const SEPARABLE: bool = true;
+    /// The friction flow of coordinate i does not depend on i (the identity mass): with a
+    /// friction shared by all coordinates, the scheme computes it once per step.
+    const UNIFORM_FLOW: bool = false;
+    /// The B sub-step's flow map for one coordinate, prepared once and applied to any p.
+    type Flow: Copy;
+
+    /// Before a pass that reads ∇K of every coordinate: a dense mass forms M⁻¹p here.
+    #[inline(always)]
+    fn prepare(&mut self, _p: &[T]) {}
+    /// The per-coordinate datum `a` handed to every method.
+    fn stream(&self) -> Stream<'_, T>;
+    /// ∂K/∂pᵢ.
+    fn grad(&self, i: usize, a: T, p: T) -> T;
+    /// (∂K/∂pᵢ, ∂²K/∂pᵢ²).
+    fn grad_curv(&self, i: usize, a: T, p: T) -> (T, T);
+    /// The friction term κ ∂K/∂pᵢ · h of an explicit kick, given k = ∂K/∂pᵢ at p.
+    fn friction_term(&self, a: T, p: T, k: T, kappa: T, h: T) -> T;
+    /// The merged position drift of A(dt)…A(dt) around a kick: (∇K(p₀) + ∇K(p₁))·dt.
+    fn merged_drift(&self, a: T, p0: T, p1: T, k0: T, k1: T, dt: T) -> T;
+    /// The leapfrog's position displacement dt·∂K/∂pᵢ (Neal 2011).
+    fn displacement(&self, i: usize, a: T, p: T, dt: T) -> T;
+    /// The flow of dp = −κ ∂K/∂pᵢ dt over time t, prepared.
+    fn flow(&self, i: usize, a: T, kappa: T, t: T) -> Self::Flow;
+    /// Applies a prepared flow to p.
+    fn apply(&self, i: usize, flow: Self::Flow, p: T) -> T;
+    /// A dense mass's flow p ← exp(−κt M⁻¹) p on the whole vector (the separable ones never
+    /// get here).
+    #[inline(always)]
+    fn flow_all(&mut self, _p: &mut [T], _kappa: T, _t: T) {}
+    /// tr M⁻¹ for a state of dimension n (the derived SGNHT thermostat's normalisation).
+    fn trace(&self, n: usize) -> T;
+}
+
+/// The identity mass, K(p) = ½|p|².
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct UnitMass;
+
+impl<T: Real> Kinetics<T> for UnitMass {
+    const UNIFORM_FLOW: bool = true;
+    type Flow = T;
+    #[inline(always)]
+    fn stream(&self) -> Stream<'_, T> {
+        Stream::Uniform(T::ONE)
+    }
+    #[inline(always)]
+    fn grad(&self, _i: usize, _a: T, p: T) -> T {
+        p
+    }
+    #[inline(always)]
+    fn grad_curv(&self, _i: usize, _a: T, p: T) -> (T, T) {
+        (p, T::ONE)
+    }
+    #[inline(always)]
+    fn friction_term(&self, _a: T, p: T, _k: T, kappa: T, h: T) -> T {
+        kappa * p * h
+    }
+    #[inline(always)]
+    fn merged_drift(&self, _a: T, p0: T, p1: T, _k0: T, _k1: T, dt: T) -> T {
+        (p0 + p1) * dt
+    }
+    #[inline(always)]
+    fn displacement(&self, _i: usize, _a: T, p: T, dt: T) -> T {
+        dt * p
+    }
+    #[inline(always)]
+    fn flow(&self, _i: usize, _a: T, kappa: T, t: T) -> T {
+        (-kappa * t).exp()
+    }
+    #[inline(always)]
+    fn apply(&self, _i: usize, decay: T, p: T) -> T {
+        decay * p
+    }
+    #[inline(always)]
+    fn trace(&self, n: usize) -> T {
+        T::from_usize(n)
+    }
+}
+
+/// A diagonal mass, K(p) = ½ Σ m⁻¹ᵢ pᵢ² (the slice holds diag M⁻¹).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct DiagonalMass<'m, T>(pub &'m [T]);
+
+impl<T: Real> Kinetics<T> for DiagonalMass<'_, T> {
+    type Flow = T;
+    #[inline(always)]
+    fn stream(&self) -> Stream<'_, T> {
+        Stream::PerCoordinate(self.0)
+    }
+    #[inline(always)]
+    fn grad(&self, _i: usize, m: T, p: T) -> T {
+        m * p
+    }
+    #[inline(always)]
+    fn grad_curv(&self, _i: usize, m: T, p: T) -> (T, T) {
+        (m * p, m)
+    }
+    #[inline(always)]
+    fn friction_term(&self, m: T, p: T, _k: T, kappa: T, h: T) -> T {
+        h * kappa * m * p
+    }
+    #[inline(always)]
+    fn merged_drift(&self, m: T, p0: T, p1: T, _k0: T, _k1: T, dt: T) -> T {
+        dt * m * (p0 + p1)
+    }
+    #[inline(always)]
+    fn displacement(&self, _i: usize, m: T, p: T, dt: T) -> T {
+        dt * m * p
+    }
+    #[inline(always)]
+    fn flow(&self, _i: usize, m: T, kappa: T, t: T) -> T {
+        (-kappa * m * t).exp()
+    }
+    #[inline(always)]
+    fn apply(&self, _i: usize, decay: T, p: T) -> T {
+        decay * p
+    }
+    #[inline(always)]
+    fn trace(&self, _n: usize) -> T {
+        self.0.iter().fold(T::ZERO, |s, &x| s + x)
+    }
+}
+
+/// A dense mass: ∇K = M⁻¹p is formed into the mass's own d-buffer by [`Kinetics::prepare`]
+/// (d² multiply-adds) and read per coordinate; its friction flow is the whole-vector
+/// V e^{−κtΛ} Vᵀp of a mass built with its eigendecomposition.
+#[derive(Debug)]
+pub(crate) struct DenseMass<'m, T> {
+    pub mass: Mass<'m, T>,
+    /// M⁻¹p after [`Kinetics::prepare`]; the flow's work vector in between.
+    pub inv_mass_p: &'m mut [T],
+}
+
+impl<T: Real> Kinetics<T> for DenseMass<'_, T> {
+    const SEPARABLE: bool = false;
+    type Flow = ();
+    #[inline(always)]
+    fn prepare(&mut self, p: &[T]) {
+        self.mass.kinetic_gradient(p, self.inv_mass_p);
+    }
+    #[inline(always)]
+    fn stream(&self) -> Stream<'_, T> {
+        Stream::PerCoordinate(self.inv_mass_p)
+    }
+    #[inline(always)]
+    fn grad(&self, _i: usize, v: T, _p: T) -> T {
+        v
+    }
+    /// The curvature of a dense mass is not per coordinate; no per-coordinate thermostat runs
+    /// with one (the samplers' constructors see to that).
+    #[inline(always)]
+    fn grad_curv(&self, _i: usize, v: T, _p: T) -> (T, T) {
+        (v, T::ZERO)
+    }
+    #[inline(always)]
+    fn friction_term(&self, v: T, _p: T, _k: T, kappa: T, h: T) -> T {
+        h * kappa * v
+    }
+    #[inline(always)]
+    fn merged_drift(&self, _v: T, _p0: T, _p1: T, k0: T, k1: T, dt: T) -> T {
+        (k0 + k1) * dt
+    }
+    #[inline(always)]
+    fn displacement(&self, _i: usize, v: T, _p: T, dt: T) -> T {
+        dt * v
+    }
+    #[inline(always)]
+    fn flow(&self, _i: usize, _v: T, _kappa: T, _t: T) {}
+    #[inline(always)]
+    fn apply(&self, _i: usize, _flow: (), p: T) -> T {
+        p
+    }
+    #[inline(always)]
+    fn flow_all(&mut self, p: &mut [T], kappa: T, t: T) {
+        self.mass.friction_flow(p, kappa * t, self.inv_mass_p);
+    }
+    #[inline(always)]
+    fn trace(&self, n: usize) -> T {
+        self.mass.trace_inverse(n)
+    }
+}
+
+/// Any separable [`Kinetic`] (SGMGT's Gaussian or monomial-gamma kinetics).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Separable<K>(pub K);
+
+impl<T: Real, K: Kinetic<T>> Kinetics<T> for Separable<K> {
+    /// κt; the flow itself is [`Kinetic::friction_flow`].
+    type Flow = T;
+    #[inline(always)]
+    fn stream(&self) -> Stream<'_, T> {
+        Stream::Uniform(T::ZERO)
+    }
+    #[inline(always)]
+    fn grad(&self, i: usize, _a: T, p: T) -> T {
+        self.0.gradient(i, p)
+    }
+    #[inline(always)]
+    fn grad_curv(&self, i: usize, _a: T, p: T) -> (T, T) {
+        self.0.gradient_and_curvature(i, p)
+    }
+    #[inline(always)]
+    fn friction_term(&self, _a: T, _p: T, k: T, kappa: T, h: T) -> T {
+        kappa * k * h
+    }
+    #[inline(always)]
+    fn merged_drift(&self, _a: T, _p0: T, _p1: T, k0: T, k1: T, dt: T) -> T {
+        (k0 + k1) * dt
+    }
+    #[inline(always)]
+    fn displacement(&self, i: usize, _a: T, p: T, dt: T) -> T {
+        dt * self.0.gradient(i, p)
+    }
+    #[inline(always)]
+    fn flow(&self, _i: usize, _a: T, kappa: T, t: T) -> T {
+        kappa * t
+    }
+    #[inline(always)]
+    fn apply(&self, i: usize, kt: T, p: T) -> T {
+        self.0.friction_flow(i, p, kt)
+    }
+    /// Not used: SGMGT's thermostats are per coordinate.
+    #[inline(always)]
+    fn trace(&self, n: usize) -> T {
+        T::from_usize(n)
+    }
+}
+
+/// The sums a scheme accumulates (in 8 lanes) over the coordinates after a step, or over the
+/// incoming state in the splitting scheme's first pass.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Sums<T> {
+    /// Σ pᵢ ∂K/∂pᵢ (pᵀM⁻¹p for a Gaussian K; n times the kinetic temperature).
+    pub virial: T,
+    /// Σ (∂K/∂pᵢ)² (|M⁻¹p|²).
+    pub grad_sq: T,
+    /// Σ ξᵢ after the step (per-coordinate thermostats).
+    pub thermostat: T,
+}
+
+/// The thermostat's part of the sub-steps (see the module docs): where ξ lives, and its law.
+pub(crate) trait Thermostat<T: Real> {
+    /// One friction for every coordinate (SGHMC's A, SGNHT's ξ).
+    const UNIFORM: bool;
+    /// One ξᵢ per coordinate that moves in the per-coordinate loop.
+    const PER_COORDINATE: bool;
+    /// κ(ξ), the per-coordinate drift and Langevin terms, as a `Copy` value the loops capture.
+    type Law: Law<T>;
+    /// The law, for the step about to run.
+    fn law(&self) -> Self::Law;
+    /// Before a step of size h (`splitting`: two halves): caches the law's step constants.
+    #[inline(always)]
+    fn prepare(&mut self, _h: T, _splitting: bool) {}
+    /// The ξ slot of the loop: the shared value, or the caller's ξ.
+    fn lanes(&mut self) -> Lanes<'_, T>;
+    /// The shared slot value of a uniform friction (A, or the scalar ξ).
+    fn shared(&self) -> T;
+    /// A sub-step of a scalar ξ: ξ ← ξ + rate(sums)·t (nothing for the others).
+    #[inline(always)]
+    fn drift_scalar(&mut self, _sums: &Sums<T>, _trace: T, _n: T, _t: T) {}
+    /// Whether a scalar ξ is finite (the per-coordinate ones are checked in the loop).
+    #[inline(always)]
+    fn scalar_finite(&self) -> bool {
+        true
+    }
+    /// ξ as a slice, for naming the first non-finite entry after a failed step.
+    fn values(&self) -> &[T];
+}
+
+/// κ(ξ) and the motion of one ξᵢ (see [`Thermostat`]).
+pub(crate) trait Law<T: Real>: Copy {
+    /// κ of coordinate i from its slot value ξᵢ.
+    fn friction(&self, i: usize, x: T) -> T;
+    /// The A sub-step of ξᵢ: ξᵢ + γ(k² − c)t (unchanged for a uniform friction).
+    fn drift(&self, x: T, k: T, c: T, t: T) -> T;
+    /// ∇F(ξᵢ), what the Euler step's Langevin term on ξ reads at the old ξ.
+    #[inline(always)]
+    fn potential_grad(&self, _i: usize, x: T) -> T {
+        x
+    }
+    /// The Euler step's first-order Langevin term on ξᵢ, −σ_ξ ∇F(ξ) h + √(2σ_ξh) ζ with ∇F at
+    /// the old ξ (`fx`), added to the drifted `x` (σ_ξ = 0: nothing, no draw).
+    #[inline(always)]
+    fn langevin_euler<R: Rng + ?Sized>(&self, x: T, _fx: T, _h: T, _rng: &mut R) -> T {
+        x
+    }
+    /// Half of the splitting step's Langevin term on ξᵢ: the flow of −σ_ξ∇F over h/2 and the
+    /// noise √(σ_ξh), flow-then-noise `before` the central piece and noise-then-flow after it,
+    /// so the two halves compose symmetrically (σ_ξ = 0: nothing, no draw).
+    #[inline(always)]
+    fn langevin_half<R: Rng + ?Sized>(&self, _i: usize, x: T, _before: bool, _rng: &mut R) -> T {
+        x
+    }
+}
+
+/// The law of a friction shared by all coordinates: κ = the slot value, ξ fixed in the loop.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Shared;
+
+impl<T: Real> Law<T> for Shared {
+    #[inline(always)]
+    fn friction(&self, _i: usize, x: T) -> T {
+        x
+    }
+    #[inline(always)]
+    fn drift(&self, x: T, _k: T, _c: T, _t: T) -> T {
+        x
+    }
+}
+
+/// SGHMC's constant friction A (Chen et al. 2014).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ConstantFriction<T>(pub T);
+
+impl<T: Real> Thermostat<T> for ConstantFriction<T> {
+    const UNIFORM: bool = true;
+    const PER_COORDINATE: bool = false;
+    type Law = Shared;
+    #[inline(always)]
+    fn law(&self) -> Shared {
+        Shared
+    }
+    #[inline(always)]
+    fn lanes(&mut self) -> Lanes<'_, T> {
+        Lanes::Uniform(self.0)
+    }
+    #[inline(always)]
+    fn shared(&self) -> T {
+        self.0
+    }
+    fn values(&self) -> &[T] {
+        &[]
+    }
+}
+
+/// SGNHT's scalar thermostat ξ with dξ = rate dt (Ding et al. 2014, eq. 6; with a mass the rule
+/// of [`ThermostatRule`], derived in `docs/sgnht-mass-thermostat.md`).
+#[derive(Debug)]
+pub(crate) struct ScalarThermostat<'x, T> {
+    pub xi: &'x mut T,
+    pub rule: ThermostatRule,
+}
+
+impl<T: Real> Thermostat<T> for ScalarThermostat<'_, T> {
+    const UNIFORM: bool = true;
+    const PER_COORDINATE: bool = false;
+    type Law = Shared;
+    #[inline(always)]
+    fn law(&self) -> Shared {
+        Shared
+    }
+    #[inline(always)]
+    fn lanes(&mut self) -> Lanes<'_, T> {
+        Lanes::Uniform(*self.xi)
+    }
+    #[inline(always)]
+    fn shared(&self) -> T {
+        *self.xi
+    }
+    /// ξ ← ξ + (|M⁻¹p|²/tr M⁻¹ − 1)·t (derived) or (pᵀM⁻¹p/n − 1)·t (printed, Roychowdhury &
+    /// Parthasarathy 2017, Alg. 2); both are pᵀp/n − 1 for the identity mass.
+    #[inline(always)]
+    fn drift_scalar(&mut self, sums: &Sums<T>, trace: T, n: T, t: T) {
+        let rate = match self.rule {
+            ThermostatRule::Derived => sums.grad_sq / trace - T::ONE,
+            ThermostatRule::Printed => sums.virial / n - T::ONE,
+        };
+        *self.xi += rate * t;
+    }
+    #[inline(always)]
+    fn scalar_finite(&self) -> bool {
+        self.xi.is_finite()
+    }
+    fn values(&self) -> &[T] {
+        core::slice::from_ref(self.xi)
+    }
+}
+
+/// One thermostat ξᵢ per coordinate (see [`PerCoordinateLaw`]), in the caller's buffer.
+#[derive(Debug)]
+pub(crate) struct PerCoordinate<'x, T, F> {
+    pub xi: &'x mut [T],
+    pub law: PerCoordinateLaw<T, F>,
+}
+
+/// κᵢ = `offset` + γ∇F(ξᵢ) and dξᵢ = γ(∇ᵢK² − ∇ᵢ²K) dt − σ_ξ∇F(ξᵢ) dt + √(2σ_ξ) dW (Zhang et
+/// al. 2017, eq. 13). mSGNHT (Li et al. 2016, eq. 2) is `offset` 0, γ = 1, F = ξ²/2, σ_ξ = 0:
+/// κᵢ = ξᵢ, dξᵢ = (pᵢ² − 1) dt.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PerCoordinateLaw<T, F> {
+    pub offset: T,
+    pub gamma: T,
+    pub potential: F,
+    pub sigma_xi: T,
+    /// The Langevin term's noise scale for the step (√(2σ_ξh) Euler, √(σ_ξh) per half).
+    langevin_sd: T,
+    /// The Langevin term's flow time per half of a splitting step, σ_ξ h/2.
+    langevin_flow: T,
+}
+
+impl<'x, T: Real, F> PerCoordinate<'x, T, F> {
+    /// ξ with κᵢ = `offset` + γ∇F(ξᵢ) and the Langevin diffusion σ_ξ.
+    pub fn new(xi: &'x mut [T], offset: T, gamma: T, potential: F, sigma_xi: T) -> Self {
+        PerCoordinate {
+            xi,
+            law: PerCoordinateLaw {
+                offset,
+                gamma,
+                potential,
+                sigma_xi,
+                langevin_sd: T::ZERO,
+                langevin_flow: T::ZERO,
+            },
+        }
+    }
+}
+
+impl<T: Real, F: Kinetic<T>> Thermostat<T> for PerCoordinate<'_, T, F> {
+    const UNIFORM: bool = false;
+    const PER_COORDINATE: bool = true;
+    type Law = PerCoordinateLaw<T, F>;
+    #[inline(always)]
+    fn law(&self) -> Self::Law {
+        self.law
+    }
+    #[inline(always)]
+    fn prepare(&mut self, h: T, splitting: bool) {
+        let law = &mut self.law;
+        if splitting {
+            law.langevin_sd = (law.sigma_xi * h).sqrt();
+            law.langevin_flow = law.sigma_xi * (h * T::HALF);
+        } else {
+            law.langevin_sd = (T::TWO * law.sigma_xi * h).sqrt();
+        }
+    }
+    #[inline(always)]
+    fn lanes(&mut self) -> Lanes<'_, T> {
+        Lanes::PerCoordinate(self.xi)
+    }
+    /// Not used: the friction is per coordinate.
+    #[inline(always)]
+    fn shared(&self) -> T {
+        T::ZERO
+    }
+    fn values(&self) -> &[T] {
+        self.xi
+    }
+}
+
+impl<T: Real, F: Kinetic<T>> Law<T> for PerCoordinateLaw<T, F> {
+    #[inline(always)]
+    fn friction(&self, i: usize, x: T) -> T {
+        self.offset + self.gamma * self.potential.gradient(i, x)
+    }
+    #[inline(always)]
+    fn drift(&self, x: T, k: T, c: T, t: T) -> T {
+        x + self.gamma * (k * k - c) * t
+    }
+    #[inline(always)]
+    fn potential_grad(&self, i: usize, x: T) -> T {
+        self.potential.gradient(i, x)
+    }
+    #[inline(always)]
+    fn langevin_euler<R: Rng + ?Sized>(&self, x: T, fx: T, h: T, rng: &mut R) -> T {
+        if self.sigma_xi > T::ZERO {
+            x + (-self.sigma_xi * fx * h + self.langevin_sd * T::standard_normal(rng))
+        } else {
+            x
+        }
+    }
+    #[inline(always)]
+    fn langevin_half<R: Rng + ?Sized>(&self, i: usize, x: T, before: bool, rng: &mut R) -> T {
+        if self.sigma_xi > T::ZERO {
+            let (sd, flow) = (self.langevin_sd, self.langevin_flow);
+            if before {
+                self.potential.friction_flow(i, x, flow) + sd * T::standard_normal(rng)
+            } else {
+                self.potential.friction_flow(i, x + sd * T::standard_normal(rng), flow)
+            }
+        } else {
+            x
+        }
+    }
+}
+
+/// SGMGT-D's first-order Langevin term on θ, −σ_θ∇Ũ dt + √(2σ_θ(1 − σ_θB̂)) dW, and the factor
+/// v = 1 − 2σ_θB̂ on θ's velocity that makes the gradient noise it shares with p stationary
+/// (derived in `docs/sgmgt-noise-estimate.md`); B̂ is one scalar or one B̂ᵢ per coordinate.
+/// σ_θ = 0, v = 1 for every other sampler.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ThetaTerm<'b, T> {
+    pub sigma_theta: T,
+    /// 1 − 2σ_θB̂ for the scalar B̂.
+    pub velocity: T,
+    /// 1 − σ_θB̂ for the scalar B̂: the injected share of the diffusion 2σ_θ.
+    pub share: T,
+    /// B̂ᵢ per coordinate, replacing the scalar's factors when set.
+    pub noise_estimates: Option<&'b [T]>,
+}
+
+impl<T: Real> ThetaTerm<'_, T> {
+    /// No θ term: σ_θ = 0, v = 1.
+    pub fn none() -> Self {
+        ThetaTerm {
+            sigma_theta: T::ZERO,
+            velocity: T::ONE,
+            share: T::ONE,
+            noise_estimates: None,
+        }
+    }
+
+    /// (velocity factor, injected share) for a noise estimate B̂: (1 − 2σ_θB̂, 1 − σ_θB̂).
+    #[inline(always)]
+    pub fn factors(sigma_theta: T, noise_estimate: T) -> (T, T) {
+        (
+            T::ONE - T::TWO * sigma_theta * noise_estimate,
+            T::ONE - sigma_theta * noise_estimate,
+        )
+    }
+
+    /// The scalar (drift step v·t, noise sd √(2σ_θ·share·h)) for a step of size h.
+    #[inline(always)]
+    pub fn scalar(&self, t: T, h: T) -> (T, T) {
+        (
+            self.velocity * t,
+            (T::TWO * self.sigma_theta * self.share * h).sqrt(),
+        )
+    }
+
+    /// Coordinate i's (drift step, noise sd), from its B̂ᵢ when per-coordinate estimates are
+    /// set, else the precomputed `scalar`.
+    #[inline(always)]
+    pub fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T) {
+        match self.noise_estimates {
+            None => scalar,
+            Some(b) => {
+                // (b's length is checked when the estimates are set.)
+                let (v, share) = Self::factors(self.sigma_theta, b.get(i).copied().unwrap_or(T::ZERO));
+                (v * t, (T::TWO * self.sigma_theta * share * h).sqrt())
+            }
+        }
+    }
+
+    /// Coordinate i's drift step alone (the first pass of the splitting scheme needs no noise
+    /// scale, so no square root is taken there).
+    #[inline(always)]
+    pub fn drift_at(&self, i: usize, scalar: T, t: T) -> T {
+        match self.noise_estimates {
+            None => scalar,
+            Some(b) => Self::factors(self.sigma_theta, b.get(i).copied().unwrap_or(T::ZERO)).0 * t,
+        }
+    }
+
+    /// The Langevin increment −σ_θ g h + sd·ζ (nothing and no draw for σ_θ = 0).
+    #[inline(always)]
+    pub fn langevin<R: Rng + ?Sized>(&self, t: T, g: T, h: T, sd: T, rng: &mut R) -> T {
+        if self.sigma_theta > T::ZERO {
+            t + (-self.sigma_theta * g * h + sd * T::standard_normal(rng))
+        } else {
+            t
+        }
+    }
+}
+
+/// An SDE sampler's dynamics for one step: the three pieces and the momentum diffusion D (the
+/// injected noise of p is √(2D) dW).
+pub(crate) struct Sde<'b, K, X, T> {
+    pub kinetics: K,
+    pub thermostat: X,
+    pub theta: ThetaTerm<'b, T>,
+    pub diffusion: T,
+}
+
+/// A computation generic over the kinetics piece, run by [`visit_mass`] with the piece a
+/// [`MassBuffer`] stands for: the one place that dispatches on a mass's shape.
+pub(crate) trait KineticsVisitor<T: Real> {
+    /// What the computation returns.
+    type Output;
+    /// Runs it with `kinetics`.
+    fn visit<K: Kinetics<T>>(self, kinetics: K) -> Self::Output;
+}
+
+/// Runs `visitor` with the kinetics piece of `mass`: [`UnitMass`], [`DiagonalMass`] or
+/// [`DenseMass`].
+#[inline(always)]
+pub(crate) fn visit_mass<T: Real, V: KineticsVisitor<T>>(
+    mass: &mut MassBuffer<'_, T>,
+    visitor: V,
+) -> V::Output {
+    match mass.parts() {
+        MassParts::Identity => visitor.visit(UnitMass),
+        MassParts::Diagonal(m) => visitor.visit(DiagonalMass(m)),
+        MassParts::Dense(mass, inv_mass_p) => visitor.visit(DenseMass { mass, inv_mass_p }),
+    }
+}

@@ -1,0 +1,128 @@
+//! The shell of the samplers that propose whole trajectories (HMC, SG-NPHMC): state, cached energy, saved copies, mass.
+
+use crate::error::{Buffer, LayoutError, StepError};
+use crate::gradient::Energy;
+use crate::integrator::state::{check_finite, check_len, check_nonempty, checked_gradient};
+use crate::kinetic::{Mass, MassBuffer};
+use crate::lanes::{sum_map, sum_map2};
+use crate::real::Real;
+use rand_core::Rng;
+
+/// θ, p, ∇U at θ, the copies of θ, ∇U and p that restore an abandoned or rejected proposal,
+/// the mass, and U(θ) once known.
+#[derive(Debug)]
+pub(crate) struct Proposal<'a, T> {
+    pub theta: &'a mut [T],
+    pub p: &'a mut [T],
+    /// ∇U at the current θ (kept between steps, so each proposal costs L gradients).
+    pub grad: &'a mut [T],
+    saved_theta: &'a mut [T],
+    saved_grad: &'a mut [T],
+    saved_p: &'a mut [T],
+    pub mass: MassBuffer<'a, T>,
+    /// U(θ) at the current θ, once known (with `grad` then holding ∇U(θ)).
+    pub energy: Option<T>,
+}
+
+impl<'a, T: Real> Proposal<'a, T> {
+    /// The workspace length for n coordinates: 4n (∇U, saved θ, saved ∇U, saved p).
+    pub const fn workspace_len(n: usize) -> usize {
+        n.saturating_mul(4)
+    }
+
+    /// Checks θ (non-empty, finite), p's length (and finiteness if `finite_momentum`: HMC
+    /// redraws p before using it, SG-NPHMC's `integrate` does not) and the workspace; the mass is
+    /// the identity.
+    pub fn new(
+        theta: &'a mut [T],
+        p: &'a mut [T],
+        work: &'a mut [T],
+        finite_momentum: bool,
+    ) -> Result<Self, LayoutError> {
+        let n = theta.len();
+        check_nonempty(n)?;
+        check_len(Buffer::Momentum, n, p.len())?;
+        check_len(Buffer::Workspace, Self::workspace_len(n), work.len())?;
+        check_finite(Buffer::Theta, theta)?;
+        if finite_momentum {
+            check_finite(Buffer::Momentum, p)?;
+        }
+        let (grad, rest) = work.split_at_mut(n);
+        let (saved_theta, rest) = rest.split_at_mut(n);
+        let (saved_grad, saved_p) = rest.split_at_mut(n);
+        Ok(Proposal {
+            theta,
+            p,
+            grad,
+            saved_theta,
+            saved_grad,
+            saved_p,
+            mass: MassBuffer::identity(),
+            energy: None,
+        })
+    }
+
+    /// Replaces the mass after checking its dimension.
+    pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
+        mass.mass().check_dim(self.theta.len())?;
+        self.mass = mass;
+        Ok(())
+    }
+
+    /// U and ∇U at the current θ, evaluated if not cached.
+    pub fn ensure_energy<M: Energy<T> + ?Sized>(&mut self, model: &mut M) -> Result<T, StepError> {
+        if let Some(u) = self.energy {
+            return Ok(u);
+        }
+        checked_gradient(model, self.theta, self.grad)?;
+        let u = model.energy(self.theta);
+        if !u.is_finite() {
+            return Err(StepError::NonFiniteEnergy);
+        }
+        self.energy = Some(u);
+        Ok(u)
+    }
+
+    /// Saves θ, ∇U and p.
+    pub fn save(&mut self) {
+        self.saved_theta.copy_from_slice(self.theta);
+        self.saved_grad.copy_from_slice(self.grad);
+        self.saved_p.copy_from_slice(self.p);
+    }
+
+    /// Restores θ and ∇U (a rejected proposal keeps its momentum).
+    pub fn restore_position(&mut self) {
+        self.theta.copy_from_slice(self.saved_theta);
+        self.grad.copy_from_slice(self.saved_grad);
+    }
+
+    /// Restores θ, ∇U and p (an abandoned step).
+    pub fn restore(&mut self) {
+        self.restore_position();
+        self.p.copy_from_slice(self.saved_p);
+    }
+
+    /// Draws p ~ N(0, M).
+    pub fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.mass.mass().sample(rng, self.p);
+    }
+
+    /// ½ pᵀM⁻¹p.
+    pub fn kinetic(&self) -> T {
+        kinetic_energy(self.mass.mass(), self.p)
+    }
+
+    /// The dimension as a float.
+    pub fn dim(&self) -> T {
+        T::from_usize(self.theta.len())
+    }
+}
+
+/// ½ pᵀM⁻¹p in 8 lanes for the identity and a diagonal mass, [`Mass::energy`] for a dense one.
+pub(crate) fn kinetic_energy<T: Real>(mass: Mass<'_, T>, p: &[T]) -> T {
+    match (mass.is_identity(), mass.inv_mass_diagonal()) {
+        (true, _) => T::HALF * sum_map(p, |p| p * p),
+        (false, Some(m)) => T::HALF * sum_map2(p, m, |p, m| p * p * m),
+        (false, None) => mass.energy(p),
+    }
+}

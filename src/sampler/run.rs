@@ -1,0 +1,155 @@
+//! What every sampler shares: [`Sampler`] (step, run), [`ChainState`], [`StepStats`], [`Observer`] and [`RunError`].
+
+use crate::error::StepError;
+use crate::real::Real;
+use core::fmt;
+use rand_core::Rng;
+
+/// What one step reports.
+///
+/// `kinetic_temperature` is (1/n) Σᵢ pᵢ ∂K/∂pᵢ after the step (pᵀM⁻¹p / n for a Gaussian K): its
+/// long-run mean is 1 when the momentum is in thermal equilibrium (Ding et al. 2014, eq. 4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct StepStats<T> {
+    /// The step size used (h, or h_t for a decaying schedule).
+    pub step_size: T,
+    /// The kinetic temperature after the step; `None` for SGLD, which has no momentum.
+    pub kinetic_temperature: Option<T>,
+    /// The thermostat after the step: SGNHT's ξ, the mean of the ξᵢ (mSGNHT, SGMGT), or
+    /// SG-NPHMC's q/Q.
+    pub thermostat: Option<T>,
+    /// HMC: the Metropolis–Hastings acceptance probability min(1, e^{H₀ − H₁}).
+    pub acceptance: Option<T>,
+    /// HMC: whether the proposal was accepted.
+    pub accepted: Option<bool>,
+}
+
+impl<T: Real> StepStats<T> {
+    pub(crate) fn new(step_size: T) -> Self {
+        StepStats {
+            step_size,
+            kinetic_temperature: None,
+            thermostat: None,
+            acceptance: None,
+            accepted: None,
+        }
+    }
+}
+
+/// Read access to a sampler's state, independent of the model.
+pub trait ChainState<T: Real> {
+    /// The current position θ.
+    fn position(&self) -> &[T];
+    /// The current momentum p (empty for SGLD).
+    fn momentum(&self) -> &[T];
+    /// Mutable access to θ and p (p is empty for SGLD), for reflections at a boundary or
+    /// restarts. HMC and SG-NPHMC forget their cached energy and gradient, since θ may change.
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]);
+    /// Redraws the momentum from its marginal exp(−K) (no-op for SGLD).
+    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R);
+}
+
+/// Stepping a chain on a model `M`: any [`Gradient`](crate::Gradient) for the
+/// stochastic-gradient samplers, an [`Energy`](crate::Energy) for HMC and SG-NPHMC.
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+///
+/// let (mut theta, mut work) = ([3.0f64; 2], [0.0; 4]);
+/// let mut sgld = Sgld::new(SgldParams::new(0.05), &mut theta, &mut work).unwrap();
+/// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t); // N(0, I)
+/// let mut rng = Pcg64::new(1, 2);
+/// let mut sum = 0.0;
+/// sgld.run_with(&mut model, &mut rng, 1000, |_, s, _| sum += s.position()[0]).unwrap();
+/// assert!((sum / 1000.0).abs() < 1.0);
+/// ```
+pub trait Sampler<T: Real, M: ?Sized>: ChainState<T> {
+    /// Advances the chain by one step.
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError>;
+
+    /// Runs `steps` steps, handing every completed one to `observer` (`&mut ()` for none).
+    /// Stops at the first error, which says how many steps completed before it.
+    fn run<R, O>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u64,
+        observer: &mut O,
+    ) -> Result<(), RunError>
+    where
+        Self: Sized,
+        R: Rng + ?Sized,
+        O: Observer<Self, T> + ?Sized,
+    {
+        for step in 0..steps {
+            let stats = self.step(model, rng).map_err(|error| RunError {
+                completed: step,
+                error,
+            })?;
+            observer.observe(step, self, &stats);
+        }
+        Ok(())
+    }
+
+    /// [`Sampler::run`] with a closure `f(step, sampler, stats)` as the observer.
+    fn run_with<R, F>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u64,
+        mut f: F,
+    ) -> Result<(), RunError>
+    where
+        Self: Sized,
+        R: Rng + ?Sized,
+        F: FnMut(u64, &mut Self, &StepStats<T>),
+    {
+        self.run(model, rng, steps, &mut f)
+    }
+}
+
+/// Sees every completed step of [`Sampler::run`]: its index (from 0), the sampler (to read θ,
+/// or to change it through [`ChainState::phase_mut`]) and the step's statistics.
+///
+/// Implemented for `()` (observe nothing) and for every `FnMut(u64, &mut S, &StepStats<T>)`.
+pub trait Observer<S: ?Sized, T> {
+    /// Called after step `step` completed.
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<T>);
+}
+
+impl<S: ?Sized, T> Observer<S, T> for () {
+    #[inline(always)]
+    fn observe(&mut self, _step: u64, _sampler: &mut S, _stats: &StepStats<T>) {}
+}
+
+impl<S: ?Sized, T, F: FnMut(u64, &mut S, &StepStats<T>)> Observer<S, T> for F {
+    #[inline(always)]
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<T>) {
+        self(step, sampler, stats)
+    }
+}
+
+/// A [`Sampler::run`] that stopped: the error, and how many steps completed before it (the
+/// observer saw exactly those).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct RunError {
+    /// Steps completed before the failing one.
+    pub completed: u64,
+    /// Why step `completed` failed.
+    pub error: StepError,
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step {} failed: {}", self.completed, self.error)
+    }
+}
+
+impl core::error::Error for RunError {}
