@@ -49,6 +49,20 @@ impl<T> TailSlot<T> for &mut T {
     }
 }
 
+/// `f(0), f(1), …, f(LANES − 1)` as straight-line calls.
+#[inline(always)]
+fn unrolled(f: &mut impl FnMut(usize)) {
+    const _: () = assert!(LANES == 8, "unrolled() spells out eight lanes");
+    f(0);
+    f(1);
+    f(2);
+    f(3);
+    f(4);
+    f(5);
+    f(6);
+    f(7);
+}
+
 /// Per-coordinate values of a quantity that is either shared by all coordinates or stored per
 /// coordinate (a thermostat ξ, an inverse mass).
 pub(crate) enum Lanes<'a, T> {
@@ -132,13 +146,21 @@ pub(crate) fn sweep<T: Real, F>(
         (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) => {
             let (xc, xt) = x.as_chunks_mut::<LANES>();
             let (mc, mt) = m.as_chunks::<LANES>();
-            sweep_with(theta, p, g, z, (xc.iter_mut(), xt.iter_mut()), (mc.iter(), mt.iter()), f)
+            sweep_with(
+                theta,
+                p,
+                g,
+                z,
+                (xc.iter_mut(), xt.iter_mut()),
+                (mc.iter(), mt.iter()),
+                f,
+            )
         }
     }
 }
 
 #[inline(always)]
-fn sweep_with<'m, T: Real, C, E, F>(
+fn sweep_with<'m, T, C, E, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
@@ -150,7 +172,7 @@ fn sweep_with<'m, T: Real, C, E, F>(
     ),
     mut f: F,
 ) where
-    T: 'm,
+    T: Real + 'm,
     C: ChunkSlot<T>,
     E: TailSlot<T>,
     F: FnMut(Coordinate<'_, T>),
@@ -159,11 +181,19 @@ fn sweep_with<'m, T: Real, C, E, F>(
     let (pc, pt) = p.as_chunks_mut::<LANES>();
     let (gc, gt) = g.as_chunks::<LANES>();
     let (zc, zt) = z.as_chunks::<LANES>();
-    let chunks = tc.iter_mut().zip(pc).zip(gc).zip(zc).zip(xi_chunks).zip(aux_chunks);
+    let chunks = tc
+        .iter_mut()
+        .zip(pc)
+        .zip(gc)
+        .zip(zc)
+        .zip(xi_chunks)
+        .zip(aux_chunks);
     let mut base = 0;
     for (((((t, p), g), z), mut x), a) in chunks {
         let x = x.lanes();
-        for j in 0..LANES {
+        // Eight explicit calls: a loop over the lanes would not be unrolled once the body is
+        // large, and its counter would cost a compare and branch per coordinate.
+        let mut lane = |j: usize| {
             f(Coordinate {
                 i: base + j,
                 lane: j,
@@ -173,11 +203,18 @@ fn sweep_with<'m, T: Real, C, E, F>(
                 z: z[j],
                 xi: &mut x[j],
                 aux: a[j],
-            });
-        }
+            })
+        };
+        unrolled(&mut lane);
         base += LANES;
     }
-    let tail = tt.iter_mut().zip(pt).zip(gt).zip(zt).zip(xi_tail).zip(aux_tail);
+    let tail = tt
+        .iter_mut()
+        .zip(pt)
+        .zip(gt)
+        .zip(zt)
+        .zip(xi_tail)
+        .zip(aux_tail);
     for (j, (((((t, p), g), z), mut x), a)) in tail.enumerate() {
         f(Coordinate {
             i: base + j,
@@ -424,17 +461,25 @@ mod tests {
                 },
             );
             for i in 0..n {
-                assert_eq!(t3[i], base[i] + g[i] * 0.5 + 3.0);
+                assert_eq!(t3[i], base[i] + (g[i] * 0.5 + 3.0));
                 assert_eq!(p3[i], z[i]);
             }
 
             let mut a3 = base.clone();
-            zip3_stream(&mut a3, &g, Stream::PerCoordinate(&z), |i, _, a, b, c| *a += b * c + i as f64);
+            zip3_stream(&mut a3, &g, Stream::PerCoordinate(&z), |i, _, a, b, c| {
+                *a += b * c + i as f64
+            });
             for i in 0..n {
                 assert_eq!(a3[i], base[i] + (g[i] * z[i] + i as f64));
             }
-            let mut o = vec![0.0; n];
-            zip_out(&mut o, &base, &g, Stream::Uniform(2.0), |i, _, o, a, b, s| *o = a + b * s + i as f64);
+            let mut o = std::vec![0.0; n];
+            zip_out(
+                &mut o,
+                &base,
+                &g,
+                Stream::Uniform(2.0),
+                |i, _, o, a, b, s| *o = a + b * s + i as f64,
+            );
             for i in 0..n {
                 assert_eq!(o[i], base[i] + g[i] * 2.0 + i as f64);
             }

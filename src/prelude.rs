@@ -6,7 +6,7 @@ pub use crate::integrator::Integrator;
 pub use crate::kinetic::{Gaussian, MassBuffer, MonomialGamma};
 pub use crate::real::Real;
 pub use crate::sampler::{
-    ChainState, Hmc, HmcParams, MSgnht, Observer, RunError, Sampler, SgNphmc, SgNphmcParams,
-    Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule,
-    StepStats, ThermostatRule,
+    ChainState, Hmc, HmcParams, MSgnht, Observer, RunError, Sampler, SgNphmc, SgNphmcParams, Sghmc,
+    SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule, StepStats,
+    ThermostatRule,
 };

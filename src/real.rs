@@ -4,9 +4,9 @@
 //! the math shim functions they call (`src/math.rs`: libm, or micromath for `f32`) and in their
 //! random-number paths (the `f32` ziggurat has its own tables and never computes in `f64`).
 
+use crate::{math, ziggurat};
 use core::fmt::{Debug, Display};
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
-use crate::{math, ziggurat};
 use rand_core::Rng;
 
 mod sealed {

@@ -1,4 +1,13 @@
-//! Each sampler × integrator step against a plain scalar reference, within a derived rounding bound.
+//! Each sampler × integrator × mass or kinetics step against a plain transcription of its equations, within a derived rounding bound.
+//!
+//! Covered: SGLD (constant and polynomial steps); SGHMC, SGNHT and mSGNHT with the identity mass;
+//! SGHMC and SGNHT with a diagonal and a dense mass (both thermostat rules; the dense splitting
+//! step through the mass's eigendecomposition); SGMGT / SGMGT-D (σ_θ, σ_ξ, a scalar and
+//! per-coordinate B̂) with Gaussian, eq.-12 (a = 1, 2), power-softened and stiff kinetics; HMC
+//! with the identity and a diagonal mass; the papers' reformulated SGNHT and SGHMC. The SGMGT
+//! reference takes K's and F's ∇, ∇² and flows as given functions (their closed forms are tested
+//! in `tests/kinetics.rs`) whose values carry the input's error through their local slope
+//! ([`given`]); everything else is transcribed operation by operation.
 //!
 //! # What is compared
 //!
@@ -75,7 +84,8 @@
 //!
 //! The criterion is tight enough to matter: perturbing the reference by a relative 10⁻⁹ in the
 //! noise scale (f64), in the kinetic energy of HMC or in the polynomial step size, or by 10⁻⁵ in
-//! the f32 noise scale, makes these tests fail.
+//! the f32 noise scale, makes these tests fail; so does a relative 10⁻⁶ in the mass paths' θ
+//! drift or in SGMGT's second O half-kick (f64; checked by mutation).
 #![allow(clippy::needless_range_loop)] // the references index parallel arrays by coordinate
 
 use std::ops::{Add, Div, Mul, Neg, Sub};
@@ -83,11 +93,8 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::StepSchedule;
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams,
-};
-use sgmcmc::{ChainState, Integrator, LayoutError, Model, Real, Sampler, StepStats, Workspace};
+use sgmcmc::kinetic::{AdaptiveMass, Kinetic, Mass, MassBuffer, MonomialGamma};
+use sgmcmc::prelude::*;
 
 /// Largest θ length tested (four full 8-lane chunks and a tail of one).
 const MAXN: usize = 33;
@@ -655,7 +662,7 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
     let a = T::of(case.friction);
     let mut theta: Vec<T> = conv(&case.theta, n);
     let mut p: Vec<T> = conv(&case.p, n);
-    let (mut g, mut s, mut xi) = (vec![T::ZERO; n], vec![T::ZERO; n], vec![T::ZERO; n]);
+    let mut work = vec![T::ZERO; 2 * n];
     let (mut rk, mut rr) = (rng(case.seed), rng(case.seed));
     let mut model = |t: &[T], g: &mut [T]| q.fill(t, g);
     let ctx = |step: usize| format!("{kind:?} {scheme:?} {} n={n} step {step}", T::NAME);
@@ -667,15 +674,11 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
             } else {
                 T::ZERO
             };
-            let params = SghmcParams::with_noise_estimate(h, a, b).unwrap();
-            let mut smp = Sghmc::new(
-                params,
-                scheme,
-                &mut theta,
-                &mut p,
-                Workspace::new(&mut g, &mut s),
-            )
-            .unwrap();
+            let params = SghmcParams::new(h)
+                .with_friction(a)
+                .with_noise_estimate(b)
+                .with_integrator(scheme);
+            let mut smp = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
             for step in 0..case.steps {
                 let (t0, p0) = (smp.position().to_vec(), smp.momentum().to_vec());
                 let z = normals::<T>(&mut rr, n);
@@ -696,17 +699,13 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
             }
         }
         Sde::Sgnht => {
-            let params = SgnhtParams::new(h, a).unwrap();
-            let mut smp = Sgnht::new(
-                params,
-                scheme,
-                &mut theta,
-                &mut p,
-                Workspace::new(&mut g, &mut s),
-            )
-            .unwrap();
-            assert_eq!(smp.thermostat().f().to_bits(), a.f().to_bits()); // ξ₀ = A
-            smp.set_thermostat(T::of(case.xi0));
+            let params = SgnhtParams::new(h)
+                .with_diffusion(a)
+                .with_integrator(scheme);
+            assert_eq!(params.initial_thermostat().f().to_bits(), a.f().to_bits()); // ξ₀ = A
+            let mut xi = params.initial_thermostat();
+            let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            smp.set_thermostat(T::of(case.xi0)).unwrap();
             for step in 0..case.steps {
                 let (t0, p0) = (smp.position().to_vec(), smp.momentum().to_vec());
                 let xi0 = smp.thermostat();
@@ -729,19 +728,14 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
             }
         }
         Sde::MSgnht => {
-            let params = SgnhtParams::new(h, a).unwrap();
-            let mut smp = MSgnht::new(
-                params,
-                scheme,
-                &mut theta,
-                &mut p,
-                &mut xi,
-                Workspace::new(&mut g, &mut s),
-            )
-            .unwrap();
+            let params = SgnhtParams::new(h)
+                .with_diffusion(a)
+                .with_integrator(scheme);
+            let mut xi = vec![params.initial_thermostat(); n];
+            let mut smp = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             assert!(smp.thermostat().iter().all(|x| x.f() == a.f())); // ξ₀ = D
             // The first step starts from ξ = D. Before the second, ξ is overwritten through
-            // `thermostat_mut` (as when resuming a chain) with values unrelated to D; the
+            // `set_thermostat` (as when resuming a chain) with values unrelated to D; the
             // reference reads ξ back from the sampler, so the step must use exactly what was
             // written. Later steps start from the evolved, per-coordinate ξ.
             for step in 0..case.steps + 1 {
@@ -749,7 +743,7 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
                     let resumed: Vec<T> = (0..n)
                         .map(|i| T::of(case.xi0 + 0.25 * case.gc[i]))
                         .collect();
-                    smp.thermostat_mut().copy_from_slice(&resumed);
+                    smp.set_thermostat(&resumed).unwrap();
                     assert_eq!(bits(smp.thermostat()), bits(&resumed));
                 }
                 let (t0, p0) = (smp.position().to_vec(), smp.momentum().to_vec());
@@ -777,6 +771,490 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// SGHMC and SGNHT with a diagonal or dense mass: the reference step
+// ---------------------------------------------------------------------------------------------
+
+/// The mass as the reference sees it: diag M⁻¹, or a dense M⁻¹ (row-major) with, for the
+/// splitting scheme, the eigendecomposition M⁻¹ = V diag(λ) Vᵀ the sampler holds.
+enum MassRef<T> {
+    Diag(Vec<T>),
+    Dense {
+        prec: Vec<T>,
+        eigen: Option<(Vec<T>, Vec<T>)>,
+    },
+}
+
+impl<T: Fl> MassRef<T> {
+    /// M⁻¹p.
+    fn times(&self, p: &[X<T>]) -> Vec<X<T>> {
+        let n = p.len();
+        match self {
+            MassRef::Diag(m) => (0..n).map(|i| X::lit(m[i]) * p[i]).collect(),
+            MassRef::Dense { prec, .. } => (0..n)
+                .map(|i| sum((0..n).map(|j| X::lit(prec[i * n + j]) * p[j])))
+                .collect(),
+        }
+    }
+    /// tr M⁻¹.
+    fn trace(&self, n: usize) -> X<T> {
+        match self {
+            MassRef::Diag(m) => sum(m.iter().map(|&x| X::lit(x))),
+            MassRef::Dense { prec, .. } => sum((0..n).map(|i| X::lit(prec[i * n + i]))),
+        }
+    }
+    /// The exact friction flow exp(−κt M⁻¹) p.
+    fn flow(&self, p: &[X<T>], kappa: X<T>, t: T) -> Vec<X<T>> {
+        let n = p.len();
+        let t = X::lit(t);
+        match self {
+            MassRef::Diag(m) => (0..n)
+                .map(|i| (-kappa * X::lit(m[i]) * t).exp() * p[i])
+                .collect(),
+            MassRef::Dense { eigen, .. } => {
+                let (v, lambda) = eigen.as_ref().expect("splitting with a dense mass");
+                let w: Vec<X<T>> = (0..n)
+                    .map(|j| {
+                        let vtp = sum((0..n).map(|i| X::lit(v[i * n + j]) * p[i]));
+                        (-kappa * t * X::lit(lambda[j])).exp() * vtp
+                    })
+                    .collect();
+                (0..n)
+                    .map(|k| sum((0..n).map(|j| X::lit(v[k * n + j]) * w[j])))
+                    .collect()
+            }
+        }
+    }
+}
+
+/// SGNHT's thermostat rate with a mass: |M⁻¹p|²/tr M⁻¹ − 1 (derived) or pᵀM⁻¹p/n − 1 (printed).
+fn mass_rate<T: Fl>(rule: ThermostatRule, p: &[X<T>], v: &[X<T>], trace: X<T>) -> X<T> {
+    let one = X::lit(T::ONE);
+    let nn = X::lit(T::from_usize(p.len()));
+    match rule {
+        ThermostatRule::Derived => sum(v.iter().map(|&v| v * v)) / trace - one,
+        ThermostatRule::Printed => sum(p.iter().zip(v).map(|(&p, &v)| p * v)) / nn - one,
+    }
+}
+
+/// One SGHMC (`thermostat` None: constant friction `friction`) or SGNHT (`thermostat` Some(ξ))
+/// step with a mass, straight from the equations of `euler.rs` / `splitting.rs` with ∇K = M⁻¹p.
+#[allow(clippy::too_many_arguments)]
+fn mass_reference<T: Fl>(
+    q: &Quad<T>,
+    mass: &MassRef<T>,
+    scheme: Integrator,
+    (theta, p, z): (&[T], &[T], &[T]),
+    friction: T,
+    thermostat: Option<(T, ThermostatRule)>,
+    h: T,
+    sd: X<T>,
+) -> SdeOut<T> {
+    let n = theta.len();
+    let nn = X::lit(T::from_usize(n));
+    let trace = mass.trace(n);
+    let hx = X::lit(h);
+    let th0: Vec<X<T>> = theta.iter().map(|&t| X::lit(t)).collect();
+    let p0: Vec<X<T>> = p.iter().map(|&p| X::lit(p)).collect();
+    let z: Vec<X<T>> = z.iter().map(|&z| X::lit(z)).collect();
+    let v0 = mass.times(&p0);
+    let (th1, p1, v1, xi1) = match scheme {
+        Integrator::Euler => {
+            // p ← p − κ M⁻¹p h − ∇Ũ(θ) h + √(2Dh) ζ;  θ ← θ + M⁻¹p h;  ξ ← ξ + rate h.
+            let kappa = X::lit(thermostat.map_or(friction, |(x, _)| x));
+            let p1: Vec<X<T>> = (0..n)
+                .map(|i| p0[i] - kappa * v0[i] * hx - q.grad(i, th0[i]) * hx + sd * z[i])
+                .collect();
+            let v1 = mass.times(&p1);
+            let th1: Vec<X<T>> = (0..n).map(|i| th0[i] + v1[i] * hx).collect();
+            let xi1 = thermostat.map(|(x, rule)| X::lit(x) + mass_rate(rule, &p1, &v1, trace) * hx);
+            (th1, p1, v1, xi1)
+        }
+        Integrator::Splitting => {
+            // A(h/2) B(h/2) O(h) B(h/2) A(h/2), B the exact flow exp(−κt M⁻¹).
+            let half = h * T::HALF;
+            let hh = X::lit(half);
+            let th_half: Vec<X<T>> = (0..n).map(|i| th0[i] + v0[i] * hh).collect();
+            let xi_half =
+                thermostat.map(|(x, rule)| X::lit(x) + mass_rate(rule, &p0, &v0, trace) * hh);
+            let kappa = xi_half.unwrap_or(X::lit(friction));
+            let pb = mass.flow(&p0, kappa, half);
+            let po: Vec<X<T>> = (0..n)
+                .map(|i| pb[i] - q.grad(i, th_half[i]) * hx + sd * z[i])
+                .collect();
+            let p1 = mass.flow(&po, kappa, half);
+            let v1 = mass.times(&p1);
+            let th1: Vec<X<T>> = (0..n).map(|i| th_half[i] + v1[i] * hh).collect();
+            let xi1 = thermostat.map(|(_, rule)| {
+                xi_half.expect("scalar thermostat") + mass_rate(rule, &p1, &v1, trace) * hh
+            });
+            (th1, p1, v1, xi1)
+        }
+    };
+    let temperature = sum(p1.iter().zip(&v1).map(|(&p, &v)| p * v)) / nn;
+    SdeOut {
+        theta: th1,
+        p: p1,
+        xi: xi1.into_iter().collect(),
+        temperature,
+        mean_xi: xi1,
+    }
+}
+
+/// The masses of the mass-path cases: diag M⁻¹ from the case, and the dense
+/// M⁻¹ = diag(m) + 0.1 uuᵀ (u from the case; exactly symmetric, positive definite).
+fn mass_store<T: Fl>(case: &Case, n: usize) -> (Vec<T>, Vec<T>) {
+    let m: Vec<T> = conv(&case.inv_mass, n);
+    let u: Vec<T> = conv(&case.gc, n);
+    let tenth = T::of(0.1);
+    let mut prec = vec![T::ZERO; n * n];
+    for i in 0..n {
+        for j in 0..n {
+            let outer = tenth * (u[i] * u[j]);
+            prec[i * n + j] = if i == j { m[i] + outer } else { outer };
+        }
+    }
+    (m, prec)
+}
+
+/// `case.steps` steps of SGHMC (with B̂) and SGNHT (both rules) with a diagonal and a dense mass,
+/// each checked against [`mass_reference`].
+fn check_mass_sde<T: Fl>(scheme: Integrator, case: &Case, n: usize) {
+    let q = Quad::<T>::new(case, n);
+    let (h, a) = (T::of(case.h), T::of(case.friction));
+    let b = T::of(case.friction * case.bhat_frac);
+    let two = X::lit(T::TWO);
+    let (mut rk, mut rr) = (rng(case.seed), rng(case.seed));
+    let mut model = |t: &[T], g: &mut [T]| q.fill(t, g);
+    for dense in [false, true] {
+        for kind in 0..3 {
+            let (diag, mut prec) = mass_store::<T>(case, n);
+            let mut diag = diag;
+            let mut work_m = vec![T::ZERO; MassBuffer::<T>::dense_work_len(n)];
+            let mut eigen = vec![T::ZERO; 2 * n * n + n];
+            let mass = if dense {
+                let eig: &mut [T] = if scheme == Integrator::Splitting {
+                    &mut eigen
+                } else {
+                    &mut []
+                };
+                MassBuffer::dense_with_eigen(&mut prec, &mut work_m, eig, n).unwrap()
+            } else {
+                MassBuffer::diagonal(&mut diag).unwrap()
+            };
+            let mut theta: Vec<T> = conv(&case.theta, n);
+            let mut p: Vec<T> = conv(&case.p, n);
+            let mut work = vec![T::ZERO; 2 * n];
+            let rule = if kind == 2 {
+                ThermostatRule::Printed
+            } else {
+                ThermostatRule::Derived
+            };
+            let ctx = |step: usize| {
+                format!(
+                    "mass dense={dense} kind={kind} {scheme:?} {} n={n} step {step}",
+                    T::NAME
+                )
+            };
+            let mass_ref = |view: Mass<'_, T>| -> MassRef<T> {
+                match view.precision() {
+                    None => MassRef::Diag(view.inverse_slice().to_vec()),
+                    Some(prec) => MassRef::Dense {
+                        prec: prec.to_vec(),
+                        eigen: view.eigen().map(|(v, l)| (v.to_vec(), l.to_vec())),
+                    },
+                }
+            };
+            if kind == 0 {
+                let params = SghmcParams::new(h)
+                    .with_friction(a)
+                    .with_noise_estimate(b)
+                    .with_integrator(scheme);
+                let mut smp = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+                smp.set_mass(mass).unwrap();
+                let sd = (two * (X::lit(a) - X::lit(b)) * X::lit(h)).sqrt();
+                for step in 0..case.steps {
+                    let (t0, p0) = (smp.position().to_vec(), smp.momentum().to_vec());
+                    let z = normals::<T>(&mut rr, n);
+                    let mr = mass_ref(smp.mass());
+                    let want = mass_reference(&q, &mr, scheme, (&t0, &p0, &z), a, None, h, sd);
+                    let st = smp.step(&mut model, &mut rk).unwrap();
+                    let state = (smp.position(), smp.momentum(), &[][..]);
+                    check_sde_step(&ctx(step), st, state, h, &want);
+                }
+            } else {
+                let params = SgnhtParams::new(h)
+                    .with_diffusion(a)
+                    .with_integrator(scheme)
+                    .with_thermostat_rule(rule);
+                let mut xi = T::of(case.xi0);
+                let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+                smp.set_mass(mass).unwrap();
+                let sd = (two * X::lit(a) * X::lit(h)).sqrt();
+                for step in 0..case.steps {
+                    let (t0, p0) = (smp.position().to_vec(), smp.momentum().to_vec());
+                    let xi0 = smp.thermostat();
+                    let z = normals::<T>(&mut rr, n);
+                    let mr = mass_ref(smp.mass());
+                    let input = (&t0[..], &p0[..], &z[..]);
+                    let want = mass_reference(&q, &mr, scheme, input, a, Some((xi0, rule)), h, sd);
+                    let st = smp.step(&mut model, &mut rk).unwrap();
+                    let xi1 = [smp.thermostat()];
+                    let state = (smp.position(), smp.momentum(), &xi1[..]);
+                    check_sde_step(&ctx(step), st, state, h, &want);
+                }
+            }
+        }
+    }
+    assert!(rk == rr, "mass paths: generators out of step");
+}
+
+// ---------------------------------------------------------------------------------------------
+// SGMGT / SGMGT-D: the reference step
+// ---------------------------------------------------------------------------------------------
+
+/// f(x) for a function the reference takes as given (the kinetic energy's ∇K, ∇²K and flows are
+/// tested against their closed forms and RK4 in `tests/kinetics.rs`; here they are inputs to
+/// the scheme). The bound carries x's error through the local slope, measured by secants over
+/// [x − δ, x + δ] with δ ≥ x's error, plus a few ulps for the function's own rounding.
+fn given<T: Fl>(x: X<T>, f: impl Fn(T) -> T) -> X<T> {
+    let v = f(x.v);
+    let xv = x.v.f();
+    let d = x.e.max(64.0 * T::U * xv.abs()).max(1e-30);
+    let slope = |dx: f64| ((f(T::of(xv + dx)).f() - v.f()) / dx).abs();
+    let l = slope(d).max(slope(-d));
+    let a = v.f().abs();
+    X {
+        v,
+        e: l * x.e + 16.0 * T::U * a + T::ETA,
+        m: a,
+    }
+}
+
+/// f(x, y) for a given two-argument function (a flow of p over κt), as [`given`].
+fn given2<T: Fl>(x: X<T>, y: X<T>, f: impl Fn(T, T) -> T) -> X<T> {
+    let in_x = given(x, |x| f(x, y.v));
+    let in_y = given(y, |y| f(x.v, y));
+    X {
+        v: in_x.v,
+        e: in_x.e + in_y.e,
+        m: in_x.m,
+    }
+}
+
+/// The settings of one SGMGT reference step.
+struct MgIn<'a, T> {
+    h: T,
+    sigma_p: T,
+    gamma: T,
+    sigma_theta: T,
+    sigma_xi: T,
+    /// The scalar B̂, or one per coordinate.
+    bhat: T,
+    bhats: Option<&'a [T]>,
+}
+
+/// One SGMGT step (Zhang et al. 2017, eq. 13) from (θ, p, ξ), straight from the equations in
+/// `euler.rs` (Euler–Maruyama) and `splitting.rs` (A–O–B–O–A), with K and F given; draws the
+/// per-coordinate normals from `rr` in the samplers' order after the n normals `z`.
+fn sgmgt_reference<T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
+    q: &Quad<T>,
+    (k, f): (&K, &F),
+    scheme: Integrator,
+    (theta, p, xi, z): (&[T], &[T], &[T], &[T]),
+    s: &MgIn<'_, T>,
+    rr: &mut Pcg64,
+) -> SdeOut<T> {
+    let n = theta.len();
+    let nn = X::lit(T::from_usize(n));
+    let (two, h) = (X::lit(T::TWO), X::lit(s.h));
+    let hh = X::lit(s.h * T::HALF);
+    let (sp, gamma) = (X::lit(s.sigma_p), X::lit(s.gamma));
+    let (st, sx) = (X::lit(s.sigma_theta), X::lit(s.sigma_xi));
+    let one = X::lit(T::ONE);
+    // θ's velocity factor and injected share for coordinate i: (1 − 2σ_θB̂, 1 − σ_θB̂).
+    let factors = |i: usize| {
+        let b = X::lit(s.bhats.map_or(s.bhat, |b| b[i]));
+        (one - two * st * b, one - st * b)
+    };
+    let grad_k = |i: usize, p: X<T>| given(p, |p| k.gradient(i, p));
+    let curv_k = |i: usize, p: X<T>| given(p, |p| k.curvature(i, p));
+    let grad_f = |i: usize, x: X<T>| given(x, |x| f.gradient(i, x));
+    let (mut th1, mut p1, mut xi1) = (Vec::new(), Vec::new(), Vec::new());
+    match scheme {
+        Integrator::Euler => {
+            let sd_p = (two * sp * h).sqrt();
+            let sd_xi = (two * sx * h).sqrt();
+            for i in 0..n {
+                let (t0, p0, x0) = (X::lit(theta[i]), X::lit(p[i]), X::lit(xi[i]));
+                let g = q.grad(i, t0);
+                let fx = grad_f(i, x0);
+                let kappa = sp + gamma * fx;
+                let p = p0 - kappa * grad_k(i, p0) * h - g * h + sd_p * X::lit(z[i]);
+                let (k1, c1) = (grad_k(i, p), curv_k(i, p));
+                let (v, share) = factors(i);
+                let mut t = t0 + k1 * (v * h);
+                if s.sigma_theta > T::ZERO {
+                    let sd_t = (two * st * share * h).sqrt();
+                    t = t + (-st * g * h + sd_t * X::lit(T::normal(rr)));
+                }
+                let mut x = x0 + gamma * (k1 * k1 - c1) * h;
+                if s.sigma_xi > T::ZERO {
+                    x = x + (-sx * fx * h + sd_xi * X::lit(T::normal(rr)));
+                }
+                th1.push(t);
+                p1.push(p);
+                xi1.push(x);
+            }
+        }
+        Integrator::Splitting => {
+            let sd_p = (sp * h).sqrt();
+            let sd_xi = (sx * h).sqrt();
+            let flow_t = sx * hh;
+            for i in 0..n {
+                let (t0, p0, x0) = (X::lit(theta[i]), X::lit(p[i]), X::lit(xi[i]));
+                let (v, share) = factors(i);
+                let dh = v * hh;
+                // A(h/2): θ½ (where the gradient is taken) and ξ½.
+                let (k0, c0) = (grad_k(i, p0), curv_k(i, p0));
+                let mut t_half = t0 + k0 * dh;
+                let g = q.grad(i, t_half);
+                let mut x_half = x0 + gamma * (k0 * k0 - c0) * hh;
+                // O(h/2).
+                let mut p = p0 - g * hh + sd_p * X::lit(z[i]);
+                // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
+                if s.sigma_xi > T::ZERO {
+                    let flowed = given2(x_half, flow_t, |x, t| f.friction_flow(i, x, t));
+                    x_half = flowed + sd_xi * X::lit(T::normal(rr));
+                }
+                if s.sigma_theta > T::ZERO {
+                    let sd_t = (two * st * share * h).sqrt();
+                    t_half = t_half + (-st * g * h + sd_t * X::lit(T::normal(rr)));
+                }
+                let kappa = sp + gamma * grad_f(i, x_half);
+                p = given2(p, kappa * h, |p, kt| k.friction_flow(i, p, kt));
+                if s.sigma_xi > T::ZERO {
+                    let kicked = x_half + sd_xi * X::lit(T::normal(rr));
+                    x_half = given2(kicked, flow_t, |x, t| f.friction_flow(i, x, t));
+                }
+                // O(h/2) with its own normal, A(h/2) with the new p.
+                p = p - g * hh + sd_p * X::lit(T::normal(rr));
+                let (k1, c1) = (grad_k(i, p), curv_k(i, p));
+                th1.push(t_half + k1 * dh);
+                p1.push(p);
+                xi1.push(x_half + gamma * (k1 * k1 - c1) * hh);
+            }
+        }
+    }
+    let temperature = sum((0..n).map(|i| p1[i] * grad_k(i, p1[i]))) / nn;
+    let mean_xi = Some(sum(xi1.iter().copied()) / nn);
+    SdeOut {
+        theta: th1,
+        p: p1,
+        xi: xi1,
+        temperature,
+        mean_xi,
+    }
+}
+
+/// `case.steps` steps of SGMGT / SGMGT-D with one kinetic energy, resampling off (redraws are
+/// exact draws from exp(−K), tested in `tests/kinetics.rs`), against [`sgmgt_reference`].
+fn check_sgmgt_with<T: Fl, K: Kinetic<T>>(
+    label: &str,
+    kinetic: K,
+    scheme: Integrator,
+    case: &Case,
+    n: usize,
+) {
+    let q = Quad::<T>::new(case, n);
+    let h = T::of(case.h.min(0.05));
+    let (sigma_p, gamma) = (T::of(case.friction.max(0.1)), T::of(0.5 + case.bhat_frac));
+    let potential = Gaussian::scaled(T::of(case.inv_mass[0])).unwrap();
+    let bhats: Vec<T> = (0..n).map(|i| T::of(0.5 * case.gb[i])).collect();
+    let mut model = |t: &[T], g: &mut [T]| q.fill(t, g);
+    // (σ_θ, σ_ξ, scalar B̂, per-coordinate B̂): SGMGT, SGMGT-D, SGMGT-D with B̂ and with B̂ᵢ.
+    let variants: [(f64, f64, f64, bool); 4] = [
+        (0.0, 0.0, 0.0, false),
+        (0.3, 0.2, 0.0, false),
+        (0.3, 0.2, 0.4, false),
+        (0.3, 0.2, 0.0, true),
+    ];
+    for (vi, &(s_theta, s_xi, bhat, per)) in variants.iter().enumerate() {
+        let (mut rk, mut rr) = (rng(case.seed ^ vi as u64), rng(case.seed ^ vi as u64));
+        let params = SgmgtParams::new(h)
+            .with_kinetic(kinetic)
+            .with_potential(potential)
+            .with_sigma_p(sigma_p)
+            .with_gamma(gamma)
+            .with_sigma_theta(T::of(s_theta))
+            .with_sigma_xi(T::of(s_xi))
+            .with_noise_estimate(T::of(bhat))
+            .with_resampling_steps(0, 0)
+            .with_integrator(scheme);
+        let mut theta: Vec<T> = conv(&case.theta, n);
+        let mut p: Vec<T> = conv(&case.p, n);
+        let mut xi: Vec<T> = (0..n)
+            .map(|i| T::of(case.xi0 * 0.25 + 0.1 * case.gc[i]))
+            .collect();
+        let mut work = vec![T::ZERO; 2 * n];
+        let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+        if per {
+            smp.set_noise_estimates(&bhats).unwrap();
+        }
+        let input = MgIn {
+            h,
+            sigma_p,
+            gamma,
+            sigma_theta: T::of(s_theta),
+            sigma_xi: T::of(s_xi),
+            bhat: T::of(bhat),
+            bhats: per.then_some(&bhats[..]),
+        };
+        for step in 0..case.steps {
+            let ctx = format!(
+                "SGMGT {label} variant {vi} {scheme:?} {} n={n} step {step}",
+                T::NAME
+            );
+            let (t0, p0, x0) = (
+                smp.position().to_vec(),
+                smp.momentum().to_vec(),
+                smp.thermostat().to_vec(),
+            );
+            let z = normals::<T>(&mut rr, n);
+            let state0 = (&t0[..], &p0[..], &x0[..], &z[..]);
+            let want = sgmgt_reference(&q, (&kinetic, &potential), scheme, state0, &input, &mut rr);
+            let st = smp.step(&mut model, &mut rk).unwrap();
+            let state = (smp.position(), smp.momentum(), smp.thermostat());
+            check_sde_step(&ctx, st, state, h, &want);
+        }
+        assert!(
+            rk == rr,
+            "SGMGT {label} variant {vi}: generators out of step"
+        );
+    }
+}
+
+/// SGMGT with Gaussian kinetics (a diagonal mass) and the monomial-gamma kinetics: eq. 12 with
+/// a = 1 and a = 2, the power softening and the stiff form.
+fn check_sgmgt<T: Fl>(scheme: Integrator, case: &Case, n: usize) {
+    let m: Vec<T> = conv(&case.inv_mass, n);
+    let c = |x: f64| T::of(x);
+    check_sgmgt_with("gaussian", Gaussian::diagonal(&m).unwrap(), scheme, case, n);
+    let eq12_a1 = MonomialGamma::softened(c(1.0), c(5.0)).unwrap();
+    check_sgmgt_with("eq12 a=1", eq12_a1, scheme, case, n);
+    let eq12_a2 = MonomialGamma::softened(c(2.0), c(3.0)).unwrap();
+    check_sgmgt_with("eq12 a=2", eq12_a2, scheme, case, n);
+    let power = MonomialGamma::softened_power(c(2.0), c(3.0)).unwrap();
+    check_sgmgt_with("power a=2", power, scheme, case, n);
+    check_sgmgt_with(
+        "stiff a=1",
+        MonomialGamma::stiff(c(1.0)).unwrap(),
+        scheme,
+        case,
+        n,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
 // SGLD
 // ---------------------------------------------------------------------------------------------
 
@@ -788,13 +1266,13 @@ fn check_sgld<T: Fl>(polynomial: bool, case: &Case, n: usize) {
         T::of(case.decay.2),
     );
     let params = if polynomial {
-        SgldParams::with_schedule(StepSchedule::polynomial(da, db, dg).unwrap()).unwrap()
+        SgldParams::with_schedule(StepSchedule::polynomial(da, db, dg).unwrap())
     } else {
-        SgldParams::new(T::of(case.h)).unwrap()
+        SgldParams::new(T::of(case.h))
     };
     let mut theta: Vec<T> = conv(&case.theta, n);
-    let (mut g, mut s) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-    let mut smp = Sgld::new(params, &mut theta, Workspace::new(&mut g, &mut s)).unwrap();
+    let mut work = vec![T::ZERO; 2 * n];
+    let mut smp = Sgld::new(params, &mut theta, &mut work).unwrap();
     let (mut rk, mut rr) = (rng(case.seed), rng(case.seed));
     let mut model = |t: &[T], g: &mut [T]| q.fill(t, g);
     for step in 0..case.steps {
@@ -900,16 +1378,14 @@ fn check_hmc<T: Fl>(diagonal: bool, case: &Case, n: usize) {
     let (eps, steps) = (T::of(case.eps), case.leapfrog);
     let mut theta: Vec<T> = conv(&case.theta, n);
     let mut p: Vec<T> = conv(&case.p, n);
-    let (mut g, mut t0, mut g0, mut p0) = (
-        vec![T::ZERO; n],
-        vec![T::ZERO; n],
-        vec![T::ZERO; n],
-        vec![T::ZERO; n],
-    );
+    let mut work = vec![T::ZERO; 4 * n];
     let mut model = Model::new(|t: &[T], g: &mut [T]| q.fill(t, g), |t: &[T]| q.energy(t));
-    let params = HmcParams::new(eps, steps).unwrap();
-    let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-    let mut smp = Hmc::new(params, minv, &mut theta, &mut p, work).unwrap();
+    let params = HmcParams::new(eps).with_leapfrog_steps(steps);
+    let mut smp = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+    if let Some(m) = minv {
+        smp.set_mass(MassBuffer::fixed_diagonal(m).unwrap())
+            .unwrap();
+    }
     let (mut rk, mut rr) = (rng(case.seed), rng(case.seed));
     let mut accepted_any = false;
     for step in 0..case.steps + 1 {
@@ -1014,15 +1490,9 @@ fn check_sgnht_reformulated<T: Fl>(c: &ChainCase) {
     let u0: Vec<T> = conv(&c.u, n);
     let mut theta: Vec<T> = conv(&c.theta, n);
     let mut p: Vec<T> = u0.iter().map(|&u| u / h).collect();
-    let (mut g, mut s) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-    let mut smp = Sgnht::new(
-        params,
-        Integrator::Euler,
-        &mut theta,
-        &mut p,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let mut work = vec![T::ZERO; 2 * n];
+    let mut xi = params.initial_thermostat();
+    let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     // The paper's state. η, a and u₀ carry the rounding of h = fl(√η), A = fl(a/h), p = fl(u/h)
     // (the sampler's exact chain is the paper's with these inputs perturbed by that much).
     let eta_x = X::rel(eta, 2.02);
@@ -1093,15 +1563,8 @@ fn check_sghmc_learning_rate<T: Fl>(c: &ChainCase) {
 
     let mut theta: Vec<T> = thetas[0].iter().map(|x| x.v).collect();
     let mut p: Vec<T> = u0.iter().map(|&u| u / h).collect();
-    let (mut g, mut s) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-    let mut smp = Sghmc::new(
-        params,
-        Integrator::Euler,
-        &mut theta,
-        &mut p,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let mut work = vec![T::ZERO; 2 * n];
+    let mut smp = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
     let mut rk = rng(c.seed);
     let mut model = |t: &[T], g: &mut [T]| q.fill(t, g);
     for k in 1..=CHAIN {
@@ -1175,6 +1638,26 @@ proptest! {
     }
 
     #[test]
+    fn sghmc_sgnht_diagonal_and_dense_mass_f64(c in case()) {
+        all_lengths(|n| for scheme in SCHEMES { check_mass_sde::<f64>(scheme, &c, n) });
+    }
+
+    #[test]
+    fn sghmc_sgnht_diagonal_and_dense_mass_f32(c in case()) {
+        all_lengths(|n| for scheme in SCHEMES { check_mass_sde::<f32>(scheme, &c, n) });
+    }
+
+    #[test]
+    fn sgmgt_euler_and_splitting_f64(c in case()) {
+        all_lengths(|n| for scheme in SCHEMES { check_sgmgt::<f64>(scheme, &c, n) });
+    }
+
+    #[test]
+    fn sgmgt_euler_and_splitting_f32(c in case()) {
+        all_lengths(|n| for scheme in SCHEMES { check_sgmgt::<f32>(scheme, &c, n) });
+    }
+
+    #[test]
     fn hmc_identity_and_diagonal_mass_f64(c in case()) {
         all_lengths(|n| { check_hmc::<f64>(false, &c, n); check_hmc::<f64>(true, &c, n) });
     }
@@ -1212,35 +1695,28 @@ fn empty_theta_is_rejected() {
         fn e<T>() -> &'static mut [T] {
             &mut []
         }
+        let empty = Some(Error::Layout(LayoutError::Empty));
         let h = T::of(0.1);
-        let sgld = Sgld::new(SgldParams::new(h).unwrap(), e(), Workspace::new(e(), e()));
-        assert_eq!(sgld.err(), Some(LayoutError::Empty));
+        let sgld = Sgld::new(SgldParams::new(h), e(), e());
+        assert_eq!(sgld.err(), empty);
         for scheme in SCHEMES {
-            let sghmc = Sghmc::new(
-                SghmcParams::new(h, h).unwrap(),
-                scheme,
-                e(),
-                e(),
-                Workspace::new(e(), e()),
-            );
-            assert_eq!(sghmc.err(), Some(LayoutError::Empty));
-            let params = SgnhtParams::new(h, h).unwrap();
-            let sgnht = Sgnht::new(params, scheme, e(), e(), Workspace::new(e(), e()));
-            assert_eq!(sgnht.err(), Some(LayoutError::Empty));
-            let msgnht = MSgnht::new(params, scheme, e(), e(), e(), Workspace::new(e(), e()));
-            assert_eq!(msgnht.err(), Some(LayoutError::Empty));
+            let params = SghmcParams::new(h).with_friction(h).with_integrator(scheme);
+            assert_eq!(Sghmc::new(params, e(), e(), e()).err(), empty);
+            let params = SgnhtParams::new(h)
+                .with_diffusion(h)
+                .with_integrator(scheme);
+            let mut xi = params.initial_thermostat();
+            assert_eq!(Sgnht::new(params, e(), e(), &mut xi, e()).err(), empty);
+            assert_eq!(MSgnht::new(params, e(), e(), e(), e()).err(), empty);
+            let params = SgmgtParams::new(h).with_integrator(scheme);
+            assert_eq!(Sgmgt::new(params, e(), e(), e(), e()).err(), empty);
         }
-        let params = HmcParams::new(h, 3).unwrap();
-        for minv in [None, Some(&[][..])] {
-            let hmc = Hmc::new(
-                params,
-                minv,
-                e(),
-                e(),
-                HmcWorkspace::new(e(), e(), e(), e()),
-            );
-            assert_eq!(hmc.err(), Some(LayoutError::Empty));
-        }
+        let params = HmcParams::new(h).with_leapfrog_steps(3);
+        assert_eq!(Hmc::new(params, e(), e(), e()).err(), empty);
+        assert_eq!(
+            SgNphmc::new(SgNphmcParams::new(h), e(), e(), e()).err(),
+            empty
+        );
     }
     run::<f32>();
     run::<f64>();

@@ -19,19 +19,20 @@
 //! and ξ as they were. A separable kinetic energy runs kick and drift in one fused pass; a dense
 //! mass forms M⁻¹p before the kick and again before the drift.
 
-use super::sde::{Kinetics, Law, Sde, Sums, Thermostat};
+use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{Coordinate, LANES, finiteness_probe, reduce, sweep};
 use crate::real::Real;
 use crate::variates::fill_standard_normal;
+use core::marker::PhantomData;
 use rand_core::Rng;
 
 /// One Euler step. Returns the sums of the new state (Σ p∇K, Σ ∇K², Σ ξᵢ).
-pub(crate) fn euler_step<T, K, X, G, R>(
+pub(crate) fn euler_step<T, K, X, L, G, R>(
     phase: &mut Phase<'_, T>,
-    sde: &mut Sde<'_, K, X, T>,
+    sde: &mut Sde<K, X, L, T>,
     h: T,
     model: &mut G,
     rng: &mut R,
@@ -40,6 +41,7 @@ where
     T: Real,
     K: Kinetics<T>,
     X: Thermostat<T>,
+    L: PositionTerm<T>,
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
@@ -57,7 +59,7 @@ where
     thermostat.prepare(h, false);
     let law = thermostat.law();
     let theta_scalar = term.scalar(h, h);
-    let mut acc = Accumulators::<T>::new();
+    let mut acc = Accumulators::<T, K, X>::new();
 
     // The kick, at the old p and ξ.
     let kick = |kin: &K, c: &Coordinate<'_, T>| -> T {
@@ -82,7 +84,12 @@ where
     };
 
     kinetics.prepare(phase.p);
-    let (theta, p, g, z) = (&mut *phase.theta, &mut *phase.p, &*phase.grad, &*phase.scratch);
+    let (theta, p, g, z) = (
+        &mut *phase.theta,
+        &mut *phase.p,
+        &*phase.grad,
+        &*phase.scratch,
+    );
     if K::SEPARABLE {
         let kin = &*kinetics;
         sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
@@ -92,10 +99,14 @@ where
     } else {
         // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
         let kin = &*kinetics;
-        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| *c.p = kick(kin, &c));
+        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+            *c.p = kick(kin, &c)
+        });
         kinetics.prepare(p);
         let kin = &*kinetics;
-        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| drift(kin, c, rng));
+        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+            drift(kin, c, rng)
+        });
     }
     let sums = acc.sums();
     let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
@@ -107,15 +118,17 @@ where
 }
 
 /// The per-lane sums of a pass (see [`Sums`]) and its finiteness guard: Σ of 0·x over θ and
-/// ξ is 0 exactly when all are finite (p is covered by Σ p∇K).
-pub(crate) struct Accumulators<T> {
+/// ξ is 0 exactly when all are finite (p is covered by Σ p∇K). Σ (∂K/∂pᵢ)² is summed only when
+/// the thermostat `X` reads it, and for the identity mass `K` is Σ p∇K itself.
+pub(crate) struct Accumulators<T, K, X> {
     virial: [T; LANES],
     grad_sq: [T; LANES],
     thermostat: [T; LANES],
     guard: [T; LANES],
+    pieces: PhantomData<(K, X)>,
 }
 
-impl<T: Real> Accumulators<T> {
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn new() -> Self {
         Accumulators {
@@ -123,14 +136,14 @@ impl<T: Real> Accumulators<T> {
             grad_sq: [T::ZERO; LANES],
             thermostat: [T::ZERO; LANES],
             guard: [T::ZERO; LANES],
+            pieces: PhantomData,
         }
     }
 
     /// One coordinate's p∇K and ∇K², and its new θ into the guard.
     #[inline(always)]
     pub fn add(&mut self, lane: usize, virial: T, grad_sq: T, theta: T) {
-        self.virial[lane] += virial;
-        self.grad_sq[lane] += grad_sq;
+        self.add_sums(lane, virial, grad_sq);
         self.guard[lane] += finiteness_probe(theta);
     }
 
@@ -138,7 +151,9 @@ impl<T: Real> Accumulators<T> {
     #[inline(always)]
     pub fn add_sums(&mut self, lane: usize, virial: T, grad_sq: T) {
         self.virial[lane] += virial;
-        self.grad_sq[lane] += grad_sq;
+        if X::NEEDS_GRAD_SQ && !K::UNIT {
+            self.grad_sq[lane] += grad_sq;
+        }
     }
 
     /// One coordinate's new ξᵢ, into the sum and the guard.
@@ -150,9 +165,10 @@ impl<T: Real> Accumulators<T> {
 
     #[inline(always)]
     pub fn sums(&self) -> Sums<T> {
+        let virial = reduce(self.virial);
         Sums {
-            virial: reduce(self.virial),
-            grad_sq: reduce(self.grad_sq),
+            virial,
+            grad_sq: if K::UNIT { virial } else { reduce(self.grad_sq) },
             thermostat: reduce(self.thermostat),
         }
     }

@@ -23,16 +23,16 @@ use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::real::Real;
 use rand_core::Rng;
-use sde::{Kinetics, Sde, Sums, Thermostat};
+use sde::{Kinetics, PositionTerm, Sde, Sums, Thermostat};
 use state::Phase;
 
 /// One step of `integrator` for the dynamics `sde` (splitting in the order `composition`).
 #[inline(always)]
-pub(crate) fn sde_step<T, K, X, G, R>(
+pub(crate) fn sde_step<T, K, X, L, G, R>(
     integrator: Integrator,
     composition: Composition,
     phase: &mut Phase<'_, T>,
-    mut sde: Sde<'_, K, X, T>,
+    mut sde: Sde<K, X, L, T>,
     h: T,
     model: &mut G,
     rng: &mut R,
@@ -41,6 +41,7 @@ where
     T: Real,
     K: Kinetics<T>,
     X: Thermostat<T>,
+    L: PositionTerm<T>,
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {

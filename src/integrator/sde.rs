@@ -24,11 +24,11 @@
 //! * [`ThetaTerm`]: SGMGT-D's first-order Langevin term on θ with its gradient-noise correction
 //!   (`docs/sgmgt-noise-estimate.md`); absent (σ_θ = 0, v = 1) for the other samplers.
 
+use super::ThermostatRule;
 use crate::kinetic::{Kinetic, Mass};
+use crate::kinetic::{MassBuffer, MassParts};
 use crate::lanes::{Lanes, Stream};
 use crate::real::Real;
-use super::ThermostatRule;
-use crate::kinetic::{MassBuffer, MassParts};
 use rand_core::Rng;
 
 /// The kinetic energy's part of the sub-steps (see the module docs). `a` is the coordinate's
@@ -40,6 +40,8 @@ pub(crate) trait Kinetics<T: Real> {
     /// The friction flow of coordinate i does not depend on i (the identity mass): with a
     /// friction shared by all coordinates, the scheme computes it once per step.
     const UNIFORM_FLOW: bool = false;
+    /// ∇K(p) = p (the identity mass): Σ (∂K/∂pᵢ)² is Σ pᵢ ∂K/∂pᵢ, term by term.
+    const UNIT: bool = false;
     /// The B sub-step's flow map for one coordinate, prepared once and applied to any p.
     type Flow: Copy;
 
@@ -76,6 +78,7 @@ pub(crate) struct UnitMass;
 
 impl<T: Real> Kinetics<T> for UnitMass {
     const UNIFORM_FLOW: bool = true;
+    const UNIT: bool = true;
     type Flow = T;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
@@ -282,6 +285,8 @@ pub(crate) trait Thermostat<T: Real> {
     const UNIFORM: bool;
     /// One ξᵢ per coordinate that moves in the per-coordinate loop.
     const PER_COORDINATE: bool;
+    /// Its drift reads Σ (∂K/∂pᵢ)² (SGNHT's derived rule), so the schemes must sum it.
+    const NEEDS_GRAD_SQ: bool = false;
     /// κ(ξ), the per-coordinate drift and Langevin terms, as a `Copy` value the loops capture.
     type Law: Law<T>;
     /// The law, for the step about to run.
@@ -382,6 +387,7 @@ pub(crate) struct ScalarThermostat<'x, T> {
 impl<T: Real> Thermostat<T> for ScalarThermostat<'_, T> {
     const UNIFORM: bool = true;
     const PER_COORDINATE: bool = false;
+    const NEEDS_GRAD_SQ: bool = true;
     type Law = Shared;
     #[inline(always)]
     fn law(&self) -> Shared {
@@ -414,62 +420,31 @@ impl<T: Real> Thermostat<T> for ScalarThermostat<'_, T> {
     }
 }
 
-/// One thermostat ξᵢ per coordinate (see [`PerCoordinateLaw`]), in the caller's buffer.
+/// One thermostat ξᵢ per coordinate, in the caller's buffer, moving by the law `L`:
+/// [`NoseLaw`] (mSGNHT) or [`MonomialGammaLaw`] (SGMGT).
 #[derive(Debug)]
-pub(crate) struct PerCoordinate<'x, T, F> {
+pub(crate) struct PerCoordinate<'x, T, L> {
     pub xi: &'x mut [T],
-    pub law: PerCoordinateLaw<T, F>,
+    pub law: L,
 }
 
-/// κᵢ = `offset` + γ∇F(ξᵢ) and dξᵢ = γ(∇ᵢK² − ∇ᵢ²K) dt − σ_ξ∇F(ξᵢ) dt + √(2σ_ξ) dW (Zhang et
-/// al. 2017, eq. 13). mSGNHT (Li et al. 2016, eq. 2) is `offset` 0, γ = 1, F = ξ²/2, σ_ξ = 0:
-/// κᵢ = ξᵢ, dξᵢ = (pᵢ² − 1) dt.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct PerCoordinateLaw<T, F> {
-    pub offset: T,
-    pub gamma: T,
-    pub potential: F,
-    pub sigma_xi: T,
-    /// The Langevin term's noise scale for the step (√(2σ_ξh) Euler, √(σ_ξh) per half).
-    langevin_sd: T,
-    /// The Langevin term's flow time per half of a splitting step, σ_ξ h/2.
-    langevin_flow: T,
+/// Laws that take step constants before a step (the Langevin term's noise scale).
+pub(crate) trait PerCoordinateLaw<T: Real>: Law<T> {
+    /// Caches the step constants for a step of size h (`splitting`: two halves).
+    fn prepare(&mut self, _h: T, _splitting: bool) {}
 }
 
-impl<'x, T: Real, F> PerCoordinate<'x, T, F> {
-    /// ξ with κᵢ = `offset` + γ∇F(ξᵢ) and the Langevin diffusion σ_ξ.
-    pub fn new(xi: &'x mut [T], offset: T, gamma: T, potential: F, sigma_xi: T) -> Self {
-        PerCoordinate {
-            xi,
-            law: PerCoordinateLaw {
-                offset,
-                gamma,
-                potential,
-                sigma_xi,
-                langevin_sd: T::ZERO,
-                langevin_flow: T::ZERO,
-            },
-        }
-    }
-}
-
-impl<T: Real, F: Kinetic<T>> Thermostat<T> for PerCoordinate<'_, T, F> {
+impl<T: Real, L: PerCoordinateLaw<T>> Thermostat<T> for PerCoordinate<'_, T, L> {
     const UNIFORM: bool = false;
     const PER_COORDINATE: bool = true;
-    type Law = PerCoordinateLaw<T, F>;
+    type Law = L;
     #[inline(always)]
-    fn law(&self) -> Self::Law {
+    fn law(&self) -> L {
         self.law
     }
     #[inline(always)]
     fn prepare(&mut self, h: T, splitting: bool) {
-        let law = &mut self.law;
-        if splitting {
-            law.langevin_sd = (law.sigma_xi * h).sqrt();
-            law.langevin_flow = law.sigma_xi * (h * T::HALF);
-        } else {
-            law.langevin_sd = (T::TWO * law.sigma_xi * h).sqrt();
-        }
+        self.law.prepare(h, splitting);
     }
     #[inline(always)]
     fn lanes(&mut self) -> Lanes<'_, T> {
@@ -485,7 +460,64 @@ impl<T: Real, F: Kinetic<T>> Thermostat<T> for PerCoordinate<'_, T, F> {
     }
 }
 
-impl<T: Real, F: Kinetic<T>> Law<T> for PerCoordinateLaw<T, F> {
+/// mSGNHT's law (Li et al. 2016, eq. 2): κᵢ = ξᵢ, dξᵢ = (∇ᵢK² − ∇ᵢ²K) dt = (pᵢ² − 1) dt.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NoseLaw;
+
+impl<T: Real> Law<T> for NoseLaw {
+    #[inline(always)]
+    fn friction(&self, _i: usize, x: T) -> T {
+        x
+    }
+    #[inline(always)]
+    fn drift(&self, x: T, k: T, c: T, t: T) -> T {
+        x + (k * k - c) * t
+    }
+}
+
+impl<T: Real> PerCoordinateLaw<T> for NoseLaw {}
+
+/// SGMGT's law (Zhang et al. 2017, eq. 13): κᵢ = σ_p + γ∇F(ξᵢ) and
+/// dξᵢ = γ(∇ᵢK² − ∇ᵢ²K) dt − σ_ξ∇F(ξᵢ) dt + √(2σ_ξ) dW.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MonomialGammaLaw<T, F> {
+    pub offset: T,
+    pub gamma: T,
+    pub potential: F,
+    pub sigma_xi: T,
+    /// The Langevin term's noise scale for the step (√(2σ_ξh) Euler, √(σ_ξh) per half).
+    langevin_sd: T,
+    /// The Langevin term's flow time per half of a splitting step, σ_ξ h/2.
+    langevin_flow: T,
+}
+
+impl<T: Real, F> MonomialGammaLaw<T, F> {
+    /// κᵢ = `offset` + γ∇F(ξᵢ) and the Langevin diffusion σ_ξ.
+    pub fn new(offset: T, gamma: T, potential: F, sigma_xi: T) -> Self {
+        MonomialGammaLaw {
+            offset,
+            gamma,
+            potential,
+            sigma_xi,
+            langevin_sd: T::ZERO,
+            langevin_flow: T::ZERO,
+        }
+    }
+}
+
+impl<T: Real, F: Kinetic<T>> PerCoordinateLaw<T> for MonomialGammaLaw<T, F> {
+    #[inline(always)]
+    fn prepare(&mut self, h: T, splitting: bool) {
+        if splitting {
+            self.langevin_sd = (self.sigma_xi * h).sqrt();
+            self.langevin_flow = self.sigma_xi * (h * T::HALF);
+        } else {
+            self.langevin_sd = (T::TWO * self.sigma_xi * h).sqrt();
+        }
+    }
+}
+
+impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
     #[inline(always)]
     fn friction(&self, i: usize, x: T) -> T {
         self.offset + self.gamma * self.potential.gradient(i, x)
@@ -513,7 +545,8 @@ impl<T: Real, F: Kinetic<T>> Law<T> for PerCoordinateLaw<T, F> {
             if before {
                 self.potential.friction_flow(i, x, flow) + sd * T::standard_normal(rng)
             } else {
-                self.potential.friction_flow(i, x + sd * T::standard_normal(rng), flow)
+                self.potential
+                    .friction_flow(i, x + sd * T::standard_normal(rng), flow)
             }
         } else {
             x
@@ -521,10 +554,46 @@ impl<T: Real, F: Kinetic<T>> Law<T> for PerCoordinateLaw<T, F> {
     }
 }
 
+/// The θ side of a sub-step: the velocity factor v on ∇K(p) and SGMGT-D's first-order Langevin
+/// term (see [`ThetaTerm`]); [`NoThetaTerm`] for every sampler without one, known at compile
+/// time so the Gaussian samplers' loops carry no branch and no draw.
+pub(crate) trait PositionTerm<T: Real>: Copy {
+    /// The scalar (drift step v·t, noise sd √(2σ_θ·share·h)) for a step of size h.
+    fn scalar(&self, t: T, h: T) -> (T, T);
+    /// Coordinate i's (drift step, noise sd), given the precomputed `scalar`.
+    fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T);
+    /// Coordinate i's drift step alone.
+    fn drift_at(&self, i: usize, scalar: T, t: T) -> T;
+    /// θ plus the Langevin increment −σ_θ g h + sd·ζ.
+    fn langevin<R: Rng + ?Sized>(&self, theta: T, g: T, h: T, sd: T, rng: &mut R) -> T;
+}
+
+/// No θ term: v = 1, σ_θ = 0.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct NoThetaTerm;
+
+impl<T: Real> PositionTerm<T> for NoThetaTerm {
+    #[inline(always)]
+    fn scalar(&self, t: T, _h: T) -> (T, T) {
+        (t, T::ZERO)
+    }
+    #[inline(always)]
+    fn at(&self, _i: usize, scalar: (T, T), _t: T, _h: T) -> (T, T) {
+        scalar
+    }
+    #[inline(always)]
+    fn drift_at(&self, _i: usize, scalar: T, _t: T) -> T {
+        scalar
+    }
+    #[inline(always)]
+    fn langevin<R: Rng + ?Sized>(&self, theta: T, _g: T, _h: T, _sd: T, _rng: &mut R) -> T {
+        theta
+    }
+}
+
 /// SGMGT-D's first-order Langevin term on θ, −σ_θ∇Ũ dt + √(2σ_θ(1 − σ_θB̂)) dW, and the factor
 /// v = 1 − 2σ_θB̂ on θ's velocity that makes the gradient noise it shares with p stationary
 /// (derived in `docs/sgmgt-noise-estimate.md`); B̂ is one scalar or one B̂ᵢ per coordinate.
-/// σ_θ = 0, v = 1 for every other sampler.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ThetaTerm<'b, T> {
     pub sigma_theta: T,
@@ -537,16 +606,6 @@ pub(crate) struct ThetaTerm<'b, T> {
 }
 
 impl<T: Real> ThetaTerm<'_, T> {
-    /// No θ term: σ_θ = 0, v = 1.
-    pub fn none() -> Self {
-        ThetaTerm {
-            sigma_theta: T::ZERO,
-            velocity: T::ONE,
-            share: T::ONE,
-            noise_estimates: None,
-        }
-    }
-
     /// (velocity factor, injected share) for a noise estimate B̂: (1 − 2σ_θB̂, 1 − σ_θB̂).
     #[inline(always)]
     pub fn factors(sigma_theta: T, noise_estimate: T) -> (T, T) {
@@ -556,56 +615,55 @@ impl<T: Real> ThetaTerm<'_, T> {
         )
     }
 
-    /// The scalar (drift step v·t, noise sd √(2σ_θ·share·h)) for a step of size h.
+    /// B̂ᵢ (0 beyond the estimates' length, which is checked when they are set).
     #[inline(always)]
-    pub fn scalar(&self, t: T, h: T) -> (T, T) {
+    fn estimate(b: &[T], i: usize) -> T {
+        b.get(i).copied().unwrap_or(T::ZERO)
+    }
+}
+
+impl<T: Real> PositionTerm<T> for ThetaTerm<'_, T> {
+    #[inline(always)]
+    fn scalar(&self, t: T, h: T) -> (T, T) {
         (
             self.velocity * t,
             (T::TWO * self.sigma_theta * self.share * h).sqrt(),
         )
     }
-
-    /// Coordinate i's (drift step, noise sd), from its B̂ᵢ when per-coordinate estimates are
-    /// set, else the precomputed `scalar`.
     #[inline(always)]
-    pub fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T) {
+    fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T) {
         match self.noise_estimates {
             None => scalar,
             Some(b) => {
-                // (b's length is checked when the estimates are set.)
-                let (v, share) = Self::factors(self.sigma_theta, b.get(i).copied().unwrap_or(T::ZERO));
+                let (v, share) = Self::factors(self.sigma_theta, Self::estimate(b, i));
                 (v * t, (T::TWO * self.sigma_theta * share * h).sqrt())
             }
         }
     }
-
-    /// Coordinate i's drift step alone (the first pass of the splitting scheme needs no noise
-    /// scale, so no square root is taken there).
+    /// (The first pass of the splitting scheme needs no noise scale: no square root there.)
     #[inline(always)]
-    pub fn drift_at(&self, i: usize, scalar: T, t: T) -> T {
+    fn drift_at(&self, i: usize, scalar: T, t: T) -> T {
         match self.noise_estimates {
             None => scalar,
-            Some(b) => Self::factors(self.sigma_theta, b.get(i).copied().unwrap_or(T::ZERO)).0 * t,
+            Some(b) => Self::factors(self.sigma_theta, Self::estimate(b, i)).0 * t,
         }
     }
-
-    /// The Langevin increment −σ_θ g h + sd·ζ (nothing and no draw for σ_θ = 0).
     #[inline(always)]
-    pub fn langevin<R: Rng + ?Sized>(&self, t: T, g: T, h: T, sd: T, rng: &mut R) -> T {
+    fn langevin<R: Rng + ?Sized>(&self, theta: T, g: T, h: T, sd: T, rng: &mut R) -> T {
         if self.sigma_theta > T::ZERO {
-            t + (-self.sigma_theta * g * h + sd * T::standard_normal(rng))
+            theta + (-self.sigma_theta * g * h + sd * T::standard_normal(rng))
         } else {
-            t
+            theta
         }
     }
 }
 
 /// An SDE sampler's dynamics for one step: the three pieces and the momentum diffusion D (the
 /// injected noise of p is √(2D) dW).
-pub(crate) struct Sde<'b, K, X, T> {
+pub(crate) struct Sde<K, X, L, T> {
     pub kinetics: K,
     pub thermostat: X,
-    pub theta: ThetaTerm<'b, T>,
+    pub theta: L,
     pub diffusion: T,
 }
 

@@ -32,11 +32,11 @@
 //! B need all of p, commits θ½ before its whole-vector flows.
 
 use super::euler::Accumulators;
-use super::sde::{Kinetics, Law, Sde, Sums, Thermostat};
+use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{sweep, zip3, zip_out};
+use crate::lanes::{sweep, zip_out, zip3};
 use crate::real::Real;
 use crate::variates::fill_standard_normal;
 use rand_core::Rng;
@@ -51,10 +51,10 @@ pub(crate) enum Composition {
 }
 
 /// One symmetric splitting step. Returns the sums of the new state (Σ p∇K, Σ ∇K², Σ ξᵢ).
-pub(crate) fn splitting_step<T, K, X, G, R>(
+pub(crate) fn splitting_step<T, K, X, L, G, R>(
     composition: Composition,
     phase: &mut Phase<'_, T>,
-    sde: &mut Sde<'_, K, X, T>,
+    sde: &mut Sde<K, X, L, T>,
     h: T,
     model: &mut G,
     rng: &mut R,
@@ -63,6 +63,7 @@ where
     T: Real,
     K: Kinetics<T>,
     X: Thermostat<T>,
+    L: PositionTerm<T>,
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
@@ -80,14 +81,20 @@ where
     // A(h/2), position part, into the scratch buffer; and the incoming state's sums (for a
     // scalar ξ's first half drift).
     kinetics.prepare(phase.p);
-    let mut first = Accumulators::<T>::new();
+    let mut first = Accumulators::<T, K, X>::new();
     {
         let kin = &*kinetics;
-        zip_out(phase.scratch, phase.theta, phase.p, kin.stream(), |i, lane, s, t, p0, a| {
-            let k0 = kin.grad(i, a, p0);
-            *s = t + k0 * term.drift_at(i, drift_half, half_h);
-            first.add_sums(lane, p0 * k0, k0 * k0);
-        });
+        zip_out(
+            phase.scratch,
+            phase.theta,
+            phase.p,
+            kin.stream(),
+            |i, lane, s, t, p0, a| {
+                let k0 = kin.grad(i, a, p0);
+                *s = t + k0 * term.drift_at(i, drift_half, half_h);
+                first.add_sums(lane, p0 * k0, k0 * k0);
+            },
+        );
     }
     checked_gradient(model, phase.scratch, phase.grad)?;
 
@@ -113,9 +120,14 @@ where
         let kappa = law.friction(0, thermostat.shared());
         kinetics.flow(0, T::ONE, kappa, flow_time)
     });
-    let mut acc = Accumulators::<T>::new();
+    let mut acc = Accumulators::<T, K, X>::new();
 
-    let (theta, p, g, z) = (&mut *phase.theta, &mut *phase.p, &*phase.grad, &*phase.scratch);
+    let (theta, p, g, z) = (
+        &mut *phase.theta,
+        &mut *phase.p,
+        &*phase.grad,
+        &*phase.scratch,
+    );
     if K::SEPARABLE {
         let kin = &*kinetics;
         match composition {
@@ -123,9 +135,8 @@ where
                 let (p0, x0) = (*c.p, *c.xi);
                 let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
                 let x_half = law.drift(x0, k0, c0, half_h);
-                let flow = shared_flow.unwrap_or_else(|| {
-                    kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h)
-                });
+                let flow = shared_flow
+                    .unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h));
                 let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
                 let p1 = kin.apply(c.i, flow, kicked);
                 let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);

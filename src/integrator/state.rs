@@ -76,8 +76,9 @@ pub(crate) fn check_finite<T: Real>(buffer: Buffer, a: &[T]) -> Result<(), Layou
 
 /// After a completed step: the first non-finite coordinate of θ, p or ξ, as a [`StepError`].
 pub(crate) fn check_state<T: Real>(theta: &[T], p: &[T], xi: &[T]) -> Result<(), StepError> {
-    let bad =
-        |buffer, a: &[T]| first_non_finite(a).map(|index| StepError::NonFiniteState { buffer, index });
+    let bad = |buffer, a: &[T]| {
+        first_non_finite(a).map(|index| StepError::NonFiniteState { buffer, index })
+    };
     match bad(Buffer::Theta, theta)
         .or_else(|| bad(Buffer::Momentum, p))
         .or_else(|| bad(Buffer::Thermostat, xi))

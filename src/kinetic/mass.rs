@@ -283,6 +283,16 @@ impl<'a, T: Real> Mass<'a, T> {
         }
     }
 
+    /// The eigendecomposition M⁻¹ = V diag(λ) Vᵀ of a dense mass built with one
+    /// ([`MassBuffer::dense_with_eigen`]): V (d × d, row-major, eigenvectors as columns) and λ;
+    /// `None` otherwise.
+    pub fn eigen(&self) -> Option<(&'a [T], &'a [T])> {
+        match self.repr {
+            Repr::Dense { eigen, .. } => eigen,
+            _ => None,
+        }
+    }
+
     /// `true` when `len` fits this mass.
     #[inline]
     fn fits(&self, len: usize) -> bool {

@@ -6,8 +6,8 @@
 use super::Kinetic;
 use crate::error::{LayoutError, Param, ParamError};
 use crate::real::Real;
-use crate::variates::gamma;
 use crate::validate::{finite, positive};
+use crate::variates::gamma;
 use rand_core::Rng;
 
 /// Which form of the monomial-gamma kinetic energy a [`MonomialGamma`] is (see the [`MonomialGamma`] for the formulas).

@@ -9,7 +9,8 @@
 use crate::error::{LayoutError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{
-    Kinetics, KineticsVisitor, Sde, Separable, Sums, Thermostat, ThetaTerm, UnitMass, visit_mass,
+    Kinetics, KineticsVisitor, PositionTerm, Sde, Separable, Sums, Thermostat, UnitMass,
+    visit_mass,
 };
 use crate::integrator::state::Phase;
 use crate::integrator::{Composition, Integrator, sde_step};
@@ -23,13 +24,13 @@ use rand_core::Rng;
 pub(crate) trait KineticsSource<T: Real> {
     /// One step of `integrator` with these kinetics and the given thermostat and θ term.
     #[allow(clippy::too_many_arguments)]
-    fn step<X, G, R>(
+    fn step<X, L, G, R>(
         &mut self,
         integrator: Integrator,
         composition: Composition,
         phase: &mut Phase<'_, T>,
         thermostat: X,
-        theta: ThetaTerm<'_, T>,
+        theta: L,
         diffusion: T,
         h: T,
         model: &mut G,
@@ -37,6 +38,7 @@ pub(crate) trait KineticsSource<T: Real> {
     ) -> Result<Sums<T>, StepError>
     where
         X: Thermostat<T>,
+        L: PositionTerm<T>,
         G: Gradient<T> + ?Sized,
         R: Rng + ?Sized;
 
@@ -46,22 +48,23 @@ pub(crate) trait KineticsSource<T: Real> {
 }
 
 /// One step under a mass's kinetics piece ([`visit_mass`]).
-struct MassStep<'s, 'p, 'b, T, X, G: ?Sized, R: ?Sized> {
+struct MassStep<'s, 'p, T, X, L, G: ?Sized, R: ?Sized> {
     integrator: Integrator,
     composition: Composition,
     phase: &'s mut Phase<'p, T>,
     thermostat: X,
-    theta: ThetaTerm<'b, T>,
+    theta: L,
     diffusion: T,
     h: T,
     model: &'s mut G,
     rng: &'s mut R,
 }
 
-impl<T, X, G, R> KineticsVisitor<T> for MassStep<'_, '_, '_, T, X, G, R>
+impl<T, X, L, G, R> KineticsVisitor<T> for MassStep<'_, '_, T, X, L, G, R>
 where
     T: Real,
     X: Thermostat<T>,
+    L: PositionTerm<T>,
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
@@ -88,13 +91,13 @@ where
 
 impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
     #[inline(always)]
-    fn step<X, G, R>(
+    fn step<X, L, G, R>(
         &mut self,
         integrator: Integrator,
         composition: Composition,
         phase: &mut Phase<'_, T>,
         thermostat: X,
-        theta: ThetaTerm<'_, T>,
+        theta: L,
         diffusion: T,
         h: T,
         model: &mut G,
@@ -102,6 +105,7 @@ impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
     ) -> Result<Sums<T>, StepError>
     where
         X: Thermostat<T>,
+        L: PositionTerm<T>,
         G: Gradient<T> + ?Sized,
         R: Rng + ?Sized,
     {
@@ -128,13 +132,13 @@ impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
 
 impl<T: Real> KineticsSource<T> for UnitMass {
     #[inline(always)]
-    fn step<X, G, R>(
+    fn step<X, L, G, R>(
         &mut self,
         integrator: Integrator,
         composition: Composition,
         phase: &mut Phase<'_, T>,
         thermostat: X,
-        theta: ThetaTerm<'_, T>,
+        theta: L,
         diffusion: T,
         h: T,
         model: &mut G,
@@ -142,6 +146,7 @@ impl<T: Real> KineticsSource<T> for UnitMass {
     ) -> Result<Sums<T>, StepError>
     where
         X: Thermostat<T>,
+        L: PositionTerm<T>,
         G: Gradient<T> + ?Sized,
         R: Rng + ?Sized,
     {
@@ -163,13 +168,13 @@ impl<T: Real> KineticsSource<T> for UnitMass {
 
 impl<T: Real, K: Kinetic<T>> KineticsSource<T> for Separable<K> {
     #[inline(always)]
-    fn step<X, G, R>(
+    fn step<X, L, G, R>(
         &mut self,
         integrator: Integrator,
         composition: Composition,
         phase: &mut Phase<'_, T>,
         thermostat: X,
-        theta: ThetaTerm<'_, T>,
+        theta: L,
         diffusion: T,
         h: T,
         model: &mut G,
@@ -177,6 +182,7 @@ impl<T: Real, K: Kinetic<T>> KineticsSource<T> for Separable<K> {
     ) -> Result<Sums<T>, StepError>
     where
         X: Thermostat<T>,
+        L: PositionTerm<T>,
         G: Gradient<T> + ?Sized,
         R: Rng + ?Sized,
     {
@@ -223,13 +229,14 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
         })
     }
 
-    /// One step; the kinetic temperature and the thermostat report go into the stats.
+    /// One step of the shell's integrator with the sampler's pieces.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn step<X, G, R>(
+    pub fn step<X, L, G, R>(
         &mut self,
         composition: Composition,
         thermostat: X,
-        theta: ThetaTerm<'_, T>,
+        theta: L,
         diffusion: T,
         h: T,
         model: &mut G,
@@ -237,6 +244,7 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
     ) -> Result<Sums<T>, StepError>
     where
         X: Thermostat<T>,
+        L: PositionTerm<T>,
         G: Gradient<T> + ?Sized,
         R: Rng + ?Sized,
     {

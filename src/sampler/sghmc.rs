@@ -6,7 +6,7 @@ use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::Composition;
 use crate::integrator::Integrator;
-use crate::integrator::sde::{ConstantFriction, ThetaTerm};
+use crate::integrator::sde::{ConstantFriction, NoThetaTerm};
 use crate::kinetic::MassBuffer;
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
@@ -155,7 +155,13 @@ impl<'a, T: Real> Sghmc<'a, T> {
         work: &'a mut [T],
     ) -> Result<Self, Error> {
         params.validate()?;
-        let shell = Shell::new(theta, momentum, work, MassBuffer::identity(), params.integrator)?;
+        let shell = Shell::new(
+            theta,
+            momentum,
+            work,
+            MassBuffer::identity(),
+            params.integrator,
+        )?;
         Ok(Sghmc { params, shell })
     }
 
@@ -196,7 +202,7 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
         let sums = self.shell.step(
             Composition::Aboba,
             ConstantFriction(friction),
-            ThetaTerm::none(),
+            NoThetaTerm,
             friction - noise_estimate,
             h,
             model,

@@ -79,7 +79,11 @@ pub struct Sgld<'a, T> {
 
 impl<'a, T: Real> Sgld<'a, T> {
     /// Borrows θ (finite, length n ≥ 1) and the workspace (`workspace_len(n)` = 2n entries).
-    pub fn new(params: SgldParams<T>, theta: &'a mut [T], work: &'a mut [T]) -> Result<Self, Error> {
+    pub fn new(
+        params: SgldParams<T>,
+        theta: &'a mut [T],
+        work: &'a mut [T],
+    ) -> Result<Self, Error> {
         params.validate()?;
         let n = theta.len();
         check_nonempty(n)?;

@@ -4,7 +4,7 @@ use super::run::{Sampler, StepStats};
 use super::sde::{Shell, shell_chain_state};
 use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::sde::{PerCoordinate, Separable, ThetaTerm};
+use crate::integrator::sde::{MonomialGammaLaw, PerCoordinate, Separable, ThetaTerm};
 use crate::integrator::state::{check_finite, check_len};
 use crate::integrator::{Composition, Integrator};
 use crate::kinetic::{Gaussian, Kinetic, MonomialGamma};
@@ -390,13 +390,10 @@ where
             share,
             noise_estimates: self.noise_estimates,
         };
-        let thermostat = PerCoordinate::new(
-            &mut *self.xi,
-            prm.sigma_p,
-            prm.gamma,
-            prm.potential,
-            prm.sigma_xi,
-        );
+        let thermostat = PerCoordinate {
+            xi: &mut *self.xi,
+            law: MonomialGammaLaw::new(prm.sigma_p, prm.gamma, prm.potential, prm.sigma_xi),
+        };
         let (h, sigma_p) = (prm.h, prm.sigma_p);
         let (tp, tx) = prm.resampling_steps();
         let sums = self.shell.step(

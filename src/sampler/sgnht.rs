@@ -4,10 +4,10 @@ use super::run::{Sampler, StepStats};
 use super::sde::{Shell, mass_adaptive, shell_chain_state};
 use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::sde::{PerCoordinate, ScalarThermostat, ThetaTerm, UnitMass};
+use crate::integrator::sde::{NoThetaTerm, NoseLaw, PerCoordinate, ScalarThermostat, UnitMass};
 use crate::integrator::state::{check_finite, check_len};
 use crate::integrator::{Composition, Integrator, ThermostatRule};
-use crate::kinetic::{Gaussian, MassBuffer};
+use crate::kinetic::MassBuffer;
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
 use rand_core::Rng;
@@ -153,7 +153,13 @@ impl<'a, T: Real> Sgnht<'a, T> {
         work: &'a mut [T],
     ) -> Result<Self, Error> {
         params.validate()?;
-        let shell = Shell::new(theta, momentum, work, MassBuffer::identity(), params.integrator)?;
+        let shell = Shell::new(
+            theta,
+            momentum,
+            work,
+            MassBuffer::identity(),
+            params.integrator,
+        )?;
         check_finite(Buffer::Thermostat, core::slice::from_ref(thermostat))?;
         Ok(Sgnht {
             params,
@@ -210,7 +216,7 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
         let sums = self.shell.step(
             Composition::Aboba,
             thermostat,
-            ThetaTerm::none(),
+            NoThetaTerm,
             diffusion,
             h,
             model,
@@ -310,18 +316,15 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let SgnhtParams { h, diffusion, .. } = self.params;
-        // κᵢ = ξᵢ, dξᵢ = (pᵢ² − 1) dt: the per-coordinate law with offset 0, γ = 1, F = ξ²/2.
-        let thermostat = PerCoordinate::new(
-            &mut *self.xi,
-            T::ZERO,
-            T::ONE,
-            Gaussian::<T>::identity(),
-            T::ZERO,
-        );
+        // κᵢ = ξᵢ, dξᵢ = (pᵢ² − 1) dt.
+        let thermostat = PerCoordinate {
+            xi: &mut *self.xi,
+            law: NoseLaw,
+        };
         let sums = self.shell.step(
             Composition::Aboba,
             thermostat,
-            ThetaTerm::none(),
+            NoThetaTerm,
             diffusion,
             h,
             model,

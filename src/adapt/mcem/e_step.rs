@@ -188,7 +188,8 @@ impl<T: Real, M: Energy<T> + ?Sized> EStep<T, M> for SgNphmc<'_, T> {
         let (n, s) = (T::from_usize(self.position().len()), self.thermostat());
         let mut stats = StepStats::new(prm.step_size());
         // (p/s)ᵀM⁻¹(p/s)/D = 2K(p)/(s² D)
-        stats.kinetic_temperature = Some(T::TWO * self.mass().energy(self.momentum()) / (s * s * n));
+        stats.kinetic_temperature =
+            Some(T::TWO * self.mass().energy(self.momentum()) / (s * s * n));
         stats.thermostat = Some(self.thermostat_momentum() / prm.thermostat_mass());
         Ok(stats)
     }

@@ -353,4 +353,3 @@ impl<T: Real> MStep<T> {
         Ok(())
     }
 }
-

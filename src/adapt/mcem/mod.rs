@@ -22,7 +22,9 @@ pub use e_step::{EmSampler, NphmcEStep};
 pub use m_step::MStepParams;
 pub use sample_size::SampleSize;
 
-use crate::error::{Buffer, Error, LayoutError, LinalgError, MStepError, Param, ParamError, StepError};
+use crate::error::{
+    Buffer, Error, LayoutError, LinalgError, MStepError, Param, ParamError, StepError,
+};
 use crate::gradient::Gradient;
 use crate::integrator::state::{check_len, checked_gradient};
 use crate::kinetic::{AdaptiveMass, MassShape};
@@ -219,7 +221,11 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
             MassShape::Dense => d.checked_mul(d),
             _ => Some(d),
         };
-        let scratch = if shape == MassShape::Dense { k } else { Some(0) };
+        let scratch = if shape == MassShape::Dense {
+            k
+        } else {
+            Some(0)
+        };
         // sample, mean, p_mean, xi_p_mean, grad_mean, grad, inv_mass_p: 7d; comoment, inv_mass,
         // pp_mean: 3k; scratch; three q buffers of 2d + 1.
         let q = d.checked_mul(2).and_then(|x| x.checked_add(1));

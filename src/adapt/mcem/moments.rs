@@ -148,4 +148,3 @@ impl<'a, T: Real> MomentStats<'a, T> {
         self.comoment
     }
 }
-
