@@ -18,8 +18,8 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
 use rand_distr::{Distribution, StandardNormal};
 use rand_pcg::Pcg64;
-use sgmcmc::rng::{fill_standard_normal, standard_normal_f32, standard_normal_f64};
 use sgmcmc::prelude::*;
+use sgmcmc::rng::{fill_standard_normal, standard_normal_f32, standard_normal_f64};
 
 /// The dimensions: a small odd one (lane tail), L1/L2-resident, and DRAM-bound.
 const DIMS: [usize; 4] = [17, 1024, 65_536, 1_048_576];
@@ -104,8 +104,7 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
 
         {
             let mut theta = normals::<T>(d, 1);
-            let mut s =
-                Sgld::new(SgldParams::new(h), &mut theta, &mut work[..work2]).unwrap();
+            let mut s = Sgld::new(SgldParams::new(h), &mut theta, &mut work[..work2]).unwrap();
             bench_step(&mut group, "sgld", d, &mut s, &mut m);
         }
 

@@ -203,7 +203,7 @@ pub enum LayoutError {
     /// [`crate::kinetic::MassBuffer::dense_with_eigen`], or use `Integrator::Euler`), a dense mass
     /// for SG-NPHMC with a gradient-noise estimate B > 0 (its implicit friction would need a
     /// d × d solve per step), or an MCEM wrapper around a mass that cannot be changed (the
-    /// identity or a read-only diagonal) or whose shape differs from its workspace's.
+    /// identity or a [`crate::kinetic::MassBuffer::fixed_diagonal`]).
     UnsupportedMass,
 }
 
@@ -374,8 +374,9 @@ pub enum LinalgError {
         /// The 0-based index of the failing pivot.
         pivot: usize,
     },
-    /// The mass cannot be changed: it is the identity, or a diagonal M⁻¹ the sampler borrowed
-    /// read-only (see [`crate::kinetic::MassBuffer::set_inverse_mass`]).
+    /// The mass cannot be changed: it is the identity, or a diagonal M⁻¹ borrowed read-only
+    /// ([`crate::kinetic::MassBuffer::fixed_diagonal`]; see
+    /// [`crate::kinetic::MassBuffer::set_inverse_mass`]).
     ReadOnly,
 }
 

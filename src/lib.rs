@@ -24,6 +24,11 @@ mod validate;
 mod variates;
 mod ziggurat;
 
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use error::{Buffer, Error, LayoutError, LinalgError, Param, ParamError, StepError};
 pub use gradient::{Energy, Gradient, Model};
 pub use kinetic::Kinetic;

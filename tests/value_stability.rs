@@ -263,7 +263,10 @@ impl<T: Fl> MassStore<T> {
 
 fn sgld_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     let schedules = [
-        ("constant", StepSchedule::constant(T::from_f64(0.05)).unwrap()),
+        (
+            "constant",
+            StepSchedule::constant(T::from_f64(0.05)).unwrap(),
+        ),
         (
             "polynomial",
             StepSchedule::polynomial(T::from_f64(0.1), T::from_f64(1.0), T::from_f64(0.55))
@@ -437,7 +440,8 @@ fn hmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         let mut work = [T::ZERO; 4 * N];
         let params = HmcParams::new(T::from_f64(0.15)).with_leapfrog_steps(steps);
         let mut smp = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
-        smp.set_mass(store.buffer(shape, Integrator::Euler)).unwrap();
+        smp.set_mass(store.buffer(shape, Integrator::Euler))
+            .unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |_| Vec::new());
         out.insert(name, line);
     }
@@ -463,7 +467,8 @@ fn nphmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
         let mut work = [T::ZERO; 4 * N];
         let mut smp = SgNphmc::new(nphmc_params(b), &mut theta, &mut p, &mut work).unwrap();
-        smp.set_mass(store.buffer(shape, Integrator::Euler)).unwrap();
+        smp.set_mass(store.buffer(shape, Integrator::Euler))
+            .unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
             vec![s.thermostat(), s.thermostat_momentum()]
         });
@@ -503,7 +508,8 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         let mut work = [T::ZERO; 4 * N];
         let params = HmcParams::new(T::from_f64(0.15)).with_leapfrog_steps(2);
         let mut smp = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
-        smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Euler)).unwrap();
+        smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Euler))
+            .unwrap();
         let params = mcem_params(false, NphmcEStep::Redraw);
         let mut em = Mcem::new(smp, params, &mut work_diag).unwrap();
         let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
@@ -514,7 +520,12 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     // SGHMC-EM, dense mass (Euler) and diagonal mass (splitting), fixed S_count.
     for (integrator, scheme, shape, shape_name) in [
         (Integrator::Euler, "euler", Shape::Dense, "dense"),
-        (Integrator::Splitting, "splitting", Shape::Diagonal, "diagonal"),
+        (
+            Integrator::Splitting,
+            "splitting",
+            Shape::Diagonal,
+            "diagonal",
+        ),
     ] {
         let name = format!("sghmc-em-{shape_name}-{scheme}-{}", T::NAME);
         let mut store = MassStore::<T>::new();
@@ -565,7 +576,8 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
         let mut work = [T::ZERO; 4 * N];
         let mut smp = SgNphmc::new(nphmc_params(0.2), &mut theta, &mut p, &mut work).unwrap();
-        smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Euler)).unwrap();
+        smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Euler))
+            .unwrap();
         let mut em = Mcem::new(smp, mcem_params(false, variant), &mut work_diag).unwrap();
         let line = run(&mut em, &mut model::<T>(), &mut rng(&name), |e| {
             let mut x = e.inverse_mass().to_vec();

@@ -1,7 +1,9 @@
 //! Adaptation: learning the mass matrix (and SG-NPHMC's thermostat mass) by Monte Carlo EM.
 //!
 //! Wrap a sampler that has a diagonal or dense [`crate::kinetic::MassBuffer`] in [`Mcem`]
-//! (Roychowdhury & Parthasarathy 2017): HMC-EM, SGHMC-EM, SGNHT-EM and SG-NPHMC-EM.
+//! (Roychowdhury & Parthasarathy 2017): HMC-EM, SGHMC-EM, SGNHT-EM and SG-NPHMC-EM. Settings
+//! are [`McemParams`]; the wrapper is itself a sampler, driven by `step` or `run`. What one step
+//! does, the defaults and the measured behaviour: `docs/mcem.md`.
 
 mod mcem;
 

@@ -168,7 +168,11 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
         let virial = reduce(self.virial);
         Sums {
             virial,
-            grad_sq: if K::UNIT { virial } else { reduce(self.grad_sq) },
+            grad_sq: if K::UNIT {
+                virial
+            } else {
+                reduce(self.grad_sq)
+            },
             thermostat: reduce(self.thermostat),
         }
     }

@@ -77,7 +77,8 @@ pub(crate) fn kinetic2_mass<T: Real>(p: &[T], mass: Mass<'_, T>) -> T {
     }
 }
 
-/// H_NP = s [Ũ + pᵀM⁻¹p/(2s²) + q²/(2Q) + g ln s − H₀] (004 eq. 6 with L = −U, k_B T = 1).
+/// H_NP = s [Ũ + pᵀM⁻¹p/(2s²) + q²/(2Q) + g ln s − H₀] (Roychowdhury & Parthasarathy 2017,
+/// eq. 6 with L = −U, k_B T = 1).
 #[inline]
 pub(crate) fn nose_poincare_energy<T: Real>(
     p: &[T],

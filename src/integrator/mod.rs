@@ -59,7 +59,8 @@ where
 ///   p. Its stationary-distribution error is O(h).
 /// * `Splitting`: the symmetric splitting of Li et al. 2016 (§3), error O(h²): half a drift,
 ///   half the friction solved exactly, a full gradient-and-noise kick, the other half friction,
-///   half a drift (A–B–O–B–A). SGMGT composes the same pieces A–O–B–O–A (see `Sgmgt`).
+///   half a drift (A–B–O–B–A). SGMGT composes the same pieces A–O–B–O–A
+///   (`docs/splitting-composition.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Integrator {

@@ -13,23 +13,19 @@
 //!
 //! composed in one of two symmetric orders ([`Composition`]):
 //!
-//! * **A–B–O–B–A** (SGHMC, SGNHT, mSGNHT): A(h/2) B(h/2) O(h) B(h/2) A(h/2). 003's printed
-//!   update is garbled by the PDF extraction; this is the composition of the exact flows of the
-//!   sub-SDEs the paper states (the order-of-accuracy test measures second order). The two
-//!   position half-drifts are merged into one update θ + (∇K(p₀) + ∇K(p₁))h/2, and the two B
-//!   halves share one flow map (one `exp` per coordinate, or per step for a shared friction).
-//! * **A–O–B–O–A** (SGMGT, SGMGT-D): A(h/2) O(h/2) Lξ(h/2) Lθ(h) B(h) Lξ(h/2) O(h/2) A(h/2).
-//!   The thermostat's A drift contains −∇²K(p), which for the softened kinetics with a = 2 has an
-//!   infinite mean right after a B flow (B drives p to 0 in finite time); after an O kick p has
-//!   a smooth density and the drift a finite mean (`docs/splitting-composition.md` derives this
-//!   and gives the measurements). The θ term is frozen at the half-step position (one gradient
-//!   per step allows no better): O(σ_θh) for SGMGT-D, second order for σ_θ = 0.
+//! * **A–B–O–B–A** (SGHMC, SGNHT, mSGNHT): A(h/2) B(h/2) O(h) B(h/2) A(h/2), the exact flows of
+//!   the sub-SDEs Li et al. 2016 state (their printed update is garbled by the PDF extraction).
+//!   The two position half-drifts are merged into one update θ + (∇K(p₀) + ∇K(p₁))h/2, and the
+//!   two B halves share one flow map.
+//! * **A–O–B–O–A** (SGMGT, SGMGT-D): A(h/2) O(h/2) Lξ(h/2) Lθ(h) B(h) Lξ(h/2) O(h/2) A(h/2), so
+//!   that the thermostat's −∇²K(p) is never evaluated right after a B flow has driven p to 0.
+//!   The θ term is frozen at the half-step position: O(σ_θh) for SGMGT-D, second order for
+//!   σ_θ = 0.
 //!
-//! One gradient evaluation per step, at θ½ = θ + v∇K(p)h/2, which is written into the scratch
-//! buffer: only when the gradient there is finite does anything else change, so a rejected step
-//! leaves θ, p and ξ bit for bit as they were. The scratch then receives the step's normals
-//! (the second O half of A–O–B–O–A draws its own, per coordinate). A dense mass, whose ∇K and
-//! B need all of p, commits θ½ before its whole-vector flows.
+//! One gradient evaluation per step, at θ½ = θ + v∇K(p)h/2 in the scratch buffer, so a
+//! rejected gradient leaves θ, p and ξ bit for bit as they were; the scratch then receives the
+//! step's normals. The derivation, the reason for A–O–B–O–A and its measurements, and the
+//! implementation notes: `docs/splitting-composition.md`.
 
 use super::euler::Accumulators;
 use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};

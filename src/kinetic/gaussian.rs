@@ -21,9 +21,11 @@ enum InvMass<'a, T> {
 
 /// The Gaussian kinetic energy K(p) = ½ Σᵢ pᵢ² m⁻¹ᵢ.
 ///
-/// This is the standard kinetics of HMC, SGHMC and SGNHT (001 §2, K(p) = ½ pᵀM⁻¹p) restricted to
-/// a diagonal mass M, and it is what the monomial-gamma kinetics reduce to at a = ½ (up to the
-/// factor ½; 001, eq. 3). Per coordinate, with m⁻¹ the inverse mass of that coordinate:
+/// This is the standard kinetics of HMC, SGHMC and SGNHT (Zhang et al. 2017, §2,
+/// K(p) = ½ pᵀM⁻¹p) restricted to a diagonal mass M, and it is what the monomial-gamma kinetics
+/// reduce to at a = ½ (up to the factor ½; Zhang et al. 2017, eq. 3). As a [`Kinetic`] it serves
+/// SGMGT as K or as the thermostat potential F. Per coordinate, with m⁻¹ the inverse mass of
+/// that coordinate:
 ///
 /// ```text
 /// K(p)   = ½ m⁻¹ p²

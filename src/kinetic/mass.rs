@@ -1,7 +1,8 @@
 //! Mass matrices for the Gaussian kinetics K(p) = ½ pᵀM⁻¹p: identity, diagonal and dense, in caller buffers.
 //!
 //! The formulas and the cost of each operation are documented on [`Mass`] (this module is
-//! private; [`crate::kinetic`] re-exports it).
+//! private; [`crate::kinetic`] re-exports it); the design (the precision and its Cholesky
+//! factor, the exact friction flow): `docs/mass-matrix.md`.
 
 use crate::error::{Buffer, LayoutError, LinalgError};
 use crate::linalg::{check_symmetric, cholesky_in_place, dot, spd_inverse};
@@ -29,9 +30,9 @@ enum Repr<'a, T> {
 
 /// A mass matrix M for the Gaussian kinetic energy K(p) = ½ pᵀM⁻¹p, stored as its precision M⁻¹.
 ///
-/// This is the kinetics of HMC, SGHMC and SGNHT with a general mass (004 §2–3; Alg. 2 of 004
-/// writes SGNHT's thermostat update with it, ξ ← ξ + ε(pᵀM⁻¹p/D − 1)), and what the MCEM
-/// adaptation of 004 §3 learns. Three shapes:
+/// This is the kinetics of HMC, SGHMC, SGNHT and SG-NPHMC with a general mass (Roychowdhury &
+/// Parthasarathy 2017, §2–3), and what their MCEM adaptation learns. Samplers hold it as a
+/// [`MassBuffer`] (their `set_mass`); a `Mass` is the read-only view. Three shapes:
 ///
 /// * [`Mass::identity`]: M = I, no buffer;
 /// * [`Mass::diagonal`]: a borrowed diagonal of M⁻¹;
@@ -49,11 +50,7 @@ enum Repr<'a, T> {
 /// with z ~ N(0, I).
 /// ```
 ///
-/// **Why the factor of M⁻¹ and not of M.** Drawing p = Lz with M = LLᵀ would need M itself:
-/// an inverse (d³ flops) and a second factorisation (d³/3) on top of the factorisation of M⁻¹
-/// that the inverse already requires, and a third d² buffer. Factoring M⁻¹ = CCᵀ once (d³/3
-/// flops, one buffer) and drawing by the triangular solve p = C⁻ᵀz costs the same per draw as
-/// the multiplication Lz (d²/2 multiply-adds, plus d divisions), so it is the cheaper choice.
+/// (Why the factor of M⁻¹ rather than of M: `docs/mass-matrix.md`.)
 ///
 /// | operation               | identity | diagonal           | dense                         |
 /// |-------------------------|----------|--------------------|-------------------------------|
@@ -858,8 +855,9 @@ impl<'a, T: Real> MassBuffer<'a, T> {
 }
 
 /// A sampler whose Gaussian mass can be read and replaced in place (HMC, SGHMC, SGNHT and
-/// SG-NPHMC with a mass from their `set_mass`): what the MCEM wrapper [`crate::adapt::Mcem`] needs to push its
-/// M-step (004 eq. 5) into the sampler between E-steps.
+/// SG-NPHMC with a mass from their `set_mass`): what the MCEM wrapper [`crate::adapt::Mcem`]
+/// needs to push its M-step (Roychowdhury & Parthasarathy 2017, eq. 5) into the sampler between
+/// E-steps.
 pub trait AdaptiveMass<T: Real> {
     /// The current mass.
     fn mass(&self) -> Mass<'_, T>;

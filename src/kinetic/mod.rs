@@ -1,14 +1,22 @@
-//! The kinetic-energy abstraction the generalized-kinetics samplers (SGMGT, SGMGT-D) are generic over.
+//! Kinetic energies: the separable [`Kinetic`] trait (SGMGT's K and F) and the mass matrices of the Gaussian samplers.
 //!
-//! A kinetic energy here is *separable*, K(p) = Σᵢ Kᵢ(pᵢ), which covers the Gaussian kinetics with
+//! * SGMGT / SGMGT-D are generic over a [`Kinetic`] K
+//!   ([`SgmgtParams::with_kinetic`](crate::sampler::SgmgtParams::with_kinetic); default the
+//!   softened [`MonomialGamma`] with a = 1, c = 5) and a thermostat potential F of the same
+//!   trait ([`SgmgtParams::with_potential`](crate::sampler::SgmgtParams::with_potential);
+//!   default [`Gaussian::identity`], F(ξ) = ξ²/2).
+//! * The Gaussian samplers take a mass M through their `set_mass`: a [`MassBuffer`] (identity,
+//!   diagonal or dense, in caller buffers); [`Mass`] is its read-only view, and
+//!   [`AdaptiveMass`] lets the MCEM wrapper ([`crate::adapt::Mcem`]) replace M⁻¹ in place.
+//!
+//! A [`Kinetic`] is *separable*, K(p) = Σᵢ Kᵢ(pᵢ), which covers the Gaussian kinetics with
 //! identity or diagonal mass ([`Gaussian`]) and the monomial-gamma family of Zhang et al. 2017
-//! (001, eq. 3 with M = I, and its softened forms eq. 12; [`MonomialGamma`]). Every method works
+//! (eq. 3 with M = I, and its softened forms eq. 12; [`MonomialGamma`]). Every method works
 //! on one coordinate `i`, so the samplers' loops stay single passes over the slices and a kinetic
 //! energy never needs a buffer of its own beyond what the caller lends it (a diagonal mass).
-//!
-//! The same trait describes the thermostat potential F(ξ) of SGMGT (001, eq. 10): the marginal of
-//! ξ is exp(−F), ∇F enters the friction, and the first-order Langevin term on ξ is the flow
-//! [`Kinetic::friction_flow`] plus Gaussian noise, exactly as for p.
+//! The same trait describes the thermostat potential F(ξ) of SGMGT (Zhang et al. 2017, eq. 10):
+//! the marginal of ξ is exp(−F), ∇F enters the friction, and the first-order Langevin term on ξ
+//! is the flow [`Kinetic::friction_flow`] plus Gaussian noise, exactly as for p.
 
 mod gaussian;
 mod mass;

@@ -1,7 +1,8 @@
-//! The monomial-gamma kinetic energies of Zhang et al. 2017 (001): stiff (eq. 3), softened (eq. 12) and power-softened.
+//! The monomial-gamma kinetic energies of Zhang et al. 2017: stiff (eq. 3), softened (eq. 12) and power-softened.
 //!
-//! Every formula, its derivation, and the behaviour at the non-smooth points are documented on
-//! [`MonomialGamma`] (this module is private; its items are re-exported by [`crate::kinetic`]).
+//! [`MonomialGamma`] and [`Softening`] are re-exported by [`crate::kinetic`] (this module is
+//! private). Every formula, its derivation, and the behaviour at the non-smooth points:
+//! `docs/monomial-gamma.md`.
 
 use super::Kinetic;
 use crate::error::{LayoutError, Param, ParamError};
@@ -10,165 +11,38 @@ use crate::validate::{finite, positive};
 use crate::variates::gamma;
 use rand_core::Rng;
 
-/// Which form of the monomial-gamma kinetic energy a [`MonomialGamma`] is (see the [`MonomialGamma`] for the formulas).
+/// Which form of the monomial-gamma kinetic energy a [`MonomialGamma`] is (formulas in
+/// `docs/monomial-gamma.md`).
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Softening {
-    /// K(p) = |p|^{1/a} (001, eq. 3 with M = I), any a ≥ ½.
+    /// K(p) = |p|^{1/a} (Zhang et al. 2017, eq. 3 with M = I), any a ≥ ½.
     Stiff,
-    /// 001, eq. 12, for a ∈ {1, 2}: K_c(p) = |p| + (2/c) ln(1 + e^{−c|p|}) (a = 1) or
+    /// Zhang et al. 2017, eq. 12, for a ∈ {1, 2}: K_c(p) = |p| + (2/c) ln(1 + e^{−c|p|}) (a = 1) or
     /// √|p| + 4/(c(1 + e^{c√|p|})) (a = 2).
     Eq12,
     /// K_c(p) = (p² + c^{−2a})^{1/(2a)}, any a ≥ ½.
     Power,
 }
 
-/// A monomial-gamma kinetic energy with identity mass: stiff (001 eq. 3), softened (001 eq. 12)
-/// or power-softened (every formula and derivation below).
+/// A monomial-gamma kinetic energy with identity mass (Zhang et al. 2017), for SGMGT and
+/// SGMGT-D: a separable [`Kinetic`] with exact sampling from exp(−K).
+///
+/// Three kinds, each acting per coordinate with exponent `a` and softening `c` > 0:
+///
+/// * [`MonomialGamma::stiff`]: K(p) = |p|^{1/a} (eq. 3 with M = I), any a ≥ ½; a = ½ is the
+///   Gaussian K = p².
+/// * [`MonomialGamma::softened`]: the softened K_c of eq. 12, a ∈ {1, 2}; a = 1, c = 5 is
+///   SGMGT's default kinetics.
+/// * [`MonomialGamma::softened_power`]: K_c(p) = (p² + c^{−2a})^{1/(2a)}, a smooth softening
+///   for any a ≥ ½ (ours).
 ///
 /// A small `Copy` value; the constructors validate `a` and `c` and precompute the constants, so
-/// no method can fail, panic or allocate.
-///
-/// All three kinds use the identity mass (M = I, as 001 does in all its experiments, §4) and act
-/// per coordinate; `a` is the monomial exponent and `c` > 0 the softening parameter. Below,
-/// `sgn` is the sign function with sgn(0) = 0, and κt is the argument `kt` of
-/// [`Kinetic::friction_flow`] (the flow of dp/dt = −κ ∇K(p) over a time t).
-///
-/// # Stiff: 001 eq. 3, any a ≥ ½ ([`MonomialGamma::stiff`])
-///
-/// ```text
-/// K(p)   = |p|^{1/a}
-/// ∇K(p)  = (1/a) sgn(p) |p|^{1/a − 1}
-/// ∇²K(p) = (1/a)(1/a − 1) |p|^{1/a − 2}                         (p ≠ 0)
-/// ```
-///
-/// At a = ½ this is K = p² (001's "standard kinetics" up to the factor ½: p ~ N(0, ½)). For
-/// a > ½ the derivatives do not exist at p = 0: for ½ < a < 1, ∇K is continuous but ∇²K → +∞;
-/// at a = 1, ∇K jumps from −1 to 1 (in the sense of distributions ∇²K = 2δ(p)); for a > 1,
-/// |∇K| → ∞ and ∇²K → −∞. **At p = 0 exactly the methods return ∇K(0) = 0 (the midpoint of the
-/// one-sided limits, or the symmetric choice) and ∇²K(0) = 0** (a = ½: 2). 0 is the finite,
-/// sign-neutral choice: a thermostat update dξ ∝ (∇K)² − ∇²K (001 eq. 11) gets no kick from a
-/// coordinate that the friction flow parked at exactly 0 (below). Close to 0 the values are
-/// finite but can be huge; they are clamped to ±`T::MAX` rather than overflow to ±∞.
-///
-/// **Sampling** (exact, one proposal): with u = |p|^{1/a} the density exp(−|p|^{1/a}) dp becomes
-/// exp(−u) a u^{a−1} du, i.e. u ~ Gamma(a, 1). So p = ±u^a with u from [`crate::rng::gamma`]
-/// and a fair random sign (one bit of one `next_u32`). At a = ½ a normal is cheaper and exact:
-/// p = z/√2.
-///
-/// **Friction flow** (exact). With r = |p|, dr/dt = −(κ/a) r^{1/a − 1}, so q = r^{2 − 1/a}
-/// obeys dq/dt = (2 − 1/a) r^{1 − 1/a} dr/dt = −κ(2a − 1)/a², a constant:
-///
-/// ```text
-/// a = ½:  p(t) = p · e^{−2κt}
-/// a > ½:  r(t)^{2 − 1/a} = max(0, r^{2 − 1/a} − κt (2a − 1)/a²),   sign kept
-///         (a = 1: r(t) = max(0, r − κt))
-/// ```
-///
-/// For κt > 0 the momentum reaches 0 in finite time and stays there; for κt < 0 it grows (the
-/// same formula). It is evaluated as r(t) = r · exp((a/(2a − 1)) · log1p(−w)) with
-/// w = κt(2a − 1)/(a² r^{2 − 1/a}), which stays accurate as a → ½ (where the exponent a/(2a − 1)
-/// blows up). p = 0 is a fixed point for every κt: for κt < 0 the ODE also has solutions that
-/// leave 0, in either direction, and without a sign none is preferred.
-///
-/// # Softened: 001 eq. 12, a ∈ {1, 2} ([`MonomialGamma::softened`])
-///
-/// a = 1, evaluated in the stable second form (no overflow of e^{cp}):
-///
-/// ```text
-/// K_c(p)   = −p + (2/c) ln(1 + e^{cp}) = |p| + (2/c) ln(1 + e^{−c|p|})
-/// ∇K_c(p)  = tanh(cp/2)
-/// ∇²K_c(p) = (c/2) sech²(cp/2)
-/// K_c − K  = (2/c) ln(1 + e^{−c|p|})  ∈ (0, (2/c) ln 2]
-/// ```
-///
-/// Friction flow (exact): with x = cp/2, dx/dt = −(cκ/2) tanh x, so
-/// d(sinh x)/dt = cosh x · dx/dt = −(cκ/2) sinh x and
-///
-/// ```text
-/// sinh(c p(t)/2) = e^{−cκt/2} · sinh(c p/2)
-/// ```
-///
-/// evaluated in log space, ln|sinh x| − cκt/2 followed by a stable asinh, so that neither a
-/// large |cp| nor a large |cκt| overflows an intermediate.
-///
-/// a = 2, with s = √|p| and x = cs/2 (note 4/(c(1 + e^{cs})) = (2/c)(1 − tanh x)):
-///
-/// ```text
-/// K_c(p)   = s + 4/(c(1 + e^{cs}))
-/// ∇K_c(p)  = sgn(p) tanh²(cs/2) / (2s)                      = sgn(p) (c/4) tanh x · (tanh x / x)
-/// ∇²K_c(p) = tanh(cs/2)[c s sech²(cs/2) − tanh(cs/2)]/(4s³) = (c³/32)(tanh x / x)(2 sech² x − tanh x / x)/x
-/// K_c − K  = 4/(c(1 + e^{cs}))  ∈ (0, 2/c]
-/// ```
-///
-/// (dK_c/ds = 1 − 4e^{cs}/(1 + e^{cs})² = 1 − sech²(cs/2) = tanh²(cs/2) and ds/dp = sgn(p)/(2s);
-/// differentiating once more in s and dividing by 2s gives ∇²K_c.) The right-hand forms use
-/// tanh x / x → 1, so there is no 0/0 near p = 0.
-///
-/// **eq. 12 is not C² at a = 2.** Near 0, x − tanh x = x³/3 + O(x⁵) gives
-/// K_c ≈ 2/c + c²|p|^{3/2}/12: K_c is C¹ with ∇K_c ≈ sgn(p)(c²/8)√|p|, and
-/// ∇²K_c ≈ c²/(16√|p|) → +∞ (integrable, so E[∇²K] = E[(∇K)²] still holds). 001's statement
-/// that K_c is "infinitely differentiable" holds for a = 1 but not for a = 2. At p = 0 exactly
-/// [`Kinetic::curvature`] returns 0, as for the stiff kinetics.
-///
-/// Friction flow (a = 2, **second order, not exact**): the integral ∫ s² coth²(cs/2) ds that a
-/// closed form needs is a polylogarithm, so the flow is integrated in s, where it is regular:
-///
-/// ```text
-/// ds/dt = −κ ∇K_c/(2s) = −κ tanh²(cs/2)/(4s²) = −κ (c²/16)(tanh x / x)²   (→ −κc²/16 at s = 0)
-/// s½ = max(0, s − (κt/2) f(s)),  s(t) ≈ max(0, s − κt f(s½)),  f(s) = (c²/16)(tanh x / x)²
-/// ```
-///
-/// (explicit midpoint, one step, local error O((κt)³)), sign kept. For κt > 0, p reaches 0 in
-/// finite time and stays there; p = 0 is a fixed point for every κt, as above.
-///
-/// # Power-softened: any a ≥ ½ ([`MonomialGamma::softened_power`])
-///
-/// A smooth softening for every a (001's supplement, which promises one, is not available), with
-/// ε = c^{−a}:
-///
-/// ```text
-/// K_c(p)   = (p² + ε²)^{1/(2a)}
-/// ∇K_c(p)  = (1/a) p (p² + ε²)^{1/(2a) − 1}
-/// ∇²K_c(p) = (1/a) (p² + ε²)^{1/(2a) − 2} [(1/a − 1) p² + ε²]
-/// ```
-///
-/// It is C^∞, softens where K ≲ 1/c (|p| ≲ ε; eq. 12 softens where |p| ≲ 1/c at a = 1 and
-/// |p| ≲ 1/c² at a = 2, the same scales), and keeps the stiff tails: K_c − K → 0 as |p| → ∞
-/// for a > ½. Since x ↦ x^{1/(2a)} is subadditive for a ≥ ½,
-/// K ≤ K_c ≤ K + ε^{1/a} = K + 1/c, so exp(K − K_c) ∈ \[e^{−1/c}, 1\] is a valid acceptance
-/// probability. At a = 1 it is the relativistic kinetic energy of Lu et al. (2016) (with
-/// mass·c² scaled to 1/c); at a = ½ it is K + 1/c, the stiff density itself.
-/// Everything is evaluated through h = hypot(p, ε) (no overflow of p²).
-///
-/// Friction flow (**second order, not exact**): dp/dt = −κ ρ(p) p with the bounded rate
-/// ρ(p) = (1/a)(p² + ε²)^{1/(2a) − 1} > 0, by the exponential midpoint rule
-///
-/// ```text
-/// p½ = p e^{−κt ρ(p)/2},   p(t) ≈ p e^{−κt ρ(p½)}
-/// ```
-///
-/// which is the explicit midpoint rule for ln|p| (local error O((κt)³)), never changes the sign
-/// of p, and is exact where ρ is constant (a = ½, or |p| ≫ ε at a = 1).
-///
-/// # Sampling the softened kinds (001 §3, "Softened kinetics")
-///
-/// Coordinate-wise rejection: propose p from the stiff density exp(−K) (above) and accept it
-/// with probability exp(K(p) − K_c(p)) ≤ 1, computed from the stably evaluated difference
-/// K_c − K. The accepted draws have density ∝ exp(−K_c) exactly. Each proposal is accepted
-/// with probability Z_c/Z (the ratio of the normalising constants), which is at least
-/// e^{−(2/c) ln 2} (eq. 12, a = 1), e^{−2/c} (eq. 12, a = 2) or e^{−1/c} (power); the number of
-/// proposals is returned by [`Kinetic::sample_counted`] so that a sampler can report its
-/// rejection rate. The loop stops after [`MonomialGamma::MAX_PROPOSALS`] = 10 000 proposals:
-/// with acceptance ≥ e^{−2/c} all of them are rejected with probability
-/// ≤ (1 − e^{−2/c})^{10 000} ≤ exp(−10 000 e^{−2/c}), which is below 10⁻⁵⁸⁷ for c ≥ 1 and 10⁻⁷⁹
-/// for c ≥ ½, but grows quickly for smaller c (0.04 at c = ¼). Then the last proposal is
-/// returned (a draw from the stiff density, not the softened one) with the count 10 000, so a
-/// caller can detect it. Softening with c well below 1 is therefore not recommended.
-///
-/// For a large a the stiff momenta are huge (|p| = u^a with u ≈ a): draws overflow to ±∞ from
-/// about a ≈ 25 in `f32` and a ≈ 140 in `f64`; the samplers then report a non-finite state.
+/// no method can fail, panic or allocate. The formulas, the values returned at the non-smooth
+/// point p = 0, the friction flows (exact, or second order for eq. 12 at a = 2 and the power
+/// softening) and the rejection sampler of the softened kinds are derived in
+/// `docs/monomial-gamma.md`.
 ///
 /// # Example
 ///
@@ -214,8 +88,9 @@ pub struct MonomialGamma<T> {
 }
 
 impl<T: Real> MonomialGamma<T> {
-    /// The cap on proposals per draw of the rejection sampler of the softened kinds (see the
-    /// [`MonomialGamma`]).
+    /// The cap on proposals per draw of the rejection sampler of the softened kinds. Reaching it
+    /// has probability below 10⁻⁷⁹ for c ≥ ½ (but 0.04 at c = ¼); then the last proposal, a
+    /// draw from the stiff density, is returned with this count (`docs/monomial-gamma.md`).
     pub const MAX_PROPOSALS: u32 = 10_000;
 
     fn new(kind: Softening, a: T, c: T) -> Self {
@@ -248,7 +123,9 @@ impl<T: Real> MonomialGamma<T> {
         }
     }
 
-    /// The stiff kinetics K(p) = |p|^{1/a} of 001 eq. 3 (M = I).
+    /// The stiff kinetics K(p) = |p|^{1/a} of Zhang et al. 2017, eq. 3 (M = I). At a = ½ this is
+    /// K = p², i.e. p ~ N(0, ½). Draws are exact (p = ±u^a, u ~ Gamma(a)); for a large `a` they
+    /// overflow to ±∞ (from about a ≈ 25 in `f32`, a ≈ 140 in `f64`).
     ///
     /// # Errors
     ///
@@ -258,9 +135,12 @@ impl<T: Real> MonomialGamma<T> {
         Ok(Self::new(Softening::Stiff, a, T::INFINITY))
     }
 
-    /// The softened kinetics K_c of 001 eq. 12, for a = 1 or a = 2 and a softening c > 0.
+    /// The softened kinetics K_c of Zhang et al. 2017, eq. 12, for a = 1 or a = 2 and a
+    /// softening c > 0.
     ///
-    /// Sampling costs on average Z/Z_c proposals per draw (see the [`MonomialGamma`]).
+    /// Sampling costs on average Z/Z_c ≤ e^{2/c} proposals per draw (rejection from the stiff
+    /// density; `docs/monomial-gamma.md`), so c well below 1 is not recommended. At a = 2 the
+    /// curvature is unbounded near p = 0 and the friction flow is second order, not exact.
     ///
     /// # Errors
     ///
@@ -276,7 +156,8 @@ impl<T: Real> MonomialGamma<T> {
     }
 
     /// The power-softened kinetics K_c(p) = (p² + ε²)^{1/(2a)}, ε = c^{−a}, for any a ≥ ½ and
-    /// c > 0 (C^∞, with the stiff tails; see the [`MonomialGamma`]).
+    /// c > 0: C^∞, with the stiff tails, K ≤ K_c ≤ K + 1/c (at a = 1 the relativistic kinetic
+    /// energy). Its friction flow is second order, not exact (`docs/monomial-gamma.md`).
     ///
     /// # Errors
     ///
@@ -377,8 +258,8 @@ impl<T: Real> MonomialGamma<T> {
             return T::standard_normal(rng) * T::HALF.sqrt();
         }
         let u = gamma(rng, self.a);
-        // a = 1 and a = 2 (001's choices) without powf: exact, faster, and independent of the
-        // accuracy of micromath's powf.
+        // a = 1 and a = 2 (Zhang et al. 2017's choices) without powf: exact, faster, and
+        // independent of the accuracy of micromath's powf.
         let r = if self.a == T::ONE {
             u
         } else if self.a == T::TWO {
@@ -414,7 +295,7 @@ impl<T: Real> MonomialGamma<T> {
         (if p < T::ZERO { -g } else { g }, h)
     }
 
-    /// The exact stiff friction flow (see the module docs).
+    /// The exact stiff friction flow (`docs/monomial-gamma.md`).
     #[inline]
     fn stiff_flow(&self, p: T, kt: T) -> T {
         if self.half {
@@ -456,7 +337,7 @@ impl<T: Real> MonomialGamma<T> {
         (if p < T::ZERO { -t } else { t }, T::HALF * self.c * sech2)
     }
 
-    /// eq. 12, a = 2: (∇K_c, ∇²K_c) in the tanh x / x forms of the module docs.
+    /// eq. 12, a = 2: (∇K_c, ∇²K_c) in the tanh x / x forms of `docs/monomial-gamma.md`.
     #[inline]
     fn eq12_a2_derivatives(&self, p: T) -> (T, T) {
         let s = p.abs().sqrt();
@@ -534,7 +415,7 @@ impl<T: Real> MonomialGamma<T> {
         self.inv_a * self.h_pow_inv_a_minus_2(self.power_h(p))
     }
 
-    /// h^{1/a} (without powf at a ∈ {½, 1, 2}, 001's cases).
+    /// h^{1/a} (without powf at a ∈ {½, 1, 2}, Zhang et al. 2017's cases).
     #[inline]
     fn h_pow_inv_a(&self, h: T) -> T {
         if self.half {
@@ -604,15 +485,14 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
         }
     }
 
-    /// See the [`MonomialGamma`] (∇K(0) = 0 for the stiff kinds).
+    /// ∇K; ∇K(0) = 0 for the stiff kinds (`docs/monomial-gamma.md`).
     #[inline]
     fn gradient(&self, i: usize, p: T) -> T {
         self.gradient_and_curvature(i, p).0
     }
 
-    /// See the [`MonomialGamma`]: at p = 0 the stiff kinetics with a > ½ and eq. 12 with
-    /// a = 2 return 0 (the limits are ±∞, or the jump of a = 1); values are clamped to
-    /// ±`T::MAX`.
+    /// ∇²K; at p = 0 the stiff kinetics with a > ½ and eq. 12 with a = 2 return 0 (the limits
+    /// are ±∞, or the jump of a = 1); values are clamped to ±`T::MAX`.
     #[inline]
     fn curvature(&self, i: usize, p: T) -> T {
         self.gradient_and_curvature(i, p).1
@@ -649,7 +529,8 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     }
 
     /// Exact for the stiff kinds and eq. 12 with a = 1; second order (explicit midpoint in
-    /// √|p|, resp. exponential midpoint) for eq. 12 with a = 2 and the power softening. See [`MonomialGamma`].
+    /// √|p|, resp. exponential midpoint) for eq. 12 with a = 2 and the power softening
+    /// (`docs/monomial-gamma.md`).
     #[inline]
     fn friction_flow(&self, _i: usize, p: T, kt: T) -> T {
         // ±∞ and NaN pass through unchanged (the clamps below use NaN-ignoring `max`, which

@@ -1,8 +1,10 @@
 //! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D, HMC and SG-NPHMC.
 //!
-//! Each is built the same way — `Sampler::new(params, state buffers…, &mut work)` with
-//! `params` from `XParams::new(h)` and its `with_*` settings (documented defaults) and `work` of
-//! the sampler's `workspace_len(n)` — and driven by [`Sampler::step`] or [`Sampler::run`].
+//! Each is built the same way — e.g. `Sghmc::new(params, θ, p, &mut work)` with `params` from
+//! `SghmcParams::new(h)` and its `with_*` settings (documented defaults, checked when the sampler
+//! is built) and `work` a slice of the sampler's `workspace_len(n)` entries — and driven by
+//! [`Sampler::step`] or [`Sampler::run`]. HMC, SGHMC, SGNHT and SG-NPHMC take a mass afterwards
+//! with `set_mass` ([`crate::kinetic::MassBuffer`]); SGMGT takes its kinetics in its parameters.
 
 mod hmc;
 mod nose_poincare;

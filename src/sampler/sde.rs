@@ -9,8 +9,7 @@
 use crate::error::{LayoutError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{
-    Kinetics, KineticsVisitor, PositionTerm, Sde, Separable, Sums, Thermostat, UnitMass,
-    visit_mass,
+    Kinetics, KineticsVisitor, PositionTerm, Sde, Separable, Sums, Thermostat, UnitMass, visit_mass,
 };
 use crate::integrator::state::Phase;
 use crate::integrator::{Composition, Integrator, sde_step};

@@ -123,10 +123,10 @@ impl<T: Real> SghmcParams<T> {
 ///
 /// Euler is Chen 2016, Alg. 2 (Roychowdhury & Parthasarathy 2017, Alg. 3 with a mass); the
 /// splitting scheme solves the friction exactly, p ← exp(−At M⁻¹)p. The momentum is stationary
-/// at N(0, M). When the gradient noise has variance 2Bh per step but B̂ < B, the momentum heats
-/// up: the kinetic temperature settles near (A + B − B̂)/A (Ding et al. 2014, §2); SGNHT
-/// removes the need to know B. The mass is the identity unless [`Sghmc::set_mass`] gives one
-/// (diagonal or dense, adaptable in place for SGHMC-EM).
+/// at N(0, M) (`docs/sgnht-mass-thermostat.md`). When the gradient noise has variance 2Bh per
+/// step but B̂ < B, the momentum heats up: the kinetic temperature settles near (A + B − B̂)/A
+/// (Ding et al. 2014, §2); SGNHT removes the need to know B. The mass is the identity unless
+/// [`Sghmc::set_mass`] gives one (diagonal or dense, adaptable in place for SGHMC-EM).
 ///
 /// # Example
 /// ```

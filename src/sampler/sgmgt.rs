@@ -227,12 +227,12 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> SgmgtParams<T, K, F> {
 ///
 /// whose stationary density is ∝ exp(−U(θ) − K(p) − F(ξ)) (Theorem 1). Every T_p (T_ξ) steps p
 /// (ξ) is redrawn from its marginal. The splitting integrator composes the pieces
-/// A–O–B–O–A rather than A–B–O–B–A (the reason, and the measured order of accuracy, in
-/// `docs/splitting-composition.md`). What to keep in mind in practice — ξ resampling under
-/// noisy gradients, the step-size stability of the thermostat with the a = 2 kinetics, the θ
-/// term under noisy gradients — is in `docs/sgmgt-in-practice.md`. With Gaussian K, γ = 1 and
-/// σ_θ = σ_ξ = 0 this is mSGNHT with D = σ_p and ξ_mSGNHT = σ_p + ξ (§3; step for step with the
-/// Euler scheme, tested in `tests/sgmgt.rs`).
+/// A–O–B–O–A rather than A–B–O–B–A (the reason is in `docs/splitting-composition.md`). What to
+/// keep in mind in practice — ξ resampling under noisy gradients, the step-size stability of
+/// the thermostat with the a = 2 kinetics, the θ term under noisy gradients, the measured order
+/// of accuracy — is in `docs/sgmgt-in-practice.md`; the kinetics in `docs/monomial-gamma.md`.
+/// With Gaussian K, γ = 1 and σ_θ = σ_ξ = 0 this is mSGNHT with D = σ_p and
+/// ξ_mSGNHT = σ_p + ξ (§3; step for step with the Euler scheme, tested in `tests/sgmgt.rs`).
 ///
 /// The kinetic temperature reported by [`Sampler::step`] is (1/n) Σᵢ pᵢ ∂K/∂pᵢ, whose mean under
 /// exp(−K) is 1 for every kinetic energy. The thermostats live in the caller's buffer; the

@@ -119,7 +119,9 @@ impl<T: Real> SgnhtParams<T> {
 /// ξ adapts until the kinetic temperature averages 1, which makes the sampler correct for
 /// unknown isotropic gradient noise: with noise of variance 2Bh per step, ξ settles near A + B.
 /// ξ lives in the caller's variable. With a mass ([`Sgnht::set_mass`]; SGNHT-EM, Roychowdhury &
-/// Parthasarathy 2017, Alg. 2) the thermostat follows [`ThermostatRule`].
+/// Parthasarathy 2017, Alg. 2) the thermostat follows [`ThermostatRule`], by default a rule
+/// derived from the Fokker–Planck equation rather than the printed one
+/// (`docs/sgnht-mass-thermostat.md`).
 ///
 /// # Example
 /// ```

@@ -51,8 +51,7 @@ mod rt;
 use rand_pcg::Pcg64;
 use rt::outln;
 use sgmcmc::rng::standard_normal_f32;
-use sgmcmc::sampler::{Sgnht, SgnhtParams};
-use sgmcmc::{ChainState, Integrator, Real, Sampler, Workspace};
+use sgmcmc::prelude::*;
 
 const DIM: usize = 4;
 /// The target N(μ, diag(σ²)); both exactly representable in f32.
@@ -75,20 +74,15 @@ const VAR_REL_TOL: f64 = 0.10;
 
 /// Runs the chain and checks it; returns the exit status.
 pub fn run() -> i32 {
-    let (mut theta, mut p, mut grad, mut scratch) =
-        ([0f32; DIM], [0f32; DIM], [0f32; DIM], [0f32; DIM]);
-    let params = match SgnhtParams::new(H, A) {
-        Ok(params) => params,
-        Err(e) => {
-            outln!("invalid parameters: {e}");
-            return 1;
-        }
-    };
-    let work = Workspace::new(&mut grad, &mut scratch);
-    let mut sampler = match Sgnht::new(params, Integrator::Splitting, &mut theta, &mut p, work) {
+    let (mut theta, mut p, mut work) = ([0f32; DIM], [0f32; DIM], [0f32; 2 * DIM]);
+    let params = SgnhtParams::new(H)
+        .with_diffusion(A)
+        .with_integrator(Integrator::Splitting);
+    let mut xi = params.initial_thermostat();
+    let mut sampler = match Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work) {
         Ok(s) => s,
         Err(e) => {
-            outln!("invalid buffers: {e}");
+            outln!("cannot build the sampler: {e}");
             return 1;
         }
     };
@@ -105,11 +99,9 @@ pub fn run() -> i32 {
         "sgmcmc freestanding: SGNHT-S f32, {DIM}-d Gaussian, h = {H}, A = {A}, gradient noise sd \
          {GRAD_NOISE_SD}, {STEPS} steps after {BURN_IN} burn-in"
     );
-    for _ in 0..BURN_IN {
-        if let Err(e) = sampler.step(&mut model, &mut rng) {
-            outln!("burn-in step failed: {e}");
-            return 1;
-        }
+    if let Err(e) = sampler.run(&mut model, &mut rng, BURN_IN as u64, &mut ()) {
+        outln!("burn-in failed: {e}");
+        return 1;
     }
 
     // Running sums of d = θ − μ (centred, so no cancellation), of d², and per batch.
@@ -117,22 +109,19 @@ pub fn run() -> i32 {
     let mut sum_sq = [0f64; DIM];
     let mut batch = [[0f64; DIM]; BATCHES];
     let mut thermostat = 0f64;
-    for k in 0..STEPS {
-        let stats = match sampler.step(&mut model, &mut rng) {
-            Ok(stats) => stats,
-            Err(e) => {
-                outln!("step {k} failed: {e}");
-                return 1;
-            }
-        };
+    let run = sampler.run_with(&mut model, &mut rng, STEPS as u64, |k, s, stats| {
         thermostat += stats.thermostat.map_or(f64::NAN, f64::from);
-        let b = &mut batch[k / BATCH_LEN];
-        for (i, &x) in sampler.position().iter().enumerate() {
+        let b = &mut batch[k as usize / BATCH_LEN];
+        for (i, &x) in s.position().iter().enumerate() {
             let d = f64::from(x) - f64::from(MEAN[i]);
             sum[i] += d;
             sum_sq[i] += d * d;
             b[i] += d;
         }
+    });
+    if let Err(e) = run {
+        outln!("{e}");
+        return 1;
     }
 
     let n = STEPS as f64;

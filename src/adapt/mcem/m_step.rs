@@ -14,8 +14,9 @@ use crate::validate::{finite, non_negative, positive};
 /// * The shrinkage λ ∈ \[0, 1\]: the covariance estimate Σ̂ = C/(n − 1) is replaced by
 ///   (1 − λ) Σ̂ + λ (tr Σ̂ / d) I (a Ledoit–Wolf-style target with a fixed weight), which bounds its
 ///   smallest eigenvalue below by λ tr Σ̂ / d and so its condition number by d/λ.
-/// * The bounds 0 < m_min ≤ m_max < ∞ on the eigenvalues of M⁻¹_est (and so of M⁻¹); see
-///   `MStep::update` (`src/adapt/mcem/m_step.rs`) for how they are enforced.
+/// * The bounds 0 < m_min ≤ m_max < ∞ on the eigenvalues of M⁻¹_est (and so of M⁻¹): a
+///   diagonal estimate is clamped entry by entry, a dense one rescaled by an affine map of its
+///   spectrum (`docs/mcem.md`, "The M-step estimate").
 ///
 /// The paper gives no values for κ (it requires only the two sums); nor for λ or the bounds
 /// (it uses the plain inverse empirical covariance). A reasonable start is k₀ = 0, α = 0.75,
@@ -159,26 +160,16 @@ impl<T: Real> MStep<T> {
     ///
     /// # The estimate
     ///
-    /// Σ̂ = C/(n − 1), then the shrinkage Σ_λ = (1 − λ) Σ̂ + λ μ I with μ = tr Σ̂ / d.
+    /// Σ̂ = C/(n − 1), shrunk to Σ_λ = (1 − λ) Σ̂ + λ μ I with μ = tr Σ̂ / d; a diagonal
+    /// M⁻¹_est is 1/Σ_λ,ii clamped to \[m_min, m_max\], a dense one Σ'⁻¹ for the affine
+    /// rescaling Σ' of Σ_λ whose Gershgorin enclosure of the spectrum fits
+    /// \[1/m_max, 1/m_min\] (derivation: `docs/mcem.md`, "The M-step estimate").
     ///
-    /// * **Diagonal**: M⁻¹_est,i = clamp(1 / Σ_λ,ii, m_min, m_max) (a zero variance gives m_max),
-    ///   and after the blend every entry is clamped to \[m_min, m_max\] again (which only
-    ///   removes rounding when the incoming entries were within the bounds).
-    ///   **Guaranteed**: on `Ok`, every entry of the new M⁻¹ lies in \[m_min, m_max\], exactly.
-    /// * **Dense**: the spectrum of Σ_λ is enclosed in \[lo, hi\] with
-    ///   lo = max(λμ, Gershgorin lower bound, 0) and hi = min(Gershgorin upper bound, tr Σ_λ);
-    ///   the affine map Σ' = a Σ_λ + b I that sends \[lo, hi\] onto its clamp
-    ///   \[clamp(lo), clamp(hi)\] ⊂ \[1/m_max, 1/m_min\] is applied (the identity when
-    ///   \[lo, hi\] is already inside; it keeps the eigenvectors and the order of the
-    ///   eigenvalues), and M⁻¹_est = Σ'⁻¹ by [`spd_inverse`] (Cholesky). So the repair is the
-    ///   shrinkage plus this rescaling, not an error: in exact arithmetic the eigenvalues of
-    ///   M⁻¹_est lie in \[m_min, m_max\], and those of the blend in
-    ///   \[(1 − κ) λ_min(M⁻¹) + κ m_min, (1 − κ) λ_max(M⁻¹) + κ m_max\] — inside the bounds if the
-    ///   incoming M⁻¹ was. In floating point they hold up to a relative rounding error of order
-    ///   d ε m_max/m_min (ε the unit roundoff).
-    ///   **Guaranteed**: on `Ok`, the new M⁻¹ is finite, exactly symmetric and its Cholesky
-    ///   factorisation by [`cholesky_in_place`] succeeds (it is verified before M⁻¹ is
-    ///   written), so [`crate::kinetic::Mass::dense`] accepts it.
+    /// **Guaranteed** on `Ok`: diagonal, every entry of the new M⁻¹ lies in \[m_min, m_max\],
+    /// exactly; dense, the new M⁻¹ is finite, exactly symmetric and its Cholesky factorisation
+    /// by [`cholesky_in_place`] succeeds (verified before M⁻¹ is written), so
+    /// [`crate::kinetic::Mass::dense`] accepts it, and its eigenvalues lie in the bounds up to a
+    /// relative rounding error of order d ε m_max/m_min if the incoming M⁻¹'s did.
     ///
     /// # Errors
     ///

@@ -23,8 +23,9 @@ pub(crate) fn z_critical<T: Real>(alpha: T) -> T {
     (t - num / den).max(T::ZERO)
 }
 
-/// The subsampling offsets of §3.2 (after Robert, Rydén & Titterington 1999, Roychowdhury & Parthasarathy 2017's [25]):
-/// t_s = Σ_{i ≤ s} x_i with x_i − 1 ~ Poisson(ν iᵈ), ν ≥ 1, d > 0.
+/// The subsampling offsets of §3.2 (after Robert, Rydén & Titterington 1999, reference \[25\]
+/// of Roychowdhury & Parthasarathy 2017): t_s = Σ_{i ≤ s} x_i with x_i − 1 ~ Poisson(ν iᵈ),
+/// ν ≥ 1, d > 0.
 ///
 /// The offsets are strictly increasing (x_i ≥ 1) and sparser as s grows
 /// (E x_i = 1 + ν iᵈ, so E t_s = s + ν Σ_{i ≤ s} iᵈ). They index the E-step samples (counted

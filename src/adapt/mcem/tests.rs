@@ -1,8 +1,9 @@
-//! Tests of the MCEM building blocks (Roychowdhury & Parthasarathy 2017, §3): Welford statistics against a
-//! two-pass reference, the M-step's SPD and eigenvalue-bound guarantees under adversarial
-//! samples (proptest), convergence of the iterated M-step to the (inverse-Wishart-biased)
-//! precision with a Monte-Carlo tolerance, the Poisson subsampling offsets and the E-step
-//! sample-size rule.
+//! Tests of the MCEM building blocks (Roychowdhury & Parthasarathy 2017, §3).
+//!
+//! Welford statistics against a two-pass reference, the M-step's SPD and eigenvalue-bound
+//! guarantees under adversarial samples (proptest), convergence of the iterated M-step to the
+//! (inverse-Wishart-biased) precision with a Monte-Carlo tolerance, the Poisson subsampling
+//! offsets and the E-step sample-size rule.
 
 #![allow(clippy::needless_range_loop)]
 
