@@ -29,92 +29,81 @@ use crate::variates::fill_standard_normal;
 use core::marker::PhantomData;
 use rand_core::Rng;
 
-/// One Euler step. Returns the sums of the new state (Σ p∇K, Σ ∇K², Σ ξᵢ).
-pub(crate) fn euler_step<T, K, X, L, G, R>(
-    phase: &mut Phase<'_, T>,
-    sde: &mut Sde<K, X, L, T>,
-    h: T,
-    model: &mut G,
-    rng: &mut R,
-) -> Result<Sums<T>, StepError>
-where
-    T: Real,
-    K: Kinetics<T>,
-    X: Thermostat<T>,
-    L: PositionTerm<T>,
-    G: Gradient<T> + ?Sized,
-    R: Rng + ?Sized,
-{
-    checked_gradient(model, phase.theta, phase.grad)?;
-    fill_standard_normal(rng, phase.scratch);
-    let n = phase.len();
-    let noise_sd = (T::TWO * sde.diffusion * h).sqrt();
-    let Sde {
-        kinetics,
-        thermostat,
-        theta: term,
-        ..
-    } = sde;
-    let term = *term;
-    thermostat.prepare(h, false);
-    let law = thermostat.law();
-    let theta_scalar = term.scalar(h, h);
-    let mut acc = Accumulators::<T, K, X>::new();
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
+    /// One Euler step. Returns the sums of the new state (Σ p∇K, Σ ∇K², Σ ξᵢ).
+    pub(crate) fn euler<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        phase: &mut Phase<'_, T>,
+        h: T,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<Sums<T>, StepError> {
+        checked_gradient(model, phase.theta, phase.grad)?;
+        fill_standard_normal(rng, phase.scratch);
+        let n = phase.len();
+        let noise_sd = (T::TWO * self.diffusion * h).sqrt();
+        let Sde {
+            kinetics,
+            thermostat,
+            theta: term,
+            ..
+        } = self;
+        let term = *term;
+        thermostat.prepare(h, false);
+        let law = thermostat.law();
+        let theta_scalar = term.scalar(h, h);
+        let mut acc = Accumulators::<T, K, X>::new();
 
-    // The kick, at the old p and ξ.
-    let kick = |kin: &K, c: &Coordinate<'_, T>| -> T {
-        let (p0, x0) = (*c.p, *c.xi);
-        let kappa = law.friction(c.i, x0);
-        let k0 = kin.grad(c.i, c.aux, p0);
-        p0 - kin.friction_term(c.aux, p0, k0, kappa, h) - c.g * h + noise_sd * c.z
-    };
-    // The drift of θ and ξᵢ with the new p (already in c.p), and the sums.
-    let mut drift = |kin: &K, c: Coordinate<'_, T>, rng: &mut R| {
-        let (p1, x0) = (*c.p, *c.xi);
-        let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
-        let (drift_h, theta_sd) = term.at(c.i, theta_scalar, h, h);
-        *c.theta = term.langevin(*c.theta + k1 * drift_h, c.g, h, theta_sd, rng);
-        acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
-        if X::PER_COORDINATE {
-            let fx = law.potential_grad(c.i, x0);
-            let x1 = law.langevin_euler(law.drift(x0, k1, c1, h), fx, h, rng);
-            *c.xi = x1;
-            acc.add_thermostat(c.lane, x1);
+        // The kick, at the old p and ξ.
+        let kick = |kin: &K, c: &Coordinate<'_, T>| -> T {
+            let (p0, x0) = (*c.p, *c.xi);
+            let kappa = law.friction(c.i, x0);
+            let k0 = kin.grad(c.i, c.aux, p0);
+            p0 - kin.friction_term(c.aux, p0, k0, kappa, h) - c.g * h + noise_sd * c.z
+        };
+        // The drift of θ and ξᵢ with the new p (already in c.p), and the sums.
+        let mut drift = |kin: &K, c: Coordinate<'_, T>, rng: &mut R| {
+            let (p1, x0) = (*c.p, *c.xi);
+            let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
+            let (drift_h, theta_sd) = term.at(c.i, theta_scalar, h, h);
+            *c.theta = term.langevin(*c.theta + k1 * drift_h, c.g, h, theta_sd, rng);
+            acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
+            if X::PER_COORDINATE {
+                let fx = law.potential_grad(c.i, x0);
+                let x1 = law.langevin_euler(law.drift(x0, k1, c1, h), fx, h, rng);
+                *c.xi = x1;
+                acc.add_thermostat(c.lane, x1);
+            }
+        };
+
+        kinetics.prepare(phase.p);
+        let (theta, p, g, z) = phase.split();
+        if K::SEPARABLE {
+            let kin = &*kinetics;
+            sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+                *c.p = kick(kin, &c);
+                drift(kin, c, rng);
+            });
+        } else {
+            // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
+            let kin = &*kinetics;
+            sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+                *c.p = kick(kin, &c)
+            });
+            kinetics.prepare(p);
+            let kin = &*kinetics;
+            sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+                drift(kin, c, rng)
+            });
         }
-    };
-
-    kinetics.prepare(phase.p);
-    let (theta, p, g, z) = (
-        &mut *phase.theta,
-        &mut *phase.p,
-        &*phase.grad,
-        &*phase.scratch,
-    );
-    if K::SEPARABLE {
-        let kin = &*kinetics;
-        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
-            *c.p = kick(kin, &c);
-            drift(kin, c, rng);
-        });
-    } else {
-        // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
-        let kin = &*kinetics;
-        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
-            *c.p = kick(kin, &c)
-        });
-        kinetics.prepare(p);
-        let kin = &*kinetics;
-        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
-            drift(kin, c, rng)
-        });
+        let sums = acc.sums();
+        let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
+        thermostat.drift_scalar(&sums, trace, dim, h);
+        if !(acc.finite(&sums) && thermostat.scalar_finite()) {
+            check_state(phase.theta, phase.p, thermostat.values())?;
+        }
+        Ok(sums)
     }
-    let sums = acc.sums();
-    let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
-    thermostat.drift_scalar(&sums, trace, dim, h);
-    if !(acc.finite(&sums) && thermostat.scalar_finite()) {
-        check_state(phase.theta, phase.p, thermostat.values())?;
-    }
-    Ok(sums)
 }
 
 /// The per-lane sums of a pass (see [`Sums`]) and its finiteness guard: Σ of 0·x over θ and

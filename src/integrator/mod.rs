@@ -12,12 +12,11 @@ pub(crate) mod sde;
 mod splitting;
 pub(crate) mod state;
 
-pub(crate) use euler::euler_step;
 pub(crate) use generalized_leapfrog::{
     NpConstants, NpScalars, generalized_leapfrog_step, kinetic2_mass, nose_poincare_energy,
 };
 pub(crate) use leapfrog::leapfrog;
-pub(crate) use splitting::{Composition, splitting_step};
+pub(crate) use splitting::Composition;
 
 use crate::error::StepError;
 use crate::gradient::Gradient;
@@ -26,28 +25,22 @@ use rand_core::Rng;
 use sde::{Kinetics, PositionTerm, Sde, Sums, Thermostat};
 use state::Phase;
 
-/// One step of `integrator` for the dynamics `sde` (splitting in the order `composition`).
-#[inline(always)]
-pub(crate) fn sde_step<T, K, X, L, G, R>(
-    integrator: Integrator,
-    composition: Composition,
-    phase: &mut Phase<'_, T>,
-    mut sde: Sde<K, X, L, T>,
-    h: T,
-    model: &mut G,
-    rng: &mut R,
-) -> Result<Sums<T>, StepError>
-where
-    T: Real,
-    K: Kinetics<T>,
-    X: Thermostat<T>,
-    L: PositionTerm<T>,
-    G: Gradient<T> + ?Sized,
-    R: Rng + ?Sized,
-{
-    match integrator {
-        Integrator::Euler => euler_step(phase, &mut sde, h, model, rng),
-        Integrator::Splitting => splitting_step(composition, phase, &mut sde, h, model, rng),
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
+    /// One step of `integrator` (splitting in the order `composition`).
+    #[inline(always)]
+    pub(crate) fn step<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        integrator: Integrator,
+        composition: Composition,
+        phase: &mut Phase<'_, T>,
+        h: T,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<Sums<T>, StepError> {
+        match integrator {
+            Integrator::Euler => self.euler(phase, h, model, rng),
+            Integrator::Splitting => self.splitting(composition, phase, h, model, rng),
+        }
     }
 }
 

@@ -46,165 +46,160 @@ pub(crate) enum Composition {
     Aoboa,
 }
 
-/// One symmetric splitting step. Returns the sums of the new state (Σ p∇K, Σ ∇K², Σ ξᵢ).
-pub(crate) fn splitting_step<T, K, X, L, G, R>(
-    composition: Composition,
-    phase: &mut Phase<'_, T>,
-    sde: &mut Sde<K, X, L, T>,
-    h: T,
-    model: &mut G,
-    rng: &mut R,
-) -> Result<Sums<T>, StepError>
-where
-    T: Real,
-    K: Kinetics<T>,
-    X: Thermostat<T>,
-    L: PositionTerm<T>,
-    G: Gradient<T> + ?Sized,
-    R: Rng + ?Sized,
-{
-    let half_h = h * T::HALF;
-    let n = phase.len();
-    let Sde {
-        kinetics,
-        thermostat,
-        theta: term,
-        diffusion,
-    } = sde;
-    let term = *term;
-    let (drift_half, theta_sd) = term.scalar(half_h, h);
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
+    /// One symmetric splitting step in the order `composition`. Returns the sums of the new
+    /// state (Σ p∇K, Σ ∇K², Σ ξᵢ).
+    pub(crate) fn splitting<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        composition: Composition,
+        phase: &mut Phase<'_, T>,
+        h: T,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<Sums<T>, StepError> {
+        let half_h = h * T::HALF;
+        let n = phase.len();
+        let Sde {
+            kinetics,
+            thermostat,
+            theta: term,
+            diffusion,
+        } = self;
+        let term = *term;
+        let (drift_half, theta_sd) = term.scalar(half_h, h);
 
-    // A(h/2), position part, into the scratch buffer; and the incoming state's sums (for a
-    // scalar ξ's first half drift).
-    kinetics.prepare(phase.p);
-    let mut first = Accumulators::<T, K, X>::new();
-    {
-        let kin = &*kinetics;
-        zip_out(
-            phase.scratch,
-            phase.theta,
-            phase.p,
-            kin.stream(),
-            |i, lane, s, t, p0, a| {
-                let k0 = kin.grad(i, a, p0);
-                *s = t + k0 * term.drift_at(i, drift_half, half_h);
-                first.add_sums(lane, p0 * k0, k0 * k0);
-            },
-        );
-    }
-    checked_gradient(model, phase.scratch, phase.grad)?;
-
-    // From here on the step is committed.
-    let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
-    thermostat.drift_scalar(&first.sums(), trace, dim, half_h);
-    if !K::SEPARABLE {
-        // A dense mass's M⁻¹p does not survive its flows: commit the first half drift now.
-        phase.theta.copy_from_slice(phase.scratch);
-    }
-    fill_standard_normal(rng, phase.scratch);
-    thermostat.prepare(h, true);
-    let law = thermostat.law();
-    let diffusion = *diffusion;
-    let (full_sd, half_sd) = ((T::TWO * diffusion * h).sqrt(), (diffusion * h).sqrt());
-    let flow_time = match composition {
-        Composition::Aboba => half_h,
-        Composition::Aoboa => h,
-    };
-    // A friction shared by all coordinates and a flow that does not depend on the coordinate
-    // (the identity mass): one flow map for the whole step.
-    let shared_flow = (X::UNIFORM && K::UNIFORM_FLOW).then(|| {
-        let kappa = law.friction(0, thermostat.shared());
-        kinetics.flow(0, T::ONE, kappa, flow_time)
-    });
-    let mut acc = Accumulators::<T, K, X>::new();
-
-    let (theta, p, g, z) = (
-        &mut *phase.theta,
-        &mut *phase.p,
-        &*phase.grad,
-        &*phase.scratch,
-    );
-    if K::SEPARABLE {
-        let kin = &*kinetics;
-        match composition {
-            Composition::Aboba => sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
-                let (p0, x0) = (*c.p, *c.xi);
-                let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
-                let x_half = law.drift(x0, k0, c0, half_h);
-                let flow = shared_flow
-                    .unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h));
-                let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
-                let p1 = kin.apply(c.i, flow, kicked);
-                let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
-                let dh = term.drift_at(c.i, drift_half, half_h);
-                *c.theta += kin.merged_drift(c.aux, p0, p1, k0, k1, dh);
-                *c.p = p1;
-                acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
-                if X::PER_COORDINATE {
-                    let x1 = law.drift(x_half, k1, c1, half_h);
-                    *c.xi = x1;
-                    acc.add_thermostat(c.lane, x1);
-                }
-            }),
-            Composition::Aoboa => sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
-                let (p0, x0) = (*c.p, *c.xi);
-                let (drift_h, sd_theta) = term.at(c.i, (drift_half, theta_sd), half_h, h);
-                let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
-                // A(h/2), O(h/2).
-                let mut t_half = *c.theta + k0 * drift_h;
-                let mut x_half = law.drift(x0, k0, c0, half_h);
-                let mut p1 = p0 - c.g * half_h + half_sd * c.z;
-                // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
-                x_half = law.langevin_half(c.i, x_half, true, rng);
-                t_half = term.langevin(t_half, c.g, h, sd_theta, rng);
-                let flow = shared_flow
-                    .unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), h));
-                p1 = kin.apply(c.i, flow, p1);
-                x_half = law.langevin_half(c.i, x_half, false, rng);
-                // O(h/2), with a normal of its own.
-                p1 = p1 - c.g * half_h + half_sd * T::standard_normal(rng);
-                // A(h/2) with the new p.
-                let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
-                *c.theta = t_half + k1 * drift_h;
-                *c.p = p1;
-                acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
-                if X::PER_COORDINATE {
-                    let x1 = law.drift(x_half, k1, c1, half_h);
-                    *c.xi = x1;
-                    acc.add_thermostat(c.lane, x1);
-                }
-            }),
+        // A(h/2), position part, into the scratch buffer; and the incoming state's sums (for a
+        // scalar ξ's first half drift).
+        kinetics.prepare(phase.p);
+        let mut first = Accumulators::<T, K, X>::new();
+        {
+            let kin = &*kinetics;
+            zip_out(
+                phase.scratch,
+                phase.theta,
+                phase.p,
+                kin.stream(),
+                |i, lane, s, t, p0, a| {
+                    let k0 = kin.grad(i, a, p0);
+                    *s = t + k0 * term.drift_at(i, drift_half, half_h);
+                    first.add_sums(lane, p0 * k0, k0 * k0);
+                },
+            );
         }
-    } else {
-        // A dense mass (a shared friction only): the B pieces are whole-vector flows, the O
-        // pieces per coordinate, then M⁻¹p of the new p for the last A(h/2).
-        let kappa = law.friction(0, thermostat.shared());
-        match composition {
-            Composition::Aboba => {
-                kinetics.flow_all(p, kappa, half_h);
-                zip3(p, g, z, |_, p, g, z| *p = *p - g * h + full_sd * z);
-                kinetics.flow_all(p, kappa, half_h);
-            }
-            Composition::Aoboa => {
-                zip3(p, g, z, |_, p, g, z| *p = *p - g * half_h + half_sd * z);
-                kinetics.flow_all(p, kappa, h);
-                for (p, &g) in p.iter_mut().zip(g) {
-                    *p = *p - g * half_h + half_sd * T::standard_normal(rng);
-                }
-            }
+        checked_gradient(model, phase.scratch, phase.grad)?;
+
+        // From here on the step is committed.
+        let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
+        thermostat.drift_scalar(&first.sums(), trace, dim, half_h);
+        if !K::SEPARABLE {
+            // A dense mass's M⁻¹p does not survive its flows: commit the first half drift now.
+            phase.theta.copy_from_slice(phase.scratch);
         }
-        kinetics.prepare(p);
-        let kin = &*kinetics;
-        sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
-            let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
-            *c.theta += k1 * term.drift_at(c.i, drift_half, half_h);
-            acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
+        fill_standard_normal(rng, phase.scratch);
+        thermostat.prepare(h, true);
+        let law = thermostat.law();
+        let diffusion = *diffusion;
+        let (full_sd, half_sd) = ((T::TWO * diffusion * h).sqrt(), (diffusion * h).sqrt());
+        let flow_time = match composition {
+            Composition::Aboba => half_h,
+            Composition::Aoboa => h,
+        };
+        // A friction shared by all coordinates and a flow that does not depend on the coordinate
+        // (the identity mass): one flow map for the whole step.
+        let shared_flow = (X::UNIFORM && K::UNIFORM_FLOW).then(|| {
+            let kappa = law.friction(0, thermostat.shared());
+            kinetics.flow(0, T::ONE, kappa, flow_time)
         });
+        let mut acc = Accumulators::<T, K, X>::new();
+
+        let (theta, p, g, z) = phase.split();
+        if K::SEPARABLE {
+            let kin = &*kinetics;
+            match composition {
+                Composition::Aboba => {
+                    sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+                        let (p0, x0) = (*c.p, *c.xi);
+                        let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
+                        let x_half = law.drift(x0, k0, c0, half_h);
+                        let flow = shared_flow.unwrap_or_else(|| {
+                            kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h)
+                        });
+                        let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
+                        let p1 = kin.apply(c.i, flow, kicked);
+                        let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
+                        let dh = term.drift_at(c.i, drift_half, half_h);
+                        *c.theta += kin.merged_drift(c.aux, p0, p1, k0, k1, dh);
+                        *c.p = p1;
+                        acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
+                        if X::PER_COORDINATE {
+                            let x1 = law.drift(x_half, k1, c1, half_h);
+                            *c.xi = x1;
+                            acc.add_thermostat(c.lane, x1);
+                        }
+                    })
+                }
+                Composition::Aoboa => {
+                    sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+                        let (p0, x0) = (*c.p, *c.xi);
+                        let (drift_h, sd_theta) = term.at(c.i, (drift_half, theta_sd), half_h, h);
+                        let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
+                        // A(h/2), O(h/2).
+                        let mut t_half = *c.theta + k0 * drift_h;
+                        let mut x_half = law.drift(x0, k0, c0, half_h);
+                        let mut p1 = p0 - c.g * half_h + half_sd * c.z;
+                        // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
+                        x_half = law.langevin_half(c.i, x_half, true, rng);
+                        t_half = term.langevin(t_half, c.g, h, sd_theta, rng);
+                        let flow = shared_flow
+                            .unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), h));
+                        p1 = kin.apply(c.i, flow, p1);
+                        x_half = law.langevin_half(c.i, x_half, false, rng);
+                        // O(h/2), with a normal of its own.
+                        p1 = p1 - c.g * half_h + half_sd * T::standard_normal(rng);
+                        // A(h/2) with the new p.
+                        let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
+                        *c.theta = t_half + k1 * drift_h;
+                        *c.p = p1;
+                        acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
+                        if X::PER_COORDINATE {
+                            let x1 = law.drift(x_half, k1, c1, half_h);
+                            *c.xi = x1;
+                            acc.add_thermostat(c.lane, x1);
+                        }
+                    })
+                }
+            }
+        } else {
+            // A dense mass (a shared friction only): the B pieces are whole-vector flows, the O
+            // pieces per coordinate, then M⁻¹p of the new p for the last A(h/2).
+            let kappa = law.friction(0, thermostat.shared());
+            match composition {
+                Composition::Aboba => {
+                    kinetics.flow_all(p, kappa, half_h);
+                    zip3(p, g, z, |_, p, g, z| *p = *p - g * h + full_sd * z);
+                    kinetics.flow_all(p, kappa, half_h);
+                }
+                Composition::Aoboa => {
+                    zip3(p, g, z, |_, p, g, z| *p = *p - g * half_h + half_sd * z);
+                    kinetics.flow_all(p, kappa, h);
+                    for (p, &g) in p.iter_mut().zip(g) {
+                        *p = *p - g * half_h + half_sd * T::standard_normal(rng);
+                    }
+                }
+            }
+            kinetics.prepare(p);
+            let kin = &*kinetics;
+            sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+                let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
+                *c.theta += k1 * term.drift_at(c.i, drift_half, half_h);
+                acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
+            });
+        }
+        let sums = acc.sums();
+        thermostat.drift_scalar(&sums, trace, dim, half_h);
+        if !(acc.finite(&sums) && thermostat.scalar_finite()) {
+            check_state(phase.theta, phase.p, thermostat.values())?;
+        }
+        Ok(sums)
     }
-    let sums = acc.sums();
-    thermostat.drift_scalar(&sums, trace, dim, half_h);
-    if !(acc.finite(&sums) && thermostat.scalar_finite()) {
-        check_state(phase.theta, phase.p, thermostat.values())?;
-    }
-    Ok(sums)
 }

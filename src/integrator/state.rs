@@ -34,6 +34,12 @@ impl<'a, T: Real> Phase<'a, T> {
         })
     }
 
+    /// (θ, p, ∇Ũ, scratch) for a pass that writes θ and p.
+    #[inline(always)]
+    pub fn split(&mut self) -> (&mut [T], &mut [T], &[T], &[T]) {
+        (self.theta, self.p, self.grad, self.scratch)
+    }
+
     /// The dimension.
     #[inline]
     pub fn len(&self) -> usize {

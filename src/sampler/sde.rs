@@ -6,120 +6,35 @@
 //! [`Kinetic`] — and redraws the momentum from exp(−K). What a failed step leaves behind is the
 //! integrator's business alone.
 
-use crate::error::{LayoutError, StepError};
+use super::run::StepStats;
+use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{
-    Kinetics, KineticsVisitor, PositionTerm, Sde, Separable, Sums, Thermostat, UnitMass, visit_mass,
+    Kinetics, KineticsVisitor, NoThetaTerm, PositionTerm, Sde, Separable, Sums, Thermostat,
+    UnitMass, visit_mass,
 };
-use crate::integrator::state::Phase;
-use crate::integrator::{Composition, Integrator, sde_step};
+use crate::integrator::state::{Phase, check_finite, check_len};
+use crate::integrator::{Composition, Integrator};
 use crate::kinetic::{Kinetic, MassBuffer, MassShape};
 use crate::real::Real;
 use crate::variates::fill_standard_normal;
 use rand_core::Rng;
 
-/// Where an SDE sampler's kinetic energy comes from: a Gaussian mass (SGHMC, SGNHT, mSGNHT) or
-/// a separable [`Kinetic`] (SGMGT).
+/// Where an SDE sampler's kinetic energy comes from: a Gaussian mass (SGHMC, SGNHT), the identity
+/// (mSGNHT) or a separable [`Kinetic`] (SGMGT).
 pub(crate) trait KineticsSource<T: Real> {
-    /// One step of `integrator` with these kinetics and the given thermostat and θ term.
-    #[allow(clippy::too_many_arguments)]
-    fn step<X, L, G, R>(
-        &mut self,
-        integrator: Integrator,
-        composition: Composition,
-        phase: &mut Phase<'_, T>,
-        thermostat: X,
-        theta: L,
-        diffusion: T,
-        h: T,
-        model: &mut G,
-        rng: &mut R,
-    ) -> Result<Sums<T>, StepError>
-    where
-        X: Thermostat<T>,
-        L: PositionTerm<T>,
-        G: Gradient<T> + ?Sized,
-        R: Rng + ?Sized;
+    /// Runs `visitor` with this source's kinetics piece.
+    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output;
 
     /// Fills `p` with a draw from exp(−K); returns the proposals used (one per coordinate but
     /// for rejection samplers).
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64;
 }
 
-/// One step under a mass's kinetics piece ([`visit_mass`]).
-struct MassStep<'s, 'p, T, X, L, G: ?Sized, R: ?Sized> {
-    integrator: Integrator,
-    composition: Composition,
-    phase: &'s mut Phase<'p, T>,
-    thermostat: X,
-    theta: L,
-    diffusion: T,
-    h: T,
-    model: &'s mut G,
-    rng: &'s mut R,
-}
-
-impl<T, X, L, G, R> KineticsVisitor<T> for MassStep<'_, '_, T, X, L, G, R>
-where
-    T: Real,
-    X: Thermostat<T>,
-    L: PositionTerm<T>,
-    G: Gradient<T> + ?Sized,
-    R: Rng + ?Sized,
-{
-    type Output = Result<Sums<T>, StepError>;
-    #[inline(always)]
-    fn visit<K: Kinetics<T>>(self, kinetics: K) -> Self::Output {
-        let sde = Sde {
-            kinetics,
-            thermostat: self.thermostat,
-            theta: self.theta,
-            diffusion: self.diffusion,
-        };
-        sde_step(
-            self.integrator,
-            self.composition,
-            self.phase,
-            sde,
-            self.h,
-            self.model,
-            self.rng,
-        )
-    }
-}
-
 impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
     #[inline(always)]
-    fn step<X, L, G, R>(
-        &mut self,
-        integrator: Integrator,
-        composition: Composition,
-        phase: &mut Phase<'_, T>,
-        thermostat: X,
-        theta: L,
-        diffusion: T,
-        h: T,
-        model: &mut G,
-        rng: &mut R,
-    ) -> Result<Sums<T>, StepError>
-    where
-        X: Thermostat<T>,
-        L: PositionTerm<T>,
-        G: Gradient<T> + ?Sized,
-        R: Rng + ?Sized,
-    {
-        let step = MassStep {
-            integrator,
-            composition,
-            phase,
-            thermostat,
-            theta,
-            diffusion,
-            h,
-            model,
-            rng,
-        };
-        visit_mass(self, step)
+    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visit_mass(self, visitor)
     }
 
     /// p ~ N(0, M): standard normals in order, scaled by the mass ([`crate::kinetic::Mass::sample`]).
@@ -131,31 +46,8 @@ impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
 
 impl<T: Real> KineticsSource<T> for UnitMass {
     #[inline(always)]
-    fn step<X, L, G, R>(
-        &mut self,
-        integrator: Integrator,
-        composition: Composition,
-        phase: &mut Phase<'_, T>,
-        thermostat: X,
-        theta: L,
-        diffusion: T,
-        h: T,
-        model: &mut G,
-        rng: &mut R,
-    ) -> Result<Sums<T>, StepError>
-    where
-        X: Thermostat<T>,
-        L: PositionTerm<T>,
-        G: Gradient<T> + ?Sized,
-        R: Rng + ?Sized,
-    {
-        let sde = Sde {
-            kinetics: UnitMass,
-            thermostat,
-            theta,
-            diffusion,
-        };
-        sde_step(integrator, composition, phase, sde, h, model, rng)
+    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visitor.visit(UnitMass)
     }
 
     /// p ~ N(0, I).
@@ -167,36 +59,55 @@ impl<T: Real> KineticsSource<T> for UnitMass {
 
 impl<T: Real, K: Kinetic<T>> KineticsSource<T> for Separable<K> {
     #[inline(always)]
-    fn step<X, L, G, R>(
-        &mut self,
-        integrator: Integrator,
-        composition: Composition,
-        phase: &mut Phase<'_, T>,
-        thermostat: X,
-        theta: L,
-        diffusion: T,
-        h: T,
-        model: &mut G,
-        rng: &mut R,
-    ) -> Result<Sums<T>, StepError>
-    where
-        X: Thermostat<T>,
-        L: PositionTerm<T>,
-        G: Gradient<T> + ?Sized,
-        R: Rng + ?Sized,
-    {
-        let sde = Sde {
-            kinetics: *self,
-            thermostat,
-            theta,
-            diffusion,
-        };
-        sde_step(integrator, composition, phase, sde, h, model, rng)
+    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visitor.visit(*self)
     }
 
     /// Exact draws from exp(−K) (rejection sampling for the softened kinetics).
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
         self.0.sample_all(rng, p)
+    }
+}
+
+/// One step of an SDE sampler, run under whichever kinetics piece its source stands for.
+struct SdeStep<'s, 'p, T, X, L, G: ?Sized, R: ?Sized> {
+    integrator: Integrator,
+    composition: Composition,
+    phase: &'s mut Phase<'p, T>,
+    thermostat: X,
+    theta: L,
+    diffusion: T,
+    h: T,
+    model: &'s mut G,
+    rng: &'s mut R,
+}
+
+impl<T, X, L, G, R> KineticsVisitor<T> for SdeStep<'_, '_, T, X, L, G, R>
+where
+    T: Real,
+    X: Thermostat<T>,
+    L: PositionTerm<T>,
+    G: Gradient<T> + ?Sized,
+    R: Rng + ?Sized,
+{
+    type Output = Result<Sums<T>, StepError>;
+    #[inline(always)]
+    fn visit<K: Kinetics<T>>(self, kinetics: K) -> Self::Output {
+        let mut sde = Sde {
+            kinetics,
+            thermostat: self.thermostat,
+            theta: self.theta,
+            diffusion: self.diffusion,
+        };
+        let (integrator, composition) = (self.integrator, self.composition);
+        sde.step(
+            integrator,
+            composition,
+            self.phase,
+            self.h,
+            self.model,
+            self.rng,
+        )
     }
 }
 
@@ -228,7 +139,9 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
         })
     }
 
-    /// One step of the shell's integrator with the sampler's pieces.
+    /// One step of the shell's integrator with the sampler's pieces: the sums of the new state
+    /// and its statistics (the step size and the kinetic temperature Σ p∇K / n; the sampler adds
+    /// its thermostat).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn step<X, L, G, R>(
@@ -240,24 +153,47 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
         h: T,
         model: &mut G,
         rng: &mut R,
-    ) -> Result<Sums<T>, StepError>
+    ) -> Result<(Sums<T>, StepStats<T>), StepError>
     where
         X: Thermostat<T>,
         L: PositionTerm<T>,
         G: Gradient<T> + ?Sized,
         R: Rng + ?Sized,
     {
-        self.kinetics.step(
-            self.integrator,
+        let step = SdeStep {
+            integrator: self.integrator,
             composition,
-            &mut self.phase,
+            phase: &mut self.phase,
             thermostat,
             theta,
             diffusion,
             h,
             model,
             rng,
-        )
+        };
+        let sums = self.kinetics.visit(step)?;
+        let mut stats = StepStats::new(h);
+        stats.kinetic_temperature = Some(sums.virial / self.dim());
+        Ok((sums, stats))
+    }
+
+    /// One step of a Gaussian sampler (SGHMC, SGNHT, mSGNHT): A–B–O–B–A splitting, no θ term.
+    #[inline(always)]
+    pub fn step_gaussian<X, G, R>(
+        &mut self,
+        thermostat: X,
+        diffusion: T,
+        h: T,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<(Sums<T>, StepStats<T>), StepError>
+    where
+        X: Thermostat<T>,
+        G: Gradient<T> + ?Sized,
+        R: Rng + ?Sized,
+    {
+        let aboba = Composition::Aboba;
+        self.step(aboba, thermostat, NoThetaTerm, diffusion, h, model, rng)
     }
 
     /// Redraws p from exp(−K), counting the proposals.
@@ -274,10 +210,11 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
     }
 }
 
-impl<T: Real> Shell<'_, T, MassBuffer<'_, T>> {
-    /// Checks that `mass` fits θ's length and the integrator: a dense mass runs with the
-    /// splitting integrator only with its eigendecomposition ([`LayoutError::UnsupportedMass`]).
-    pub fn check_mass(&self, mass: &MassBuffer<'_, T>) -> Result<(), LayoutError> {
+impl<'a, T: Real> Shell<'a, T, MassBuffer<'a, T>> {
+    /// Uses `mass` after checking that it fits θ's length and the integrator: a dense mass runs
+    /// with the splitting integrator only with its eigendecomposition
+    /// ([`LayoutError::UnsupportedMass`]). On an error the shell keeps its mass.
+    pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
         let view = mass.mass();
         view.check_dim(self.phase.len())?;
         if view.shape() == MassShape::Dense
@@ -286,8 +223,19 @@ impl<T: Real> Shell<'_, T, MassBuffer<'_, T>> {
         {
             return Err(LayoutError::UnsupportedMass);
         }
+        self.kinetics = mass;
         Ok(())
     }
+}
+
+/// Copies `xi` into the caller's thermostats `into` (to resume a chain). Errors, with `into`
+/// unchanged: [`LayoutError::LengthMismatch`], or [`LayoutError::InvalidValue`] at the first
+/// non-finite entry.
+pub(crate) fn copy_thermostat<T: Real>(into: &mut [T], xi: &[T]) -> Result<(), LayoutError> {
+    check_len(Buffer::Thermostat, into.len(), xi.len())?;
+    check_finite(Buffer::Thermostat, xi)?;
+    into.copy_from_slice(xi);
+    Ok(())
 }
 
 /// The [`ChainState`](super::ChainState) of a sampler with a `shell` field.

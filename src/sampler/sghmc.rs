@@ -4,9 +4,8 @@ use super::run::{Sampler, StepStats};
 use super::sde::{Shell, mass_adaptive, shell_chain_state};
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::Composition;
 use crate::integrator::Integrator;
-use crate::integrator::sde::{ConstantFriction, NoThetaTerm};
+use crate::integrator::sde::ConstantFriction;
 use crate::kinetic::MassBuffer;
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
@@ -176,9 +175,7 @@ impl<'a, T: Real> Sghmc<'a, T> {
     /// ([`MassBuffer::dense_with_eigen`]; [`LayoutError::UnsupportedMass`] otherwise). On an
     /// error the sampler keeps its mass.
     pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
-        self.shell.check_mass(&mass)?;
-        self.shell.kinetics = mass;
-        Ok(())
+        self.shell.set_mass(mass)
     }
 
     /// The parameters.
@@ -199,17 +196,11 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
             noise_estimate,
             ..
         } = self.params;
-        let sums = self.shell.step(
-            Composition::Aboba,
-            ConstantFriction(friction),
-            NoThetaTerm,
-            friction - noise_estimate,
-            h,
-            model,
-            rng,
-        )?;
-        let mut stats = StepStats::new(h);
-        stats.kinetic_temperature = Some(sums.virial / self.shell.dim());
+        let friction_law = ConstantFriction(friction);
+        let diffusion = friction - noise_estimate;
+        let (_, stats) = self
+            .shell
+            .step_gaussian(friction_law, diffusion, h, model, rng)?;
         Ok(stats)
     }
 }

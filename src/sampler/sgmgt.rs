@@ -1,7 +1,7 @@
 //! The stochastic gradient monomial gamma thermostat: SGMGT and SGMGT-D (Zhang et al. 2017).
 
 use super::run::{Sampler, StepStats};
-use super::sde::{Shell, shell_chain_state};
+use super::sde::{Shell, copy_thermostat, shell_chain_state};
 use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{MonomialGammaLaw, PerCoordinate, Separable, ThetaTerm};
@@ -340,10 +340,7 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
     /// [`LayoutError::LengthMismatch`], or [`LayoutError::InvalidValue`] at the first
     /// non-finite entry.
     pub fn set_thermostat(&mut self, xi: &[T]) -> Result<(), LayoutError> {
-        check_len(Buffer::Thermostat, self.xi.len(), xi.len())?;
-        check_finite(Buffer::Thermostat, xi)?;
-        self.xi.copy_from_slice(xi);
-        Ok(())
+        copy_thermostat(self.xi, xi)
     }
 
     /// The parameters.
@@ -396,7 +393,7 @@ where
         };
         let (h, sigma_p) = (prm.h, prm.sigma_p);
         let (tp, tx) = prm.resampling_steps();
-        let sums = self.shell.step(
+        let (sums, mut stats) = self.shell.step(
             Composition::Aoboa,
             thermostat,
             theta,
@@ -406,11 +403,8 @@ where
             rng,
         )?;
         self.steps += 1;
-        let n = self.shell.dim();
-        let mut stats = StepStats::new(h);
         // Statistics of the dynamics' own state, before any redraw.
-        stats.kinetic_temperature = Some(sums.virial / n);
-        stats.thermostat = Some(sums.thermostat / n);
+        stats.thermostat = Some(sums.thermostat / self.shell.dim());
         if tp != 0 && self.steps.is_multiple_of(u64::from(tp)) {
             self.shell.resample_momentum(rng);
         }

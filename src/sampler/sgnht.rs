@@ -1,12 +1,12 @@
 //! Stochastic gradient Nosé–Hoover thermostats: SGNHT (one scalar ξ; Ding et al. 2014) and mSGNHT (one ξᵢ per coordinate; Li et al. 2016).
 
 use super::run::{Sampler, StepStats};
-use super::sde::{Shell, mass_adaptive, shell_chain_state};
+use super::sde::{Shell, copy_thermostat, mass_adaptive, shell_chain_state};
 use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::sde::{NoThetaTerm, NoseLaw, PerCoordinate, ScalarThermostat, UnitMass};
+use crate::integrator::sde::{NoseLaw, PerCoordinate, ScalarThermostat, UnitMass};
 use crate::integrator::state::{check_finite, check_len};
-use crate::integrator::{Composition, Integrator, ThermostatRule};
+use crate::integrator::{Integrator, ThermostatRule};
 use crate::kinetic::MassBuffer;
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
@@ -177,9 +177,7 @@ impl<'a, T: Real> Sgnht<'a, T> {
 
     /// Uses the mass `mass`, as [`super::Sghmc::set_mass`].
     pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
-        self.shell.check_mass(&mass)?;
-        self.shell.kinetics = mass;
-        Ok(())
+        self.shell.set_mass(mass)
     }
 
     /// The parameters.
@@ -215,17 +213,9 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
             xi: &mut *self.xi,
             rule,
         };
-        let sums = self.shell.step(
-            Composition::Aboba,
-            thermostat,
-            NoThetaTerm,
-            diffusion,
-            h,
-            model,
-            rng,
-        )?;
-        let mut stats = StepStats::new(h);
-        stats.kinetic_temperature = Some(sums.virial / self.shell.dim());
+        let (_, mut stats) = self
+            .shell
+            .step_gaussian(thermostat, diffusion, h, model, rng)?;
         stats.thermostat = Some(*self.xi);
         Ok(stats)
     }
@@ -304,10 +294,7 @@ impl<'a, T: Real> MSgnht<'a, T> {
     /// [`LayoutError::LengthMismatch`], or [`LayoutError::InvalidValue`] at the first
     /// non-finite entry.
     pub fn set_thermostat(&mut self, xi: &[T]) -> Result<(), LayoutError> {
-        check_len(Buffer::Thermostat, self.xi.len(), xi.len())?;
-        check_finite(Buffer::Thermostat, xi)?;
-        self.xi.copy_from_slice(xi);
-        Ok(())
+        copy_thermostat(self.xi, xi)
     }
 }
 
@@ -323,19 +310,10 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
             xi: &mut *self.xi,
             law: NoseLaw,
         };
-        let sums = self.shell.step(
-            Composition::Aboba,
-            thermostat,
-            NoThetaTerm,
-            diffusion,
-            h,
-            model,
-            rng,
-        )?;
-        let n = self.shell.dim();
-        let mut stats = StepStats::new(h);
-        stats.kinetic_temperature = Some(sums.virial / n);
-        stats.thermostat = Some(sums.thermostat / n);
+        let (sums, mut stats) = self
+            .shell
+            .step_gaussian(thermostat, diffusion, h, model, rng)?;
+        stats.thermostat = Some(sums.thermostat / self.shell.dim());
         Ok(stats)
     }
 }
