@@ -12,16 +12,24 @@
  *   returns, so calling it k times with m steps continues the same chain as one call with k*m
  *   steps, bit for bit (SGMGT: when the step counter is passed).
  * - Lengths: every array argument holds `n` elements of the function's float type, except
- *   SGNHT's `xi` (ONE element). `n` must be >= 1.
- * - Buffers must be distinct and must not overlap each other, the generator or the stats
- *   struct (checked: SGMCMC_ERR_OVERLAP). Nothing else may access them during a call.
- * - `grad` and `scratch` are workspace: their contents on entry are ignored and on return are
- *   unspecified. theta, p and xi must be finite on entry.
+ *   `work` (2n elements) and SGNHT's `xi` (ONE element). `n` must be >= 1.
+ * - All pointer arguments must be pairwise disjoint: the arrays, the generator, the stats
+ *   struct, SGNHT's `xi`, SGMGT's step counter and noise estimates (every pair is checked:
+ *   SGMCMC_ERR_OVERLAP). Nothing else may access them during a call.
+ * - `work` is the workspace, one array of 2n elements: its contents on entry are ignored (it
+ *   need not be initialised) and on return are unspecified. theta, p and xi must be finite on
+ *   entry.
  * - Every function returns SGMCMC_OK (0) or a negative SGMCMC_ERR_* code. Checks run in this
- *   order, and a failing check returns before the state is touched: pointers (null or
- *   misaligned), n, overlaps, parameters (first bad one, in declaration order), the generator
- *   state, the initial state's finiteness. Errors during stepping (non-finite gradient or
- *   state) stop the call; `stats->steps` says how many steps completed.
+ *   order: pointers (null or misaligned), n, overlaps — a call failing one of these reads and
+ *   writes nothing, not even `stats` — then parameters (first bad one in declaration order,
+ *   but SGMGT checks noise_estimate right after sigma_xi), the generator state,
+ *   the initial state's finiteness, each before the state is touched. Errors during stepping
+ *   (non-finite gradient or state) stop the call; `stats->steps` says how many steps
+ *   completed.
+ * - ABI change: earlier versions of this header declared two workspace arrays, `grad` and
+ *   `scratch` of n elements each, where the step functions now take one `work` array of 2n
+ *   elements (the core samplers need one contiguous workspace). Callers built against the old
+ *   declarations must be updated and recompiled.
  * - No function panics, aborts, or calls back into anything but `grad_fn`. The functions are
  *   reentrant and thread-safe for distinct chains (no global state).
  */
@@ -43,7 +51,7 @@ extern "C" {
 #define SGMCMC_ERR_NULL (-1)
 /** n is 0, or a buffer of the documented length would exceed PTRDIFF_MAX bytes. */
 #define SGMCMC_ERR_LENGTH (-2)
-/** Two buffers overlap (or a buffer overlaps the generator / stats / counter). */
+/** Two pointer arguments overlap (arrays, generator, stats, xi, step counter, estimates). */
 #define SGMCMC_ERR_OVERLAP (-3)
 /** The generator state is all zero (never seeded): seed it with sgmcmc_rng_seed. */
 #define SGMCMC_ERR_RNG_UNSEEDED (-4)
@@ -122,8 +130,9 @@ typedef void (*sgmcmc_gradient_f64)(const double* theta, double* grad, size_t n,
 /* ---- statistics ----------------------------------------------------------------------------- */
 
 /**
- * Optional out-parameter of every step function (pass NULL to skip). Set to {NaN, NaN, 0} when
- * the call starts and updated after every completed step.
+ * Optional out-parameter of every step function (pass NULL to skip). Set to {NaN, NaN, 0} once
+ * the call's pointers, n and overlaps have passed their checks (before that nothing is
+ * written); on return it describes the last step completed in the call, also after an error.
  */
 typedef struct sgmcmc_stats {
     /** Last step's kinetic temperature p.p/n (SGMGT: (1/n) sum p_i dK/dp_i); its long-run mean
@@ -141,14 +150,14 @@ typedef struct sgmcmc_stats {
 /**
  * SGLD (Welling & Teh 2011) with constant step h > 0: `steps` times
  * theta <- theta - h grad U(theta) + sqrt(2h) N(0, I).
- * Buffers (n each): theta (in/out), grad, scratch (workspace).
+ * Buffers: theta (n, in/out), work (2n, workspace).
  */
 int32_t sgmcmc_sgld_f32(float h, sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta,
-                        float* grad, float* scratch, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                        float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                         sgmcmc_stats* stats);
 /** The double twin of sgmcmc_sgld_f32. */
 int32_t sgmcmc_sgld_f64(double h, sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta,
-                        double* grad, double* scratch, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                        double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                         sgmcmc_stats* stats);
 
 /* ---- SGHMC ---------------------------------------------------------------------------------- */
@@ -156,50 +165,51 @@ int32_t sgmcmc_sgld_f64(double h, sgmcmc_gradient_f64 grad_fn, void* ctx, double
 /**
  * SGHMC (Chen et al. 2014): step h > 0, friction A >= 0, gradient-noise estimate
  * 0 <= B-hat <= A (injected noise sqrt(2(A - B-hat)h)); integrator SGMCMC_EULER or
- * SGMCMC_SPLITTING. Buffers (n each): theta, p (in/out; p = 0 is a fine start), grad, scratch.
+ * SGMCMC_SPLITTING. Buffers: theta, p (n each, in/out; p = 0 is a fine start), work (2n).
  */
 int32_t sgmcmc_sghmc_f32(float h, float friction, float noise_estimate, int32_t integrator,
                          sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
-                         float* grad, float* scratch, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                         float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                          sgmcmc_stats* stats);
 /** The double twin of sgmcmc_sghmc_f32. */
 int32_t sgmcmc_sghmc_f64(double h, double friction, double noise_estimate, int32_t integrator,
                          sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
-                         double* grad, double* scratch, size_t n, uint64_t steps,
-                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+                         double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                         sgmcmc_stats* stats);
 
 /* ---- SGNHT ---------------------------------------------------------------------------------- */
 
 /**
  * SGNHT (Ding et al. 2014), one scalar thermostat: step h > 0, diffusion A >= 0. `xi` points to
  * ONE value, the thermostat (in/out; Ding et al. start at xi = A); it persists between calls in
- * the caller's variable, also after an error. Buffers (n each): theta, p, grad, scratch.
+ * the caller's variable, also after an error. Buffers: theta, p (n each), work (2n).
  */
 int32_t sgmcmc_sgnht_f32(float h, float diffusion, int32_t integrator,
                          sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
-                         float* xi, float* grad, float* scratch, size_t n, uint64_t steps,
-                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+                         float* xi, float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                         sgmcmc_stats* stats);
 /** The double twin of sgmcmc_sgnht_f32. */
 int32_t sgmcmc_sgnht_f64(double h, double diffusion, int32_t integrator,
                          sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
-                         double* xi, double* grad, double* scratch, size_t n, uint64_t steps,
-                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+                         double* xi, double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                         sgmcmc_stats* stats);
 
 /* ---- mSGNHT --------------------------------------------------------------------------------- */
 
 /**
  * mSGNHT (Li et al. 2016), one thermostat per coordinate: step h > 0, diffusion D >= 0.
- * Buffers: theta, p, xi (n each, in/out; start with xi_i = D), grad (n) and scratch (n).
+ * Buffers: theta, p, xi (n each, in/out; start with xi_i = D; the chain continues from the
+ * caller's xi) and work (2n).
  */
 int32_t sgmcmc_msgnht_f32(float h, float diffusion, int32_t integrator,
                           sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
-                          float* xi, float* grad, float* scratch, size_t n, uint64_t steps,
-                          sgmcmc_rng* rng, sgmcmc_stats* stats);
+                          float* xi, float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                          sgmcmc_stats* stats);
 /** The double twin of sgmcmc_msgnht_f32. */
 int32_t sgmcmc_msgnht_f64(double h, double diffusion, int32_t integrator,
                           sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
-                          double* xi, double* grad, double* scratch, size_t n, uint64_t steps,
-                          sgmcmc_rng* rng, sgmcmc_stats* stats);
+                          double* xi, double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
+                          sgmcmc_stats* stats);
 
 /* ---- SGMGT ---------------------------------------------------------------------------------- */
 
@@ -240,8 +250,8 @@ typedef struct sgmcmc_sgmgt_params_f64 {
 } sgmcmc_sgmgt_params_f64;
 
 /**
- * SGMGT / SGMGT-D. Buffers (n each): theta, p, xi (in/out; xi = 0 is the natural start), grad,
- * scratch. `step_count` is the chain's step counter (in/out): read at the start, incremented
+ * SGMGT / SGMGT-D. Buffers: theta, p, xi (n each, in/out; xi = 0 is the natural start), work
+ * (2n). `step_count` is the chain's step counter (in/out): read at the start, incremented
  * after every completed step; p is redrawn right after the steps at which it becomes a
  * multiple of T_p, then xi at multiples of T_xi (statistics are taken before the redraw). Pass
  * the same counter to every call of a chain so that the resampling periods run across calls;
@@ -249,13 +259,13 @@ typedef struct sgmcmc_sgmgt_params_f64 {
  * calls of fewer than T steps never resample).
  */
 int32_t sgmcmc_sgmgt_f32(sgmcmc_sgmgt_params_f32 params, sgmcmc_gradient_f32 grad_fn, void* ctx,
-                         float* theta, float* p, float* xi, float* grad, float* scratch, size_t n,
+                         float* theta, float* p, float* xi, float* work, size_t n,
                          uint64_t steps, uint64_t* step_count, sgmcmc_rng* rng,
                          sgmcmc_stats* stats);
 /** The double twin of sgmcmc_sgmgt_f32. */
 int32_t sgmcmc_sgmgt_f64(sgmcmc_sgmgt_params_f64 params, sgmcmc_gradient_f64 grad_fn, void* ctx,
-                         double* theta, double* p, double* xi, double* grad, double* scratch,
-                         size_t n, uint64_t steps, uint64_t* step_count, sgmcmc_rng* rng,
+                         double* theta, double* p, double* xi, double* work, size_t n,
+                         uint64_t steps, uint64_t* step_count, sgmcmc_rng* rng,
                          sgmcmc_stats* stats);
 
 /**
@@ -272,16 +282,16 @@ int32_t sgmcmc_sgmgt_f64(sgmcmc_sgmgt_params_f64 params, sgmcmc_gradient_f64 gra
 int32_t sgmcmc_sgmgt_noise_estimates_f32(sgmcmc_sgmgt_params_f32 params,
                                          const float* noise_estimates,
                                          sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta,
-                                         float* p, float* xi, float* grad, float* scratch,
-                                         size_t n, uint64_t steps, uint64_t* step_count,
-                                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+                                         float* p, float* xi, float* work, size_t n,
+                                         uint64_t steps, uint64_t* step_count, sgmcmc_rng* rng,
+                                         sgmcmc_stats* stats);
 /** The double twin of sgmcmc_sgmgt_noise_estimates_f32. */
 int32_t sgmcmc_sgmgt_noise_estimates_f64(sgmcmc_sgmgt_params_f64 params,
                                          const double* noise_estimates,
                                          sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta,
-                                         double* p, double* xi, double* grad, double* scratch,
-                                         size_t n, uint64_t steps, uint64_t* step_count,
-                                         sgmcmc_rng* rng, sgmcmc_stats* stats);
+                                         double* p, double* xi, double* work, size_t n,
+                                         uint64_t steps, uint64_t* step_count, sgmcmc_rng* rng,
+                                         sgmcmc_stats* stats);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -4,17 +4,18 @@
 //! The header `include/sgmcmc.h` declares everything here for C99 and C++; `README.md` beside
 //! it describes the conventions. In short:
 //!
-//! * **The caller owns all memory.** Every function takes the chain's state (θ, p, ξ), the
-//!   gradient buffer and scratch space as caller pointers of documented lengths, builds the
-//!   sampler over them, runs `steps` steps and returns. Nothing is allocated and nothing is kept
-//!   between calls: the chain's state lives entirely in the caller's buffers, the generator
+//! * **The caller owns all memory.** Every function takes the chain's state (θ, p, ξ) and one
+//!   workspace of 2n values as caller pointers of documented lengths, builds the sampler over
+//!   them, runs `steps` steps and returns. Nothing is allocated and nothing is kept between
+//!   calls: the chain's state lives entirely in the caller's buffers, the generator
 //!   ([`SgmcmcRng`]) and, for SGMGT, the caller's step counter.
 //! * **Status codes, never panics.** Every function returns [`SGMCMC_OK`] or a negative
-//!   `SGMCMC_ERR_*` code. Pointers (null, misaligned, overlapping), lengths and parameters are
-//!   checked before any slice is formed or any state is touched.
+//!   `SGMCMC_ERR_*` code. Every pointer argument (null, misaligned, pairwise overlapping) and
+//!   the lengths are checked by one function, `Call::prepare`, before anything is read or
+//!   written; then the parameters, before any state is touched.
 //! * **The gradient** is a C callback `void f(const T* theta, T* grad, size_t n, void* ctx)`.
 //!
-//! `unsafe` appears only where a caller's pointer becomes a slice or a reference (each block
+//! `unsafe` appears only where the checked caller pointers become references (each block
 //! states the caller contract it relies on), and in the `#[unsafe(no_mangle)]` attributes that
 //! export the symbols.
 //!
@@ -45,17 +46,12 @@ fn panic(_info: &core::panic::PanicInfo<'_>) -> ! {
     }
 }
 
+use core::cell::Cell;
 use core::convert::Infallible;
 use core::ffi::c_void;
+use core::mem::MaybeUninit;
 use rand_core::TryRng;
-use sgmcmc::kinetic::MonomialGamma;
-use sgmcmc::sampler::{
-    MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
-};
-use sgmcmc::{
-    Buffer, ChainState, Integrator, LayoutError, Param, ParamError, Real, Sampler, StepError,
-    StepStats, Workspace,
-};
+use sgmcmc::prelude::*;
 
 // ------------------------------------------------------------------------------------------
 // Status codes
@@ -67,7 +63,8 @@ pub const SGMCMC_OK: i32 = 0;
 pub const SGMCMC_ERR_NULL: i32 = -1;
 /// `n` is 0, or a buffer of the documented length would exceed `PTRDIFF_MAX` bytes.
 pub const SGMCMC_ERR_LENGTH: i32 = -2;
-/// Two buffers overlap (every buffer must be a distinct, non-overlapping array).
+/// Two pointer arguments overlap (every buffer, the generator, the statistics, SGNHT's ξ and
+/// SGMGT's step counter and noise estimates must be pairwise disjoint).
 pub const SGMCMC_ERR_OVERLAP: i32 = -3;
 /// The generator's state is all zero (not seeded with `sgmcmc_rng_seed`).
 pub const SGMCMC_ERR_RNG_UNSEEDED: i32 = -4;
@@ -83,7 +80,8 @@ pub const SGMCMC_ERR_NON_FINITE_STATE: i32 = -7;
 pub const SGMCMC_ERR_BAD_STEP_SIZE: i32 = -10;
 /// The friction A (SGHMC) or diffusion A / D (SGNHT, mSGNHT) is not finite or < 0.
 pub const SGMCMC_ERR_BAD_FRICTION: i32 = -11;
-/// SGHMC's noise estimate B̂ is not finite, < 0, or > A.
+/// SGHMC's noise estimate B̂ is not finite, < 0, or > A; SGMGT's B̂ (or a B̂ᵢ) not finite,
+/// < 0, or with 2σ_θB̂ ≥ 1.
 pub const SGMCMC_ERR_BAD_NOISE_ESTIMATE: i32 = -12;
 /// The integrator is neither 0 (Euler) nor 1 (splitting).
 pub const SGMCMC_ERR_BAD_INTEGRATOR: i32 = -13;
@@ -114,7 +112,7 @@ fn param_code(e: ParamError) -> i32 {
     };
     match param {
         Param::StepSize => SGMCMC_ERR_BAD_STEP_SIZE,
-        Param::Friction => SGMCMC_ERR_BAD_FRICTION,
+        Param::Friction | Param::Diffusion => SGMCMC_ERR_BAD_FRICTION,
         Param::NoiseEstimate => SGMCMC_ERR_BAD_NOISE_ESTIMATE,
         Param::MonomialExponent => SGMCMC_ERR_BAD_MONOMIAL_EXPONENT,
         Param::Softening => SGMCMC_ERR_BAD_SOFTENING,
@@ -126,14 +124,18 @@ fn param_code(e: ParamError) -> i32 {
     }
 }
 
-fn layout_code(e: LayoutError) -> i32 {
+/// The code of a sampler constructor's error. Its parameters were validated before, so a
+/// layout error is left: the (finite) state or SGMGT's per-coordinate noise estimates.
+fn build_code(e: Error) -> i32 {
     match e {
-        LayoutError::Empty | LayoutError::LengthMismatch { .. } => SGMCMC_ERR_LENGTH,
-        LayoutError::InvalidValue {
+        Error::Param(e) => param_code(e),
+        Error::Layout(LayoutError::Empty | LayoutError::LengthMismatch { .. }) => SGMCMC_ERR_LENGTH,
+        Error::Layout(LayoutError::InvalidValue {
             buffer: Buffer::NoiseEstimates,
             ..
-        } => SGMCMC_ERR_BAD_NOISE_ESTIMATE,
-        _ => SGMCMC_ERR_NON_FINITE_INPUT,
+        }) => SGMCMC_ERR_BAD_NOISE_ESTIMATE,
+        Error::Layout(_) => SGMCMC_ERR_NON_FINITE_INPUT,
+        _ => SGMCMC_ERR_BAD_PARAMETER,
     }
 }
 
@@ -149,6 +151,13 @@ fn integrator(code: i32) -> Result<Integrator, i32> {
         SGMCMC_EULER => Ok(Integrator::Euler),
         SGMCMC_SPLITTING => Ok(Integrator::Splitting),
         _ => Err(SGMCMC_ERR_BAD_INTEGRATOR),
+    }
+}
+
+fn status(r: Result<(), i32>) -> i32 {
+    match r {
+        Ok(()) => SGMCMC_OK,
+        Err(code) => code,
     }
 }
 
@@ -228,6 +237,38 @@ impl TryRng for SgmcmcRng {
     }
 }
 
+/// The caller's generator, shared by the sampler's steps and SGMGT's resampling between them
+/// (the observer of `Sampler::run` cannot borrow the generator the run holds). Draws exactly
+/// what [`SgmcmcRng`] draws.
+#[derive(Clone, Copy)]
+struct SharedRng<'a>(&'a Cell<SgmcmcRng>);
+
+impl SharedRng<'_> {
+    /// `f` on the generator (taken out of the cell and put back).
+    fn with<R>(self, f: impl FnOnce(&mut SgmcmcRng) -> R) -> R {
+        let mut rng = self.0.replace(SgmcmcRng { s0: 0, s1: 0 });
+        let r = f(&mut rng);
+        self.0.set(rng);
+        r
+    }
+}
+
+impl TryRng for SharedRng<'_> {
+    type Error = Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        self.with(|rng| rng.try_next_u32())
+    }
+
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        self.with(|rng| rng.try_next_u64())
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        self.with(|rng| rng.try_fill_bytes(dst))
+    }
+}
+
 /// `void sgmcmc_rng_seed(sgmcmc_rng* rng, uint64_t seed)`: sets the state from a 64-bit seed
 /// (see [`SgmcmcRng::from_seed`]). A null `rng` is ignored.
 ///
@@ -272,10 +313,25 @@ pub type GradientF32 = Option<extern "C" fn(*const f32, *mut f32, usize, *mut c_
 /// `sgmcmc_gradient_f64`: the `double` twin of [`GradientF32`].
 pub type GradientF64 = Option<extern "C" fn(*const f64, *mut f64, usize, *mut c_void)>;
 
+type Callback<T> = extern "C" fn(*const T, *mut T, usize, *mut c_void);
+
+/// The caller's gradient callback and its context, as the core's model.
+struct CModel<T> {
+    f: Callback<T>,
+    ctx: *mut c_void,
+}
+
+impl<T> Gradient<T> for CModel<T> {
+    fn gradient(&mut self, theta: &[T], grad: &mut [T]) {
+        (self.f)(theta.as_ptr(), grad.as_mut_ptr(), theta.len(), self.ctx);
+    }
+}
+
 /// `sgmcmc_stats`: what a step function reports about its call (optional out-parameter).
 ///
-/// Written at the start of every call that gets past the null-pointer check (NaN, NaN, 0) and
-/// after every completed step, so after an error it describes the last completed step.
+/// Written only once the call's pointers, `n` and overlaps have passed their checks (a call
+/// failing those writes nothing at all): set to (NaN, NaN, 0), and on return it describes the
+/// last step completed in the call (also after an error).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SgmcmcStats {
@@ -295,239 +351,366 @@ const NO_STATS: SgmcmcStats = SgmcmcStats {
     steps: 0,
 };
 
-macro_rules! sgmgt_params {
-    ($name:ident, $t:ty, $c:literal) => {
-        #[doc = concat!("`", $c, "`: the parameters of SGMGT / SGMGT-D with the softened monomial-gamma")]
-        /// kinetics K_c of Zhang et al. 2017, eq. 12 (`MonomialGamma::softened(a, c)`), passed
-        /// by value.
-        #[repr(C)]
-        #[derive(Debug, Clone, Copy, PartialEq)]
-        pub struct $name {
-            /// Step size h > 0.
-            pub h: $t,
-            /// Diffusion on the momentum σ_p ≥ 0 (the paper's default is 1).
-            pub sigma_p: $t,
-            /// Friction rescaling γ ≥ 0 (default 1; 0 freezes ξ).
-            pub gamma: $t,
-            /// First-order Langevin diffusion on θ, σ_θ ≥ 0 (0 for SGMGT, > 0 for SGMGT-D).
-            pub sigma_theta: $t,
-            /// First-order Langevin diffusion on ξ, σ_ξ ≥ 0 (0 for SGMGT, > 0 for SGMGT-D).
-            pub sigma_xi: $t,
-            /// Monomial exponent a: 1 or 2.
-            pub a: $t,
-            /// Softening c > 0.
-            pub c: $t,
-            /// Resample p from exp(−K) every T_p steps of the chain (0 = never; default 100).
-            pub resample_momentum: u32,
-            /// Resample ξ from exp(−ξ²/2) every T_ξ steps of the chain (0 = never; default 100).
-            pub resample_thermostat: u32,
-            /// 0 Euler, 1 splitting.
-            pub integrator: i32,
-            /// Gradient-noise estimate B̂ ≥ 0 for the first-order term on θ, in SGHMC's units
-            /// (`SgmgtParams::with_noise_estimate`; 2σ_θB̂ < 1); 0 keeps 001 eq. 13 as printed.
-            pub noise_estimate: $t,
-        }
-    };
+/// The parameters of SGMGT / SGMGT-D with the softened monomial-gamma kinetics K_c of Zhang
+/// et al. 2017, eq. 12 (`MonomialGamma::softened(a, c)`), passed by value:
+/// `sgmcmc_sgmgt_params_f32` ([`SgmgtParamsF32`]) and `sgmcmc_sgmgt_params_f64`
+/// ([`SgmgtParamsF64`]).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SgmcmcSgmgtParams<T> {
+    /// Step size h > 0.
+    pub h: T,
+    /// Diffusion on the momentum σ_p ≥ 0 (the paper's default is 1).
+    pub sigma_p: T,
+    /// Friction rescaling γ ≥ 0 (default 1; 0 freezes ξ).
+    pub gamma: T,
+    /// First-order Langevin diffusion on θ, σ_θ ≥ 0 (0 for SGMGT, > 0 for SGMGT-D).
+    pub sigma_theta: T,
+    /// First-order Langevin diffusion on ξ, σ_ξ ≥ 0 (0 for SGMGT, > 0 for SGMGT-D).
+    pub sigma_xi: T,
+    /// Monomial exponent a: 1 or 2.
+    pub a: T,
+    /// Softening c > 0.
+    pub c: T,
+    /// Resample p from exp(−K) every T_p steps of the chain (0 = never; default 100).
+    pub resample_momentum: u32,
+    /// Resample ξ from exp(−ξ²/2) every T_ξ steps of the chain (0 = never; default 100).
+    pub resample_thermostat: u32,
+    /// 0 Euler, 1 splitting.
+    pub integrator: i32,
+    /// Gradient-noise estimate B̂ ≥ 0 for the first-order term on θ, in SGHMC's units
+    /// (`SgmgtParams::with_noise_estimate`; 2σ_θB̂ < 1); 0 keeps eq. 13 as printed.
+    pub noise_estimate: T,
 }
-sgmgt_params!(SgmgtParamsF32, f32, "sgmcmc_sgmgt_params_f32");
-sgmgt_params!(SgmgtParamsF64, f64, "sgmcmc_sgmgt_params_f64");
+
+/// `sgmcmc_sgmgt_params_f32`.
+pub type SgmgtParamsF32 = SgmcmcSgmgtParams<f32>;
+/// `sgmcmc_sgmgt_params_f64`.
+pub type SgmgtParamsF64 = SgmcmcSgmgtParams<f64>;
 
 // ------------------------------------------------------------------------------------------
-// Pointer checks and conversions
+// One call's arguments: all checks in one place
 // ------------------------------------------------------------------------------------------
 
-/// A caller buffer: its pointer and the number of `T` it must hold.
+/// The length of a thermostat argument.
 #[derive(Clone, Copy)]
-struct Buf<T> {
-    ptr: *mut T,
-    len: usize,
+enum XiLen {
+    /// One value (SGNHT's scalar ξ).
+    One,
+    /// One per coordinate (mSGNHT, SGMGT).
+    PerCoordinate,
 }
 
-impl<T> Buf<T> {
-    fn new(ptr: *mut T, len: usize) -> Self {
-        Buf { ptr, len }
-    }
-    fn byte_range(&self) -> (usize, usize) {
-        let start = self.ptr as usize;
-        // `len · size_of::<T>()` was checked to be ≤ isize::MAX; the sum cannot wrap for a
-        // valid allocation, and saturating keeps the comparison meaningful otherwise.
-        (
-            start,
-            start.saturating_add(self.len.saturating_mul(size_of::<T>())),
-        )
-    }
-}
-
-/// Null or misaligned pointers, zero or oversized lengths, overlaps: the checks that must pass
-/// before any of `bufs` becomes a slice. `extra` are further (pointer, byte size) regions that
-/// must not overlap the buffers (the generator, the scalar thermostat, the step counter).
-fn check_buffers<T>(n: usize, bufs: &[Buf<T>], extra: &[(usize, usize)]) -> Result<(), i32> {
-    if bufs.iter().any(|b| b.ptr.is_null() || !b.ptr.is_aligned()) {
-        return Err(SGMCMC_ERR_NULL);
-    }
-    if n == 0 {
-        return Err(SGMCMC_ERR_LENGTH);
-    }
-    let max = isize::MAX as usize / size_of::<T>().max(1);
-    if bufs.iter().any(|b| b.len > max) {
-        return Err(SGMCMC_ERR_LENGTH);
-    }
-    let overlaps = |a: (usize, usize), b: (usize, usize)| a.0 < b.1 && b.0 < a.1;
-    for (i, a) in bufs.iter().enumerate() {
-        let ra = a.byte_range();
-        if bufs
-            .iter()
-            .skip(i + 1)
-            .any(|b| overlaps(ra, b.byte_range()))
-        {
-            return Err(SGMCMC_ERR_OVERLAP);
-        }
-        if extra.iter().any(|&(p, size)| overlaps(ra, (p, p + size))) {
-            return Err(SGMCMC_ERR_OVERLAP);
-        }
-    }
-    Ok(())
-}
-
-fn region<U>(ptr: *const U) -> (usize, usize) {
-    (ptr as usize, size_of::<U>())
-}
-
-/// Turns a checked buffer into a slice.
-///
-/// # Safety
-///
-/// `b` passed [`check_buffers`] (non-null, aligned, `len · size_of::<T>() ≤ isize::MAX`, no
-/// overlap with the other buffers of the call), and the caller of the entry point guarantees
-/// that it points to `len` initialised, writable `T` that nothing else accesses during the call.
-unsafe fn slice<'a, T>(b: Buf<T>) -> &'a mut [T] {
-    // SAFETY: the function's contract: non-null, aligned, within isize::MAX bytes (checked by
-    // `check_buffers`); `len` valid, initialised, exclusively ours for the call (caller
-    // contract of every `sgmcmc_*` step function); disjoint from every other slice formed in
-    // the same call (checked), so the `&mut` slices do not alias.
-    unsafe { core::slice::from_raw_parts_mut(b.ptr, b.len) }
-}
-
-/// The generator behind a checked, non-null pointer.
-///
-/// # Safety
-///
-/// `rng` is non-null and aligned (checked by the caller of this function) and, by the entry
-/// point's contract, points to a valid `sgmcmc_rng` not accessed elsewhere during the call.
-unsafe fn rng_mut<'a>(rng: *mut SgmcmcRng) -> &'a mut SgmcmcRng {
-    // SAFETY: see the function's contract; overlap with the buffers was checked.
-    unsafe { &mut *rng }
-}
-
-/// Writes `s` to `stats` if it is non-null.
-///
-/// # Safety
-///
-/// `stats` is null or (checked: aligned) points to a writable `sgmcmc_stats` not accessed
-/// elsewhere during the call.
-unsafe fn write_stats(stats: *mut SgmcmcStats, s: SgmcmcStats) {
-    if !stats.is_null() && stats.is_aligned() {
-        // SAFETY: non-null and aligned (checked); writable and unaliased by the entry point's
-        // contract. `write` does not read the (possibly uninitialised) old value.
-        unsafe { stats.write(s) };
-    }
-}
-
-fn check_rng(rng: *mut SgmcmcRng, stats: *mut SgmcmcStats) -> Result<(), i32> {
-    if rng.is_null() || !rng.is_aligned() || (!stats.is_null() && !stats.is_aligned()) {
-        return Err(SGMCMC_ERR_NULL);
-    }
-    Ok(())
-}
-
-// ------------------------------------------------------------------------------------------
-// The step loop
-// ------------------------------------------------------------------------------------------
-
-/// Runs `steps` steps, recording each completed step's statistics in `out`; `after` runs after
-/// every completed step (SGMGT's resampling).
-fn run<T: Real, S, G>(
-    sampler: &mut S,
-    model: &mut G,
+/// A step function's arguments as the caller passed them; nothing is checked until
+/// [`Call::prepare`]. The sampler-specific ones are `None` where the function does not take
+/// them (`Some(null)` is a null argument).
+struct Call<T> {
+    grad_fn: Option<Callback<T>>,
+    ctx: *mut c_void,
+    n: usize,
     steps: u64,
-    rng: &mut SgmcmcRng,
-    out: &mut SgmcmcStats,
-    mut after: impl FnMut(&mut S, &mut SgmcmcRng),
-) -> Result<(), i32>
-where
-    S: Sampler<T, G>,
-    G: ?Sized,
-{
-    for _ in 0..steps {
-        let st: StepStats<T> = sampler.step(model, rng).map_err(step_code)?;
-        out.steps += 1;
-        out.kinetic_temperature = st.kinetic_temperature.map_or(f64::NAN, Real::to_f64);
-        out.thermostat = st.thermostat.map_or(f64::NAN, Real::to_f64);
-        after(sampler, rng);
+    theta: *mut T,
+    work: *mut T,
+    p: Option<*mut T>,
+    xi: Option<(*mut T, XiLen)>,
+    noise_estimates: Option<*const T>,
+    /// SGMGT's step counter; null for none (and for the functions without one).
+    step_count: *mut u64,
+    rng: *mut SgmcmcRng,
+    stats: *mut SgmcmcStats,
+}
+
+/// One pointer argument as a byte range, for the checks of [`Call::prepare`].
+#[derive(Clone, Copy)]
+struct Region {
+    addr: usize,
+    aligned: bool,
+    /// Null is allowed (an optional argument, or one the function does not take).
+    optional: bool,
+    /// The size in bytes; `None` when it would exceed `isize::MAX`.
+    bytes: Option<usize>,
+}
+
+impl Region {
+    /// A required argument: `count` values of `U` at `ptr`.
+    fn required<U>(ptr: *const U, count: usize) -> Self {
+        Region {
+            addr: ptr as usize,
+            aligned: ptr.is_aligned(),
+            optional: false,
+            bytes: count
+                .checked_mul(size_of::<U>())
+                .filter(|&b| b <= isize::MAX as usize),
+        }
     }
-    Ok(())
-}
 
-fn status(r: Result<(), i32>) -> i32 {
-    match r {
-        Ok(()) => SGMCMC_OK,
-        Err(code) => code,
+    /// An argument that may be null.
+    fn nullable<U>(ptr: *const U, count: usize) -> Self {
+        Region {
+            optional: true,
+            ..Region::required(ptr, count)
+        }
+    }
+
+    /// A sampler-specific argument: required where the function takes it (`Some`), no
+    /// argument at all where it does not.
+    fn taken<U>(ptr: Option<*const U>, count: usize) -> Self {
+        match ptr {
+            Some(ptr) => Region::required(ptr, count),
+            None => Region::nullable(core::ptr::null::<U>(), 0),
+        }
+    }
+
+    fn end(&self) -> usize {
+        // Saturating: a range past the end of the address space is invalid anyway and still
+        // compares as overlapping whatever follows its start.
+        self.addr.saturating_add(self.bytes.unwrap_or(0))
+    }
+
+    fn overlaps(&self, other: &Region) -> bool {
+        self.addr != 0 && other.addr != 0 && self.addr < other.end() && other.addr < self.end()
     }
 }
 
-type Callback<T> = extern "C" fn(*const T, *mut T, usize, *mut c_void);
-
-fn model<T>(f: Callback<T>, ctx: *mut c_void) -> impl FnMut(&[T], &mut [T]) {
-    move |theta: &[T], grad: &mut [T]| f(theta.as_ptr(), grad.as_mut_ptr(), theta.len(), ctx)
+/// A call's checked arrays, ready for the sampler's constructor. Empty where the function
+/// takes no such array.
+struct Buffers<'a, T> {
+    theta: &'a mut [T],
+    p: &'a mut [T],
+    xi: &'a mut [T],
+    /// 2n values, zeroed (the C caller need not initialise them).
+    work: &'a mut [T],
+    noise_estimates: Option<&'a [T]>,
+    step_count: Option<&'a mut u64>,
 }
 
-// The generic bodies. Each validates in this order: pointers (null / misaligned), n, overlaps,
-// parameters, the generator, then builds the sampler (which checks the state is finite).
+/// A call's model, generator and statistics: what runs the chain once the sampler is built.
+struct Chain<'a, T> {
+    model: CModel<T>,
+    steps: u64,
+    rng: &'a Cell<SgmcmcRng>,
+    stats: Option<&'a mut MaybeUninit<SgmcmcStats>>,
+}
+
+impl<T: Real> Call<T> {
+    /// The arguments every step function takes; the sampler-specific ones follow by the
+    /// `with_*` methods.
+    fn new(
+        grad_fn: Option<Callback<T>>,
+        ctx: *mut c_void,
+        theta: *mut T,
+        work: *mut T,
+        n: usize,
+        steps: u64,
+        rng: *mut SgmcmcRng,
+        stats: *mut SgmcmcStats,
+    ) -> Self {
+        Call {
+            grad_fn,
+            ctx,
+            n,
+            steps,
+            theta,
+            work,
+            p: None,
+            xi: None,
+            noise_estimates: None,
+            step_count: core::ptr::null_mut(),
+            rng,
+            stats,
+        }
+    }
+
+    fn with_momentum(self, p: *mut T) -> Self {
+        Call { p: Some(p), ..self }
+    }
+
+    fn with_thermostat(self, xi: *mut T, len: XiLen) -> Self {
+        Call {
+            xi: Some((xi, len)),
+            ..self
+        }
+    }
+
+    fn with_step_count(self, step_count: *mut u64) -> Self {
+        Call { step_count, ..self }
+    }
+
+    fn with_noise_estimates(self, noise_estimates: *const T) -> Self {
+        Call {
+            noise_estimates: Some(noise_estimates),
+            ..self
+        }
+    }
+
+    /// Checks every argument of the call, and only then touches any of them: pointers (null
+    /// where required, or misaligned), then `n` and the byte size of every array, then every
+    /// pair of pointer arguments for overlap — the arrays, the generator, the statistics, the
+    /// step counter, the noise estimates, whichever the function takes. On success it zeroes
+    /// the workspace, resets the statistics to (NaN, NaN, 0) and returns the arguments as
+    /// references, pairwise disjoint; on an error nothing has been read or written.
+    ///
+    /// # Safety
+    ///
+    /// The contract of the `sgmcmc_*` step functions: every pointer that passes the checks
+    /// points to the documented number of values (initialised, but for the workspace and the
+    /// statistics), valid for reading and (but the noise estimates) writing, and nothing else
+    /// accesses them during the call.
+    unsafe fn prepare<'a>(self) -> Result<(Buffers<'a, T>, Chain<'a, T>), i32> {
+        let n = self.n;
+        let (xi, xi_len) = match self.xi {
+            Some((ptr, XiLen::One)) => (Some(ptr), 1),
+            Some((ptr, XiLen::PerCoordinate)) => (Some(ptr), n),
+            None => (None, 0),
+        };
+        let regions = [
+            Region::required(self.theta, n),
+            Region::taken(self.p.map(<*mut T>::cast_const), n),
+            Region::taken(xi.map(<*mut T>::cast_const), xi_len),
+            Region::required(self.work, n.saturating_mul(2)),
+            Region::taken(self.noise_estimates, n),
+            Region::nullable(self.step_count, 1),
+            Region::required(self.rng, 1),
+            Region::nullable(self.stats, 1),
+        ];
+        let Some(f) = self.grad_fn else {
+            return Err(SGMCMC_ERR_NULL);
+        };
+        if regions.iter().any(|r| match r.addr {
+            0 => !r.optional,
+            _ => !r.aligned,
+        }) {
+            return Err(SGMCMC_ERR_NULL);
+        }
+        if n == 0 || regions.iter().any(|r| r.bytes.is_none()) {
+            return Err(SGMCMC_ERR_LENGTH);
+        }
+        for (i, a) in regions.iter().enumerate() {
+            if regions.iter().skip(i + 1).any(|b| a.overlaps(b)) {
+                return Err(SGMCMC_ERR_OVERLAP);
+            }
+        }
+
+        // Every check has passed: from here on the pointers become references. Each is
+        // non-null where required, aligned and of at most isize::MAX bytes, and the regions are
+        // pairwise disjoint (all checked above), so no two of the references alias.
+        // SAFETY: checked as above; `theta` points to n initialised, writable values that
+        // nothing else accesses during the call (the caller's contract).
+        let theta = unsafe { core::slice::from_raw_parts_mut(self.theta, n) };
+        // SAFETY: as for θ (null only where the function takes no such array).
+        let p = unsafe { slice_or_empty(self.p.unwrap_or(core::ptr::null_mut()), n) };
+        // SAFETY: as for θ, with the thermostat's own length (1 or n).
+        let xi = unsafe { slice_or_empty(xi.unwrap_or(core::ptr::null_mut()), xi_len) };
+        // SAFETY: checked as above; `work` points to 2n writable values that nothing else
+        // accesses during the call. They need not be initialised: `MaybeUninit` claims nothing
+        // of them.
+        let work = unsafe {
+            core::slice::from_raw_parts_mut(self.work.cast::<MaybeUninit<T>>(), n.saturating_mul(2))
+        };
+        work.fill(MaybeUninit::new(T::ZERO));
+        // SAFETY: the same memory, now initialised (just filled); `MaybeUninit<T>` has `T`'s
+        // layout.
+        let work = unsafe { &mut *(core::ptr::from_mut(work) as *mut [T]) };
+        let noise_estimates = match self.noise_estimates {
+            Some(ptr) if !ptr.is_null() => {
+                // SAFETY: checked as above; the caller guarantees n initialised values that
+                // nothing writes during the call. Only read.
+                Some(unsafe { core::slice::from_raw_parts(ptr, n) })
+            }
+            _ => None,
+        };
+        // SAFETY: checked as above; when non-null, the caller's initialised, writable
+        // `uint64_t`, not accessed elsewhere during the call.
+        let step_count = unsafe { self.step_count.as_mut() };
+        // SAFETY: checked as above (non-null, aligned, disjoint); the caller's valid `sgmcmc_rng`,
+        // not accessed elsewhere during the call.
+        let rng = Cell::from_mut(unsafe { &mut *self.rng });
+        // SAFETY: checked as above; when non-null, a writable `sgmcmc_stats` not accessed
+        // elsewhere during the call. `MaybeUninit`: it may be uninitialised on entry.
+        let stats = unsafe { self.stats.cast::<MaybeUninit<SgmcmcStats>>().as_mut() };
+        let mut chain = Chain {
+            model: CModel { f, ctx: self.ctx },
+            steps: self.steps,
+            rng,
+            stats,
+        };
+        chain.report(NO_STATS);
+        let buffers = Buffers {
+            theta,
+            p,
+            xi,
+            work,
+            noise_estimates,
+            step_count,
+        };
+        Ok((buffers, chain))
+    }
+}
+
+/// `len` values at `ptr`, or the empty slice for a null `ptr`.
+///
+/// # Safety
+///
+/// A non-null `ptr` passed [`Call::prepare`]'s checks for `len` values and, by the caller's
+/// contract, points to `len` initialised, writable `T` that nothing else accesses during the
+/// call.
+unsafe fn slice_or_empty<'a, T>(ptr: *mut T, len: usize) -> &'a mut [T] {
+    if ptr.is_null() {
+        return &mut [];
+    }
+    // SAFETY: the function's contract: non-null (checked), aligned, at most isize::MAX bytes,
+    // disjoint from every other argument, initialised and exclusively ours for the call.
+    unsafe { core::slice::from_raw_parts_mut(ptr, len) }
+}
+
+impl<T: Real> Chain<'_, T> {
+    fn report(&mut self, s: SgmcmcStats) {
+        if let Some(stats) = self.stats.as_deref_mut() {
+            stats.write(s);
+        }
+    }
+
+    /// Checks the generator, builds the sampler (which checks the initial state), and runs the
+    /// chain through [`Sampler::run_with`], recording the last completed step in the stats;
+    /// `after` runs after every completed step (SGMGT's resampling).
+    fn run<S>(
+        mut self,
+        build: impl FnOnce() -> Result<S, Error>,
+        mut after: impl FnMut(&mut S, &mut SharedRng<'_>),
+    ) -> Result<(), i32>
+    where
+        S: Sampler<T, CModel<T>>,
+    {
+        let mut rng = SharedRng(self.rng);
+        if rng.with(|r| r.is_zero()) {
+            return Err(SGMCMC_ERR_RNG_UNSEEDED);
+        }
+        let mut sampler = build().map_err(build_code)?;
+        let mut last = NO_STATS;
+        let result = sampler.run_with(&mut self.model, &mut rng, self.steps, |_, s, st| {
+            last.kinetic_temperature = st.kinetic_temperature.map_or(f64::NAN, Real::to_f64);
+            last.thermostat = st.thermostat.map_or(f64::NAN, Real::to_f64);
+            after(s, &mut SharedRng(self.rng));
+        });
+        last.steps = result.map_or_else(|e| e.completed, |()| self.steps);
+        self.report(last);
+        result.map_err(|e| step_code(e.error))
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// The samplers: each validates its parameters, then hands its constructor to `Chain::run`
+// ------------------------------------------------------------------------------------------
 
 /// # Safety
 ///
 /// The contract of the `sgmcmc_sgld_*` entry points.
-unsafe fn sgld<T: Real>(
-    h: T,
-    f: Option<Callback<T>>,
-    ctx: *mut c_void,
-    theta: *mut T,
-    grad: *mut T,
-    scratch: *mut T,
-    n: usize,
-    steps: u64,
-    rng: *mut SgmcmcRng,
-    stats: *mut SgmcmcStats,
-) -> Result<(), i32> {
-    check_rng(rng, stats)?;
-    // SAFETY: `stats` is null or aligned (checked); writable by the caller contract.
-    unsafe { write_stats(stats, NO_STATS) };
-    let f = f.ok_or(SGMCMC_ERR_NULL)?;
-    let bufs = [Buf::new(theta, n), Buf::new(grad, n), Buf::new(scratch, n)];
-    check_buffers(n, &bufs, &[region(rng), region(stats)])?;
-    let params = SgldParams::new(h).map_err(param_code)?;
-    // SAFETY: non-null and aligned (checked by `check_rng`), disjoint from the buffers.
-    let rng = unsafe { rng_mut(rng) };
-    if rng.is_zero() {
-        return Err(SGMCMC_ERR_RNG_UNSEEDED);
-    }
-    let [theta, grad, scratch] = bufs;
-    // SAFETY: all three passed `check_buffers`; the caller contract covers the rest.
-    let (theta, grad, scratch) = unsafe { (slice(theta), slice(grad), slice(scratch)) };
-    let mut sampler =
-        Sgld::new(params, theta, Workspace::new(grad, scratch)).map_err(layout_code)?;
-    let mut out = NO_STATS;
-    let r = run(
-        &mut sampler,
-        &mut model(f, ctx),
-        steps,
-        rng,
-        &mut out,
-        |_, _| {},
-    );
-    // SAFETY: as above.
-    unsafe { write_stats(stats, out) };
-    r
+unsafe fn sgld<T: Real>(h: T, call: Call<T>) -> Result<(), i32> {
+    // SAFETY: the caller's contract is `prepare`'s.
+    let (b, chain) = unsafe { call.prepare() }?;
+    let params = SgldParams::new(h);
+    params.validate().map_err(param_code)?;
+    chain.run(|| Sgld::new(params, b.theta, b.work), |_, _| {})
 }
 
 /// # Safety
@@ -538,610 +721,219 @@ unsafe fn sghmc<T: Real>(
     friction: T,
     noise_estimate: T,
     integ: i32,
-    f: Option<Callback<T>>,
-    ctx: *mut c_void,
-    theta: *mut T,
-    p: *mut T,
-    grad: *mut T,
-    scratch: *mut T,
-    n: usize,
-    steps: u64,
-    rng: *mut SgmcmcRng,
-    stats: *mut SgmcmcStats,
+    call: Call<T>,
 ) -> Result<(), i32> {
-    check_rng(rng, stats)?;
-    // SAFETY: `stats` is null or aligned (checked); writable by the caller contract.
-    unsafe { write_stats(stats, NO_STATS) };
-    let f = f.ok_or(SGMCMC_ERR_NULL)?;
-    let bufs = [
-        Buf::new(theta, n),
-        Buf::new(p, n),
-        Buf::new(grad, n),
-        Buf::new(scratch, n),
-    ];
-    check_buffers(n, &bufs, &[region(rng), region(stats)])?;
-    let params =
-        SghmcParams::with_noise_estimate(h, friction, noise_estimate).map_err(param_code)?;
-    let integ = integrator(integ)?;
-    // SAFETY: non-null and aligned (checked by `check_rng`), disjoint from the buffers.
-    let rng = unsafe { rng_mut(rng) };
-    if rng.is_zero() {
-        return Err(SGMCMC_ERR_RNG_UNSEEDED);
-    }
-    let [theta, p, grad, scratch] = bufs;
-    // SAFETY: all four passed `check_buffers`; the caller contract covers the rest.
-    let (theta, p, grad, scratch) =
-        unsafe { (slice(theta), slice(p), slice(grad), slice(scratch)) };
-    let mut sampler =
-        Sghmc::new(params, integ, theta, p, Workspace::new(grad, scratch)).map_err(layout_code)?;
-    let mut out = NO_STATS;
-    let r = run(
-        &mut sampler,
-        &mut model(f, ctx),
-        steps,
-        rng,
-        &mut out,
-        |_, _| {},
-    );
-    // SAFETY: as above.
-    unsafe { write_stats(stats, out) };
-    r
+    // SAFETY: the caller's contract is `prepare`'s.
+    let (b, chain) = unsafe { call.prepare() }?;
+    let params = SghmcParams::new(h)
+        .with_friction(friction)
+        .with_noise_estimate(noise_estimate);
+    params.validate().map_err(param_code)?;
+    let params = params.with_integrator(integrator(integ)?);
+    chain.run(|| Sghmc::new(params, b.theta, b.p, b.work), |_, _| {})
+}
+
+/// SGNHT's and mSGNHT's parameters, checked (first bad one in argument order).
+fn sgnht_params<T: Real>(h: T, diffusion: T, integ: i32) -> Result<SgnhtParams<T>, i32> {
+    let params = SgnhtParams::new(h).with_diffusion(diffusion);
+    params.validate().map_err(param_code)?;
+    Ok(params.with_integrator(integrator(integ)?))
 }
 
 /// # Safety
 ///
 /// The contract of the `sgmcmc_sgnht_*` entry points.
-unsafe fn sgnht<T: Real>(
-    h: T,
-    diffusion: T,
-    integ: i32,
-    f: Option<Callback<T>>,
-    ctx: *mut c_void,
-    theta: *mut T,
-    p: *mut T,
-    xi: *mut T,
-    grad: *mut T,
-    scratch: *mut T,
-    n: usize,
-    steps: u64,
-    rng: *mut SgmcmcRng,
-    stats: *mut SgmcmcStats,
-) -> Result<(), i32> {
-    check_rng(rng, stats)?;
-    if xi.is_null() || !xi.is_aligned() {
-        return Err(SGMCMC_ERR_NULL);
-    }
-    // SAFETY: `stats` is null or aligned (checked); writable by the caller contract.
-    unsafe { write_stats(stats, NO_STATS) };
-    let f = f.ok_or(SGMCMC_ERR_NULL)?;
-    let bufs = [
-        Buf::new(theta, n),
-        Buf::new(p, n),
-        Buf::new(grad, n),
-        Buf::new(scratch, n),
-    ];
-    check_buffers(n, &bufs, &[region(rng), region(stats), region(xi)])?;
-    if region(xi).0 < region(rng).0 + region(rng).1 && region(rng).0 < region(xi).0 + region(xi).1 {
-        return Err(SGMCMC_ERR_OVERLAP);
-    }
-    let params = SgnhtParams::new(h, diffusion).map_err(param_code)?;
-    let integ = integrator(integ)?;
-    // SAFETY: non-null and aligned (checked by `check_rng`), disjoint from the buffers.
-    let rng = unsafe { rng_mut(rng) };
-    if rng.is_zero() {
-        return Err(SGMCMC_ERR_RNG_UNSEEDED);
-    }
-    // SAFETY: `xi` is non-null, aligned and disjoint from the other buffers and the generator
-    // (checked); the caller guarantees it points to one initialised, writable `T`.
-    let xi = unsafe { &mut slice(Buf::new(xi, 1))[..] };
-    let Some(xi0) = xi.first().copied().filter(|x| x.is_finite()) else {
-        return Err(SGMCMC_ERR_NON_FINITE_INPUT);
+unsafe fn sgnht<T: Real>(h: T, diffusion: T, integ: i32, call: Call<T>) -> Result<(), i32> {
+    // SAFETY: the caller's contract is `prepare`'s.
+    let (b, chain) = unsafe { call.prepare() }?;
+    let params = sgnht_params(h, diffusion, integ)?;
+    // `prepare` gave ξ the one value `XiLen::One` asks for. It is the caller's variable, in
+    // which the thermostat persists between calls (also after an error).
+    let [xi] = b.xi else {
+        return Err(SGMCMC_ERR_LENGTH);
     };
-    let [theta, p, grad, scratch] = bufs;
-    // SAFETY: all four passed `check_buffers`; the caller contract covers the rest.
-    let (theta, p, grad, scratch) =
-        unsafe { (slice(theta), slice(p), slice(grad), slice(scratch)) };
-    let mut sampler =
-        Sgnht::new(params, integ, theta, p, Workspace::new(grad, scratch)).map_err(layout_code)?;
-    sampler.set_thermostat(xi0);
-    let mut out = NO_STATS;
-    let r = run(
-        &mut sampler,
-        &mut model(f, ctx),
-        steps,
-        rng,
-        &mut out,
-        |_, _| {},
-    );
-    // ξ persists in the caller's variable, also after an error (then it is the state the error
-    // describes: unchanged for a non-finite gradient, as computed for a non-finite state).
-    for x in xi.iter_mut() {
-        *x = sampler.thermostat();
-    }
-    // SAFETY: as above.
-    unsafe { write_stats(stats, out) };
-    r
+    chain.run(|| Sgnht::new(params, b.theta, b.p, xi, b.work), |_, _| {})
 }
 
 /// # Safety
 ///
 /// The contract of the `sgmcmc_msgnht_*` entry points.
-unsafe fn msgnht<T: Real>(
-    h: T,
-    diffusion: T,
-    integ: i32,
-    f: Option<Callback<T>>,
-    ctx: *mut c_void,
-    theta: *mut T,
-    p: *mut T,
-    xi: *mut T,
-    grad: *mut T,
-    scratch: *mut T,
-    n: usize,
-    steps: u64,
-    rng: *mut SgmcmcRng,
-    stats: *mut SgmcmcStats,
-) -> Result<(), i32> {
-    check_rng(rng, stats)?;
-    // SAFETY: `stats` is null or aligned (checked); writable by the caller contract.
-    unsafe { write_stats(stats, NO_STATS) };
-    let f = f.ok_or(SGMCMC_ERR_NULL)?;
-    let bufs = [
-        Buf::new(theta, n),
-        Buf::new(p, n),
-        Buf::new(xi, n),
-        Buf::new(grad, n),
-        Buf::new(scratch, n),
-    ];
-    check_buffers(n, &bufs, &[region(rng), region(stats)])?;
-    let params = SgnhtParams::new(h, diffusion).map_err(param_code)?;
-    let integ = integrator(integ)?;
-    // SAFETY: non-null and aligned (checked by `check_rng`), disjoint from the buffers.
-    let rng = unsafe { rng_mut(rng) };
-    if rng.is_zero() {
-        return Err(SGMCMC_ERR_RNG_UNSEEDED);
-    }
-    let [theta, p, xi, grad, scratch] = bufs;
-    // SAFETY: all five passed `check_buffers`; the caller contract covers the rest.
-    let (theta, p, xi, grad, scratch) = unsafe {
-        (
-            slice(theta),
-            slice(p),
-            slice(xi),
-            slice(grad),
-            slice(scratch),
-        )
-    };
-    if xi.iter().any(|x| !x.is_finite()) {
-        return Err(SGMCMC_ERR_NON_FINITE_INPUT);
-    }
-    // `MSgnht::resume` keeps the caller's ξ, so the chain continues from it.
-    let mut sampler = MSgnht::resume(params, integ, theta, p, xi, Workspace::new(grad, scratch))
-        .map_err(layout_code)?;
-    let mut out = NO_STATS;
-    let r = run(
-        &mut sampler,
-        &mut model(f, ctx),
-        steps,
-        rng,
-        &mut out,
+unsafe fn msgnht<T: Real>(h: T, diffusion: T, integ: i32, call: Call<T>) -> Result<(), i32> {
+    // SAFETY: the caller's contract is `prepare`'s.
+    let (b, chain) = unsafe { call.prepare() }?;
+    let params = sgnht_params(h, diffusion, integ)?;
+    // `MSgnht::new` keeps the caller's ξ, so the chain continues from it.
+    chain.run(
+        || MSgnht::new(params, b.theta, b.p, b.xi, b.work),
         |_, _| {},
-    );
-    // SAFETY: as above.
-    unsafe { write_stats(stats, out) };
-    r
-}
-
-/// The fields of an `sgmcmc_sgmgt_params_*`, generic.
-struct SgmgtArgs<T> {
-    h: T,
-    sigma_p: T,
-    gamma: T,
-    sigma_theta: T,
-    sigma_xi: T,
-    a: T,
-    c: T,
-    resample_momentum: u32,
-    resample_thermostat: u32,
-    integrator: i32,
-    noise_estimate: T,
-}
-
-macro_rules! sgmgt_args {
-    ($p:expr) => {
-        SgmgtArgs {
-            h: $p.h,
-            sigma_p: $p.sigma_p,
-            gamma: $p.gamma,
-            sigma_theta: $p.sigma_theta,
-            sigma_xi: $p.sigma_xi,
-            a: $p.a,
-            c: $p.c,
-            resample_momentum: $p.resample_momentum,
-            resample_thermostat: $p.resample_thermostat,
-            integrator: $p.integrator,
-            noise_estimate: $p.noise_estimate,
-        }
-    };
+    )
 }
 
 /// # Safety
 ///
-/// The contract of the `sgmcmc_sgmgt_*` entry points.
-/// `noise`: `None` for the scalar B̂ of `args`, or the caller's pointer to `n` per-coordinate
-/// estimates (null is refused with the other pointer checks).
-unsafe fn sgmgt<T: Real>(
-    args: SgmgtArgs<T>,
-    noise: Option<*const T>,
-    f: Option<Callback<T>>,
-    ctx: *mut c_void,
-    theta: *mut T,
-    p: *mut T,
-    xi: *mut T,
-    grad: *mut T,
-    scratch: *mut T,
-    n: usize,
-    steps: u64,
-    step_count: *mut u64,
-    rng: *mut SgmcmcRng,
-    stats: *mut SgmcmcStats,
-) -> Result<(), i32> {
-    check_rng(rng, stats)?;
-    if !step_count.is_null() && !step_count.is_aligned() {
-        return Err(SGMCMC_ERR_NULL);
-    }
-    // SAFETY: `stats` is null or aligned (checked); writable by the caller contract.
-    unsafe { write_stats(stats, NO_STATS) };
-    let f = f.ok_or(SGMCMC_ERR_NULL)?;
-    let bufs = [
-        Buf::new(theta, n),
-        Buf::new(p, n),
-        Buf::new(xi, n),
-        Buf::new(grad, n),
-        Buf::new(scratch, n),
-    ];
-    if noise.is_some_and(|b| b.is_null()) {
-        return Err(SGMCMC_ERR_NULL);
-    }
-    let noise = noise.unwrap_or(core::ptr::null());
-    // The optional estimates are only read, but must not overlap anything this call writes:
-    // the five buffers (as an extra region of `check_buffers`), the generator, the stats and
-    // the step counter.
-    let noise_region = if noise.is_null() {
-        (0, 0)
-    } else {
-        if !noise.is_aligned() {
-            return Err(SGMCMC_ERR_NULL);
-        }
-        // (n · size_of::<T>() ≤ isize::MAX is checked for every buffer by `check_buffers`.)
-        (noise as usize, n.saturating_mul(size_of::<T>()))
-    };
-    let written = [region(rng), region(stats), region(step_count)];
-    let mut extra = [(0, 0); 4];
-    extra[..3].copy_from_slice(&written);
-    extra[3] = noise_region;
-    check_buffers(n, &bufs, &extra)?;
-    let (start, size) = noise_region;
-    if size > 0
-        && written
-            .iter()
-            .any(|&(p, len)| start < p.saturating_add(len) && p < start.saturating_add(size))
-    {
-        return Err(SGMCMC_ERR_OVERLAP);
-    }
-    // Resampling is driven here from the caller's step counter (the sampler's own counter would
-    // restart at 0 in every call), so the sampler is built with it switched off.
-    let params = SgmgtParams::new(args.h)
-        .and_then(|q| q.with_sigma_p(args.sigma_p))
-        .and_then(|q| q.with_gamma(args.gamma))
-        .and_then(|q| q.with_sigma_theta(args.sigma_theta))
-        .and_then(|q| q.with_sigma_xi(args.sigma_xi))
-        .and_then(|q| q.with_noise_estimate(args.noise_estimate))
-        .map_err(param_code)?
-        .with_resampling(0, 0);
-    let kinetic = MonomialGamma::softened(args.a, args.c).map_err(param_code)?;
-    let params = params.with_integrator(integrator(args.integrator)?);
-    // SAFETY: non-null and aligned (checked by `check_rng`), disjoint from the buffers.
-    let rng = unsafe { rng_mut(rng) };
-    if rng.is_zero() {
-        return Err(SGMCMC_ERR_RNG_UNSEEDED);
-    }
-    let mut counter_storage = 0u64;
-    let counter: &mut u64 = if step_count.is_null() {
-        &mut counter_storage
-    } else {
-        // SAFETY: non-null and aligned (checked), disjoint from the buffers and the generator
-        // (checked); the caller guarantees a valid, writable `uint64_t`.
-        unsafe { &mut *step_count }
-    };
-    let [theta, p, xi, grad, scratch] = bufs;
-    // SAFETY: all five passed `check_buffers`; the caller contract covers the rest.
-    let (theta, p, xi, grad, scratch) = unsafe {
-        (
-            slice(theta),
-            slice(p),
-            slice(xi),
-            slice(grad),
-            slice(scratch),
-        )
-    };
-    let mut sampler = Sgmgt::new(params, kinetic, theta, p, xi, Workspace::new(grad, scratch))
-        .map_err(layout_code)?;
-    if !noise.is_null() {
-        // SAFETY: non-null, aligned, n · size_of::<T>() ≤ isize::MAX (checked above), disjoint
-        // from every buffer this call writes (checked); the caller guarantees n initialised
-        // values that nothing writes during the call. Only read.
-        let estimates = unsafe { core::slice::from_raw_parts(noise, n) };
-        sampler
-            .set_noise_estimates(estimates)
-            .map_err(layout_code)?;
-    }
-    let (tp, tx) = (args.resample_momentum, args.resample_thermostat);
-    let mut out = NO_STATS;
+/// The contract of the `sgmcmc_sgmgt_*` and `sgmcmc_sgmgt_noise_estimates_*` entry points.
+unsafe fn sgmgt<T: Real>(q: SgmcmcSgmgtParams<T>, call: Call<T>) -> Result<(), i32> {
+    // SAFETY: the caller's contract is `prepare`'s.
+    let (b, chain) = unsafe { call.prepare() }?;
+    // Resampling is driven below from the caller's step counter (the sampler's own counter
+    // would restart at 0 in every call), so the sampler is built with it switched off.
+    let params = SgmgtParams::new(q.h)
+        .with_sigma_p(q.sigma_p)
+        .with_gamma(q.gamma)
+        .with_sigma_theta(q.sigma_theta)
+        .with_sigma_xi(q.sigma_xi)
+        .with_noise_estimate(q.noise_estimate)
+        .with_resampling_steps(0, 0);
+    params.validate().map_err(param_code)?;
+    let kinetic = MonomialGamma::softened(q.a, q.c).map_err(param_code)?;
+    let params = params
+        .with_kinetic(kinetic)
+        .with_integrator(integrator(q.integrator)?);
+    let mut local_count = 0;
+    let count = b.step_count.unwrap_or(&mut local_count);
+    let (tp, tx) = (q.resample_momentum, q.resample_thermostat);
     // As `Sgmgt::step` does with its own counter: after the step's statistics, p then ξ.
-    let r = run(
-        &mut sampler,
-        &mut model(f, ctx),
-        steps,
-        rng,
-        &mut out,
-        |s, rng| {
-            *counter = counter.wrapping_add(1);
-            if tp != 0 && counter.is_multiple_of(u64::from(tp)) {
-                s.resample_momentum(rng);
+    chain.run(
+        || {
+            let mut sampler = Sgmgt::new(params, b.theta, b.p, b.xi, b.work)?;
+            if let Some(estimates) = b.noise_estimates {
+                sampler.set_noise_estimates(estimates)?;
             }
-            if tx != 0 && counter.is_multiple_of(u64::from(tx)) {
-                s.resample_thermostat(rng);
+            Ok(sampler)
+        },
+        |sampler, rng| {
+            *count = count.wrapping_add(1);
+            if tp != 0 && count.is_multiple_of(u64::from(tp)) {
+                sampler.resample_momentum(rng);
+            }
+            if tx != 0 && count.is_multiple_of(u64::from(tx)) {
+                sampler.resample_thermostat(rng);
             }
         },
-    );
-    // SAFETY: as above.
-    unsafe { write_stats(stats, out) };
-    r
+    )
 }
 
 // ------------------------------------------------------------------------------------------
 // Entry points
 // ------------------------------------------------------------------------------------------
 
+/// Defines one exported step function. Its arguments are the leading ones (parameters), the
+/// ones every step function takes in this order — `grad_fn`, `ctx`, `theta`, the sampler's
+/// state arrays, `work`, `n`, `steps` — any trailing ones (SGMGT's step counter), then `rng`
+/// and `stats`; `|$call| $body` receives the common ones as a [`Call`].
+macro_rules! step_fn {
+    (
+        $(#[$attr:meta])*
+        $name:ident<$t:ty, $cb:ty>(
+            $($arg:ident: $arg_ty:ty),*;
+            $($state:ident),*;
+            $($post:ident: $post_ty:ty),*
+        ) |$call:ident| $body:expr
+    ) => {
+        $(#[$attr])*
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            $($arg: $arg_ty,)*
+            grad_fn: $cb,
+            ctx: *mut c_void,
+            theta: *mut $t,
+            $($state: *mut $t,)*
+            work: *mut $t,
+            n: usize,
+            steps: u64,
+            $($post: $post_ty,)*
+            rng: *mut SgmcmcRng,
+            stats: *mut SgmcmcStats,
+        ) -> i32 {
+            let $call = Call::new(grad_fn, ctx, theta, work, n, steps, rng, stats);
+            // SAFETY: the caller's contract is this function's, which is the body's.
+            status(unsafe { $body })
+        }
+    };
+}
+
 macro_rules! entry_points {
-    ($t:ty, $cb:ty, $params:ty, $sgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $sgmgt_noise:ident) => {
-        /// SGLD with a constant step h: `steps` steps of θ ← θ − h∇Ũ(θ) + √(2h)ζ.
-        ///
-        /// Buffers (each `n` values, distinct and non-overlapping): `theta` (in/out, finite),
-        /// `grad` and `scratch` (workspace; contents ignored). `stats` may be null. Returns
-        /// [`SGMCMC_OK`] or an `SGMCMC_ERR_*` code (see the header for the order of checks).
-        ///
-        /// # Safety
-        ///
-        /// Every non-null pointer points to initialised, writable memory of its documented
-        /// length that nothing else accesses during the call; `grad_fn` is safe to call with
-        /// pointers to `n` values and `ctx`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $sgld(
-            h: $t,
-            grad_fn: $cb,
-            ctx: *mut c_void,
-            theta: *mut $t,
-            grad: *mut $t,
-            scratch: *mut $t,
-            n: usize,
-            steps: u64,
-            rng: *mut SgmcmcRng,
-            stats: *mut SgmcmcStats,
-        ) -> i32 {
-            // SAFETY: the caller's contract is this function's.
-            status(unsafe { sgld(h, grad_fn, ctx, theta, grad, scratch, n, steps, rng, stats) })
+    ($t:ty, $cb:ty, $sgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $sgmgt_noise:ident) => {
+        step_fn! {
+            /// SGLD with a constant step h: `steps` steps of θ ← θ − h∇Ũ(θ) + √(2h)ζ.
+            ///
+            /// Buffers: `theta` (n values, in/out, finite) and `work` (2n values, workspace;
+            /// contents ignored), pairwise disjoint and disjoint from `rng` and `stats`.
+            /// `stats` may be null. Returns [`SGMCMC_OK`] or an `SGMCMC_ERR_*` code (see the
+            /// header for the order of checks).
+            ///
+            /// # Safety
+            ///
+            /// Every non-null pointer points to memory of its documented length, initialised
+            /// (but for `work` and `stats`) and writable, that nothing else accesses during the
+            /// call; `grad_fn` is safe to call with pointers to `n` values and `ctx`.
+            $sgld<$t, $cb>(h: $t; ;) |call| sgld(h, call)
         }
-
-        /// SGHMC with friction A ≥ 0 and noise estimate 0 ≤ B̂ ≤ A.
-        ///
-        /// Buffers (each `n` values): `theta`, `p` (in/out, finite), `grad`, `scratch`.
-        /// `integrator`: 0 Euler, 1 splitting.
-        ///
-        /// # Safety
-        ///
-        /// As for the SGLD entry point.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $sghmc(
-            h: $t,
-            friction: $t,
-            noise_estimate: $t,
-            integrator: i32,
-            grad_fn: $cb,
-            ctx: *mut c_void,
-            theta: *mut $t,
-            p: *mut $t,
-            grad: *mut $t,
-            scratch: *mut $t,
-            n: usize,
-            steps: u64,
-            rng: *mut SgmcmcRng,
-            stats: *mut SgmcmcStats,
-        ) -> i32 {
-            // SAFETY: the caller's contract is this function's.
-            status(unsafe {
-                sghmc(
-                    h,
-                    friction,
-                    noise_estimate,
-                    integrator,
-                    grad_fn,
-                    ctx,
-                    theta,
-                    p,
-                    grad,
-                    scratch,
-                    n,
-                    steps,
-                    rng,
-                    stats,
-                )
-            })
+        step_fn! {
+            /// SGHMC with friction A ≥ 0 and noise estimate 0 ≤ B̂ ≤ A.
+            ///
+            /// Buffers: `theta`, `p` (n values each, in/out, finite), `work` (2n values).
+            /// `integrator`: 0 Euler, 1 splitting.
+            ///
+            /// # Safety
+            ///
+            /// As for the SGLD entry point.
+            $sghmc<$t, $cb>(h: $t, friction: $t, noise_estimate: $t, integrator: i32; p;)
+            |call| sghmc(h, friction, noise_estimate, integrator, call.with_momentum(p))
         }
-
-        /// SGNHT (one scalar thermostat ξ) with diffusion A ≥ 0.
-        ///
-        /// Buffers: `theta`, `p`, `grad`, `scratch` (each `n` values); `xi` points to ONE value
-        /// (in/out, finite), the thermostat, which persists between calls (Ding et al. start it
-        /// at ξ₀ = A).
-        ///
-        /// # Safety
-        ///
-        /// As for the SGLD entry point.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $sgnht(
-            h: $t,
-            diffusion: $t,
-            integrator: i32,
-            grad_fn: $cb,
-            ctx: *mut c_void,
-            theta: *mut $t,
-            p: *mut $t,
-            xi: *mut $t,
-            grad: *mut $t,
-            scratch: *mut $t,
-            n: usize,
-            steps: u64,
-            rng: *mut SgmcmcRng,
-            stats: *mut SgmcmcStats,
-        ) -> i32 {
-            // SAFETY: the caller's contract is this function's.
-            status(unsafe {
-                sgnht(
-                    h, diffusion, integrator, grad_fn, ctx, theta, p, xi, grad, scratch, n, steps,
-                    rng, stats,
-                )
-            })
+        step_fn! {
+            /// SGNHT (one scalar thermostat ξ) with diffusion A ≥ 0.
+            ///
+            /// Buffers: `theta`, `p` (n values each), `work` (2n values); `xi` points to ONE
+            /// value (in/out, finite), the thermostat, which persists between calls (Ding et
+            /// al. start it at ξ₀ = A).
+            ///
+            /// # Safety
+            ///
+            /// As for the SGLD entry point.
+            $sgnht<$t, $cb>(h: $t, diffusion: $t, integrator: i32; p, xi;)
+            |call| sgnht(h, diffusion, integrator, call.with_momentum(p).with_thermostat(xi, XiLen::One))
         }
-
-        /// mSGNHT (one thermostat per coordinate) with diffusion D ≥ 0.
-        ///
-        /// Buffers: `theta`, `p`, `xi` (in/out, finite; start ξᵢ = D), `grad` (each `n` values)
-        /// and `scratch` (each `n` values).
-        ///
-        /// # Safety
-        ///
-        /// As for the SGLD entry point.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $msgnht(
-            h: $t,
-            diffusion: $t,
-            integrator: i32,
-            grad_fn: $cb,
-            ctx: *mut c_void,
-            theta: *mut $t,
-            p: *mut $t,
-            xi: *mut $t,
-            grad: *mut $t,
-            scratch: *mut $t,
-            n: usize,
-            steps: u64,
-            rng: *mut SgmcmcRng,
-            stats: *mut SgmcmcStats,
-        ) -> i32 {
-            // SAFETY: the caller's contract is this function's.
-            status(unsafe {
-                msgnht(
-                    h, diffusion, integrator, grad_fn, ctx, theta, p, xi, grad, scratch, n, steps,
-                    rng, stats,
-                )
-            })
+        step_fn! {
+            /// mSGNHT (one thermostat per coordinate) with diffusion D ≥ 0.
+            ///
+            /// Buffers: `theta`, `p`, `xi` (n values each, in/out, finite; start ξᵢ = D) and
+            /// `work` (2n values).
+            ///
+            /// # Safety
+            ///
+            /// As for the SGLD entry point.
+            $msgnht<$t, $cb>(h: $t, diffusion: $t, integrator: i32; p, xi;)
+            |call| msgnht(h, diffusion, integrator, call.with_momentum(p).with_thermostat(xi, XiLen::PerCoordinate))
         }
-
-        /// SGMGT / SGMGT-D with the softened monomial-gamma kinetics K_c (eq. 12, a ∈ {1, 2}).
-        ///
-        /// Buffers (each `n` values): `theta`, `p`, `xi` (in/out, finite; ξ = 0 is the natural
-        /// start), `grad`, `scratch`. `step_count` (may be null = 0 at every call) is the
-        /// chain's step counter: read at the start, incremented after every completed step; p
-        /// (ξ) is resampled after the steps at which it becomes a multiple of T_p (T_ξ).
-        ///
-        /// # Safety
-        ///
-        /// As for the SGLD entry point; `step_count` is null or points to a writable `uint64_t`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $sgmgt(
-            params: $params,
-            grad_fn: $cb,
-            ctx: *mut c_void,
-            theta: *mut $t,
-            p: *mut $t,
-            xi: *mut $t,
-            grad: *mut $t,
-            scratch: *mut $t,
-            n: usize,
-            steps: u64,
-            step_count: *mut u64,
-            rng: *mut SgmcmcRng,
-            stats: *mut SgmcmcStats,
-        ) -> i32 {
-            // SAFETY: the caller's contract is this function's.
-            status(unsafe {
-                sgmgt(
-                    sgmgt_args!(params),
-                    None,
-                    grad_fn,
-                    ctx,
-                    theta,
-                    p,
-                    xi,
-                    grad,
-                    scratch,
-                    n,
-                    steps,
-                    step_count,
-                    rng,
-                    stats,
-                )
-            })
+        step_fn! {
+            /// SGMGT / SGMGT-D with the softened monomial-gamma kinetics K_c (eq. 12, a ∈ {1, 2}).
+            ///
+            /// Buffers: `theta`, `p`, `xi` (n values each, in/out, finite; ξ = 0 is the natural
+            /// start), `work` (2n values). `step_count` (may be null = 0 at every call) is the
+            /// chain's step counter: read at the start, incremented after every completed step;
+            /// p (ξ) is resampled after the steps at which it becomes a multiple of T_p (T_ξ).
+            ///
+            /// # Safety
+            ///
+            /// As for the SGLD entry point; `step_count` is null or points to a writable
+            /// `uint64_t`.
+            $sgmgt<$t, $cb>(params: SgmcmcSgmgtParams<$t>; p, xi; step_count: *mut u64)
+            |call| sgmgt(params, call.with_momentum(p).with_thermostat(xi, XiLen::PerCoordinate).with_step_count(step_count))
         }
-
-        /// As the SGMGT entry point, with per-coordinate gradient-noise estimates for the θ term
-        /// (`Sgmgt::set_noise_estimates`): `noise_estimates` holds `n` values B̂ᵢ ≥ 0 with
-        /// 2σ_θB̂ᵢ < 1, used in place of `params.noise_estimate`; it is only read, and must not
-        /// overlap any other argument. Checked after the initial state: a bad value returns
-        /// `SGMCMC_ERR_BAD_NOISE_ESTIMATE` before any step.
-        ///
-        /// # Safety
-        ///
-        /// As for the SGMGT entry point; `noise_estimates` points to `n` initialised values that
-        /// nothing writes during the call.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "C" fn $sgmgt_noise(
-            params: $params,
-            noise_estimates: *const $t,
-            grad_fn: $cb,
-            ctx: *mut c_void,
-            theta: *mut $t,
-            p: *mut $t,
-            xi: *mut $t,
-            grad: *mut $t,
-            scratch: *mut $t,
-            n: usize,
-            steps: u64,
-            step_count: *mut u64,
-            rng: *mut SgmcmcRng,
-            stats: *mut SgmcmcStats,
-        ) -> i32 {
-            // SAFETY: the caller's contract is this function's.
-            status(unsafe {
-                sgmgt(
-                    sgmgt_args!(params),
-                    Some(noise_estimates),
-                    grad_fn,
-                    ctx,
-                    theta,
-                    p,
-                    xi,
-                    grad,
-                    scratch,
-                    n,
-                    steps,
-                    step_count,
-                    rng,
-                    stats,
-                )
-            })
+        step_fn! {
+            /// As the SGMGT entry point, with per-coordinate gradient-noise estimates for the θ
+            /// term (`Sgmgt::set_noise_estimates`): `noise_estimates` holds `n` values B̂ᵢ ≥ 0
+            /// with 2σ_θB̂ᵢ < 1, used in place of `params.noise_estimate`; it is only read, and
+            /// must not overlap any other argument. Checked after the initial state: a bad
+            /// value returns `SGMCMC_ERR_BAD_NOISE_ESTIMATE` before any step.
+            ///
+            /// # Safety
+            ///
+            /// As for the SGMGT entry point; `noise_estimates` points to `n` initialised values
+            /// that nothing writes during the call.
+            $sgmgt_noise<$t, $cb>(params: SgmcmcSgmgtParams<$t>, noise_estimates: *const $t; p, xi; step_count: *mut u64)
+            |call| sgmgt(params, call.with_momentum(p).with_thermostat(xi, XiLen::PerCoordinate).with_step_count(step_count).with_noise_estimates(noise_estimates))
         }
     };
 }
@@ -1149,7 +941,6 @@ macro_rules! entry_points {
 entry_points!(
     f32,
     GradientF32,
-    SgmgtParamsF32,
     sgmcmc_sgld_f32,
     sgmcmc_sghmc_f32,
     sgmcmc_sgnht_f32,
@@ -1160,7 +951,6 @@ entry_points!(
 entry_points!(
     f64,
     GradientF64,
-    SgmgtParamsF64,
     sgmcmc_sgld_f64,
     sgmcmc_sghmc_f64,
     sgmcmc_sgnht_f64,

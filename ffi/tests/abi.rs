@@ -1,5 +1,6 @@
 //! The C entry points called through their Rust declarations: posterior means on a 5-d Gaussian,
-//! error codes, chain continuity across calls, the generator against the reference C code.
+//! error codes, overlapping arguments, chain continuity across calls, the ABI against the core
+//! samplers, the generator against the reference C code.
 //!
 //! Tolerances: every posterior-mean check is |mean − μ| < 5 batch-means standard errors (50
 //! batches, each ≫ the integrated autocorrelation time), so a correct sampler fails with
@@ -8,16 +9,140 @@
 //! (θ − μ, p) ↦ −(θ − μ, p), so the discretisation does not bias the mean.
 
 use core::ffi::c_void;
-use sgmcmc::kinetic::MonomialGamma;
-use sgmcmc::sampler::{MSgnht, Sgmgt, SgmgtParams, SgnhtParams};
-use sgmcmc::{ChainState, Integrator, Sampler, Workspace};
+use sgmcmc::prelude::*;
 use sgmcmc_ffi::*;
+use std::fmt::Debug;
+use std::ptr::{null, null_mut};
 
 const N: usize = 5;
 const MU: [f64; N] = [1.0, -2.0, 0.5, 3.0, -1.0];
 const SD: [f64; N] = [1.0, 0.5, 2.0, 1.0, 1.5];
 
-extern "C" fn grad64(theta: *const f64, grad: *mut f64, n: usize, ctx: *mut c_void) {
+// ------------------------------------------------------------------------------------------
+// Both float types behind one interface
+// ------------------------------------------------------------------------------------------
+
+type Grad<T> = extern "C" fn(*const T, *mut T, usize, *mut c_void);
+
+/// The step functions, by the arguments they take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Entry {
+    Sgld,
+    Sghmc,
+    Sgnht,
+    MSgnht,
+    Sgmgt,
+    SgmgtNoise,
+}
+
+/// Every argument a step function may take; each takes its own from here.
+#[derive(Clone, Copy)]
+struct Args<T> {
+    h: T,
+    /// A: SGHMC's friction, SGNHT's and mSGNHT's diffusion.
+    friction: T,
+    /// SGHMC's B̂.
+    noise_estimate: T,
+    integrator: i32,
+    sgmgt: SgmcmcSgmgtParams<T>,
+    estimates: *const T,
+    grad: Option<Grad<T>>,
+    ctx: *mut c_void,
+    theta: *mut T,
+    p: *mut T,
+    xi: *mut T,
+    work: *mut T,
+    n: usize,
+    steps: u64,
+    count: *mut u64,
+    rng: *mut SgmcmcRng,
+    stats: *mut SgmcmcStats,
+}
+
+/// A float type of the ABI: its entry points, and conversions.
+trait Abi: Copy + Default + PartialEq + Debug + 'static {
+    /// Calls the `entry` of this float type with the arguments it takes from `a`.
+    ///
+    /// # Safety
+    ///
+    /// `a`'s pointers meet `entry`'s contract, but for the ones the library must refuse before
+    /// using them (null, misaligned, overlapping).
+    unsafe fn call(entry: Entry, a: &Args<Self>) -> i32;
+    fn of(x: f64) -> Self;
+    fn to(self) -> f64;
+}
+
+macro_rules! abi {
+    ($t:ty, $sgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $noise:ident) => {
+        impl Abi for $t {
+            unsafe fn call(entry: Entry, a: &Args<$t>) -> i32 {
+                let (h, f, b, integ) = (a.h, a.friction, a.noise_estimate, a.integrator);
+                let (g, ctx, theta, p, xi, work) = (a.grad, a.ctx, a.theta, a.p, a.xi, a.work);
+                let (n, steps, count, rng, stats) = (a.n, a.steps, a.count, a.rng, a.stats);
+                // SAFETY: the caller's contract is this function's.
+                unsafe {
+                    match entry {
+                        Entry::Sgld => $sgld(h, g, ctx, theta, work, n, steps, rng, stats),
+                        Entry::Sghmc => {
+                            $sghmc(h, f, b, integ, g, ctx, theta, p, work, n, steps, rng, stats)
+                        }
+                        Entry::Sgnht => $sgnht(
+                            h, f, integ, g, ctx, theta, p, xi, work, n, steps, rng, stats,
+                        ),
+                        Entry::MSgnht => $msgnht(
+                            h, f, integ, g, ctx, theta, p, xi, work, n, steps, rng, stats,
+                        ),
+                        Entry::Sgmgt => $sgmgt(
+                            a.sgmgt, g, ctx, theta, p, xi, work, n, steps, count, rng, stats,
+                        ),
+                        Entry::SgmgtNoise => $noise(
+                            a.sgmgt,
+                            a.estimates,
+                            g,
+                            ctx,
+                            theta,
+                            p,
+                            xi,
+                            work,
+                            n,
+                            steps,
+                            count,
+                            rng,
+                            stats,
+                        ),
+                    }
+                }
+            }
+            fn of(x: f64) -> Self {
+                x as $t
+            }
+            fn to(self) -> f64 {
+                self as f64
+            }
+        }
+    };
+}
+abi!(
+    f32,
+    sgmcmc_sgld_f32,
+    sgmcmc_sghmc_f32,
+    sgmcmc_sgnht_f32,
+    sgmcmc_msgnht_f32,
+    sgmcmc_sgmgt_f32,
+    sgmcmc_sgmgt_noise_estimates_f32
+);
+abi!(
+    f64,
+    sgmcmc_sgld_f64,
+    sgmcmc_sghmc_f64,
+    sgmcmc_sgnht_f64,
+    sgmcmc_msgnht_f64,
+    sgmcmc_sgmgt_f64,
+    sgmcmc_sgmgt_noise_estimates_f64
+);
+
+/// ∇U of N(MU, diag(SD²)); counts its calls in a `*mut u64` ctx when one is passed.
+extern "C" fn gaussian<T: Abi>(theta: *const T, grad: *mut T, n: usize, ctx: *mut c_void) {
     // SAFETY: the library passes θ and the gradient buffer, both of n values, and our own ctx.
     let (t, g) = unsafe {
         (
@@ -26,7 +151,7 @@ extern "C" fn grad64(theta: *const f64, grad: *mut f64, n: usize, ctx: *mut c_vo
         )
     };
     for i in 0..n {
-        g[i] = (t[i] - MU[i]) / (SD[i] * SD[i]);
+        g[i] = T::of((t[i].to() - MU[i]) / (SD[i] * SD[i]));
     }
     if !ctx.is_null() {
         // SAFETY: the tests pass a `*mut u64` call counter as ctx.
@@ -34,53 +159,43 @@ extern "C" fn grad64(theta: *const f64, grad: *mut f64, n: usize, ctx: *mut c_vo
     }
 }
 
-extern "C" fn grad32(theta: *const f32, grad: *mut f32, n: usize, ctx: *mut c_void) {
-    // SAFETY: as in `grad64`.
-    let (t, g) = unsafe {
-        (
-            std::slice::from_raw_parts(theta, n),
-            std::slice::from_raw_parts_mut(grad, n),
-        )
-    };
-    for i in 0..n {
-        g[i] = ((f64::from(t[i]) - MU[i]) / (SD[i] * SD[i])) as f32;
-    }
-    if !ctx.is_null() {
-        // SAFETY: as in `grad64`.
-        unsafe { *(ctx as *mut u64) += 1 };
-    }
-}
-
 /// Writes NaN into coordinate 2 of the gradient.
 extern "C" fn grad_nan(_: *const f64, grad: *mut f64, n: usize, _: *mut c_void) {
-    // SAFETY: as in `grad64`.
+    // SAFETY: as in `gaussian`.
     let g = unsafe { std::slice::from_raw_parts_mut(grad, n) };
     g.fill(0.0);
     g[2] = f64::NAN;
 }
 
-/// A chain's buffers.
-#[derive(Clone, Debug, PartialEq)]
+/// The core's model of the test target.
+fn core_model(t: &[f64], g: &mut [f64]) {
+    for i in 0..N {
+        g[i] = (t[i] - MU[i]) / (SD[i] * SD[i]);
+    }
+}
+
+/// A chain's buffers, and the gradient its calls pass.
+#[derive(Clone, Debug)]
 struct Chain<T> {
     theta: [T; N],
     p: [T; N],
     xi: [T; N],
-    grad: [T; N],
-    scratch: [T; N],
+    work: [T; 2 * N],
     rng: SgmcmcRng,
     count: u64,
+    model: Grad<T>,
 }
 
-impl<T: Copy + Default> Chain<T> {
-    fn new(seed: u64, xi0: T) -> Self {
+impl<T: Abi> Chain<T> {
+    fn new(seed: u64, xi0: f64) -> Self {
         Chain {
             theta: [T::default(); N],
             p: [T::default(); N],
-            xi: [xi0; N],
-            grad: [T::default(); N],
-            scratch: [T::default(); N],
+            xi: [T::of(xi0); N],
+            work: [T::default(); 2 * N],
             rng: SgmcmcRng::from_seed(seed),
             count: 0,
+            model: gaussian::<T>,
         }
     }
     /// The state that defines the chain (not the workspace).
@@ -118,220 +233,103 @@ fn h_for(kind: Kind) -> f64 {
     }
 }
 
-fn sgmgt64(h: f64, a: f64, integrator: i32) -> SgmgtParamsF64 {
-    SgmgtParamsF64 {
-        h,
-        sigma_p: 1.0,
-        gamma: 1.0,
-        sigma_theta: 0.0,
-        sigma_xi: 0.0,
-        a,
-        c: 5.0,
+fn sgmgt_params<T: Abi>(h: f64, a: f64, integrator: i32) -> SgmcmcSgmgtParams<T> {
+    SgmcmcSgmgtParams {
+        h: T::of(h),
+        sigma_p: T::of(1.0),
+        gamma: T::of(1.0),
+        sigma_theta: T::of(0.0),
+        sigma_xi: T::of(0.0),
+        a: T::of(a),
+        c: T::of(5.0),
         resample_momentum: 100,
         resample_thermostat: 100,
         integrator,
-        noise_estimate: 0.0,
+        noise_estimate: T::of(0.0),
     }
 }
 
-fn sgmgt32(h: f32, a: f32, integrator: i32) -> SgmgtParamsF32 {
-    SgmgtParamsF32 {
-        h,
-        sigma_p: 1.0,
-        gamma: 1.0,
-        sigma_theta: 0.0,
-        sigma_xi: 0.0,
-        a,
-        c: 5.0,
-        resample_momentum: 100,
-        resample_thermostat: 100,
-        integrator,
-        noise_estimate: 0.0,
+impl Kind {
+    fn entry(self) -> Entry {
+        match self {
+            Kind::Sgld => Entry::Sgld,
+            Kind::Sghmc(_) => Entry::Sghmc,
+            Kind::Sgnht(_) => Entry::Sgnht,
+            Kind::MSgnht(_) => Entry::MSgnht,
+            Kind::Sgmgt(_) => Entry::Sgmgt,
+        }
+    }
+    fn integrator(self) -> i32 {
+        match self {
+            Kind::Sgld => SGMCMC_EULER,
+            Kind::Sghmc(i) | Kind::Sgnht(i) | Kind::MSgnht(i) | Kind::Sgmgt(i) => i,
+        }
     }
 }
 
-/// One call of `steps` steps (f64). `counter` selects SGMGT's step counter or NULL.
-fn call64(
+impl<T: Abi> Args<T> {
+    /// A valid call of `kind` with step size h on the chain `c`: A = 1, B̂ = 0, the default
+    /// SGMGT parameters, the chain's gradient and step counter, no ctx.
+    fn new(kind: Kind, h: f64, c: &mut Chain<T>, steps: u64, stats: *mut SgmcmcStats) -> Self {
+        Args {
+            h: T::of(h),
+            friction: T::of(1.0),
+            noise_estimate: T::of(0.0),
+            integrator: kind.integrator(),
+            sgmgt: sgmgt_params(h, 1.0, kind.integrator()),
+            estimates: null(),
+            grad: Some(c.model),
+            ctx: null_mut(),
+            theta: c.theta.as_mut_ptr(),
+            p: c.p.as_mut_ptr(),
+            xi: c.xi.as_mut_ptr(),
+            work: c.work.as_mut_ptr(),
+            n: N,
+            steps,
+            count: &mut c.count,
+            rng: &mut c.rng,
+            stats,
+        }
+    }
+}
+
+/// One call of `steps` steps with A = 1 (B̂ = 0) or the default SGMGT parameters.
+/// `counter` selects SGMGT's step counter or NULL.
+fn call<T: Abi>(
     kind: Kind,
     h: f64,
-    c: &mut Chain<f64>,
+    c: &mut Chain<T>,
     steps: u64,
     counter: bool,
     stats: &mut SgmcmcStats,
 ) -> i32 {
-    let ctx = std::ptr::null_mut();
-    let g = Some(grad64 as extern "C" fn(*const f64, *mut f64, usize, *mut c_void));
-    let count: *mut u64 = if counter {
-        &mut c.count
-    } else {
-        std::ptr::null_mut()
-    };
-    // SAFETY: every pointer is a live local array of the documented length, distinct.
-    unsafe {
-        match kind {
-            Kind::Sgld => sgmcmc_sgld_f64(
-                h,
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.rng,
-                stats,
-            ),
-            Kind::Sghmc(i) => sgmcmc_sghmc_f64(
-                h,
-                1.0,
-                0.0,
-                i,
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.rng,
-                stats,
-            ),
-            Kind::Sgnht(i) => sgmcmc_sgnht_f64(
-                h,
-                1.0,
-                i,
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.rng,
-                stats,
-            ),
-            Kind::MSgnht(i) => sgmcmc_msgnht_f64(
-                h,
-                1.0,
-                i,
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.rng,
-                stats,
-            ),
-            Kind::Sgmgt(i) => sgmcmc_sgmgt_f64(
-                sgmgt64(h, 1.0, i),
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                count,
-                &mut c.rng,
-                stats,
-            ),
-        }
+    let mut a = Args::new(kind, h, c, steps, stats);
+    if !counter {
+        a.count = null_mut();
     }
+    // SAFETY: every pointer is a live array of the chain of the documented length, distinct.
+    unsafe { T::call(kind.entry(), &a) }
 }
 
-/// One call of `steps` steps (f32, SGMGT always with its counter).
-fn call32(kind: Kind, h: f32, c: &mut Chain<f32>, steps: u64, stats: &mut SgmcmcStats) -> i32 {
-    let ctx = std::ptr::null_mut();
-    let g = Some(grad32 as extern "C" fn(*const f32, *mut f32, usize, *mut c_void));
-    // SAFETY: every pointer is a live local array of the documented length, distinct.
-    unsafe {
-        match kind {
-            Kind::Sgld => sgmcmc_sgld_f32(
-                h,
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.rng,
-                stats,
-            ),
-            Kind::Sghmc(i) => sgmcmc_sghmc_f32(
-                h,
-                1.0,
-                0.0,
-                i,
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.rng,
-                stats,
-            ),
-            Kind::Sgnht(i) => sgmcmc_sgnht_f32(
-                h,
-                1.0,
-                i,
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.rng,
-                stats,
-            ),
-            Kind::MSgnht(i) => sgmcmc_msgnht_f32(
-                h,
-                1.0,
-                i,
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.rng,
-                stats,
-            ),
-            Kind::Sgmgt(i) => sgmcmc_sgmgt_f32(
-                sgmgt32(h, 1.0, i),
-                g,
-                ctx,
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                steps,
-                &mut c.count,
-                &mut c.rng,
-                stats,
-            ),
-        }
-    }
+/// One SGMGT call with `params`, through `sgmcmc_sgmgt_noise_estimates_*` when `estimates` is
+/// given, with the chain's step counter.
+fn call_sgmgt<T: Abi>(
+    params: SgmcmcSgmgtParams<T>,
+    estimates: Option<*const T>,
+    c: &mut Chain<T>,
+    steps: u64,
+    stats: &mut SgmcmcStats,
+) -> i32 {
+    let mut a = Args::new(Kind::Sgmgt(params.integrator), 0.0, c, steps, stats);
+    a.sgmgt = params;
+    a.estimates = estimates.unwrap_or(null());
+    let entry = match estimates {
+        None => Entry::Sgmgt,
+        Some(_) => Entry::SgmgtNoise,
+    };
+    // SAFETY: live arrays of the chain of the documented lengths; `estimates` is checked by the
+    // callee (null) or points to N values.
+    unsafe { T::call(entry, &a) }
 }
 
 /// ξ₀: A = 1 for the Nosé–Hoover samplers, 0 for SGMGT.
@@ -341,6 +339,16 @@ fn xi0(kind: Kind) -> f64 {
         _ => 1.0,
     }
 }
+
+const NO_STATS_PROBE: SgmcmcStats = SgmcmcStats {
+    kinetic_temperature: -1.0,
+    thermostat: -1.0,
+    steps: 99,
+};
+
+// ------------------------------------------------------------------------------------------
+// Posterior means, continuity, the core samplers
+// ------------------------------------------------------------------------------------------
 
 const BURN_IN: u64 = 5_000;
 const BATCHES: usize = 50;
@@ -372,249 +380,186 @@ fn check_means(label: &str, summary: [(f64, f64); N]) {
     }
 }
 
-#[test]
-fn posterior_means_f64() {
+/// The chain of every kind in calls of CHUNK steps; the f64 chains also check the kinetic
+/// temperature and the thermostat statistic.
+fn posterior_means<T: Abi>(seed: u64, check_temperature: bool) {
     for (k, kind) in KINDS.into_iter().enumerate() {
-        let mut c = Chain::new(100 + k as u64, xi0(kind));
+        let mut c = Chain::<T>::new(seed + k as u64, xi0(kind));
         let mut stats = NO_STATS_PROBE;
         let h = h_for(kind);
-        assert_eq!(
-            call64(kind, h, &mut c, BURN_IN, true, &mut stats),
-            SGMCMC_OK
-        );
+        assert_eq!(call(kind, h, &mut c, BURN_IN, true, &mut stats), SGMCMC_OK);
         let mut batches = vec![[0.0; N]; BATCHES];
         let mut temperature = 0.0;
         for batch in batches.iter_mut() {
             for _ in 0..PER_BATCH as u64 / CHUNK {
-                assert_eq!(call64(kind, h, &mut c, CHUNK, true, &mut stats), 0);
+                assert_eq!(call(kind, h, &mut c, CHUNK, true, &mut stats), 0);
                 assert_eq!(stats.steps, CHUNK);
                 for (b, t) in batch.iter_mut().zip(c.theta) {
-                    *b += t / (PER_BATCH as u64 / CHUNK) as f64;
+                    *b += t.to() / (PER_BATCH as u64 / CHUNK) as f64;
                 }
                 temperature += stats.kinetic_temperature;
             }
         }
-        let calls = (BATCHES * PER_BATCH) as f64 / CHUNK as f64;
-        let temperature = temperature / calls;
-        match kind {
-            Kind::Sgld => assert!(temperature.is_nan() && stats.thermostat.is_nan()),
-            // The thermostats hold the temperature at 1 (generalized equipartition for SGMGT).
-            Kind::Sgnht(_) | Kind::MSgnht(_) | Kind::Sgmgt(_) => {
-                assert!(
-                    (temperature - 1.0).abs() < 0.05,
-                    "{kind:?}: T = {temperature}"
-                );
-                assert!(stats.thermostat.is_finite());
-            }
-            Kind::Sghmc(_) => {
-                assert!(
-                    (temperature - 1.0).abs() < 0.1,
-                    "{kind:?}: T = {temperature}"
-                );
-                assert!(stats.thermostat.is_nan());
+        let label = format!("{kind:?} {}", std::any::type_name::<T>());
+        if check_temperature {
+            let calls = (BATCHES * PER_BATCH) as f64 / CHUNK as f64;
+            let temperature = temperature / calls;
+            match kind {
+                Kind::Sgld => assert!(temperature.is_nan() && stats.thermostat.is_nan()),
+                // The thermostats hold the temperature at 1 (generalized equipartition for SGMGT).
+                Kind::Sgnht(_) | Kind::MSgnht(_) | Kind::Sgmgt(_) => {
+                    assert!(
+                        (temperature - 1.0).abs() < 0.05,
+                        "{label}: T = {temperature}"
+                    );
+                    assert!(stats.thermostat.is_finite());
+                }
+                Kind::Sghmc(_) => {
+                    assert!(
+                        (temperature - 1.0).abs() < 0.1,
+                        "{label}: T = {temperature}"
+                    );
+                    assert!(stats.thermostat.is_nan());
+                }
             }
         }
-        check_means(&format!("{kind:?} f64"), summarise(&batches));
+        check_means(&label, summarise(&batches));
     }
+}
+
+#[test]
+fn posterior_means_f64() {
+    posterior_means::<f64>(100, true);
 }
 
 #[test]
 fn posterior_means_f32() {
-    for (k, kind) in KINDS.into_iter().enumerate() {
-        let mut c = Chain::new(200 + k as u64, xi0(kind) as f32);
-        let mut stats = NO_STATS_PROBE;
-        let h = h_for(kind) as f32;
-        assert_eq!(call32(kind, h, &mut c, BURN_IN, &mut stats), SGMCMC_OK);
-        let mut batches = vec![[0.0; N]; BATCHES];
-        for batch in batches.iter_mut() {
-            for _ in 0..PER_BATCH as u64 / CHUNK {
-                assert_eq!(call32(kind, h, &mut c, CHUNK, &mut stats), 0);
-                for (b, t) in batch.iter_mut().zip(c.theta) {
-                    *b += f64::from(t) / (PER_BATCH as u64 / CHUNK) as f64;
-                }
-            }
-        }
-        check_means(&format!("{kind:?} f32"), summarise(&batches));
-    }
+    posterior_means::<f32>(200, false);
 }
-
-const NO_STATS_PROBE: SgmcmcStats = SgmcmcStats {
-    kinetic_temperature: -1.0,
-    thermostat: -1.0,
-    steps: 99,
-};
 
 /// k calls of m steps leave θ, p, ξ, the generator and SGMGT's counter bit-for-bit where one
 /// call of k·m steps does (SGMGT: with its step counter; the resampling periods straddle
 /// calls since m does not divide T = 100).
-#[test]
-fn k_calls_of_m_steps_equal_one_call_of_km() {
+fn k_calls_of_m_steps<T: Abi>(seed: u64) {
     let (k, m) = (37u64, 7u64);
     for kind in KINDS {
         let h = h_for(kind);
-        let mut split = Chain::new(7, xi0(kind));
+        let mut split = Chain::<T>::new(seed, xi0(kind));
         let mut whole = split.clone();
         let mut stats = NO_STATS_PROBE;
         for _ in 0..k {
-            assert_eq!(call64(kind, h, &mut split, m, true, &mut stats), 0);
+            assert_eq!(call(kind, h, &mut split, m, true, &mut stats), 0);
         }
-        assert_eq!(call64(kind, h, &mut whole, k * m, true, &mut stats), 0);
+        assert_eq!(call(kind, h, &mut whole, k * m, true, &mut stats), 0);
         assert_eq!(stats.steps, k * m);
         assert_eq!(split.state(), whole.state(), "{kind:?}");
-        assert_ne!(whole.theta, [0.0; N]);
-
-        let mut split = Chain::new(8, xi0(kind) as f32);
-        let mut whole = split.clone();
-        for _ in 0..k {
-            assert_eq!(call32(kind, h as f32, &mut split, m, &mut stats), 0);
-        }
-        assert_eq!(call32(kind, h as f32, &mut whole, k * m, &mut stats), 0);
-        assert_eq!(split.state(), whole.state(), "{kind:?} f32");
+        assert_ne!(whole.theta, [T::default(); N]);
     }
 }
 
-/// SGMGT through the ABI (resampling driven by the caller's counter) is step for step the
-/// core's `Sgmgt` with its own resampling counter; mSGNHT through the ABI (ξ kept across the
-/// constructor) is the core's `MSgnht` continuing from the same ξ.
+#[test]
+fn k_calls_of_m_steps_equal_one_call_of_km() {
+    k_calls_of_m_steps::<f64>(7);
+    k_calls_of_m_steps::<f32>(8);
+}
+
+/// Runs `core` for `steps` steps on the test target with the generator seeded `seed`, and
+/// returns the last step's statistics.
+fn run_core<S: Sampler<f64, fn(&[f64], &mut [f64])>>(
+    core: &mut S,
+    seed: u64,
+    steps: u64,
+) -> Option<StepStats<f64>> {
+    let mut rng = SgmcmcRng::from_seed(seed);
+    let mut last = None;
+    let mut model: fn(&[f64], &mut [f64]) = core_model;
+    core.run_with(&mut model, &mut rng, steps, |_, _, st| last = Some(*st))
+        .unwrap();
+    last
+}
+
+/// Every sampler through the ABI is step for step the core's: SGMGT with resampling driven by
+/// the caller's counter = the core's `Sgmgt` with its own resampling counter; SGNHT's scalar ξ
+/// and mSGNHT's ξ are the caller's, continued from where they are.
 #[test]
 fn abi_matches_the_core_samplers() {
-    let model = |t: &[f64], g: &mut [f64]| {
-        for i in 0..N {
-            g[i] = (t[i] - MU[i]) / (SD[i] * SD[i]);
-        }
-    };
     for (code, integ) in [
         (SGMCMC_EULER, Integrator::Euler),
         (SGMCMC_SPLITTING, Integrator::Splitting),
     ] {
         for a in [1.0, 2.0] {
-            let mut c = Chain::new(3, 0.0);
-            c.count = 0;
-            let params = sgmgt64(0.02, a, code);
+            let mut c = Chain::<f64>::new(3, 0.0);
+            let params = sgmgt_params(0.02, a, code);
             let mut stats = NO_STATS_PROBE;
             for _ in 0..50 {
-                // SAFETY: live local arrays of the documented lengths.
-                let rc = unsafe {
-                    sgmcmc_sgmgt_f64(
-                        params,
-                        Some(grad64),
-                        std::ptr::null_mut(),
-                        c.theta.as_mut_ptr(),
-                        c.p.as_mut_ptr(),
-                        c.xi.as_mut_ptr(),
-                        c.grad.as_mut_ptr(),
-                        c.scratch.as_mut_ptr(),
-                        N,
-                        9,
-                        &mut c.count,
-                        &mut c.rng,
-                        &mut stats,
-                    )
-                };
-                assert_eq!(rc, 0);
+                assert_eq!(call_sgmgt(params, None, &mut c, 9, &mut stats), 0);
             }
             assert_eq!(c.count, 450);
 
-            let (mut theta, mut p, mut xi, mut g, mut s) =
-                ([0.0; N], [0.0; N], [0.0; N], [0.0; N], [0.0; N]);
+            let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.0; N], [0.0; 2 * N]);
             let prm = SgmgtParams::new(0.02)
-                .unwrap()
-                .with_resampling(100, 100)
-                .with_integrator(integ);
-            let kinetic = MonomialGamma::softened(a, 5.0).unwrap();
-            let mut core = Sgmgt::new(
-                prm,
-                kinetic,
-                &mut theta,
-                &mut p,
-                &mut xi,
-                Workspace::new(&mut g, &mut s),
-            )
-            .unwrap();
-            let mut rng = SgmcmcRng::from_seed(3);
-            let mut last = None;
-            for _ in 0..450 {
-                last = Some(core.step(&mut { model }, &mut rng).unwrap());
-            }
+                .with_resampling_steps(100, 100)
+                .with_integrator(integ)
+                .with_kinetic(MonomialGamma::softened(a, 5.0).unwrap());
+            let mut core = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let last = run_core(&mut core, 3, 450).unwrap();
             assert_eq!(core.position(), &c.theta[..], "{integ:?} a = {a}");
             assert_eq!(core.momentum(), &c.p[..]);
             assert_eq!(core.thermostat(), &c.xi[..]);
-            assert_eq!(rng, c.rng);
-            let last = last.unwrap();
             assert_eq!(last.kinetic_temperature, Some(stats.kinetic_temperature));
             assert_eq!(last.thermostat, Some(stats.thermostat));
         }
 
-        // mSGNHT: run 100 steps through the ABI from ξ = (0.3, …), then compare with the core
-        // sampler whose ξ is set to the same values after construction.
-        let mut c = Chain::new(5, 0.3);
-        let mut stats = NO_STATS_PROBE;
-        assert_eq!(
-            call64(Kind::MSgnht(code), 0.05, &mut c, 100, true, &mut stats),
-            0
-        );
-        let (mut theta, mut p, mut xi, mut g, mut s) =
-            ([0.0; N], [0.0; N], [0.0; N], [0.0; N], [0.0; N]);
-        let mut core = MSgnht::new(
-            SgnhtParams::new(0.05, 1.0).unwrap(),
-            integ,
-            &mut theta,
-            &mut p,
-            &mut xi,
-            Workspace::new(&mut g, &mut s),
-        )
-        .unwrap();
-        core.thermostat_mut().fill(0.3);
-        let mut rng = SgmcmcRng::from_seed(5);
-        for _ in 0..100 {
-            core.step(&mut { model }, &mut rng).unwrap();
+        // SGNHT and mSGNHT: 100 steps through the ABI from ξ = 0.3, against the core samplers
+        // built over a ξ of 0.3.
+        let params = SgnhtParams::new(0.05).with_integrator(integ);
+        for kind in [Kind::Sgnht(code), Kind::MSgnht(code)] {
+            let mut c = Chain::<f64>::new(5, 0.3);
+            let mut stats = NO_STATS_PROBE;
+            assert_eq!(call(kind, 0.05, &mut c, 100, true, &mut stats), 0);
+            let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.3; N], [0.0; 2 * N]);
+            let last = match kind {
+                Kind::Sgnht(_) => {
+                    let mut core =
+                        Sgnht::new(params, &mut theta, &mut p, &mut xi[0], &mut work).unwrap();
+                    run_core(&mut core, 5, 100)
+                }
+                _ => {
+                    let mut core =
+                        MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+                    run_core(&mut core, 5, 100)
+                }
+            };
+            let width = if matches!(kind, Kind::Sgnht(_)) { 1 } else { N };
+            assert_eq!((theta, p), (c.theta, c.p), "{kind:?}");
+            assert_eq!(xi[..width], c.xi[..width], "{kind:?}");
+            assert_eq!(last.unwrap().thermostat, Some(stats.thermostat));
         }
-        assert_eq!(core.position(), &c.theta[..]);
-        assert_eq!(core.thermostat(), &c.xi[..]);
     }
 }
 
 /// Without the counter (NULL), every call counts from 0: calls shorter than T never resample.
 #[test]
 fn sgmgt_without_counter_restarts_the_periods() {
-    let mut with_null = Chain::new(9, 0.0);
+    let mut with_null = Chain::<f64>::new(9, 0.0);
     let mut never = with_null.clone();
     let mut stats = NO_STATS_PROBE;
-    let mut no_resampling = sgmgt64(0.02, 1.0, SGMCMC_SPLITTING);
-    no_resampling.resample_momentum = 0;
-    no_resampling.resample_thermostat = 0;
+    let no_resampling = SgmgtParamsF64 {
+        resample_momentum: 0,
+        resample_thermostat: 0,
+        ..sgmgt_params(0.02, 1.0, SGMCMC_SPLITTING)
+    };
+    let kind = Kind::Sgmgt(SGMCMC_SPLITTING);
     for _ in 0..30 {
+        assert_eq!(call(kind, 0.02, &mut with_null, 99, false, &mut stats), 0);
         assert_eq!(
-            call64(
-                Kind::Sgmgt(SGMCMC_SPLITTING),
-                0.02,
-                &mut with_null,
-                99,
-                false,
-                &mut stats
-            ),
+            call_sgmgt(no_resampling, None, &mut never, 99, &mut stats),
             0
         );
-        // SAFETY: live local arrays of the documented lengths.
-        let rc = unsafe {
-            sgmcmc_sgmgt_f64(
-                no_resampling,
-                Some(grad64),
-                std::ptr::null_mut(),
-                never.theta.as_mut_ptr(),
-                never.p.as_mut_ptr(),
-                never.xi.as_mut_ptr(),
-                never.grad.as_mut_ptr(),
-                never.scratch.as_mut_ptr(),
-                N,
-                99,
-                std::ptr::null_mut(),
-                &mut never.rng,
-                &mut stats,
-            )
-        };
-        assert_eq!(rc, 0);
     }
+    // (The counter of `never` counted; the one of `with_null` was not passed.)
+    assert_eq!(never.count, 30 * 99);
+    never.count = 0;
     assert_eq!(with_null.state(), never.state());
 }
 
@@ -644,102 +589,73 @@ fn generator_matches_the_reference_c_code() {
     assert_eq!(bytes[8..], expected[2].to_le_bytes()[..3]);
     // SAFETY: null is documented as ignored / 0.
     unsafe {
-        sgmcmc_rng_seed(std::ptr::null_mut(), 1);
-        assert_eq!(sgmcmc_rng_next_u64(std::ptr::null_mut()), 0);
+        sgmcmc_rng_seed(null_mut(), 1);
+        assert_eq!(sgmcmc_rng_next_u64(null_mut()), 0);
     }
     for seed in [0u64, 1, u64::MAX] {
         assert_ne!(SgmcmcRng::from_seed(seed), SgmcmcRng { s0: 0, s1: 0 });
     }
 }
 
+// ------------------------------------------------------------------------------------------
+// Error codes
+// ------------------------------------------------------------------------------------------
+
 /// Calls SGHMC-f64 with one pointer or argument changed from a valid call; returns the status,
-/// whether the callback ran, and whether θ/p changed.
-fn sghmc_with(edit: impl FnOnce(&mut SghmcArgs)) -> (i32, u64, bool, SgmcmcStats) {
-    let mut c = Chain::new(1, 0.0);
+/// how often the callback ran, whether θ/p changed, and the stats.
+fn sghmc_with(edit: impl FnOnce(&mut Args<f64>)) -> (i32, u64, bool, SgmcmcStats) {
+    let mut c = Chain::<f64>::new(1, 0.0);
     c.theta = [0.5; N];
     let mut calls = 0u64;
     let mut stats = NO_STATS_PROBE;
-    let mut a = SghmcArgs {
-        h: 0.1,
-        friction: 1.0,
-        noise: 0.0,
-        integrator: SGMCMC_SPLITTING,
-        f: Some(grad64),
-        theta: c.theta.as_mut_ptr(),
-        p: c.p.as_mut_ptr(),
-        grad: c.grad.as_mut_ptr(),
-        scratch: c.scratch.as_mut_ptr(),
-        n: N,
-        rng: &mut c.rng,
-        stats: &mut stats,
-    };
+    let mut a = Args::new(Kind::Sghmc(SGMCMC_SPLITTING), 0.1, &mut c, 10, &mut stats);
+    a.ctx = &mut calls as *mut u64 as *mut c_void;
     edit(&mut a);
     // SAFETY: valid pointers except the ones `edit` broke, which the library must catch before
     // use (null, zero length, overlap); every other pointer is a live local of length ≥ n.
-    let rc = unsafe {
-        sgmcmc_sghmc_f64(
-            a.h,
-            a.friction,
-            a.noise,
-            a.integrator,
-            a.f,
-            &mut calls as *mut u64 as *mut c_void,
-            a.theta,
-            a.p,
-            a.grad,
-            a.scratch,
-            a.n,
-            10,
-            a.rng,
-            a.stats,
-        )
-    };
+    let rc = unsafe { f64::call(Entry::Sghmc, &a) };
     let changed = c.theta != [0.5; N] || c.p != [0.0; N];
     (rc, calls, changed, stats)
 }
 
 /// A change to a valid call.
-type Edit<'a> = Box<dyn FnOnce(&mut SghmcArgs) + 'a>;
-
-struct SghmcArgs {
-    h: f64,
-    friction: f64,
-    noise: f64,
-    integrator: i32,
-    f: GradientF64,
-    theta: *mut f64,
-    p: *mut f64,
-    grad: *mut f64,
-    scratch: *mut f64,
-    n: usize,
-    rng: *mut SgmcmcRng,
-    stats: *mut SgmcmcStats,
-}
+type Edit<'a> = Box<dyn FnOnce(&mut Args<f64>) + 'a>;
 
 #[test]
 fn error_codes() {
-    let null = std::ptr::null_mut();
     let (rc, calls, changed, stats) = sghmc_with(|_| {});
     assert_eq!((rc, calls, changed, stats.steps), (SGMCMC_OK, 10, true, 10));
 
     let cases: Vec<(&str, Edit<'_>, i32)> = vec![
-        ("null theta", Box::new(|a| a.theta = null), SGMCMC_ERR_NULL),
-        ("null p", Box::new(|a| a.p = null), SGMCMC_ERR_NULL),
-        ("null grad", Box::new(|a| a.grad = null), SGMCMC_ERR_NULL),
         (
-            "null scratch",
-            Box::new(|a| a.scratch = null),
+            "null theta",
+            Box::new(|a| a.theta = null_mut()),
             SGMCMC_ERR_NULL,
         ),
-        ("null callback", Box::new(|a| a.f = None), SGMCMC_ERR_NULL),
+        ("null p", Box::new(|a| a.p = null_mut()), SGMCMC_ERR_NULL),
+        (
+            "null work",
+            Box::new(|a| a.work = null_mut()),
+            SGMCMC_ERR_NULL,
+        ),
+        (
+            "null callback",
+            Box::new(|a| a.grad = None),
+            SGMCMC_ERR_NULL,
+        ),
         (
             "null rng",
-            Box::new(|a| a.rng = std::ptr::null_mut()),
+            Box::new(|a| a.rng = null_mut()),
             SGMCMC_ERR_NULL,
         ),
         (
             "misaligned theta",
             Box::new(|a| a.theta = (a.theta as *mut u8).wrapping_add(1) as *mut f64),
+            SGMCMC_ERR_NULL,
+        ),
+        (
+            "misaligned stats",
+            Box::new(|a| a.stats = (a.stats as *mut u8).wrapping_add(4) as *mut SgmcmcStats),
             SGMCMC_ERR_NULL,
         ),
         ("n = 0", Box::new(|a| a.n = 0), SGMCMC_ERR_LENGTH),
@@ -749,13 +665,29 @@ fn error_codes() {
             SGMCMC_ERR_LENGTH,
         ),
         (
-            "theta = grad",
-            Box::new(|a| a.grad = a.theta),
+            // n · 8 bytes fits isize::MAX, the workspace's 2n · 8 does not.
+            "2n too large",
+            Box::new(|a| a.n = isize::MAX as usize / 8 - 1),
+            SGMCMC_ERR_LENGTH,
+        ),
+        (
+            "theta inside work",
+            Box::new(|a| a.theta = a.work.wrapping_add(N)),
             SGMCMC_ERR_OVERLAP,
         ),
         (
             "p overlaps theta",
             Box::new(|a| a.p = a.theta.wrapping_add(N - 1)),
+            SGMCMC_ERR_OVERLAP,
+        ),
+        (
+            "rng inside work",
+            Box::new(|a| a.rng = a.work.wrapping_add(2 * N - 2) as *mut SgmcmcRng),
+            SGMCMC_ERR_OVERLAP,
+        ),
+        (
+            "stats overlaps p",
+            Box::new(|a| a.stats = a.p.wrapping_add(N - 1) as *mut SgmcmcStats),
             SGMCMC_ERR_OVERLAP,
         ),
         ("h = 0", Box::new(|a| a.h = 0.0), SGMCMC_ERR_BAD_STEP_SIZE),
@@ -776,7 +708,7 @@ fn error_codes() {
         ),
         (
             "B > A",
-            Box::new(|a| a.noise = 2.0),
+            Box::new(|a| a.noise_estimate = 2.0),
             SGMCMC_ERR_BAD_NOISE_ESTIMATE,
         ),
         (
@@ -811,28 +743,30 @@ fn error_codes() {
         ),
     ];
     for (label, edit, code) in cases {
-        let (rc, calls, _, stats) = sghmc_with(edit);
+        let (rc, calls, changed, stats) = sghmc_with(edit);
         assert_eq!(rc, code, "{label}");
         assert_eq!(calls, 0, "{label}: the callback ran");
-        if label != "null rng" {
+        // (The non-finite cases changed θ or p themselves.)
+        assert!(
+            !changed || code == SGMCMC_ERR_NON_FINITE_INPUT,
+            "{label}: the state changed"
+        );
+        if [SGMCMC_ERR_NULL, SGMCMC_ERR_LENGTH, SGMCMC_ERR_OVERLAP].contains(&code) {
+            // A call whose arguments fail their checks writes nothing, the stats included.
+            assert_eq!(stats, NO_STATS_PROBE, "{label}");
+        } else {
             assert_eq!(stats.steps, 0, "{label}");
+            assert!(stats.kinetic_temperature.is_nan(), "{label}");
         }
     }
     // A null stats pointer is allowed.
-    let (rc, _, _, _) = sghmc_with(|a| a.stats = std::ptr::null_mut());
+    let (rc, _, _, _) = sghmc_with(|a| a.stats = null_mut());
     assert_eq!(rc, SGMCMC_OK);
-    // A misaligned one is not.
-    let (rc, _, _, _) =
-        sghmc_with(|a| a.stats = (a.stats as *mut u8).wrapping_add(4) as *mut SgmcmcStats);
-    assert_eq!(rc, SGMCMC_ERR_NULL);
-    // The generator may not overlap a buffer.
-    let (rc, _, _, _) = sghmc_with(|a| a.rng = a.scratch as *mut SgmcmcRng);
-    assert_eq!(rc, SGMCMC_ERR_OVERLAP);
 }
 
 #[test]
 fn sgmgt_and_sgnht_parameter_codes() {
-    let base = sgmgt64(0.02, 1.0, SGMCMC_EULER);
+    let base = sgmgt_params::<f64>(0.02, 1.0, SGMCMC_EULER);
     let cases: [(SgmgtParamsF64, i32); 9] = [
         (SgmgtParamsF64 { h: -1.0, ..base }, SGMCMC_ERR_BAD_STEP_SIZE),
         (
@@ -888,50 +822,25 @@ fn sgmgt_and_sgnht_parameter_codes() {
     ];
     for (params, code) in cases {
         let mut c = Chain::new(1, 0.0);
-        // SAFETY: live local arrays of the documented lengths.
-        let rc = unsafe {
-            sgmcmc_sgmgt_f64(
-                params,
-                Some(grad64),
-                std::ptr::null_mut(),
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                1,
-                std::ptr::null_mut(),
-                &mut c.rng,
-                std::ptr::null_mut(),
-            )
-        };
-        assert_eq!(rc, code, "{params:?}");
+        let mut stats = NO_STATS_PROBE;
+        assert_eq!(
+            call_sgmgt(params, None, &mut c, 1, &mut stats),
+            code,
+            "{params:?}"
+        );
+        assert_eq!(c.count, 0);
     }
 
-    // SGNHT: null ξ, NaN ξ, bad diffusion; the f32 SGLD's step size.
-    let mut c = Chain::new(1, 1.0);
+    // SGNHT: null ξ, NaN ξ, bad diffusion, ξ overlapping θ; the f32 SGLD's step size.
+    let mut c = Chain::<f64>::new(1, 1.0);
     let mut stats = NO_STATS_PROBE;
-    let mut sgnht = |xi: *mut f64, d: f64, c: &mut Chain<f64>| unsafe {
-        // SAFETY: live local arrays; `xi` is null or one live value.
-        sgmcmc_sgnht_f64(
-            0.05,
-            d,
-            SGMCMC_EULER,
-            Some(grad64),
-            std::ptr::null_mut(),
-            c.theta.as_mut_ptr(),
-            c.p.as_mut_ptr(),
-            xi,
-            c.grad.as_mut_ptr(),
-            c.scratch.as_mut_ptr(),
-            N,
-            3,
-            &mut c.rng,
-            &mut stats,
-        )
+    let mut sgnht = |xi: *mut f64, d: f64, c: &mut Chain<f64>| {
+        let mut a = Args::new(Kind::Sgnht(SGMCMC_EULER), 0.05, c, 3, &mut stats);
+        (a.xi, a.friction) = (xi, d);
+        // SAFETY: live local arrays; `xi` is null (refused) or one live value.
+        unsafe { f64::call(Entry::Sgnht, &a) }
     };
-    assert_eq!(sgnht(std::ptr::null_mut(), 1.0, &mut c), SGMCMC_ERR_NULL);
+    assert_eq!(sgnht(null_mut(), 1.0, &mut c), SGMCMC_ERR_NULL);
     let mut xi = f64::NAN;
     assert_eq!(sgnht(&mut xi, 1.0, &mut c), SGMCMC_ERR_NON_FINITE_INPUT);
     let mut xi = 1.0;
@@ -941,71 +850,24 @@ fn sgmgt_and_sgnht_parameter_codes() {
     assert_eq!(sgnht(&mut xi, 1.0, &mut c), SGMCMC_OK);
     assert_ne!(xi, 1.0, "ξ must persist in the caller's variable");
 
-    let mut c = Chain::new(1, 0.0f32);
-    // SAFETY: live local arrays of the documented lengths.
-    let rc = unsafe {
-        sgmcmc_sgld_f32(
-            f32::INFINITY,
-            Some(grad32),
-            std::ptr::null_mut(),
-            c.theta.as_mut_ptr(),
-            c.grad.as_mut_ptr(),
-            c.scratch.as_mut_ptr(),
-            N,
-            1,
-            &mut c.rng,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(rc, SGMCMC_ERR_BAD_STEP_SIZE);
+    let mut c = Chain::<f32>::new(1, 0.0);
+    let mut stats = NO_STATS_PROBE;
+    assert_eq!(
+        call(Kind::Sgld, f64::INFINITY, &mut c, 1, true, &mut stats),
+        SGMCMC_ERR_BAD_STEP_SIZE
+    );
 }
 
 #[test]
 fn step_errors_report_the_completed_steps() {
     // A NaN gradient: the first step is abandoned, state unchanged.
     for kind in [Kind::Sgnht(SGMCMC_SPLITTING), Kind::MSgnht(SGMCMC_EULER)] {
-        let mut c = Chain::new(4, 1.0);
+        let mut c = Chain::<f64>::new(4, 1.0);
         let mut stats = NO_STATS_PROBE;
-        assert_eq!(call64(kind, 0.05, &mut c, 20, true, &mut stats), 0);
+        assert_eq!(call(kind, 0.05, &mut c, 20, true, &mut stats), 0);
         let before = c.state();
-        // SAFETY: live local arrays of the documented lengths.
-        let rc = unsafe {
-            match kind {
-                Kind::Sgnht(i) => sgmcmc_sgnht_f64(
-                    0.05,
-                    1.0,
-                    i,
-                    Some(grad_nan),
-                    std::ptr::null_mut(),
-                    c.theta.as_mut_ptr(),
-                    c.p.as_mut_ptr(),
-                    c.xi.as_mut_ptr(),
-                    c.grad.as_mut_ptr(),
-                    c.scratch.as_mut_ptr(),
-                    N,
-                    5,
-                    &mut c.rng,
-                    &mut stats,
-                ),
-                Kind::MSgnht(i) => sgmcmc_msgnht_f64(
-                    0.05,
-                    1.0,
-                    i,
-                    Some(grad_nan),
-                    std::ptr::null_mut(),
-                    c.theta.as_mut_ptr(),
-                    c.p.as_mut_ptr(),
-                    c.xi.as_mut_ptr(),
-                    c.grad.as_mut_ptr(),
-                    c.scratch.as_mut_ptr(),
-                    N,
-                    5,
-                    &mut c.rng,
-                    &mut stats,
-                ),
-                _ => unreachable!(),
-            }
-        };
+        c.model = grad_nan;
+        let rc = call(kind, 0.05, &mut c, 5, true, &mut stats);
         assert_eq!(rc, SGMCMC_ERR_NON_FINITE_GRADIENT);
         assert_eq!(stats.steps, 0);
         let after = c.state();
@@ -1016,32 +878,27 @@ fn step_errors_report_the_completed_steps() {
         );
     }
     // Divergence: SGLD with an enormous step overflows θ on the first step.
-    let mut c = Chain::new(4, 0.0);
+    let mut c = Chain::<f64>::new(4, 0.0);
     c.theta = [1e300; N];
     let mut stats = NO_STATS_PROBE;
     assert_eq!(
-        call64(Kind::Sgld, 1e10, &mut c, 5, true, &mut stats),
+        call(Kind::Sgld, 1e10, &mut c, 5, true, &mut stats),
         SGMCMC_ERR_NON_FINITE_STATE
     );
     assert_eq!(stats.steps, 0);
     // steps = 0 validates and does nothing.
-    let mut c = Chain::new(4, 1.0);
+    let mut c = Chain::<f64>::new(4, 1.0);
     let before = c.state();
-    assert_eq!(
-        call64(
-            Kind::MSgnht(SGMCMC_SPLITTING),
-            0.05,
-            &mut c,
-            0,
-            true,
-            &mut stats
-        ),
-        0
-    );
+    let kind = Kind::MSgnht(SGMCMC_SPLITTING);
+    assert_eq!(call(kind, 0.05, &mut c, 0, true, &mut stats), 0);
     assert_eq!(c.state(), before);
     assert_eq!(stats.steps, 0);
     assert!(stats.kinetic_temperature.is_nan());
 }
+
+// ------------------------------------------------------------------------------------------
+// Noise estimates
+// ------------------------------------------------------------------------------------------
 
 /// The core's SGMGT-D reference chain of the noise-estimate tests: σ_θ = 0.2, σ_ξ = 0.1, h = 0.02,
 /// eq. 12 with a = 1, c = 5, resampling off, `steps` steps on the test Gaussian from zeros with
@@ -1051,39 +908,34 @@ fn core_sgmgt_d(
     b_hat: f64,
     estimates: Option<&[f64]>,
     seed: u64,
-    steps: usize,
+    steps: u64,
 ) -> [[f64; N]; 3] {
-    let model = |t: &[f64], g: &mut [f64]| {
-        for i in 0..N {
-            g[i] = (t[i] - MU[i]) / (SD[i] * SD[i]);
-        }
-    };
-    let (mut theta, mut p, mut xi, mut g, mut s) =
-        ([0.0; N], [0.0; N], [0.0; N], [0.0; N], [0.0; N]);
+    let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.0; N], [0.0; 2 * N]);
     let prm = SgmgtParams::new(0.02)
-        .and_then(|q| q.with_sigma_theta(0.2))
-        .and_then(|q| q.with_sigma_xi(0.1))
-        .and_then(|q| q.with_noise_estimate(b_hat))
-        .unwrap()
-        .with_resampling(0, 0)
-        .with_integrator(integ);
-    let mut core = Sgmgt::new(
-        prm,
-        MonomialGamma::softened(1.0, 5.0).unwrap(),
-        &mut theta,
-        &mut p,
-        &mut xi,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+        .with_sigma_theta(0.2)
+        .with_sigma_xi(0.1)
+        .with_noise_estimate(b_hat)
+        .with_resampling_steps(0, 0)
+        .with_integrator(integ)
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap());
+    let mut core = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if let Some(b) = estimates {
         core.set_noise_estimates(b).unwrap();
     }
-    let mut rng = SgmcmcRng::from_seed(seed);
-    for _ in 0..steps {
-        core.step(&mut { model }, &mut rng).unwrap();
-    }
+    run_core(&mut core, seed, steps);
     [theta, p, xi]
+}
+
+/// SGMGT-D's ABI parameters matching `core_sgmgt_d`.
+fn sgmgt_d_params(integrator: i32, noise_estimate: f64) -> SgmgtParamsF64 {
+    SgmgtParamsF64 {
+        sigma_theta: 0.2,
+        sigma_xi: 0.1,
+        resample_momentum: 0,
+        resample_thermostat: 0,
+        noise_estimate,
+        ..sgmgt_params(0.02, 1.0, integrator)
+    }
 }
 
 /// SGMGT-D with the noise estimate B̂ through the ABI is step for step the core's `Sgmgt` built
@@ -1095,62 +947,17 @@ fn abi_passes_the_noise_estimate() {
         (SGMCMC_EULER, Integrator::Euler),
         (SGMCMC_SPLITTING, Integrator::Splitting),
     ] {
-        let params = SgmgtParamsF64 {
-            sigma_theta: 0.2,
-            sigma_xi: 0.1,
-            resample_momentum: 0,
-            resample_thermostat: 0,
-            noise_estimate: 1.0,
-            ..sgmgt64(0.02, 1.0, code)
-        };
         let mut c = Chain::new(11, 0.0);
         let mut stats = NO_STATS_PROBE;
-        // SAFETY: live local arrays of the documented lengths.
-        let rc = unsafe {
-            sgmcmc_sgmgt_f64(
-                params,
-                Some(grad64),
-                std::ptr::null_mut(),
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                200,
-                &mut c.count,
-                &mut c.rng,
-                &mut stats,
-            )
-        };
-        assert_eq!(rc, 0);
+        let params = sgmgt_d_params(code, 1.0);
+        assert_eq!(call_sgmgt(params, None, &mut c, 200, &mut stats), 0);
         let [theta, p, xi] = core_sgmgt_d(integ, 1.0, None, 11, 200);
         assert_eq!(theta, c.theta, "{integ:?}");
         assert_eq!(p, c.p);
         assert_eq!(xi, c.xi);
 
-        let bad = SgmgtParamsF64 {
-            noise_estimate: 2.5,
-            ..params
-        };
-        // SAFETY: as above.
-        let rc = unsafe {
-            sgmcmc_sgmgt_f64(
-                bad,
-                Some(grad64),
-                std::ptr::null_mut(),
-                c.theta.as_mut_ptr(),
-                c.p.as_mut_ptr(),
-                c.xi.as_mut_ptr(),
-                c.grad.as_mut_ptr(),
-                c.scratch.as_mut_ptr(),
-                N,
-                1,
-                &mut c.count,
-                &mut c.rng,
-                &mut stats,
-            )
-        };
+        let bad = sgmgt_d_params(code, 2.5);
+        let rc = call_sgmgt(bad, None, &mut c, 1, &mut stats);
         assert_eq!(rc, SGMCMC_ERR_BAD_NOISE_ESTIMATE);
     }
 }
@@ -1166,51 +973,206 @@ fn abi_passes_per_coordinate_noise_estimates() {
         (SGMCMC_EULER, Integrator::Euler),
         (SGMCMC_SPLITTING, Integrator::Splitting),
     ] {
-        let params = SgmgtParamsF64 {
-            sigma_theta: 0.2,
-            sigma_xi: 0.1,
-            resample_momentum: 0,
-            resample_thermostat: 0,
-            ..sgmgt64(0.02, 1.0, code)
-        };
+        let params = sgmgt_d_params(code, 0.0);
         let mut c = Chain::new(12, 0.0);
         let mut stats = NO_STATS_PROBE;
-        let mut call = |c: &mut Chain<f64>, b: *const f64, steps: u64| -> i32 {
-            // SAFETY: live local arrays of the documented lengths; `b` is checked by the callee
-            // (null) or points to N values.
-            unsafe {
-                sgmcmc_sgmgt_noise_estimates_f64(
-                    params,
-                    b,
-                    Some(grad64),
-                    std::ptr::null_mut(),
-                    c.theta.as_mut_ptr(),
-                    c.p.as_mut_ptr(),
-                    c.xi.as_mut_ptr(),
-                    c.grad.as_mut_ptr(),
-                    c.scratch.as_mut_ptr(),
-                    N,
-                    steps,
-                    &mut c.count,
-                    &mut c.rng,
-                    &mut stats,
-                )
-            }
-        };
-        assert_eq!(call(&mut c, estimates.as_ptr(), 200), 0);
+        let rc = call_sgmgt(params, Some(estimates.as_ptr()), &mut c, 200, &mut stats);
+        assert_eq!(rc, 0);
         let [theta, p, xi] = core_sgmgt_d(integ, 0.0, Some(&estimates), 12, 200);
         assert_eq!(theta, c.theta, "{integ:?}");
         assert_eq!(p, c.p);
         assert_eq!(xi, c.xi);
 
-        let before = c.theta;
+        let before = c.state();
         // 2 · 0.2 · 2.5 = 1: refused.
         let bad = [0.5, 1.0, 2.5, 0.0, 1.5];
-        assert_eq!(call(&mut c, bad.as_ptr(), 1), SGMCMC_ERR_BAD_NOISE_ESTIMATE);
-        assert_eq!(call(&mut c, std::ptr::null(), 1), SGMCMC_ERR_NULL);
+        let rc = call_sgmgt(params, Some(bad.as_ptr()), &mut c, 1, &mut stats);
+        assert_eq!(rc, SGMCMC_ERR_BAD_NOISE_ESTIMATE);
+        let rc = call_sgmgt(params, Some(null()), &mut c, 1, &mut stats);
+        assert_eq!(rc, SGMCMC_ERR_NULL);
         // The estimates may not alias a buffer the call writes.
         let theta_ptr = c.theta.as_ptr();
-        assert_eq!(call(&mut c, theta_ptr, 1), SGMCMC_ERR_OVERLAP);
-        assert_eq!(c.theta, before);
+        let rc = call_sgmgt(params, Some(theta_ptr), &mut c, 1, &mut stats);
+        assert_eq!(rc, SGMCMC_ERR_OVERLAP);
+        assert_eq!(c.state(), before);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Overlapping arguments: every pair, nothing written
+// ------------------------------------------------------------------------------------------
+
+/// A pointer argument of a step function.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Arg {
+    Theta,
+    P,
+    Xi,
+    Work,
+    Noise,
+    Count,
+    Rng,
+    Stats,
+}
+
+const ARGS: [Arg; 8] = [
+    Arg::Theta,
+    Arg::P,
+    Arg::Xi,
+    Arg::Work,
+    Arg::Noise,
+    Arg::Count,
+    Arg::Rng,
+    Arg::Stats,
+];
+
+/// Where each argument lives in the arena, in 8-byte words: every one at its own place.
+fn home(arg: Arg) -> usize {
+    match arg {
+        Arg::Theta => 0,
+        Arg::P => N,
+        Arg::Xi => 2 * N,
+        Arg::Work => 3 * N,
+        Arg::Noise => 5 * N,
+        Arg::Rng => 6 * N,
+        Arg::Stats => 6 * N + 2,
+        Arg::Count => 6 * N + 5,
+    }
+}
+
+/// The arguments plus room for an array moved onto the last of them.
+const WORDS: usize = 8 * N + 6;
+
+impl Entry {
+    const ALL: [Entry; 6] = [
+        Entry::Sgld,
+        Entry::Sghmc,
+        Entry::Sgnht,
+        Entry::MSgnht,
+        Entry::Sgmgt,
+        Entry::SgmgtNoise,
+    ];
+
+    fn takes(self, arg: Arg) -> bool {
+        match arg {
+            Arg::Theta | Arg::Work | Arg::Rng | Arg::Stats => true,
+            Arg::P => !matches!(self, Entry::Sgld),
+            Arg::Xi => !matches!(self, Entry::Sgld | Entry::Sghmc),
+            Arg::Count => matches!(self, Entry::Sgmgt | Entry::SgmgtNoise),
+            Arg::Noise => matches!(self, Entry::SgmgtNoise),
+        }
+    }
+}
+
+/// Calls `entry` (f64) with every argument inside one arena of words, the ones in `moved` at
+/// the given word offsets instead of their own, and returns the status, the callback's calls,
+/// and the arena's bytes before and after: one comparison covers every byte of every argument.
+fn arena_call(entry: Entry, moved: &[(Arg, usize)]) -> (i32, u64, Vec<u8>, Vec<u8>) {
+    let mut arena = vec![0u64; WORDS];
+    let base = arena.as_mut_ptr();
+    let at = |arg: Arg| {
+        let words = moved
+            .iter()
+            .find(|(a, _)| *a == arg)
+            .map_or(home(arg), |&(_, w)| w);
+        base.wrapping_add(words)
+    };
+    for (i, word) in arena.iter_mut().enumerate().take(6 * N) {
+        *word = (0.25 + i as f64 / 64.0).to_bits();
+    }
+    let rng = SgmcmcRng::from_seed(5);
+    arena[home(Arg::Rng)] = rng.s0;
+    arena[home(Arg::Rng) + 1] = rng.s1;
+    arena[home(Arg::Stats)] = NO_STATS_PROBE.kinetic_temperature.to_bits();
+    arena[home(Arg::Stats) + 1] = NO_STATS_PROBE.thermostat.to_bits();
+    arena[home(Arg::Stats) + 2] = NO_STATS_PROBE.steps;
+    arena[home(Arg::Count)] = 7;
+    let bytes = |arena: &[u64]| {
+        arena
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect::<Vec<_>>()
+    };
+    let before = bytes(&arena);
+
+    let f = |arg: Arg| at(arg) as *mut f64;
+    let mut calls = 0u64;
+    let args = Args::<f64> {
+        h: 0.05,
+        friction: 1.0,
+        noise_estimate: 0.0,
+        integrator: SGMCMC_SPLITTING,
+        sgmgt: sgmgt_params(0.02, 1.0, SGMCMC_SPLITTING),
+        estimates: f(Arg::Noise).cast_const(),
+        grad: Some(gaussian::<f64>),
+        ctx: &mut calls as *mut u64 as *mut c_void,
+        theta: f(Arg::Theta),
+        p: f(Arg::P),
+        xi: f(Arg::Xi),
+        work: f(Arg::Work),
+        n: N,
+        steps: 3,
+        count: at(Arg::Count),
+        rng: at(Arg::Rng) as *mut SgmcmcRng,
+        stats: at(Arg::Stats) as *mut SgmcmcStats,
+    };
+    // SAFETY: every pointer lies in the live arena (moved arrays within its padding), 8-byte
+    // aligned; the library must refuse the overlapping ones before touching anything.
+    let rc = unsafe { f64::call(entry, &args) };
+    (rc, calls, before, bytes(&arena))
+}
+
+/// Asserts that `entry` with `moved` arguments returns `SGMCMC_ERR_OVERLAP` without calling
+/// back or changing a single byte.
+fn assert_refused(entry: Entry, moved: &[(Arg, usize)]) {
+    let (rc, calls, before, after) = arena_call(entry, moved);
+    let label = format!("{entry:?} {moved:?}");
+    assert_eq!(rc, SGMCMC_ERR_OVERLAP, "{label}");
+    assert_eq!(calls, 0, "{label}: the callback ran");
+    assert!(before == after, "{label}: the call wrote to its arguments");
+}
+
+/// Regressions: overlaps among the small objects (the statistics, SGNHT's scalar ξ, the
+/// generator, SGMGT's step counter) are refused like the others, with nothing written — the
+/// statistics used to be reset before the overlap check, and these pairs were not checked.
+#[test]
+fn small_objects_may_not_overlap() {
+    let stats = home(Arg::Stats);
+    // stats->thermostat is SGNHT's ξ; ξ is stats->steps.
+    assert_refused(Entry::Sgnht, &[(Arg::Xi, stats + 1)]);
+    assert_refused(Entry::Sgnht, &[(Arg::Xi, stats + 2)]);
+    // SGMGT's step counter inside the generator, and inside the stats.
+    assert_refused(Entry::Sgmgt, &[(Arg::Count, home(Arg::Rng) + 1)]);
+    assert_refused(Entry::Sgmgt, &[(Arg::Count, stats + 2)]);
+    // The generator inside the stats (its two words on thermostat and steps).
+    for entry in Entry::ALL {
+        assert_refused(entry, &[(Arg::Rng, stats + 1)]);
+    }
+}
+
+/// Every step function with each of its pointer arguments moved onto each other one (starting
+/// at its first byte, so the two overlap whatever their sizes) returns `SGMCMC_ERR_OVERLAP`
+/// and leaves every byte of every argument as it was; with none moved the call succeeds.
+#[test]
+fn every_overlapping_pair_is_refused_with_nothing_written() {
+    for entry in Entry::ALL {
+        let (rc, calls, before, after) = arena_call(entry, &[]);
+        assert_eq!((rc, calls), (SGMCMC_OK, 3), "{entry:?}");
+        assert!(before != after);
+        for a in ARGS.into_iter().filter(|&a| entry.takes(a)) {
+            for b in ARGS.into_iter().filter(|&b| b != a && entry.takes(b)) {
+                assert_refused(entry, &[(a, home(b))]);
+                // And overlapping by the last word of `b` only (b's size in words).
+                let last = match b {
+                    Arg::Rng => 1,
+                    Arg::Stats => 2,
+                    Arg::Count => 0,
+                    Arg::Xi if matches!(entry, Entry::Sgnht) => 0,
+                    Arg::Work => 2 * N - 1,
+                    _ => N - 1,
+                };
+                assert_refused(entry, &[(a, home(b) + last)]);
+            }
+        }
     }
 }

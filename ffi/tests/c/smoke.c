@@ -68,7 +68,7 @@ static int judge(const char* name, const acc* a, long calls, long expected_calls
 static acc results;
 
 static int run_f32(int msgnht, int integrator, uint64_t seed) {
-    float theta[N] = {0}, p[N] = {0}, grad[N], scratch[N];
+    float theta[N] = {0}, p[N] = {0}, work[2 * N]; /* workspace: contents ignored */
     float xi[N] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}; /* xi_0 = A = 1 */
     const float h = 0.05f, a = 1.0f;
     sgmcmc_rng rng;
@@ -79,9 +79,9 @@ static int run_f32(int msgnht, int integrator, uint64_t seed) {
     results = (acc){{{0}}, 0.0};
     for (t = -BURN_IN; t < STEPS; ++t) {
         int32_t rc = msgnht ? sgmcmc_msgnht_f32(h, a, integrator, grad_f32, &calls, theta, p, xi,
-                                                grad, scratch, N, 1, &rng, &stats)
+                                                work, N, 1, &rng, &stats)
                             : sgmcmc_sgnht_f32(h, a, integrator, grad_f32, &calls, theta, p, xi,
-                                               grad, scratch, N, 1, &rng, &stats);
+                                               work, N, 1, &rng, &stats);
         if (rc != SGMCMC_OK || stats.steps != 1) {
             printf("f32 step %ld: status %d\n", t, (int)rc);
             return 0;
@@ -96,7 +96,7 @@ static int run_f32(int msgnht, int integrator, uint64_t seed) {
 }
 
 static int run_f64(int msgnht, int integrator, uint64_t seed) {
-    double theta[N] = {0}, p[N] = {0}, grad[N], scratch[N];
+    double theta[N] = {0}, p[N] = {0}, work[2 * N];
     double xi[N] = {1.0, 1.0, 1.0, 1.0, 1.0};
     const double h = 0.05, a = 1.0;
     const long chunk = 10; /* several steps per call: the chain continues across calls */
@@ -108,9 +108,9 @@ static int run_f64(int msgnht, int integrator, uint64_t seed) {
     results = (acc){{{0}}, 0.0};
     for (t = -BURN_IN; t < STEPS; t += chunk) {
         int32_t rc = msgnht ? sgmcmc_msgnht_f64(h, a, integrator, grad_f64, &calls, theta, p, xi,
-                                                grad, scratch, N, (uint64_t)chunk, &rng, &stats)
+                                                work, N, (uint64_t)chunk, &rng, &stats)
                             : sgmcmc_sgnht_f64(h, a, integrator, grad_f64, &calls, theta, p, xi,
-                                               grad, scratch, N, (uint64_t)chunk, &rng, &stats);
+                                               work, N, (uint64_t)chunk, &rng, &stats);
         if (rc != SGMCMC_OK || stats.steps != (uint64_t)chunk) {
             printf("f64 step %ld: status %d\n", t, (int)rc);
             return 0;
@@ -130,8 +130,8 @@ static int run_f64(int msgnht, int integrator, uint64_t seed) {
 static int other_entry_points(void) {
     int ok = 1;
     long calls = 0;
-    float t32[N] = {0}, p32[N] = {0}, x32[N] = {0}, g32[N], s32[N];
-    double t64[N] = {0}, p64[N] = {0}, x64[N] = {0}, g64[N], s64[N];
+    float t32[N] = {0}, p32[N] = {0}, x32[N] = {0}, w32[2 * N];
+    double t64[N] = {0}, p64[N] = {0}, x64[N] = {0}, w64[2 * N];
     uint64_t count32 = 0, count64 = 0;
     sgmcmc_rng rng;
     sgmcmc_stats st;
@@ -148,41 +148,41 @@ static int other_entry_points(void) {
             ok = 0;                                                                            \
         }                                                                                      \
     } while (0)
-    EXPECT(sgmcmc_sgld_f32(0.02f, grad_f32, &calls, t32, g32, s32, N, 1000, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sgld_f64(0.02, grad_f64, &calls, t64, g64, s64, N, 1000, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sghmc_f32(0.05f, 1.0f, 0.0f, SGMCMC_SPLITTING, grad_f32, &calls, t32, p32, g32, s32, N, 1000, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sghmc_f64(0.05, 1.0, 0.5, SGMCMC_EULER, grad_f64, &calls, t64, p64, g64, s64, N, 1000, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sgmgt_f32(q32, grad_f32, &calls, t32, p32, x32, g32, s32, N, 1000, &count32, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sgmgt_f64(q64, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1000, &count64, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sgmgt_f64(q64, grad_f64, &calls, t64, p64, x64, g64, s64, N, 10, NULL, &rng, &st), SGMCMC_OK, 10);
+    EXPECT(sgmcmc_sgld_f32(0.02f, grad_f32, &calls, t32, w32, N, 1000, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sgld_f64(0.02, grad_f64, &calls, t64, w64, N, 1000, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sghmc_f32(0.05f, 1.0f, 0.0f, SGMCMC_SPLITTING, grad_f32, &calls, t32, p32, w32, N, 1000, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sghmc_f64(0.05, 1.0, 0.5, SGMCMC_EULER, grad_f64, &calls, t64, p64, w64, N, 1000, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sgmgt_f32(q32, grad_f32, &calls, t32, p32, x32, w32, N, 1000, &count32, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sgmgt_f64(q64, grad_f64, &calls, t64, p64, x64, w64, N, 1000, &count64, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sgmgt_f64(q64, grad_f64, &calls, t64, p64, x64, w64, N, 10, NULL, &rng, &st), SGMCMC_OK, 10);
     if (count32 != 1000 || count64 != 1000 || calls != 6010) ok = 0;
     for (i = 0; i < N; ++i) {
         if (!isfinite(t32[i]) || !isfinite(t64[i]) || !isfinite(x32[i]) || !isfinite(x64[i])) ok = 0;
     }
     bad = q64; bad.a = 3.0;
-    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_MONOMIAL_EXPONENT, 0);
+    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_MONOMIAL_EXPONENT, 0);
     bad = q64; bad.c = 0.0;
-    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_SOFTENING, 0);
+    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_SOFTENING, 0);
     bad = q64; bad.sigma_xi = -1.0;
-    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION, 0);
+    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION, 0);
     bad = q64; bad.noise_estimate = 60.0; /* 2 sigma_theta B-hat = 1.2 >= 1 */
-    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_NOISE_ESTIMATE, 0);
+    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_NOISE_ESTIMATE, 0);
     bad = q64; bad.integrator = 5;
-    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_INTEGRATOR, 0);
+    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_INTEGRATOR, 0);
     /* Per-coordinate noise estimates: 2 * 0.01 * b < 1 for all but the refused 60. */
     {
         double b64[N];
         float b32[N];
         for (i = 0; i < N; ++i) { b64[i] = 0.5 * (i + 1); b32[i] = 0.0f; }
-        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, b64, grad_f64, &calls, t64, p64, x64, g64, s64, N, 10, &count64, &rng, &st), SGMCMC_OK, 10);
-        EXPECT(sgmcmc_sgmgt_noise_estimates_f32(q32, b32, grad_f32, &calls, t32, p32, x32, g32, s32, N, 10, &count32, &rng, &st), SGMCMC_OK, 10);
+        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, b64, grad_f64, &calls, t64, p64, x64, w64, N, 10, &count64, &rng, &st), SGMCMC_OK, 10);
+        EXPECT(sgmcmc_sgmgt_noise_estimates_f32(q32, b32, grad_f32, &calls, t32, p32, x32, w32, N, 10, &count32, &rng, &st), SGMCMC_OK, 10);
         b64[N - 1] = 60.0;
-        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, b64, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_NOISE_ESTIMATE, 0);
-        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, NULL, grad_f64, &calls, t64, p64, x64, g64, s64, N, 1, NULL, &rng, &st), SGMCMC_ERR_NULL, 0);
+        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, b64, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_NOISE_ESTIMATE, 0);
+        EXPECT(sgmcmc_sgmgt_noise_estimates_f64(q64, NULL, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_NULL, 0);
         if (count32 != 1010 || count64 != 1010) ok = 0;
     }
     q32.resample_thermostat = 0; q32.c = -1.0f;
-    EXPECT(sgmcmc_sgmgt_f32(q32, grad_f32, &calls, t32, p32, x32, g32, s32, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_SOFTENING, 0);
+    EXPECT(sgmcmc_sgmgt_f32(q32, grad_f32, &calls, t32, p32, x32, w32, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_SOFTENING, 0);
 #undef EXPECT
     printf("other entry points: %s\n", ok ? "ok" : "FAIL");
     return ok;
@@ -190,22 +190,30 @@ static int other_entry_points(void) {
 
 int main(void) {
     int ok = 1, integrator;
-    float theta[N] = {0}, p[N] = {0}, xi = 1.0f, grad[N], scratch[N];
+    float theta[N] = {0}, p[N] = {0}, xi = 1.0f, work[2 * N];
     sgmcmc_rng rng = {0, 0};
+    sgmcmc_stats stats;
     long calls = 0;
 
     /* A few error paths through the C declarations. */
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, grad,
-                         scratch, N, 1, &rng, NULL) != SGMCMC_ERR_RNG_UNSEEDED) ok = 0;
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
+                         N, 1, &rng, NULL) != SGMCMC_ERR_RNG_UNSEEDED) ok = 0;
     sgmcmc_rng_seed(&rng, 1);
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, NULL, p, &xi, grad,
-                         scratch, N, 1, &rng, NULL) != SGMCMC_ERR_NULL) ok = 0;
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, grad,
-                         scratch, 0, 1, &rng, NULL) != SGMCMC_ERR_LENGTH) ok = 0;
-    if (sgmcmc_sgnht_f32(-0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, grad,
-                         scratch, N, 1, &rng, NULL) != SGMCMC_ERR_BAD_STEP_SIZE) ok = 0;
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 7, grad_f32, &calls, theta, p, &xi, grad, scratch, N, 1,
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, NULL, p, &xi, work,
+                         N, 1, &rng, NULL) != SGMCMC_ERR_NULL) ok = 0;
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
+                         0, 1, &rng, NULL) != SGMCMC_ERR_LENGTH) ok = 0;
+    if (sgmcmc_sgnht_f32(-0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
+                         N, 1, &rng, NULL) != SGMCMC_ERR_BAD_STEP_SIZE) ok = 0;
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 7, grad_f32, &calls, theta, p, &xi, work, N, 1,
                          &rng, NULL) != SGMCMC_ERR_BAD_INTEGRATOR) ok = 0;
+    /* Overlapping arguments write nothing, not even the stats. */
+    stats.steps = 42;
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, theta, N, 1,
+                         &rng, &stats) != SGMCMC_ERR_OVERLAP || stats.steps != 42) ok = 0;
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p,
+                         (float*)&stats.thermostat, work, N, 1, &rng, &stats) != SGMCMC_ERR_OVERLAP
+        || stats.steps != 42) ok = 0;
     if (calls != 0) ok = 0;
     printf("error codes: %s\n", ok ? "ok" : "FAIL");
     ok &= other_entry_points();
