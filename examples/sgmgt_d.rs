@@ -38,7 +38,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mean = sum[i] / n;
         let var = sum_sq[i] / n - mean * mean;
         let truth = if i == 0 { 1.0 } else { 2.0 };
-        println!("θ{i}: mean {mean:+.3} (true {:+.1}), variance {var:.3} (true {truth:.1})", MEAN[i]);
+        println!(
+            "θ{i}: mean {mean:+.3} (true {:+.1}), variance {var:.3} (true {truth:.1})",
+            MEAN[i]
+        );
     }
     let (redrawn, proposals) = sampler.resampling_counts();
     println!("momentum and thermostat redraws: {redrawn} coordinates, {proposals} proposals");
