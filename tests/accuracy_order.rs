@@ -10,25 +10,20 @@
 //! Carlo standard error from batch means.
 
 use rand_pcg::Pcg64;
+use sgmcmc::prelude::*;
 use sgmcmc::rng::standard_normal_f64;
-use sgmcmc::sampler::{MSgnht, Sghmc, SghmcParams, SgnhtParams};
-use sgmcmc::{ChainState, Integrator, Sampler, StepError, Workspace};
 
 const STEPS: [f64; 4] = [0.4, 0.2, 0.1, 0.05];
 const FRICTION: f64 = 1.0;
 
 /// One SGHMC step on U = θ²/2 from (θ, p); returns the new (θ, p) and the normal it drew.
 fn sghmc_step(integrator: Integrator, h: f64, b_hat: f64, theta: f64, p: f64) -> ([f64; 2], f64) {
-    let (mut t, mut m, mut g, mut s) = ([theta], [p], [0.0], [0.0]);
-    let params = SghmcParams::with_noise_estimate(h, FRICTION, b_hat).unwrap();
-    let mut smp = Sghmc::new(
-        params,
-        integrator,
-        &mut t,
-        &mut m,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let (mut t, mut m, mut work) = ([theta], [p], [0.0; 2]);
+    let params = SghmcParams::new(h)
+        .with_friction(FRICTION)
+        .with_noise_estimate(b_hat)
+        .with_integrator(integrator);
+    let mut smp = Sghmc::new(params, &mut t, &mut m, &mut work).unwrap();
     let mut rng = Pcg64::new(42, 7);
     let mut grad = |x: &[f64], g: &mut [f64]| g.copy_from_slice(x);
     smp.step(&mut grad, &mut rng).unwrap();
@@ -139,29 +134,27 @@ fn sghmc_stationary_error_orders() {
 /// `None` if the chain diverged (the Euler scheme is unstable at large h: with one coordinate
 /// its thermostat fluctuates with unit variance and a ξ above 2/h makes |1 − ξh| > 1).
 fn msgnht_variance(integrator: Integrator, h: f64, seed: u64) -> Option<(f64, f64)> {
-    let (mut t, mut p, mut xi, mut g, mut s) = ([0.0f64], [0.0], [0.0], [0.0], [0.0]);
-    let prm = SgnhtParams::new(h, 1.0).unwrap();
-    let w = Workspace::new(&mut g, &mut s);
-    let mut smp = MSgnht::new(prm, integrator, &mut t, &mut p, &mut xi, w).unwrap();
+    let prm = SgnhtParams::new(h)
+        .with_diffusion(1.0)
+        .with_integrator(integrator);
+    // ξ starts at D, as the papers (and the old constructor) do.
+    let (mut t, mut p, mut xi, mut work) = ([0.0f64], [0.0], [prm.initial_thermostat()], [0.0; 2]);
+    let mut smp = MSgnht::new(prm, &mut t, &mut p, &mut xi, &mut work).unwrap();
     let mut rng = Pcg64::new(seed as u128, 99);
     let mut grad = |x: &[f64], g: &mut [f64]| g.copy_from_slice(x);
     // 4·10⁵/h steps in 100 batches: the autocorrelation time of θ² is a few time units, i.e.
     // ≲ 10²/h steps, so each batch spans dozens of autocorrelation times.
     let total = (4.0e5 / h) as usize;
     let (batches, per) = (100, total / 100);
-    let mut step = |s: &mut MSgnht<'_, f64>| -> Result<f64, StepError> {
-        s.step(&mut grad, &mut rng)?;
-        Ok(s.position()[0])
-    };
-    for _ in 0..total / 10 {
-        step(&mut smp).ok()?;
-    }
+    smp.run(&mut grad, &mut rng, (total / 10) as u64, &mut ())
+        .ok()?;
     let mut means = Vec::with_capacity(batches);
     for _ in 0..batches {
         let mut acc = 0.0;
-        for _ in 0..per {
-            acc += step(&mut smp).ok()?.powi(2);
-        }
+        smp.run_with(&mut grad, &mut rng, per as u64, |_, s, _| {
+            acc += s.position()[0].powi(2)
+        })
+        .ok()?;
         means.push(acc / per as f64);
     }
     let m = means.iter().sum::<f64>() / batches as f64;

@@ -26,14 +26,14 @@ mod common;
 
 use common::{DenseGaussian, Gaussian, assert_cov, run_cov};
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{MStepParams, Mcem, McemParams, McemWorkspace, NphmcEStep, SampleSize};
-use sgmcmc::kinetic::{AdaptiveMass, MassBuffer, MassShape};
+use sgmcmc::adapt::{MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::kinetic::{AdaptiveMass, MassShape};
 use sgmcmc::linalg::cholesky_in_place;
-use sgmcmc::rng::standard_normal_f64;
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgnht, SgnhtParams,
+use sgmcmc::prelude::{
+    ChainState, Hmc, HmcParams, Integrator, MassBuffer, Model, Sampler, SgNphmc, SgNphmcParams,
+    Sghmc, SghmcParams, Sgnht, SgnhtParams,
 };
-use sgmcmc::{ChainState, Integrator, Model, Sampler, Workspace};
+use sgmcmc::rng::standard_normal_f64;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -68,7 +68,26 @@ const ALL: [Kind; 5] = [
 const BOUNDS: (f64, f64) = (1e-2, 1e2);
 
 fn m_step() -> MStepParams<f64> {
-    MStepParams::new(0.0, 0.75, 0.05, BOUNDS.0, BOUNDS.1).unwrap()
+    MStepParams::new()
+        .with_offset(0.0)
+        .with_exponent(0.75)
+        .with_shrinkage(0.05)
+        .with_bounds(BOUNDS.0, BOUNDS.1)
+}
+
+/// The length of an MCEM workspace for dimension d and a mass of the given shape (the same for
+/// every wrapped sampler).
+fn em_len(d: usize, shape: MassShape) -> usize {
+    Mcem::<f64, Hmc<'static, f64>>::workspace_len(d, shape)
+}
+
+/// SG-NPHMC's settings in the order (ε, Q, A, B, L).
+fn nphmc_params(eps: f64, q: f64, a: f64, b: f64, steps: u32) -> SgNphmcParams<f64> {
+    SgNphmcParams::new(eps)
+        .with_thermostat_mass(q)
+        .with_energy_noise(a)
+        .with_gradient_noise(b)
+        .with_leapfrog_steps(steps)
 }
 
 /// The outcome of one run: the moments, the final M⁻¹, S_count and the number of M-steps.
@@ -116,7 +135,7 @@ fn sample(
     for i in 0..d {
         minv[if dense { i * d + i } else { i }] = 1.0;
     }
-    let mut factor = vec![0.0; d * d];
+    let mut factor = vec![0.0; MassBuffer::<f64>::dense_work_len(d)];
     let mut eigen = vec![0.0; 2 * d * d + d];
     let mass = if dense {
         MassBuffer::dense_with_eigen(&mut minv, &mut factor, &mut eigen, d).unwrap()
@@ -124,9 +143,10 @@ fn sample(
         MassBuffer::diagonal(&mut minv).unwrap()
     };
     let mut theta = target.mean.clone();
-    let (mut p, mut g, mut s, mut v) = (vec![0.0; d], vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-    let (mut t0, mut g0, mut p0) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-    let mut buf = vec![0.0; McemWorkspace::<f64>::len(d, shape)];
+    let mut p = vec![0.0; d];
+    // The sampler's workspace: 4d for HMC and SG-NPHMC, 2d for SGHMC and SGNHT.
+    let mut work = vec![0.0; 4 * d];
+    let mut buf = vec![0.0; em_len(d, shape)];
     let mut rng = Pcg64::new(seed as u128, 0xe1);
     let mut noise_rng = Pcg64::new(seed as u128 ^ 0x5151, 0x7);
     let eps: f64 = 0.05;
@@ -159,8 +179,9 @@ fn sample(
         NphmcEStep::Redraw
     };
     let params = |lp: u32| {
-        McemParams::new(lp, m_step(), size)
-            .unwrap()
+        McemParams::new(lp)
+            .with_m_step(m_step())
+            .with_sample_size(size)
             .with_nphmc_e_step(variant)
     };
     macro_rules! em {
@@ -168,8 +189,7 @@ fn sample(
             em!($smp, $lp, $burn, $per, |_| None)
         };
         ($smp:expr, $lp:expr, $burn:expr, $per:expr, $q:expr) => {{
-            let work = McemWorkspace::new(&mut buf, d, shape).unwrap();
-            let mut em = Mcem::new($smp, params($lp), work).unwrap();
+            let mut em = Mcem::new($smp, params($lp), &mut buf).unwrap();
             // Alg. 2 and 5 initialise p (and q, s = 1) before the loop: p ~ N(0, M), q ~ N(0, Q).
             em.resample_momentum(&mut rng);
             let moments = run_cov(&mut em, &mut model, &mut rng, target, $burn, 50, $per).unwrap();
@@ -184,38 +204,35 @@ fn sample(
     }
     match kind {
         Kind::HmcEm => {
-            let work = HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v);
-            let smp = Hmc::with_mass(
-                HmcParams::new(0.07, 10).unwrap(),
-                mass,
-                &mut theta,
-                &mut p,
-                work,
-            )
-            .unwrap();
+            let prm = HmcParams::new(0.07).with_leapfrog_steps(10);
+            let mut smp = Hmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
+            smp.set_mass(mass).unwrap();
             // 10⁵ E-steps (proposals) in 50 batches.
             em!(smp, 10, 5_000, 2_000)
         }
         Kind::SghmcEm => {
-            let work = Workspace::with_mass_scratch(&mut g, &mut s, &mut v);
-            let prm = SghmcParams::new(0.01, 1.0).unwrap();
-            let smp = Sghmc::with_mass(prm, Integrator::Splitting, mass, &mut theta, &mut p, work)
-                .unwrap();
+            let prm = SghmcParams::new(0.01)
+                .with_friction(1.0)
+                .with_integrator(Integrator::Splitting);
+            let mut smp = Sghmc::new(prm, &mut theta, &mut p, &mut work[..2 * d]).unwrap();
+            smp.set_mass(mass).unwrap();
             // 10⁶ inner steps (10⁵ E-steps) after 10⁵; the slowest coordinate relaxes in ~10³
             // inner steps, a batch is 2·10⁴.
             em!(smp, 10, 10_000, 2_000)
         }
         Kind::SgnhtEm => {
-            let work = Workspace::with_mass_scratch(&mut g, &mut s, &mut v);
-            let prm = SgnhtParams::new(0.01, 1.0).unwrap();
-            let smp =
-                Sgnht::with_mass(prm, Integrator::Euler, mass, &mut theta, &mut p, work).unwrap();
+            let prm = SgnhtParams::new(0.01)
+                .with_diffusion(1.0)
+                .with_integrator(Integrator::Euler);
+            let mut xi = prm.initial_thermostat();
+            let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work[..2 * d]).unwrap();
+            smp.set_mass(mass).unwrap();
             em!(smp, 10, 10_000, 2_000)
         }
         Kind::Nphmc => {
-            let work = HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v);
-            let prm = SgNphmcParams::new(eps, 1.0, 0.0, 0.0, 10).unwrap();
-            let mut smp = SgNphmc::with_mass(prm, mass, &mut theta, &mut p, work).unwrap();
+            let prm = nphmc_params(eps, 1.0, 0.0, 0.0, 10);
+            let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
+            smp.set_mass(mass).unwrap();
             let moments =
                 run_cov(&mut smp, &mut model, &mut rng, target, 5_000, 50, 2_000).unwrap();
             Outcome {
@@ -227,9 +244,9 @@ fn sample(
             }
         }
         Kind::SgNphmcEm | Kind::SgNphmcEmValueNoise | Kind::SgNphmcEmPrinted => {
-            let work = HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v);
-            let prm = SgNphmcParams::new(eps, 1.0, a_noise, b_noise, 10).unwrap();
-            let smp = SgNphmc::with_mass(prm, mass, &mut theta, &mut p, work).unwrap();
+            let prm = nphmc_params(eps, 1.0, a_noise, b_noise, 10);
+            let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
+            smp.set_mass(mass).unwrap();
             em!(smp, 10, 10_000, 4_000, |em: &Mcem<
                 '_,
                 f64,
@@ -412,34 +429,34 @@ fn sg_nphmc_em_runs_with_finite_masses() {
         for i in 0..d {
             minv[if dense { i * d + i } else { i }] = 1.0;
         }
-        let mut factor = vec![0.0; d * d];
+        let mut factor = vec![0.0; MassBuffer::<f64>::dense_work_len(d)];
         let mass = if dense {
             MassBuffer::dense(&mut minv, &mut factor, d).unwrap()
         } else {
             MassBuffer::diagonal(&mut minv).unwrap()
         };
         let mut theta = target.mean.clone();
-        let (mut p, mut g, mut v) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-        let (mut t0, mut g0, mut p0) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-        let mut buf = vec![0.0; McemWorkspace::<f64>::len(d, shape)];
+        let (mut p, mut work) = (vec![0.0; d], vec![0.0; SgNphmc::<f64>::workspace_len(d)]);
+        let mut buf = vec![0.0; em_len(d, shape)];
         let mut rng = Pcg64::new(700 + dense as u128, 0xe1);
         let mut model = Model::new(
             |t: &[f64], gr: &mut [f64]| target.gradient(t, gr),
             |t: &[f64]| target.energy(t),
         );
-        let work = HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v);
-        let prm = SgNphmcParams::new(0.05, 1.0, 0.0, 0.0, 10).unwrap();
-        let smp = SgNphmc::with_mass(prm, mass, &mut theta, &mut p, work).unwrap();
-        let params = McemParams::new(10, m_step(), SampleSize::fixed(100).unwrap())
-            .unwrap()
+        let prm = nphmc_params(0.05, 1.0, 0.0, 0.0, 10);
+        let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
+        smp.set_mass(mass).unwrap();
+        let params = McemParams::new(10)
+            .with_m_step(m_step())
+            .with_sample_size(SampleSize::fixed(100).unwrap())
             .with_nphmc_e_step(NphmcEStep::Printed);
-        let work = McemWorkspace::new(&mut buf, d, shape).unwrap();
-        let mut em = Mcem::new(smp, params, work).unwrap();
+        let mut em = Mcem::new(smp, params, &mut buf).unwrap();
         em.resample_momentum(&mut rng);
-        for i in 0..20_000 {
-            if let Err(e) = em.step(&mut model, &mut rng) {
-                panic!("SG-NPHMC-EM (dense {dense}) failed at E-step {i}: {e}");
-            }
+        if let Err(e) = em.run(&mut model, &mut rng, 20_000, &mut ()) {
+            panic!(
+                "SG-NPHMC-EM (dense {dense}) failed at E-step {}: {}",
+                e.completed, e.error
+            );
         }
         let q_mass = em.sampler().params().thermostat_mass();
         assert!(q_mass.is_finite() && (1.0 / BOUNDS.1..=1.0 / BOUNDS.0).contains(&q_mass));
@@ -465,58 +482,21 @@ fn sg_nphmc_em_runs_with_finite_masses() {
     }
 }
 
-/// A stand-in sampler whose "E-step" draws p ~ N(0, Σ*) from a fixed Σ* = LLᵀ, whatever M is:
-/// the M-step's input with a known answer, M⁻¹ → Σ*⁻¹.
-struct Mock<'a> {
-    theta: Vec<f64>,
-    p: Vec<f64>,
-    mass: MassBuffer<'a, f64>,
-    /// Lower Cholesky factor of Σ* (row-major).
-    chol: Vec<f64>,
-}
-
-impl ChainState<f64> for Mock<'_> {
-    fn position(&self) -> &[f64] {
-        &self.theta
-    }
-    fn momentum(&self) -> &[f64] {
-        &self.p
-    }
-    fn phase_mut(&mut self) -> (&mut [f64], &mut [f64]) {
-        (&mut self.theta, &mut self.p)
-    }
-    fn resample_momentum<R: rand_core::Rng + ?Sized>(&mut self, _rng: &mut R) {}
-}
-
-impl AdaptiveMass<f64> for Mock<'_> {
-    fn mass(&self) -> sgmcmc::kinetic::Mass<'_, f64> {
-        self.mass.mass()
-    }
-    fn set_inverse_mass(&mut self, m: &[f64]) -> Result<(), sgmcmc::LinalgError> {
-        self.mass.set_inverse_mass(m)
-    }
-}
-
-impl<M: ?Sized> sgmcmc::adapt::EmSampler<f64, M> for Mock<'_> {
-    const TEST: sgmcmc::adapt::TestFunction = sgmcmc::adapt::TestFunction::Hmc;
-    fn e_step<R: rand_core::Rng + ?Sized>(
-        &mut self,
-        _model: &mut M,
-        rng: &mut R,
-        _steps: u32,
-    ) -> Result<sgmcmc::StepStats<f64>, sgmcmc::StepError> {
-        let d = self.p.len();
-        let z: Vec<f64> = (0..d).map(|_| standard_normal_f64(rng)).collect();
+/// The M-step's input with a known answer: an E-step whose momentum is p ~ N(0, Σ*) from a fixed
+/// Σ* = LLᵀ, whatever M is, so that M⁻¹ → Σ*⁻¹. (`EmSampler` is sealed, so a stand-in sampler
+/// cannot be wrapped any more; SGNHT-EM is rigged instead.) LP_S = 1 Euler step of SGNHT with
+/// h = 1 and no injected noise (A = 0), started from p = 0 and ξ = 0 (reset after every E-step,
+/// together with θ), on a "model" that ignores θ and returns the gradient −z with z = Lζ,
+/// ζ ~ N(0, I) from its own generator: the kick p′ = p − ξhM⁻¹p − h∇Ũ + 0·ζ is z exactly, for
+/// any M, and z is the sequence the stand-in sampler drew from the same seed.
+fn fixed_momentum_model(chol: Vec<f64>, d: usize, seed: u128) -> impl FnMut(&[f64], &mut [f64]) {
+    let mut rng = Pcg64::new(seed, 3);
+    move |_: &[f64], g: &mut [f64]| {
+        let z: Vec<f64> = (0..d).map(|_| standard_normal_f64(&mut rng)).collect();
         for i in 0..d {
-            self.p[i] = (0..=i).map(|j| self.chol[i * d + j] * z[j]).sum();
+            let p: f64 = (0..=i).map(|j| chol[i * d + j] * z[j]).sum();
+            g[i] = -p;
         }
-        Ok(sgmcmc::StepStats {
-            step_size: 0.0,
-            kinetic_temperature: None,
-            thermostat: None,
-            acceptance: None,
-            accepted: None,
-        })
     }
 }
 
@@ -552,30 +532,40 @@ fn m_step_learns_the_momentum_precision_and_the_bias_correction_is_needed() {
             for i in 0..d {
                 minv[if dense { i * d + i } else { i }] = 1.0;
             }
-            let mut factor = vec![0.0; d * d];
+            let mut factor = vec![0.0; MassBuffer::<f64>::dense_work_len(d)];
             let mass = if dense {
                 MassBuffer::dense(&mut minv, &mut factor, d).unwrap()
             } else {
                 MassBuffer::diagonal(&mut minv).unwrap()
             };
-            let mock = Mock {
-                theta: vec![0.0; d],
-                p: vec![0.0; d],
-                mass,
-                chol: chol.clone(),
-            };
-            let m_step = MStepParams::new(0.0, 1.0, 0.0, 1e-4, 1e4).unwrap();
-            let params = McemParams::new(1, m_step, SampleSize::fixed(100).unwrap())
-                .unwrap()
+            let (mut theta, mut p, mut xi) = (vec![0.0; d], vec![0.0; d], 0.0);
+            let mut work = vec![0.0; Sgnht::<f64>::workspace_len(d)];
+            let prm = SgnhtParams::new(1.0)
+                .with_diffusion(0.0)
+                .with_integrator(Integrator::Euler);
+            let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            smp.set_mass(mass).unwrap();
+            let m_step = MStepParams::new()
+                .with_offset(0.0)
+                .with_exponent(1.0)
+                .with_shrinkage(0.0)
+                .with_bounds(1e-4, 1e4);
+            let params = McemParams::new(1)
+                .with_m_step(m_step)
+                .with_sample_size(SampleSize::fixed(100).unwrap())
                 .with_bias_correction(corrected);
-            let mut buf = vec![0.0; McemWorkspace::<f64>::len(d, shape)];
-            let work = McemWorkspace::new(&mut buf, d, shape).unwrap();
-            let mut em = Mcem::new(mock, params, work).unwrap();
-            let mut rng = Pcg64::new(900 + dense as u128, 3);
-            let mut model = |_: &[f64], _: &mut [f64]| {};
-            for _ in 0..40_000 {
-                em.step(&mut model, &mut rng).unwrap();
-            }
+            let mut buf = vec![0.0; em_len(d, shape)];
+            let mut em = Mcem::new(smp, params, &mut buf).unwrap();
+            // The sampler's own (zero-weighted) normals come from `rng`; z from the model's.
+            let mut rng = Pcg64::new(900 + dense as u128, 4);
+            let mut model = fixed_momentum_model(chol.clone(), d, 900 + dense as u128);
+            em.run_with(&mut model, &mut rng, 40_000, |_, em, _| {
+                let (theta, p) = em.phase_mut();
+                theta.fill(0.0);
+                p.fill(0.0);
+                em.sampler_mut().set_thermostat(0.0).unwrap();
+            })
+            .unwrap();
             assert_eq!(em.m_steps(), 400);
             let m = em.inverse_mass();
             let ratios: Vec<f64> = (0..d)
@@ -617,22 +607,19 @@ fn adaptive_sample_count_bookkeeping() {
     let mut minv = vec![1.0; d];
     let mass = MassBuffer::diagonal(&mut minv).unwrap();
     let mut theta = target.mean.clone();
-    let (mut p, mut g, mut s) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
-    let prm = SgnhtParams::new(0.01, 1.0).unwrap();
-    let smp = Sgnht::with_mass(
-        prm,
-        Integrator::Splitting,
-        mass,
-        &mut theta,
-        &mut p,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let (mut p, mut work) = (vec![0.0; d], vec![0.0; Sgnht::<f64>::workspace_len(d)]);
+    let prm = SgnhtParams::new(0.01)
+        .with_diffusion(1.0)
+        .with_integrator(Integrator::Splitting);
+    let mut xi = prm.initial_thermostat();
+    let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    smp.set_mass(mass).unwrap();
     let size = SampleSize::adaptive(20, 0.25, 3).unwrap();
-    let params = McemParams::new(5, m_step(), size).unwrap();
-    let mut buf = vec![0.0; McemWorkspace::<f64>::len(d, MassShape::Diagonal)];
-    let work = McemWorkspace::new(&mut buf, d, MassShape::Diagonal).unwrap();
-    let mut em = Mcem::new(smp, params, work).unwrap();
+    let params = McemParams::new(5)
+        .with_m_step(m_step())
+        .with_sample_size(size);
+    let mut buf = vec![0.0; em_len(d, MassShape::Diagonal)];
+    let mut em = Mcem::new(smp, params, &mut buf).unwrap();
     let mut rng = Pcg64::new(31, 4);
     let mut model = |t: &[f64], gr: &mut [f64]| target.gradient(t, gr);
     let (mut since, mut current, mut grew) = (0u64, em.sample_count(), 0);

@@ -1,9 +1,11 @@
 //! Error paths: constructor validation, non-finite gradients and states, Display strings, no panics.
 //!
-//! * Every `*Params` constructor rejects NaN and ±∞ with `ParamError::NonFinite` and finite
-//!   out-of-range values with `ParamError::OutOfRange`, naming the right [`Param`].
+//! * Every `*Params` check (`validate`, and the sampler constructor, which returns it as
+//!   `Error::Param`) rejects NaN and ±∞ with `ParamError::NonFinite` and finite out-of-range
+//!   values with `ParamError::OutOfRange`, naming the right [`Param`].
 //! * Every sampler constructor rejects an empty θ (`Empty`), a buffer of the wrong length
-//!   (`LengthMismatch`, naming it) and a non-finite θ or p (`InvalidValue`, first index).
+//!   (`LengthMismatch`, naming it: p, ξ, or the workspace with its documented length) and a
+//!   non-finite θ or p (`InvalidValue`, first index), as `Error::Layout`.
 //! * A gradient with a NaN or ±∞ makes `step` return `NonFiniteGradient` with the first bad
 //!   coordinate and leaves θ, p and ξ bit-for-bit unchanged — for every sampler, integrator and
 //!   float type; for HMC also when the NaN appears in the middle of the leapfrog trajectory.
@@ -15,13 +17,11 @@
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, RngSeed};
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::StepSchedule;
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams,
-};
-use sgmcmc::{
-    Buffer, ChainState, Integrator, LayoutError, Model, Param, ParamError, Real, Sampler,
-    StepError, StepStats, Workspace,
+use sgmcmc::LinalgError;
+use sgmcmc::prelude::{
+    Buffer, ChainState, Error, Hmc, HmcParams, Integrator, LayoutError, MSgnht, MassBuffer, Model,
+    Param, ParamError, Real, Sampler, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams,
+    StepError, StepSchedule, StepStats,
 };
 use std::cell::Cell;
 
@@ -108,6 +108,73 @@ fn oor(p: Param) -> ParamError {
     ParamError::OutOfRange(p)
 }
 
+/// The error of `params.validate()`, checked to be the one the sampler's constructor returns
+/// (as `Error::Param`) on otherwise valid buffers.
+fn sgld_err<T: Fl>(params: SgldParams<T>) -> Option<ParamError> {
+    let e = params.validate().err();
+    let (mut theta, mut work) = ([T::ZERO; 2], [T::ZERO; 4]);
+    let r = Sgld::new(params, &mut theta, &mut work);
+    assert_eq!(r.err(), e.map(Error::Param), "Sgld::new vs validate");
+    e
+}
+
+/// As [`sgld_err`], for SGHMC under both integrators.
+fn sghmc_err<T: Fl>(params: SghmcParams<T>) -> Option<ParamError> {
+    let e = params.validate().err();
+    for scheme in SCHEMES {
+        let (mut theta, mut p, mut work) = ([T::ZERO; 2], [T::ZERO; 2], [T::ZERO; 4]);
+        let r = Sghmc::new(
+            params.with_integrator(scheme),
+            &mut theta,
+            &mut p,
+            &mut work,
+        );
+        assert_eq!(r.err(), e.map(Error::Param), "Sghmc::new vs validate");
+    }
+    e
+}
+
+/// As [`sgld_err`], for SGNHT and mSGNHT under both integrators (ξ finite).
+fn sgnht_err<T: Fl>(params: SgnhtParams<T>) -> Option<ParamError> {
+    let e = params.validate().err();
+    for scheme in SCHEMES {
+        let params = params.with_integrator(scheme);
+        let (mut theta, mut p, mut work) = ([T::ZERO; 2], [T::ZERO; 2], [T::ZERO; 4]);
+        let mut xi = T::ONE;
+        let r = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work);
+        assert_eq!(r.err(), e.map(Error::Param), "Sgnht::new vs validate");
+        let mut xi = [T::ONE; 2];
+        let r = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work);
+        assert_eq!(r.err(), e.map(Error::Param), "MSgnht::new vs validate");
+    }
+    e
+}
+
+/// As [`sgld_err`], for HMC.
+fn hmc_err<T: Fl>(params: HmcParams<T>) -> Option<ParamError> {
+    let e = params.validate().err();
+    let (mut theta, mut p, mut work) = ([T::ZERO; 2], [T::ZERO; 2], [T::ZERO; 8]);
+    let r = Hmc::new(params, &mut theta, &mut p, &mut work);
+    assert_eq!(r.err(), e.map(Error::Param), "Hmc::new vs validate");
+    e
+}
+
+fn sghmc<T: Fl>(h: T, a: T) -> SghmcParams<T> {
+    SghmcParams::new(h).with_friction(a)
+}
+
+fn sghmc_b<T: Fl>(h: T, a: T, b: T) -> SghmcParams<T> {
+    SghmcParams::new(h).with_friction(a).with_noise_estimate(b)
+}
+
+fn sgnht<T: Fl>(h: T, a: T) -> SgnhtParams<T> {
+    SgnhtParams::new(h).with_diffusion(a)
+}
+
+fn hmc<T: Fl>(h: T, steps: u32) -> HmcParams<T> {
+    HmcParams::new(h).with_leapfrog_steps(steps)
+}
+
 fn params_reject<T: Fl>() {
     let (one, half, zero) = (T::ONE, T::HALF, T::ZERO);
     let neg = |x: f64| T::of(-x);
@@ -119,13 +186,22 @@ fn params_reject<T: Fl>() {
 
     // SGLD and the step schedules: h > 0; a > 0, b > 0, γ ∈ (0, 1].
     for x in non_finite::<T>() {
-        assert_eq!(SgldParams::new(x).err(), Some(nf(Param::StepSize)), "{ctx}");
+        assert_eq!(
+            sgld_err(SgldParams::new(x)),
+            Some(nf(Param::StepSize)),
+            "{ctx}"
+        );
         assert_eq!(StepSchedule::constant(x).err(), Some(nf(Param::StepSize)));
-        let hand_built = SgldParams::with_schedule(StepSchedule::Constant(x));
-        assert_eq!(hand_built.err(), Some(nf(Param::StepSize)));
+        let hand_built = sgld_err(SgldParams::with_schedule(StepSchedule::Constant(x)));
+        assert_eq!(hand_built, Some(nf(Param::StepSize)));
         let poly = |a, b, g| StepSchedule::polynomial(a, b, g).err();
-        let hand =
-            |a, b, gamma| SgldParams::with_schedule(StepSchedule::Polynomial { a, b, gamma }).err();
+        let hand = |a, b, gamma| {
+            sgld_err(SgldParams::with_schedule(StepSchedule::Polynomial {
+                a,
+                b,
+                gamma,
+            }))
+        };
         assert_eq!(poly(x, one, half), Some(nf(Param::DecayScale)));
         assert_eq!(poly(one, x, half), Some(nf(Param::DecayOffset)));
         assert_eq!(poly(one, one, x), Some(nf(Param::DecayExponent)));
@@ -135,16 +211,21 @@ fn params_reject<T: Fl>() {
     }
     for x in not_positive {
         assert_eq!(
-            SgldParams::new(x).err(),
+            sgld_err(SgldParams::new(x)),
             Some(oor(Param::StepSize)),
             "{ctx} {x}"
         );
         assert_eq!(StepSchedule::constant(x).err(), Some(oor(Param::StepSize)));
-        let hand_built = SgldParams::with_schedule(StepSchedule::Constant(x));
-        assert_eq!(hand_built.err(), Some(oor(Param::StepSize)));
+        let hand_built = sgld_err(SgldParams::with_schedule(StepSchedule::Constant(x)));
+        assert_eq!(hand_built, Some(oor(Param::StepSize)));
         let poly = |a, b, g| StepSchedule::polynomial(a, b, g).err();
-        let hand =
-            |a, b, gamma| SgldParams::with_schedule(StepSchedule::Polynomial { a, b, gamma }).err();
+        let hand = |a, b, gamma| {
+            sgld_err(SgldParams::with_schedule(StepSchedule::Polynomial {
+                a,
+                b,
+                gamma,
+            }))
+        };
         assert_eq!(
             poly(x, one, half),
             Some(oor(Param::DecayScale)),
@@ -169,26 +250,26 @@ fn params_reject<T: Fl>() {
         assert_eq!(e, Some(oor(Param::DecayExponent)), "{ctx} γ = {g}");
     }
     // The boundaries that are allowed.
-    assert!(SgldParams::new(T::of(1e-30)).is_ok());
-    assert!(SgldParams::new(T::MAX).is_ok());
+    assert!(sgld_err(SgldParams::new(T::of(1e-30))).is_none());
+    assert!(sgld_err(SgldParams::new(T::MAX)).is_none());
     assert!(StepSchedule::polynomial(one, one, one).is_ok()); // γ = 1
     assert!(StepSchedule::polynomial(one, T::of(1e-30), T::of(1e-30)).is_ok());
 
     // SGHMC: h > 0, A ≥ 0, 0 ≤ B̂ ≤ A.
     for x in non_finite::<T>() {
-        assert_eq!(SghmcParams::new(x, one).err(), Some(nf(Param::StepSize)));
-        assert_eq!(SghmcParams::new(one, x).err(), Some(nf(Param::Friction)));
-        let e = SghmcParams::with_noise_estimate(one, one, x).err();
+        assert_eq!(sghmc_err(sghmc(x, one)), Some(nf(Param::StepSize)));
+        assert_eq!(sghmc_err(sghmc(one, x)), Some(nf(Param::Friction)));
+        let e = sghmc_err(sghmc_b(one, one, x));
         assert_eq!(e, Some(nf(Param::NoiseEstimate)), "{ctx} {x}");
     }
     for x in not_positive {
-        assert_eq!(SghmcParams::new(x, one).err(), Some(oor(Param::StepSize)));
-        let e = SghmcParams::with_noise_estimate(x, one, zero).err();
+        assert_eq!(sghmc_err(sghmc(x, one)), Some(oor(Param::StepSize)));
+        let e = sghmc_err(sghmc_b(x, one, zero));
         assert_eq!(e, Some(oor(Param::StepSize)));
     }
     for x in negative {
-        assert_eq!(SghmcParams::new(one, x).err(), Some(oor(Param::Friction)));
-        let e = SghmcParams::with_noise_estimate(one, one, x).err();
+        assert_eq!(sghmc_err(sghmc(one, x)), Some(oor(Param::Friction)));
+        let e = sghmc_err(sghmc_b(one, one, x));
         assert_eq!(e, Some(oor(Param::NoiseEstimate)));
     }
     for (a, b) in [
@@ -196,11 +277,11 @@ fn params_reject<T: Fl>() {
         (zero, T::of(1e-30)),
         (half, T::MAX),
     ] {
-        let e = SghmcParams::with_noise_estimate(one, a, b).err();
+        let e = sghmc_err(sghmc_b(one, a, b));
         assert_eq!(e, Some(oor(Param::NoiseEstimate)), "{ctx} A = {a}, B̂ = {b}");
     }
-    assert!(SghmcParams::new(one, zero).is_ok()); // A = 0
-    assert!(SghmcParams::with_noise_estimate(one, half, half).is_ok()); // B̂ = A
+    assert!(sghmc_err(sghmc(one, zero)).is_none()); // A = 0
+    assert!(sghmc_err(sghmc_b(one, half, half)).is_none()); // B̂ = A
 
     // The learning-rate form: η > 0, α ∈ [0, 1], β̂ ∈ [0, α].
     for x in non_finite::<T>() {
@@ -232,41 +313,39 @@ fn params_reject<T: Fl>() {
         assert!(SghmcParams::from_learning_rate(T::of(1e-4), a, b).is_ok());
     }
 
-    // SGNHT / mSGNHT: h > 0, A ≥ 0; reformulated: η > 0, a ≥ 0.
+    // SGNHT / mSGNHT: h > 0, A ≥ 0; reformulated: η > 0, a ≥ 0. A bad A names the diffusion
+    // (`Param::Diffusion`; SGHMC's A is `Param::Friction`).
     for x in non_finite::<T>() {
-        assert_eq!(SgnhtParams::new(x, one).err(), Some(nf(Param::StepSize)));
-        assert_eq!(SgnhtParams::new(one, x).err(), Some(nf(Param::Friction)));
+        assert_eq!(sgnht_err(sgnht(x, one)), Some(nf(Param::StepSize)));
+        assert_eq!(sgnht_err(sgnht(one, x)), Some(nf(Param::Diffusion)));
         let e = SgnhtParams::from_reformulated(x, one).err();
         assert_eq!(e, Some(nf(Param::StepSize)));
         let e = SgnhtParams::from_reformulated(one, x).err();
-        assert_eq!(e, Some(nf(Param::Friction)));
+        assert_eq!(e, Some(nf(Param::Diffusion)));
     }
     for x in not_positive {
-        assert_eq!(SgnhtParams::new(x, one).err(), Some(oor(Param::StepSize)));
+        assert_eq!(sgnht_err(sgnht(x, one)), Some(oor(Param::StepSize)));
         let e = SgnhtParams::from_reformulated(x, one).err();
         assert_eq!(e, Some(oor(Param::StepSize)));
     }
     for x in negative {
-        assert_eq!(SgnhtParams::new(one, x).err(), Some(oor(Param::Friction)));
+        assert_eq!(sgnht_err(sgnht(one, x)), Some(oor(Param::Diffusion)));
         let e = SgnhtParams::from_reformulated(one, x).err();
-        assert_eq!(e, Some(oor(Param::Friction)));
+        assert_eq!(e, Some(oor(Param::Diffusion)));
     }
-    assert!(SgnhtParams::new(one, zero).is_ok());
+    assert!(sgnht_err(sgnht(one, zero)).is_none());
     assert!(SgnhtParams::from_reformulated(one, zero).is_ok());
 
     // HMC: ε > 0, L ≥ 1.
     for x in non_finite::<T>() {
-        assert_eq!(HmcParams::new(x, 3).err(), Some(nf(Param::StepSize)));
+        assert_eq!(hmc_err(hmc(x, 3)), Some(nf(Param::StepSize)));
     }
     for x in not_positive {
-        assert_eq!(HmcParams::new(x, 3).err(), Some(oor(Param::StepSize)));
+        assert_eq!(hmc_err(hmc(x, 3)), Some(oor(Param::StepSize)));
     }
-    assert_eq!(
-        HmcParams::new(one, 0).err(),
-        Some(oor(Param::LeapfrogSteps))
-    );
-    assert!(HmcParams::new(one, 1).is_ok());
-    assert!(HmcParams::new(one, u32::MAX).is_ok());
+    assert_eq!(hmc_err(hmc(one, 0)), Some(oor(Param::LeapfrogSteps)));
+    assert!(hmc_err(hmc(one, 1)).is_none());
+    assert!(hmc_err(hmc(one, u32::MAX)).is_none());
 }
 
 #[test]
@@ -275,10 +354,11 @@ fn params_reject_non_finite_and_out_of_range() {
     params_reject::<f64>();
 }
 
-/// The mass is a buffer (HMC takes its inverse diagonal), so a mass ≤ 0 or non-finite is a
-/// `LayoutError::InvalidValue { buffer: InverseMass, .. }` at the first bad entry.
+/// The mass is a buffer (HMC takes its inverse diagonal through
+/// `MassBuffer::fixed_diagonal`), so a mass ≤ 0 or non-finite is refused by the buffer's
+/// constructor at the first bad entry: `LinalgError::NonFinite` for NaN and ±∞,
+/// `LinalgError::NotPositiveDefinite` for an entry ≤ 0 (the diagonal's Cholesky pivot).
 fn inverse_mass_rejected<T: Fl>() {
-    let params = HmcParams::new(T::of(0.1), 3).unwrap();
     let bad = [
         T::ZERO,
         -T::ZERO,
@@ -294,13 +374,14 @@ fn inverse_mass_rejected<T: Fl>() {
                 let mut minv = vec![T::ONE; n];
                 minv[k] = x;
                 minv[n - 1] = if k == n - 1 { x } else { T::ZERO }; // a later bad entry too
-                let (mut t, mut p, mut g, mut t0, mut g0, mut p0) = bufs6::<T>(n);
-                let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-                let r = Hmc::new(params, Some(&minv), &mut t, &mut p, work);
-                let want = LayoutError::InvalidValue {
-                    buffer: Buffer::InverseMass,
-                    index: k,
+                let want = if x.is_finite() {
+                    LinalgError::NotPositiveDefinite { pivot: k }
+                } else {
+                    LinalgError::NonFinite { index: k }
                 };
+                let r = MassBuffer::fixed_diagonal(&minv);
+                assert_eq!(r.err(), Some(want), "{} n={n} k={k} {x}", T::NAME);
+                let r = MassBuffer::diagonal(&mut minv);
                 assert_eq!(r.err(), Some(want), "{} n={n} k={k} {x}", T::NAME);
             }
         }
@@ -317,33 +398,45 @@ fn inverse_mass_must_be_finite_and_positive() {
 // Sampler constructors
 // ---------------------------------------------------------------------------------------------
 
-/// θ, p and HMC's four zeroed workspace buffers (gradient, saved θ, saved gradient, saved
-/// momentum), all of length n.
-type Six<T> = (Vec<T>, Vec<T>, Vec<T>, Vec<T>, Vec<T>, Vec<T>);
+/// θ, p and HMC's zeroed workspace (4n: gradient, saved θ, saved gradient, saved momentum).
+type Three<T> = (Vec<T>, Vec<T>, Vec<T>);
 
-fn bufs6<T: Fl>(n: usize) -> Six<T> {
-    (
-        start(n, 1.0),
-        start(n, 0.5),
-        vec![T::ZERO; n],
-        vec![T::ZERO; n],
-        vec![T::ZERO; n],
-        vec![T::ZERO; n],
-    )
+fn hmc_bufs<T: Fl>(n: usize) -> Three<T> {
+    (start(n, 1.0), start(n, 0.5), vec![T::ZERO; 4 * n])
 }
 
-/// Lengths of θ, p, ξ, the gradient, the scratch buffer of the SG samplers, HMC's saved θ,
-/// saved gradient and saved momentum, and the inverse mass.
+/// An HMC sampler on the given buffers, with the read-only diagonal M⁻¹ `minv` if given.
+fn hmc_sampler<'a, T: Fl>(
+    params: HmcParams<T>,
+    minv: Option<&'a [T]>,
+    theta: &'a mut [T],
+    p: &'a mut [T],
+    work: &'a mut [T],
+) -> Hmc<'a, T> {
+    let mut hmc = Hmc::new(params, theta, p, work).unwrap();
+    if let Some(m) = minv {
+        hmc.set_mass(MassBuffer::fixed_diagonal(m).unwrap())
+            .unwrap();
+    }
+    hmc
+}
+
+/// The layout error inside a constructor's error (a parameter error is a test failure here).
+fn layout(e: Error) -> LayoutError {
+    match e {
+        Error::Layout(e) => e,
+        other => panic!("expected a layout error, got {other:?}"),
+    }
+}
+
+/// Lengths of θ, p, ξ and the inverse mass, and the offset of the workspace's length from the
+/// documented one (`workspace_len(θ's length)`: 2n for the SG samplers, 4n for HMC).
 #[derive(Clone, Copy, Debug)]
 struct Lens {
     theta: usize,
     p: usize,
     xi: usize,
-    g: usize,
-    s: usize,
-    t0: usize,
-    g0: usize,
-    p0: usize,
+    work: isize,
     m: usize,
 }
 
@@ -353,25 +446,26 @@ impl Lens {
             theta: n,
             p: n,
             xi: n,
-            g: n,
-            s: n,
-            t0: n,
-            g0: n,
-            p0: n,
+            work: 0,
             m: n,
         }
+    }
+    /// The workspace length for a sampler whose documented length is `len(n)`.
+    fn work(&self, len: fn(usize) -> usize) -> usize {
+        (len(self.theta) as isize + self.work).max(0) as usize
     }
 }
 
 /// Builds every sampler (both integrators, HMC with and without a mass) over buffers of the given
-/// lengths and contents, and returns each constructor's error (`None` when it succeeded).
+/// lengths and contents, and returns each constructor's error (`None` when it succeeded). For
+/// HMC with a mass the error is that of `Hmc::new` or, after it, of `set_mass`.
 fn construct_all<T: Fl>(
     lens: Lens,
     theta_at: Option<(usize, T)>,
     p_at: Option<(usize, T)>,
 ) -> Vec<(String, Option<LayoutError>)> {
     let h = T::of(0.1);
-    let vecs = || {
+    let vecs = |work: usize| {
         let mut theta = start::<T>(lens.theta, 1.0);
         let mut p = start::<T>(lens.p, 0.5);
         if let Some((k, x)) = theta_at {
@@ -380,63 +474,44 @@ fn construct_all<T: Fl>(
         if let Some((k, x)) = p_at {
             p[k] = x;
         }
-        (
-            theta,
-            p,
-            vec![T::ZERO; lens.xi],
-            vec![T::ZERO; lens.g],
-            vec![T::ZERO; lens.s],
-        )
+        (theta, p, vec![T::ZERO; lens.xi], vec![T::ZERO; work])
     };
     let mut out = Vec::new();
     {
-        let (mut t, _, _, mut g, mut s) = vecs();
-        let r = Sgld::new(
-            SgldParams::new(h).unwrap(),
-            &mut t,
-            Workspace::new(&mut g, &mut s),
-        );
-        out.push(("Sgld".to_string(), r.err()));
+        let (mut t, _, _, mut w) = vecs(lens.work(Sgld::<T>::workspace_len));
+        let r = Sgld::new(SgldParams::new(h), &mut t, &mut w);
+        out.push(("Sgld".to_string(), r.err().map(layout)));
     }
     for scheme in SCHEMES {
-        let (mut t, mut p, _, mut g, mut s) = vecs();
-        let params = SghmcParams::new(h, T::ONE).unwrap();
-        let r = Sghmc::new(
-            params,
-            scheme,
-            &mut t,
-            &mut p,
-            Workspace::new(&mut g, &mut s),
-        );
-        out.push((format!("Sghmc {scheme:?}"), r.err()));
+        let (mut t, mut p, _, mut w) = vecs(lens.work(Sghmc::<T>::workspace_len));
+        let params = sghmc(h, T::ONE).with_integrator(scheme);
+        let r = Sghmc::new(params, &mut t, &mut p, &mut w);
+        out.push((format!("Sghmc {scheme:?}"), r.err().map(layout)));
 
-        let (mut t, mut p, _, mut g, mut s) = vecs();
-        let params = SgnhtParams::new(h, T::ONE).unwrap();
-        let r = Sgnht::new(
-            params,
-            scheme,
-            &mut t,
-            &mut p,
-            Workspace::new(&mut g, &mut s),
-        );
-        out.push((format!("Sgnht {scheme:?}"), r.err()));
+        let (mut t, mut p, _, mut w) = vecs(lens.work(Sgnht::<T>::workspace_len));
+        let params = sgnht(h, T::ONE).with_integrator(scheme);
+        let mut xi = params.initial_thermostat();
+        let r = Sgnht::new(params, &mut t, &mut p, &mut xi, &mut w);
+        out.push((format!("Sgnht {scheme:?}"), r.err().map(layout)));
 
-        let (mut t, mut p, mut xi, mut g, mut s) = vecs();
-        let work = Workspace::new(&mut g, &mut s);
-        let r = MSgnht::new(params, scheme, &mut t, &mut p, &mut xi, work);
-        out.push((format!("MSgnht {scheme:?}"), r.err()));
+        let (mut t, mut p, mut xi, mut w) = vecs(lens.work(MSgnht::<T>::workspace_len));
+        xi.fill(params.initial_thermostat());
+        let r = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut w);
+        out.push((format!("MSgnht {scheme:?}"), r.err().map(layout)));
     }
     for with_mass in [false, true] {
-        let (mut t, mut p, _, mut g, _) = vecs();
-        let (mut t0, mut g0, mut p0) = (
-            vec![T::ZERO; lens.t0],
-            vec![T::ZERO; lens.g0],
-            vec![T::ZERO; lens.p0],
-        );
+        let (mut t, mut p, _, mut w) = vecs(lens.work(Hmc::<T>::workspace_len));
         let minv = vec![T::ONE; lens.m];
-        let params = HmcParams::new(h, 2).unwrap();
-        let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-        let r = Hmc::new(params, with_mass.then_some(&minv[..]), &mut t, &mut p, work);
+        let params = hmc(h, 2);
+        let r = Hmc::new(params, &mut t, &mut p, &mut w)
+            .map_err(layout)
+            .and_then(|mut smp| {
+                if with_mass {
+                    let mass = MassBuffer::fixed_diagonal(&minv).unwrap();
+                    smp.set_mass(mass)?;
+                }
+                Ok(smp)
+            });
         out.push((format!("Hmc mass={with_mass}"), r.err()));
     }
     out
@@ -445,15 +520,20 @@ fn construct_all<T: Fl>(
 /// Which samplers own which buffer.
 fn uses(name: &str, buffer: Buffer) -> bool {
     match buffer {
-        Buffer::Theta | Buffer::Gradient => true,
-        Buffer::Scratch => !name.starts_with("Hmc"),
-        Buffer::SavedTheta | Buffer::SavedGradient | Buffer::SavedMomentum => {
-            name.starts_with("Hmc")
-        }
+        Buffer::Theta | Buffer::Workspace => true,
         Buffer::Momentum => !name.starts_with("Sgld"),
         Buffer::Thermostat => name.starts_with("MSgnht"),
         Buffer::InverseMass => name == "Hmc mass=true",
         _ => unreachable!(),
+    }
+}
+
+/// The documented workspace length of the sampler `name` for n coordinates.
+fn workspace_len(name: &str, n: usize) -> usize {
+    if name.starts_with("Hmc") {
+        Hmc::<f64>::workspace_len(n)
+    } else {
+        Sghmc::<f64>::workspace_len(n)
     }
 }
 
@@ -463,6 +543,7 @@ fn layout_errors<T: Fl>() {
     for other in [0, 3] {
         let lens = Lens {
             theta: 0,
+            work: 2 * other as isize,
             ..Lens::all(other)
         };
         for (name, e) in construct_all::<T>(lens, None, None) {
@@ -475,25 +556,31 @@ fn layout_errors<T: Fl>() {
             assert_eq!(e, None, "{ctx} {name} n={n}");
         }
         // One buffer at a time too short or too long.
-        type Field = fn(&mut Lens) -> &mut usize;
-        let fields: [(Buffer, Field); 8] = [
-            (Buffer::Momentum, |l| &mut l.p),
-            (Buffer::Thermostat, |l| &mut l.xi),
-            (Buffer::Gradient, |l| &mut l.g),
-            (Buffer::Scratch, |l| &mut l.s),
-            (Buffer::SavedTheta, |l| &mut l.t0),
-            (Buffer::SavedGradient, |l| &mut l.g0),
-            (Buffer::SavedMomentum, |l| &mut l.p0),
-            (Buffer::InverseMass, |l| &mut l.m),
+        type Field = fn(&mut Lens, isize);
+        let fields: [(Buffer, Field); 4] = [
+            (Buffer::Momentum, |l, d| l.p = (l.p as isize + d) as usize),
+            (Buffer::Thermostat, |l, d| {
+                l.xi = (l.xi as isize + d) as usize
+            }),
+            (Buffer::Workspace, |l, d| l.work = d),
+            (Buffer::InverseMass, |l, d| {
+                l.m = (l.m as isize + d) as usize
+            }),
         ];
         for (buffer, field) in fields {
-            for found in [n - 1, n + 1] {
+            for delta in [-1, 1] {
                 let mut lens = Lens::all(n);
-                *field(&mut lens) = found;
+                field(&mut lens, delta);
                 for (name, e) in construct_all::<T>(lens, None, None) {
+                    let expected = if buffer == Buffer::Workspace {
+                        workspace_len(&name, n)
+                    } else {
+                        n
+                    };
+                    let found = (expected as isize + delta) as usize;
                     let want = uses(&name, buffer).then_some(LayoutError::LengthMismatch {
                         buffer,
-                        expected: n,
+                        expected,
                         found,
                     });
                     assert_eq!(e, want, "{ctx} {name} n={n} {buffer:?} length {found}");
@@ -540,29 +627,24 @@ fn constructors_report_the_first_non_finite_entry() {
         let mut theta = start::<T>(n, 1.0);
         theta[13] = T::INFINITY;
         theta[5] = T::of(f64::NAN);
-        let (mut g, mut s) = (vec![T::ZERO; n], vec![T::ZERO; n]);
-        let r = Sgld::new(
-            SgldParams::new(T::ONE).unwrap(),
-            &mut theta,
-            Workspace::new(&mut g, &mut s),
-        );
+        let mut work = vec![T::ZERO; 2 * n];
+        let r = Sgld::new(SgldParams::new(T::ONE), &mut theta, &mut work);
         let want = LayoutError::InvalidValue {
             buffer: Buffer::Theta,
             index: 5,
         };
-        assert_eq!(r.err(), Some(want));
+        assert_eq!(r.err(), Some(want.into()));
         let mut theta = start::<T>(n, 1.0);
         let mut p = start::<T>(n, 1.0);
         p[19] = -T::INFINITY;
         p[11] = T::INFINITY;
-        let params = SghmcParams::new(T::ONE, T::ONE).unwrap();
-        let work = Workspace::new(&mut g, &mut s);
-        let r = Sghmc::new(params, Integrator::Euler, &mut theta, &mut p, work);
+        let params = sghmc(T::ONE, T::ONE).with_integrator(Integrator::Euler);
+        let r = Sghmc::new(params, &mut theta, &mut p, &mut work);
         let want = LayoutError::InvalidValue {
             buffer: Buffer::Momentum,
             index: 11,
         };
-        assert_eq!(r.err(), Some(want));
+        assert_eq!(r.err(), Some(want.into()));
     }
     run::<f32>();
     run::<f64>();
@@ -572,16 +654,15 @@ fn constructors_report_the_first_non_finite_entry() {
 fn hmc_accepts_and_redraws_a_non_finite_momentum() {
     fn run<T: Fl>() {
         let n = 9;
-        let (mut t, mut p, mut g, mut t0, mut g0, mut p0) = bufs6::<T>(n);
+        let (mut t, mut p, mut work) = hmc_bufs::<T>(n);
         p[3] = T::of(f64::NAN);
         p[4] = T::INFINITY;
         let mut model = Model::new(
             |t: &[T], g: &mut [T]| g.copy_from_slice(t),
             |t: &[T]| T::HALF * t.iter().fold(T::ZERO, |s, &x| s + x * x),
         );
-        let params = HmcParams::new(T::of(0.1), 3).unwrap();
-        let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-        let mut hmc = Hmc::new(params, None, &mut t, &mut p, work).unwrap();
+        let params = hmc(T::of(0.1), 3);
+        let mut hmc = Hmc::new(params, &mut t, &mut p, &mut work).unwrap();
         hmc.step(&mut model, &mut rng(1)).unwrap();
         assert!(hmc.momentum().iter().all(|x| x.is_finite()));
         assert!(hmc.position().iter().all(|x| x.is_finite()));
@@ -634,13 +715,13 @@ enum Kind {
 }
 const KINDS: [Kind; 4] = [Kind::Sgld, Kind::Sghmc, Kind::Sgnht, Kind::MSgnht];
 
-/// Caller-owned buffers of one SG sampler.
+/// Caller-owned buffers of one SG sampler: θ, p, mSGNHT's ξ, SGNHT's scalar ξ and the workspace.
 struct Bufs<T> {
     theta: Vec<T>,
     p: Vec<T>,
     xi: Vec<T>,
-    g: Vec<T>,
-    s: Vec<T>,
+    xi_scalar: T,
+    work: Vec<T>,
 }
 
 impl<T: Fl> Bufs<T> {
@@ -650,13 +731,14 @@ impl<T: Fl> Bufs<T> {
             theta,
             p,
             xi: vec![T::ZERO; n],
-            g: vec![T::ZERO; n],
-            s: vec![T::ZERO; n],
+            xi_scalar: T::ZERO,
+            work: vec![T::ZERO; 2 * n],
         }
     }
 }
 
-/// Builds a sampler of `kind` with step h and friction / diffusion a (B̂ = 0).
+/// Builds a sampler of `kind` with step h and friction / diffusion a (B̂ = 0); the thermostats
+/// start at ξ₀ = a (the papers' start).
 fn build<T: Fl>(
     kind: Kind,
     scheme: Integrator,
@@ -664,24 +746,27 @@ fn build<T: Fl>(
     a: T,
     b: &mut Bufs<T>,
 ) -> Box<dyn Chain<T> + '_> {
-    let work = Workspace::new(&mut b.g, &mut b.s);
+    let work = &mut b.work;
     match kind {
         Kind::Sgld => {
-            let params = SgldParams::new(h).unwrap();
+            let params = SgldParams::new(h);
             Box::new(Sgld::new(params, &mut b.theta, work).unwrap())
         }
         Kind::Sghmc => {
-            let params = SghmcParams::new(h, a).unwrap();
-            Box::new(Sghmc::new(params, scheme, &mut b.theta, &mut b.p, work).unwrap())
+            let params = sghmc(h, a).with_integrator(scheme);
+            Box::new(Sghmc::new(params, &mut b.theta, &mut b.p, work).unwrap())
         }
         Kind::Sgnht => {
-            let params = SgnhtParams::new(h, a).unwrap();
-            Box::new(Sgnht::new(params, scheme, &mut b.theta, &mut b.p, work).unwrap())
+            let params = sgnht(h, a).with_integrator(scheme);
+            b.xi_scalar = params.initial_thermostat();
+            let xi = &mut b.xi_scalar;
+            Box::new(Sgnht::new(params, &mut b.theta, &mut b.p, xi, work).unwrap())
         }
         Kind::MSgnht => {
-            let params = SgnhtParams::new(h, a).unwrap();
+            let params = sgnht(h, a).with_integrator(scheme);
+            b.xi.fill(params.initial_thermostat());
             let xi = &mut b.xi;
-            Box::new(MSgnht::new(params, scheme, &mut b.theta, &mut b.p, xi, work).unwrap())
+            Box::new(MSgnht::new(params, &mut b.theta, &mut b.p, xi, work).unwrap())
         }
     }
 }
@@ -754,10 +839,10 @@ fn non_finite_gradient_leaves_state_bit_for_bit_unchanged() {
 #[test]
 fn sgld_iteration_does_not_advance_on_a_bad_gradient() {
     let n = 5;
-    let (mut t, mut g, mut s) = (start::<f64>(n, 1.0), vec![0.0; n], vec![0.0; n]);
+    let (mut t, mut work) = (start::<f64>(n, 1.0), vec![0.0; 2 * n]);
     let schedule = StepSchedule::polynomial(0.1, 1.0, 0.55).unwrap();
-    let params = SgldParams::with_schedule(schedule).unwrap();
-    let mut sgld = Sgld::new(params, &mut t, Workspace::new(&mut g, &mut s)).unwrap();
+    let params = SgldParams::with_schedule(schedule);
+    let mut sgld = Sgld::new(params, &mut t, &mut work).unwrap();
     let mut rng = rng(3);
     let mut good = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
     let mut bad = |_: &[f64], g: &mut [f64]| g.fill(f64::NAN);
@@ -827,7 +912,7 @@ fn hmc_case<T: Fl>(
     (k, bad, bad_from): (usize, T, usize),
     steps: u32,
 ) {
-    let params = HmcParams::new(T::of(0.15), steps).unwrap();
+    let params = hmc(T::of(0.15), steps);
     let minv: Vec<T> = (0..n).map(|i| T::of(0.5 + 0.1 * i as f64)).collect();
     let minv = diagonal.then_some(&minv[..]);
     let flaky = Flaky {
@@ -837,9 +922,8 @@ fn hmc_case<T: Fl>(
         bad,
     };
     let mut model = Model::new(|t: &[T], g: &mut [T]| flaky.grad(t, g), Flaky::<T>::energy);
-    let (mut t, mut p, mut g, mut t0, mut g0, mut p0) = bufs6::<T>(n);
-    let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-    let mut hmc = Hmc::new(params, minv, &mut t, &mut p, work).unwrap();
+    let (mut t, mut p, mut work) = hmc_bufs::<T>(n);
+    let mut hmc = hmc_sampler(params, minv, &mut t, &mut p, &mut work);
     let mut rng = rng(7);
     let (mut theta_before, mut p_before) = (Vec::new(), Vec::new());
     let mut result = Ok(());
@@ -876,9 +960,8 @@ fn hmc_case<T: Fl>(
         Flaky::<T>::energy,
     );
     let mut twin_theta: Vec<T> = hmc.position().to_vec();
-    let (_, mut p2, mut g2, mut t02, mut g02, mut p02) = bufs6::<T>(n);
-    let work = HmcWorkspace::new(&mut g2, &mut t02, &mut g02, &mut p02);
-    let mut twin = Hmc::new(params, minv, &mut twin_theta, &mut p2, work).unwrap();
+    let (_, mut p2, mut work2) = hmc_bufs::<T>(n);
+    let mut twin = hmc_sampler(params, minv, &mut twin_theta, &mut p2, &mut work2);
     let mut rng_twin = rng.clone();
     for step in 0..3 {
         let a = hmc.step(&mut healthy, &mut rng).unwrap();
@@ -922,11 +1005,10 @@ fn hmc_non_finite_proposal_energy_is_a_rejection() {
             }
         };
         let mut model = Model::new(|t: &[T], g: &mut [T]| g.copy_from_slice(t), energy);
-        let (mut t, mut p, mut g, mut t0, mut g0, mut p0) = bufs6::<T>(n);
+        let (mut t, mut p, mut work) = hmc_bufs::<T>(n);
         let before = bits(&t);
-        let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-        let params = HmcParams::new(T::of(0.1), 4).unwrap();
-        let mut hmc = Hmc::new(params, None, &mut t, &mut p, work).unwrap();
+        let params = hmc(T::of(0.1), 4);
+        let mut hmc = Hmc::new(params, &mut t, &mut p, &mut work).unwrap();
         let st = hmc.step(&mut model, &mut rng(2)).unwrap();
         assert_eq!(st.accepted, Some(false));
         assert_eq!(st.acceptance, Some(T::ZERO));
@@ -1061,11 +1143,10 @@ fn hmc_non_finite_initial_energy_is_reported() {
                 }
             };
             let mut model = Model::new(|t: &[T], g: &mut [T]| g.copy_from_slice(t), energy);
-            let (mut t, mut p, mut g, mut t0, mut g0, mut p0) = bufs6::<T>(n);
+            let (mut t, mut p, mut work) = hmc_bufs::<T>(n);
             let (tb, pb) = (bits(&t), bits(&p));
-            let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-            let params = HmcParams::new(T::of(0.1), 2).unwrap();
-            let mut hmc = Hmc::new(params, None, &mut t, &mut p, work).unwrap();
+            let params = hmc(T::of(0.1), 2);
+            let mut hmc = Hmc::new(params, &mut t, &mut p, &mut work).unwrap();
             let mut rng = rng(5);
             for _ in 0..2 {
                 let r = hmc.step(&mut model, &mut rng);
@@ -1088,24 +1169,24 @@ fn hmc_non_finite_initial_energy_is_reported() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Resuming and resetting a chain: `MSgnht::thermostat_mut` and `ChainState::phase_mut`
+// Resuming and resetting a chain: `MSgnht::set_thermostat` and `ChainState::phase_mut`
 // ---------------------------------------------------------------------------------------------
 
-/// A chain resumed from a saved (θ, p, ξ) — ξ written through `thermostat_mut` — and the same
+/// A chain resumed from a saved (θ, p, ξ) — ξ written through `set_thermostat` — and the same
 /// generator state continues bit-for-bit as the original chain; without restoring ξ it does not
 /// (so ξ is really used, not ignored).
 #[test]
-fn msgnht_thermostat_mut_resumes_a_chain() {
+fn msgnht_set_thermostat_resumes_a_chain() {
     fn run<T: Fl>() {
         for scheme in SCHEMES {
             for n in LENGTHS {
                 let ctx = format!("{} {scheme:?} n={n}", T::NAME);
-                let params = SgnhtParams::new(T::of(0.05), T::of(0.5)).unwrap();
+                let params = sgnht(T::of(0.05), T::of(0.5)).with_integrator(scheme);
                 let mut model = |t: &[T], g: &mut [T]| g.copy_from_slice(t);
                 let mut b = Bufs::new(start::<T>(n, 1.0), start::<T>(n, 0.7));
-                let work = Workspace::new(&mut b.g, &mut b.s);
+                b.xi.fill(params.initial_thermostat());
                 let mut orig =
-                    MSgnht::new(params, scheme, &mut b.theta, &mut b.p, &mut b.xi, work).unwrap();
+                    MSgnht::new(params, &mut b.theta, &mut b.p, &mut b.xi, &mut b.work).unwrap();
                 let mut rng = rng(21);
                 for _ in 0..5 {
                     orig.step(&mut model, &mut rng).unwrap();
@@ -1120,15 +1201,15 @@ fn msgnht_thermostat_mut_resumes_a_chain() {
                 let resume = |restore_xi: bool, rng: &mut Pcg64| {
                     let mut model = |t: &[T], g: &mut [T]| g.copy_from_slice(t);
                     let mut b = Bufs::new(theta.clone(), p.clone());
-                    let work = Workspace::new(&mut b.g, &mut b.s);
+                    b.xi.fill(params.initial_thermostat());
                     let (t, p, x) = (&mut b.theta, &mut b.p, &mut b.xi);
-                    let mut smp = MSgnht::new(params, scheme, t, p, x, work).unwrap();
+                    let mut smp = MSgnht::new(params, t, p, x, &mut b.work).unwrap();
                     assert!(
                         smp.thermostat().iter().all(|&x| x == T::of(0.5)),
                         "{ctx}: ξ₀ = D"
                     );
                     if restore_xi {
-                        smp.thermostat_mut().copy_from_slice(&xi);
+                        smp.set_thermostat(&xi).unwrap();
                         assert_eq!(bits(smp.thermostat()), bits(&xi), "{ctx}");
                     }
                     let mut stats = Vec::new();
@@ -1161,20 +1242,20 @@ fn msgnht_thermostat_mut_resumes_a_chain() {
     run::<f64>();
 }
 
-/// One Euler step from a ξ written through `thermostat_mut`, checked exactly: with D = 0, a zero
+/// One Euler step from a ξ written through `set_thermostat`, checked exactly: with D = 0, a zero
 /// gradient, p = 1 and h = 1/2, p′ᵢ = 1 − ξᵢ/2 and ξ′ᵢ = ξᵢ + (p′ᵢ² − 1)/2, all dyadic and exact
 /// for ξᵢ = i/2, as is the mean ξ̄′ in the statistics.
 #[test]
-fn msgnht_step_uses_the_thermostat_written_through_thermostat_mut() {
+fn msgnht_step_uses_the_thermostat_written_through_set_thermostat() {
     fn run<T: Fl>() {
         for n in LENGTHS {
-            let params = SgnhtParams::new(T::HALF, T::ZERO).unwrap();
+            let params = sgnht(T::HALF, T::ZERO).with_integrator(Integrator::Euler);
             let mut b = Bufs::new(vec![T::ZERO; n], vec![T::ONE; n]);
-            let work = Workspace::new(&mut b.g, &mut b.s);
+            b.xi.fill(params.initial_thermostat());
             let (t, p, x) = (&mut b.theta, &mut b.p, &mut b.xi);
-            let mut smp = MSgnht::new(params, Integrator::Euler, t, p, x, work).unwrap();
+            let mut smp = MSgnht::new(params, t, p, x, &mut b.work).unwrap();
             let xi: Vec<T> = (0..n).map(|i| T::of(0.5 * i as f64)).collect();
-            smp.thermostat_mut().copy_from_slice(&xi);
+            smp.set_thermostat(&xi).unwrap();
             let mut zero = |_: &[T], g: &mut [T]| g.fill(T::ZERO);
             let st = smp.step(&mut zero, &mut rng(4)).unwrap();
             let half = T::HALF;
@@ -1197,36 +1278,70 @@ fn msgnht_step_uses_the_thermostat_written_through_thermostat_mut() {
     run::<f64>();
 }
 
-/// A NaN written into ξᵢ through `thermostat_mut` is not silently carried: the next step reports
-/// `NonFiniteState` at coordinate i. The NaN enters pᵢ through the friction in the same pass and
-/// from there θᵢ, and `NonFiniteState` names the first bad buffer in the order θ, p, ξ, so the
-/// report names θ (see the report on this test).
+/// A NaN cannot be written into ξᵢ any more (`thermostat_mut` is gone): `set_thermostat`
+/// refuses it with `InvalidValue { Thermostat, i }` at the first non-finite coordinate and leaves
+/// ξ bit for bit as it was, and the chain steps on as if nothing had been tried. (The old test
+/// wrote the NaN and checked that the next step reported `NonFiniteState`; a non-finite ξ can no
+/// longer reach a step: `MSgnht::new` refuses one too, `msgnht_new_keeps_and_checks_the_thermostats`.)
+/// SGNHT's scalar `set_thermostat` refuses a non-finite ξ with `ParamError::NonFinite(Thermostat)`.
 #[test]
-fn msgnht_non_finite_thermostat_written_through_thermostat_mut_is_reported() {
+fn msgnht_non_finite_thermostat_is_refused_by_set_thermostat() {
     fn run<T: Fl>() {
         for scheme in SCHEMES {
             for n in LENGTHS {
                 for k in [0, n / 2, n - 1] {
                     let ctx = format!("{} {scheme:?} n={n} k={k}", T::NAME);
-                    let params = SgnhtParams::new(T::of(0.05), T::ONE).unwrap();
-                    let mut b = Bufs::new(start::<T>(n, 1.0), start::<T>(n, 0.7));
-                    let work = Workspace::new(&mut b.g, &mut b.s);
-                    let (t, p, x) = (&mut b.theta, &mut b.p, &mut b.xi);
-                    let mut smp = MSgnht::new(params, scheme, t, p, x, work).unwrap();
+                    let params = sgnht(T::of(0.05), T::ONE).with_integrator(scheme);
                     let mut model = |t: &[T], g: &mut [T]| g.copy_from_slice(t);
-                    let mut rng = rng(9);
-                    smp.step(&mut model, &mut rng).unwrap();
-                    // NaN at k and at the last coordinate: the first one is named.
-                    let xi = smp.thermostat_mut();
-                    xi[n - 1] = T::of(f64::NAN);
-                    xi[k] = T::of(f64::NAN);
-                    let r = smp.step(&mut model, &mut rng);
-                    let want = StepError::NonFiniteState {
-                        buffer: Buffer::Theta,
-                        index: k,
-                    };
-                    assert_eq!(r.err(), Some(want), "{ctx}");
-                    assert!(!smp.thermostat()[k].is_finite(), "{ctx}");
+                    // The chain that tries to write a NaN, and a twin that does not.
+                    let mut twin_state = None;
+                    for attempt in [true, false] {
+                        let mut b = Bufs::new(start::<T>(n, 1.0), start::<T>(n, 0.7));
+                        b.xi.fill(params.initial_thermostat());
+                        let (t, p, x) = (&mut b.theta, &mut b.p, &mut b.xi);
+                        let mut smp = MSgnht::new(params, t, p, x, &mut b.work).unwrap();
+                        let mut rng = rng(9);
+                        smp.step(&mut model, &mut rng).unwrap();
+                        if attempt {
+                            let before = bits(smp.thermostat());
+                            // NaN at k and at the last coordinate: the first one is named.
+                            let mut xi = smp.thermostat().to_vec();
+                            xi[n - 1] = T::of(f64::NAN);
+                            xi[k] = T::of(f64::NAN);
+                            let want = LayoutError::InvalidValue {
+                                buffer: Buffer::Thermostat,
+                                index: k,
+                            };
+                            assert_eq!(smp.set_thermostat(&xi), Err(want), "{ctx}");
+                            assert_eq!(bits(smp.thermostat()), before, "{ctx}: ξ changed");
+                            // A wrong length is refused too.
+                            let want = LayoutError::LengthMismatch {
+                                buffer: Buffer::Thermostat,
+                                expected: n,
+                                found: n + 1,
+                            };
+                            let longer = vec![T::ONE; n + 1];
+                            assert_eq!(smp.set_thermostat(&longer), Err(want), "{ctx}");
+                            assert_eq!(bits(smp.thermostat()), before, "{ctx}: ξ changed");
+                        }
+                        smp.step(&mut model, &mut rng).unwrap();
+                        let state = state_bits(&smp.state());
+                        match &twin_state {
+                            None => twin_state = Some(state),
+                            Some(t) => assert_eq!(&state, t, "{ctx}: the refusal left a trace"),
+                        }
+                    }
+
+                    // SGNHT's scalar ξ.
+                    let mut b = Bufs::new(start::<T>(n, 1.0), start::<T>(n, 0.7));
+                    let mut xi = params.initial_thermostat();
+                    let (t, p) = (&mut b.theta, &mut b.p);
+                    let mut smp = Sgnht::new(params, t, p, &mut xi, &mut b.work).unwrap();
+                    for bad in non_finite::<T>() {
+                        let want = ParamError::NonFinite(Param::Thermostat);
+                        assert_eq!(smp.set_thermostat(bad), Err(want), "{ctx}");
+                        assert_eq!(smp.thermostat().bits(), T::ONE.bits(), "{ctx}");
+                    }
                 }
             }
         }
@@ -1242,7 +1357,7 @@ fn msgnht_non_finite_thermostat_written_through_thermostat_mut_is_reported() {
 fn hmc_phase_mut_invalidates_the_cached_gradient_and_energy() {
     fn run<T: Fl>() {
         let (n, steps) = (9, 4u32);
-        let params = HmcParams::new(T::of(0.2), steps).unwrap();
+        let params = hmc(T::of(0.2), steps);
         let grads: std::cell::RefCell<Vec<Vec<u64>>> = Default::default();
         let energies: std::cell::RefCell<Vec<Vec<u64>>> = Default::default();
         // A standard normal centred at 1, so a stale gradient or energy would be visible.
@@ -1260,9 +1375,8 @@ fn hmc_phase_mut_invalidates_the_cached_gradient_and_energy() {
                         .fold(T::ZERO, |s, &x| s + (x - T::ONE) * (x - T::ONE))
             },
         );
-        let (mut t, mut p, mut g, mut t0, mut g0, mut p0) = bufs6::<T>(n);
-        let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-        let mut hmc = Hmc::new(params, None, &mut t, &mut p, work).unwrap();
+        let (mut t, mut p, mut work) = hmc_bufs::<T>(n);
+        let mut hmc = Hmc::new(params, &mut t, &mut p, &mut work).unwrap();
         let mut rng = rng(13);
         let l = steps as usize;
         hmc.step(&mut model, &mut rng).unwrap();
@@ -1291,9 +1405,8 @@ fn hmc_phase_mut_invalidates_the_cached_gradient_and_energy() {
         assert_eq!(energies.borrow()[0], bits(&new_theta), "U at the new θ");
 
         let mut twin_theta = new_theta.clone();
-        let (_, mut p2, mut g2, mut t02, mut g02, mut p02) = bufs6::<T>(n);
-        let work = HmcWorkspace::new(&mut g2, &mut t02, &mut g02, &mut p02);
-        let mut twin = Hmc::new(params, None, &mut twin_theta, &mut p2, work).unwrap();
+        let (_, mut p2, mut work2) = hmc_bufs::<T>(n);
+        let mut twin = Hmc::new(params, &mut twin_theta, &mut p2, &mut work2).unwrap();
         let b = twin.step(&mut model, &mut rng_twin).unwrap();
         let acc = |s: StepStats<T>| s.acceptance.unwrap().bits();
         assert_eq!(acc(a), acc(b), "{}: acceptance", T::NAME);
@@ -1331,9 +1444,10 @@ fn hmc_phase_mut_invalidates_the_cached_gradient_and_energy() {
 // Display
 // ---------------------------------------------------------------------------------------------
 
-const PARAMS: [Param; 8] = [
+const PARAMS: [Param; 9] = [
     Param::StepSize,
     Param::Friction,
+    Param::Diffusion,
     Param::NoiseEstimate,
     Param::LeapfrogSteps,
     Param::DecayScale,
@@ -1341,16 +1455,13 @@ const PARAMS: [Param; 8] = [
     Param::DecayExponent,
     Param::MomentumWeight,
 ];
-const BUFFERS: [Buffer; 9] = [
+const BUFFERS: [Buffer; 6] = [
     Buffer::Theta,
     Buffer::Momentum,
     Buffer::Thermostat,
-    Buffer::Gradient,
-    Buffer::Scratch,
+    Buffer::Workspace,
     Buffer::InverseMass,
-    Buffer::SavedTheta,
-    Buffer::SavedGradient,
-    Buffer::SavedMomentum,
+    Buffer::NoiseEstimates,
 ];
 
 fn as_error(e: &dyn std::error::Error) -> String {
@@ -1365,6 +1476,8 @@ fn display_strings_name_the_parameter_or_buffer() {
             let s = as_error(&e);
             assert!(s.contains(p.name()), "{s:?} does not name {p:?}");
             assert!(s.len() > p.name().len(), "{s:?}");
+            // A constructor's `Error` reads as the error it wraps.
+            assert_eq!(as_error(&Error::Param(e)), s);
         }
     }
     // The names are distinct, so a message identifies its parameter / buffer.
@@ -1449,7 +1562,9 @@ struct Hostile {
     steps: u32,
     n: usize,
     /// Length offsets (−1, 0, +1) of p, ξ, gradient, scratch, saved θ, saved gradient, mass,
-    /// saved momentum.
+    /// saved momentum (the workspace is as long as the buffers it replaced together: gradient
+    /// and scratch for the SG samplers, gradient, saved θ, saved gradient and saved momentum for
+    /// HMC).
     offsets: Vec<i8>,
     theta: Vec<f64>,
     p: Vec<f64>,
@@ -1515,19 +1630,24 @@ fn no_panic<T: Fl>(c: &Hostile) {
     let mut rng = rng(c.seed);
 
     let params_sgld = [
-        SgldParams::new(pr(0)),
-        StepSchedule::polynomial(pr(0), pr(1), pr(2)).and_then(SgldParams::with_schedule),
-        SgldParams::with_schedule(StepSchedule::Polynomial {
+        Some(SgldParams::new(pr(0))),
+        StepSchedule::polynomial(pr(0), pr(1), pr(2))
+            .map(SgldParams::with_schedule)
+            .ok(),
+        Some(SgldParams::with_schedule(StepSchedule::Polynomial {
             a: pr(0),
             b: pr(1),
             gamma: pr(2),
-        }),
+        })),
     ];
+    // The SG samplers' workspace: the old gradient and scratch buffers together.
+    let sg_work = len(2) + len(3);
     for params in params_sgld.into_iter().flatten() {
         let mut theta = fill(&c.theta, c.n);
-        let (mut g, mut s) = (vec![T::ZERO; len(2)], vec![T::ZERO; len(3)]);
-        if let Ok(mut smp) = Sgld::new(params, &mut theta, Workspace::new(&mut g, &mut s)) {
+        let mut work = vec![T::ZERO; sg_work];
+        if let Ok(mut smp) = Sgld::new(params, &mut theta, &mut work) {
             let mut model = grad;
+            // Step on after errors too (not `run`, which stops at the first).
             for _ in 0..c.steps {
                 let _ = smp.step(&mut model, &mut rng);
             }
@@ -1537,20 +1657,24 @@ fn no_panic<T: Fl>(c: &Hostile) {
     }
 
     let sghmc = [
-        SghmcParams::new(pr(0), pr(1)),
-        SghmcParams::with_noise_estimate(pr(0), pr(1), pr(2)),
-        SghmcParams::from_learning_rate(pr(0), pr(1), pr(2)),
+        Some(SghmcParams::new(pr(0)).with_friction(pr(1))),
+        Some(
+            SghmcParams::new(pr(0))
+                .with_friction(pr(1))
+                .with_noise_estimate(pr(2)),
+        ),
+        SghmcParams::from_learning_rate(pr(0), pr(1), pr(2)).ok(),
     ];
     let sgnht = [
-        SgnhtParams::new(pr(0), pr(1)),
-        SgnhtParams::from_reformulated(pr(0), pr(1)),
+        Some(SgnhtParams::new(pr(0)).with_diffusion(pr(1))),
+        SgnhtParams::from_reformulated(pr(0), pr(1)).ok(),
     ];
     for scheme in SCHEMES {
         for params in sghmc.iter().flatten() {
             let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
-            let (mut g, mut s) = (vec![T::ZERO; len(2)], vec![T::ZERO; len(3)]);
-            let work = Workspace::new(&mut g, &mut s);
-            if let Ok(mut smp) = Sghmc::new(*params, scheme, &mut t, &mut p, work) {
+            let mut work = vec![T::ZERO; sg_work];
+            let params = params.with_integrator(scheme);
+            if let Ok(mut smp) = Sghmc::new(params, &mut t, &mut p, &mut work) {
                 let mut model = grad;
                 for _ in 0..c.steps {
                     let _ = smp.step(&mut model, &mut rng);
@@ -1560,11 +1684,12 @@ fn no_panic<T: Fl>(c: &Hostile) {
             }
         }
         for params in sgnht.iter().flatten() {
+            let params = params.with_integrator(scheme);
             let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
-            let (mut g, mut s) = (vec![T::ZERO; len(2)], vec![T::ZERO; len(3)]);
-            let work = Workspace::new(&mut g, &mut s);
-            if let Ok(mut smp) = Sgnht::new(*params, scheme, &mut t, &mut p, work) {
-                smp.set_thermostat(pr(3));
+            let mut work = vec![T::ZERO; sg_work];
+            let mut xi = params.initial_thermostat();
+            if let Ok(mut smp) = Sgnht::new(params, &mut t, &mut p, &mut xi, &mut work) {
+                let _ = smp.set_thermostat(pr(3));
                 let mut model = grad;
                 for _ in 0..c.steps {
                     let _ = smp.step(&mut model, &mut rng);
@@ -1572,108 +1697,121 @@ fn no_panic<T: Fl>(c: &Hostile) {
                 let _ = smp.thermostat();
             }
             let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
+            // ξ of the hostile length, starting at D (as the papers do).
             let mut xi = fill(&c.mass, len(1));
-            let (mut g, mut s) = (vec![T::ZERO; len(2)], vec![T::ZERO; len(3)]);
-            let work = Workspace::new(&mut g, &mut s);
-            if let Ok(mut smp) = MSgnht::new(*params, scheme, &mut t, &mut p, &mut xi, work) {
+            xi.fill(params.initial_thermostat());
+            let mut work = vec![T::ZERO; sg_work];
+            if let Ok(mut smp) = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work) {
                 let mut model = grad;
                 for _ in 0..c.steps {
                     let _ = smp.step(&mut model, &mut rng);
                 }
-                let _ = smp.thermostat();
-                // Resume with a caller-written ξ (possibly non-finite).
-                let xi = smp.thermostat_mut();
-                xi[c.poison.0 % xi.len()] = pr(3);
+                // Resume with a caller-written ξ (possibly non-finite, then refused).
+                let mut xi = smp.thermostat().to_vec();
+                let k = c.poison.0 % xi.len();
+                xi[k] = pr(3);
+                let _ = smp.set_thermostat(&xi);
                 let _ = smp.step(&mut model, &mut rng);
+            }
+            // A caller's ξ as it is (possibly non-finite: refused by `new`).
+            let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
+            let mut xi = fill(&c.mass, len(1));
+            let mut work = vec![T::ZERO; sg_work];
+            if let Ok(mut smp) = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work) {
+                let mut model = grad;
+                for _ in 0..c.steps {
+                    let _ = smp.step(&mut model, &mut rng);
+                }
             }
         }
     }
 
     // HMC with L ≤ 4 (a huge L is legal but only slow).
     let leapfrog = c.params[4].to_bits() as u32 % 5;
-    if let Ok(params) = HmcParams::new(pr(5), leapfrog) {
-        let minv = fill(&c.mass, len(6));
-        for mass in [None, Some(&minv[..])] {
-            let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
-            let (mut g, mut t0, mut g0, mut p0) = (
-                vec![T::ZERO; len(2)],
-                vec![T::ZERO; len(4)],
-                vec![T::ZERO; len(5)],
-                vec![T::ZERO; len(7)],
-            );
-            let lens = [len(0), len(2), len(4), len(5), len(7)];
-            let allowed = hmc_layout_errors(c.n, &lens, &t, mass);
-            let work = HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-            let r = Hmc::new(params, mass, &mut t, &mut p, work);
-            match (&r, allowed.is_empty()) {
-                (Ok(_), true) => {}
-                (Err(e), false) => assert!(allowed.contains(e), "{e:?} not in {allowed:?}"),
-                (r, _) => panic!(
-                    "Hmc::new: {:?}, allowed errors {allowed:?}",
-                    r.as_ref().err()
-                ),
+    let params = HmcParams::new(pr(5)).with_leapfrog_steps(leapfrog);
+    let minv = fill(&c.mass, len(6));
+    // The workspace: the old gradient, saved θ, saved gradient and saved momentum together.
+    let hmc_work = len(2) + len(4) + len(5) + len(7);
+    for mass in [None, Some(&minv[..])] {
+        let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
+        let mut work = vec![T::ZERO; hmc_work];
+        let allowed = hmc_layout_errors(c.n, &[len(0), hmc_work], &t);
+        let r = Hmc::new(params, &mut t, &mut p, &mut work);
+        match (&r, params.validate(), allowed.is_empty()) {
+            (Err(e), Err(pe), _) => assert_eq!(*e, Error::Param(pe)),
+            (Ok(_), Ok(()), true) => {}
+            (Err(Error::Layout(e)), Ok(()), false) => {
+                assert!(allowed.contains(e), "{e:?} not in {allowed:?}")
             }
-            if let Ok(mut smp) = r {
-                let mut model = Model::new(grad, energy);
-                for _ in 0..c.steps {
-                    let _ = smp.step(&mut model, &mut rng);
+            (r, _, _) => panic!(
+                "Hmc::new: {:?}, allowed errors {allowed:?}",
+                r.as_ref().err()
+            ),
+        }
+        let Ok(mut smp) = r else { continue };
+        if let Some(m) = mass {
+            // The mass buffer refuses a bad entry (the first), then the sampler a bad length.
+            let bad = m.iter().position(|&x| !(x.is_finite() && x > T::ZERO));
+            match (MassBuffer::fixed_diagonal(m), bad) {
+                (Ok(buf), None) => {
+                    let want = (m.len() != c.n).then_some(LayoutError::LengthMismatch {
+                        buffer: Buffer::InverseMass,
+                        expected: c.n,
+                        found: m.len(),
+                    });
+                    assert_eq!(smp.set_mass(buf).err(), want);
                 }
-                smp.resample_momentum(&mut rng);
-                // Overwrite θ through `phase_mut` (dropping the cache) and step on.
-                let (theta, _) = smp.phase_mut();
-                theta[c.poison.0 % theta.len()] = pr(3);
-                let _ = smp.step(&mut model, &mut rng);
+                (Err(e), Some(index)) => {
+                    let want = if m[index].is_finite() {
+                        LinalgError::NotPositiveDefinite { pivot: index }
+                    } else {
+                        LinalgError::NonFinite { index }
+                    };
+                    assert_eq!(e, want);
+                }
+                (r, bad) => panic!("fixed_diagonal: {:?}, first bad entry {bad:?}", r.err()),
             }
         }
+        let mut model = Model::new(grad, energy);
+        for _ in 0..c.steps {
+            let _ = smp.step(&mut model, &mut rng);
+        }
+        smp.resample_momentum(&mut rng);
+        // Overwrite θ through `phase_mut` (dropping the cache) and step on.
+        let (theta, _) = smp.phase_mut();
+        theta[c.poison.0 % theta.len()] = pr(3);
+        let _ = smp.step(&mut model, &mut rng);
     }
 }
 
-/// The errors `Hmc::new` may return for these buffers (empty: it must succeed). `lens` are the
-/// lengths of p, the gradient, saved θ, saved gradient and saved momentum. With several defects
-/// at once any of them may be reported first, but each must be reported as itself: a wrong
-/// length names its buffer and both lengths, a bad value names its buffer and first index.
-fn hmc_layout_errors<T: Fl>(
-    n: usize,
-    lens: &[usize; 5],
-    theta: &[T],
-    mass: Option<&[T]>,
-) -> Vec<LayoutError> {
+/// The errors `Hmc::new` may return for these buffers (empty: it must succeed), given valid
+/// parameters. `lens` are the lengths of p and the workspace. With several defects at once any of
+/// them may be reported first, but each must be reported as itself: a wrong length names its
+/// buffer and both lengths, a bad value names its buffer and first index.
+fn hmc_layout_errors<T: Fl>(n: usize, lens: &[usize; 2], theta: &[T]) -> Vec<LayoutError> {
     if n == 0 {
         return vec![LayoutError::Empty];
     }
-    let buffers = [
-        Buffer::Momentum,
-        Buffer::Gradient,
-        Buffer::SavedTheta,
-        Buffer::SavedGradient,
-        Buffer::SavedMomentum,
-    ];
-    let mismatch = |buffer, found| LayoutError::LengthMismatch {
-        buffer,
-        expected: n,
-        found,
-    };
+    let expected = [n, Hmc::<T>::workspace_len(n)];
+    let buffers = [Buffer::Momentum, Buffer::Workspace];
     let mut out: Vec<LayoutError> = buffers
         .iter()
         .zip(lens)
-        .filter(|&(_, &found)| found != n)
-        .map(|(&buffer, &found)| mismatch(buffer, found))
+        .zip(expected)
+        .filter(|&((_, &found), expected)| found != expected)
+        .map(
+            |((&buffer, &found), expected)| LayoutError::LengthMismatch {
+                buffer,
+                expected,
+                found,
+            },
+        )
         .collect();
     if let Some(index) = theta.iter().position(|x| !x.is_finite()) {
         out.push(LayoutError::InvalidValue {
             buffer: Buffer::Theta,
             index,
         });
-    }
-    if let Some(m) = mass {
-        if m.len() != n {
-            out.push(mismatch(Buffer::InverseMass, m.len()));
-        } else if let Some(index) = m.iter().position(|&x| !(x.is_finite() && x > T::ZERO)) {
-            out.push(LayoutError::InvalidValue {
-                buffer: Buffer::InverseMass,
-                index,
-            });
-        }
     }
     out
 }
@@ -1694,57 +1832,48 @@ proptest! {
     }
 }
 
-/// `MSgnht::resume` keeps the caller's ξ (where `new` sets it to D) and rejects a non-finite one.
+/// `MSgnht::new` keeps the caller's ξ (the old `new` overwrote it with D; the old `resume` is
+/// now `new`) and rejects a non-finite one.
 #[test]
-fn msgnht_resume_keeps_and_checks_the_thermostats() {
-    let params = SgnhtParams::new(0.05f64, 1.0).unwrap();
-    let (mut t, mut p, mut g, mut s) = ([0.0f64; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
+fn msgnht_new_keeps_and_checks_the_thermostats() {
+    let params = sgnht(0.05f64, 1.0).with_integrator(Integrator::Euler);
+    let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 6]);
     let mut xi = [0.5, -0.25, 2.0];
-    let work = Workspace::new(&mut g, &mut s);
-    let smp = MSgnht::resume(params, Integrator::Euler, &mut t, &mut p, &mut xi, work).unwrap();
+    let smp = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work).unwrap();
     assert_eq!(smp.thermostat(), &[0.5, -0.25, 2.0]);
-    let (mut t, mut p, mut g, mut s) = ([0.0f64; 3], [0.0; 3], [0.0; 3], [0.0; 3]);
+    let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 6]);
     let mut xi = [0.5, f64::NAN, 2.0];
-    let work = Workspace::new(&mut g, &mut s);
-    let err = MSgnht::resume(params, Integrator::Euler, &mut t, &mut p, &mut xi, work).unwrap_err();
+    let err = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work).unwrap_err();
     assert_eq!(
         err,
-        LayoutError::InvalidValue {
+        Error::Layout(LayoutError::InvalidValue {
             buffer: Buffer::Thermostat,
             index: 1
-        }
+        })
     );
 }
 
-/// Mass buffers given to the samplers' `with_mass` constructors and to the MCEM wrapper: wrong
-/// dimensions, a missing M⁻¹p buffer, unsupported combinations and read-only masses are
-/// errors, and a refused `set_inverse_mass` leaves the previous mass in force bit for bit.
+/// Mass buffers given to the samplers' `set_mass` and samplers given to the MCEM wrapper: wrong
+/// dimensions, a dense work buffer without room for M⁻¹p, unsupported combinations and
+/// read-only masses are errors, and a refused `set_inverse_mass` leaves the previous mass in
+/// force bit for bit.
 #[test]
 fn mass_buffers_and_mcem_workspaces_are_validated() {
-    use sgmcmc::LinalgError;
-    use sgmcmc::adapt::{MStepParams, Mcem, McemParams, McemWorkspace, SampleSize};
-    use sgmcmc::kinetic::{AdaptiveMass, MassBuffer, MassShape};
-    use sgmcmc::sampler::{SgNphmc, SgNphmcParams};
+    use sgmcmc::adapt::{MStepParams, Mcem, McemParams, SampleSize};
+    use sgmcmc::kinetic::{AdaptiveMass, MassShape};
+    use sgmcmc::prelude::{SgNphmc, SgNphmcParams};
 
     let n = 3;
-    let (mut theta, mut p, mut g, mut s) =
-        (vec![0.0f64; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-    let sghmc = SghmcParams::new(0.1, 1.0).unwrap();
-    let sgnht = SgnhtParams::new(0.1, 1.0).unwrap();
+    let (mut theta, mut p, mut work) = (vec![0.0f64; n], vec![0.0; n], vec![0.0; 2 * n]);
+    let sghmc_euler = sghmc(0.1, 1.0).with_integrator(Integrator::Euler);
+    let sgnht_params = sgnht(0.1, 1.0);
 
     // A diagonal mass of the wrong dimension.
     let mut short = vec![1.0; n - 1];
     let mass = MassBuffer::diagonal(&mut short).unwrap();
-    let err = Sghmc::with_mass(
-        sghmc,
-        Integrator::Euler,
-        mass,
-        &mut theta,
-        &mut p,
-        Workspace::new(&mut g, &mut s),
-    );
+    let mut smp = Sghmc::new(sghmc_euler, &mut theta, &mut p, &mut work).unwrap();
     assert_eq!(
-        err.err(),
+        smp.set_mass(mass).err(),
         Some(LayoutError::LengthMismatch {
             buffer: Buffer::InverseMass,
             expected: n,
@@ -1752,49 +1881,29 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
         })
     );
 
-    // A dense mass: splitting is refused, Euler needs the M⁻¹p buffer.
+    // A dense mass: splitting is refused (without the eigendecomposition), and the work buffer
+    // needs room for M⁻¹p (d² + d entries; the old separate M⁻¹p buffer).
     let (mut prec, mut fac) = (vec![0.0; n * n], vec![0.0; n * n]);
     for i in 0..n {
         prec[i * n + i] = 2.0;
     }
-    let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
-    let err = Sgnht::with_mass(
-        sgnht,
-        Integrator::Splitting,
-        mass,
-        &mut theta,
-        &mut p,
-        Workspace::new(&mut g, &mut s),
-    );
-    assert_eq!(err.err(), Some(LayoutError::UnsupportedMass));
-    let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
-    let err = Sgnht::with_mass(
-        sgnht,
-        Integrator::Euler,
-        mass,
-        &mut theta,
-        &mut p,
-        Workspace::new(&mut g, &mut s),
-    );
     assert_eq!(
-        err.err(),
-        Some(LayoutError::LengthMismatch {
-            buffer: Buffer::MassScratch,
-            expected: n,
-            found: 0
+        MassBuffer::dense(&mut prec, &mut fac, n).err(),
+        Some(LinalgError::DimensionMismatch {
+            expected: n * n + n,
+            found: n * n
         })
     );
-    let mut v = vec![0.0; n];
+    let mut fac = vec![0.0; MassBuffer::<f64>::dense_work_len(n)];
     let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
-    let mut smp = Sgnht::with_mass(
-        sgnht,
-        Integrator::Euler,
-        mass,
-        &mut theta,
-        &mut p,
-        Workspace::with_mass_scratch(&mut g, &mut s, &mut v),
-    )
-    .unwrap();
+    let mut xi = sgnht_params.initial_thermostat();
+    let params = sgnht_params.with_integrator(Integrator::Splitting);
+    let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    assert_eq!(smp.set_mass(mass).err(), Some(LayoutError::UnsupportedMass));
+    let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
+    let params = sgnht_params.with_integrator(Integrator::Euler);
+    let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    smp.set_mass(mass).unwrap();
     // A refused M⁻¹ (indefinite, non-symmetric, wrong length) leaves the old one bit for bit.
     let before: Vec<u64> = smp
         .mass()
@@ -1839,98 +1948,92 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
     );
 
     // The identity and HMC's read-only diagonal cannot be changed, so MCEM refuses them.
-    let mut smp = Sghmc::new(
-        sghmc,
-        Integrator::Euler,
-        &mut theta,
-        &mut p,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let em_len = |shape| Mcem::<f64, Sghmc<'static, f64>>::workspace_len(n, shape);
+    let mut smp = Sghmc::new(sghmc_euler, &mut theta, &mut p, &mut work).unwrap();
     assert_eq!(smp.set_inverse_mass(&[1.0; 3]), Err(LinalgError::ReadOnly));
-    let mut buf = vec![0.0; McemWorkspace::<f64>::len(n, MassShape::Diagonal)];
-    let params = McemParams::new(
-        5,
-        MStepParams::new(0.0, 0.75, 0.05, 1e-3, 1e3).unwrap(),
-        SampleSize::fixed(10).unwrap(),
-    )
-    .unwrap();
-    let work = McemWorkspace::new(&mut buf, n, MassShape::Diagonal).unwrap();
+    let mut buf = vec![0.0; em_len(MassShape::Diagonal)];
+    let m_step = MStepParams::new()
+        .with_offset(0.0)
+        .with_exponent(0.75)
+        .with_shrinkage(0.05)
+        .with_bounds(1e-3, 1e3);
+    let params = McemParams::new(5)
+        .with_m_step(m_step)
+        .with_sample_size(SampleSize::fixed(10).unwrap());
     assert_eq!(
-        Mcem::new(smp, params, work).err(),
-        Some(LayoutError::UnsupportedMass)
+        Mcem::new(smp, params, &mut buf).err(),
+        Some(LayoutError::UnsupportedMass.into())
     );
-    let (mut t0, mut g0, mut p0) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let inv = [1.0; 3];
-    let hmc = Hmc::new(
-        HmcParams::new(0.1, 5).unwrap(),
-        Some(&inv),
-        &mut theta,
-        &mut p,
-        HmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0),
-    )
-    .unwrap();
-    let work = McemWorkspace::new(&mut buf, n, MassShape::Diagonal).unwrap();
+    let mut hmc_work = vec![0.0; Hmc::<f64>::workspace_len(n)];
+    let mut smp = Hmc::new(hmc(0.1, 5), &mut theta, &mut p, &mut hmc_work).unwrap();
+    smp.set_mass(MassBuffer::fixed_diagonal(&inv).unwrap())
+        .unwrap();
     assert_eq!(
-        Mcem::new(hmc, params, work).err(),
-        Some(LayoutError::UnsupportedMass)
+        Mcem::new(smp, params, &mut buf).err(),
+        Some(LayoutError::UnsupportedMass.into())
     );
 
-    // MCEM workspaces of the wrong length, for d = 0, or for the identity.
-    let mut small = vec![0.0; McemWorkspace::<f64>::len(n, MassShape::Diagonal) - 1];
-    assert!(matches!(
-        McemWorkspace::new(&mut small, n, MassShape::Diagonal),
-        Err(LayoutError::LengthMismatch {
-            buffer: Buffer::McemWorkspace,
-            ..
-        })
-    ));
+    // MCEM workspaces of the wrong length: one entry short, or the dense length around a
+    // diagonal sampler (the old workspace's separate shape, which could disagree with the
+    // sampler's, is now the sampler's own). The documented lengths: 16d + 3 (diagonal),
+    // 13d + 3 + 4d² (dense), `usize::MAX` on overflow.
+    assert_eq!(em_len(MassShape::Diagonal), 16 * n + 3);
+    assert_eq!(em_len(MassShape::Dense), 13 * n + 3 + 4 * n * n);
     assert_eq!(
-        McemWorkspace::new(&mut small, 0, MassShape::Diagonal).err(),
-        Some(LayoutError::Empty)
+        Mcem::<f64, Sghmc<'static, f64>>::workspace_len(usize::MAX, MassShape::Dense),
+        usize::MAX
     );
-    assert_eq!(
-        McemWorkspace::new(&mut small, n, MassShape::Identity).err(),
-        Some(LayoutError::UnsupportedMass)
-    );
-    // A dense workspace around a diagonal sampler.
     let mut diag = vec![1.0; n];
-    let smp = Sghmc::with_mass(
-        sghmc,
-        Integrator::Euler,
-        MassBuffer::diagonal(&mut diag).unwrap(),
-        &mut theta,
-        &mut p,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
-    let mut dbuf = vec![0.0; McemWorkspace::<f64>::len(n, MassShape::Dense)];
-    let work = McemWorkspace::new(&mut dbuf, n, MassShape::Dense).unwrap();
+    let mut smp = Sghmc::new(sghmc_euler, &mut theta, &mut p, &mut work).unwrap();
+    smp.set_mass(MassBuffer::diagonal(&mut diag).unwrap())
+        .unwrap();
+    let mut small = vec![0.0; em_len(MassShape::Diagonal) - 1];
     assert_eq!(
-        Mcem::new(smp, params, work).err(),
-        Some(LayoutError::UnsupportedMass)
+        Mcem::new(smp, params, &mut small).err(),
+        Some(
+            LayoutError::LengthMismatch {
+                buffer: Buffer::Workspace,
+                expected: em_len(MassShape::Diagonal),
+                found: em_len(MassShape::Diagonal) - 1,
+            }
+            .into()
+        )
+    );
+    let mut smp = Sghmc::new(sghmc_euler, &mut theta, &mut p, &mut work).unwrap();
+    smp.set_mass(MassBuffer::diagonal(&mut diag).unwrap())
+        .unwrap();
+    let mut dbuf = vec![0.0; em_len(MassShape::Dense)];
+    assert_eq!(
+        Mcem::new(smp, params, &mut dbuf).err(),
+        Some(
+            LayoutError::LengthMismatch {
+                buffer: Buffer::Workspace,
+                expected: em_len(MassShape::Diagonal),
+                found: em_len(MassShape::Dense),
+            }
+            .into()
+        )
     );
 
     // SG-NPHMC: a dense mass with B > 0 is refused.
-    let (mut prec, mut fac) = (vec![0.0; n * n], vec![0.0; n * n]);
-    for i in 0..n {
-        prec[i * n + i] = 1.0;
-    }
-    let mut v = vec![0.0; n];
-    let prm = SgNphmcParams::new(0.1, 1.0, 0.0, 0.5, 5).unwrap();
-    let err = SgNphmc::with_mass(
-        prm,
-        MassBuffer::dense(&mut prec, &mut fac, n).unwrap(),
-        &mut theta,
-        &mut p,
-        HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v),
+    let (mut prec, mut fac) = (
+        vec![0.0; n * n],
+        vec![0.0; MassBuffer::<f64>::dense_work_len(n)],
     );
-    assert_eq!(err.err(), Some(LayoutError::UnsupportedMass));
-    // dense_with_eigen needs 2d² + d entries of eigen buffer.
-    let (mut prec, mut fac, mut eig) = (vec![0.0; n * n], vec![0.0; n * n], vec![0.0; 2 * n * n]);
     for i in 0..n {
         prec[i * n + i] = 1.0;
     }
+    let prm = SgNphmcParams::new(0.1)
+        .with_thermostat_mass(1.0)
+        .with_energy_noise(0.0)
+        .with_gradient_noise(0.5)
+        .with_leapfrog_steps(5);
+    let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut hmc_work).unwrap();
+    let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
+    assert_eq!(smp.set_mass(mass).err(), Some(LayoutError::UnsupportedMass));
+    // dense_with_eigen needs 2d² + d entries of eigen buffer.
+    let mut eig = vec![0.0; 2 * n * n];
     assert_eq!(
         MassBuffer::dense_with_eigen(&mut prec, &mut fac, &mut eig, n).err(),
         Some(LinalgError::DimensionMismatch {
@@ -1941,5 +2044,5 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
     // Display strings for the new variants.
     assert!(!LayoutError::UnsupportedMass.to_string().is_empty());
     assert!(!LinalgError::ReadOnly.to_string().is_empty());
-    assert!(Buffer::MassScratch.name().contains("M⁻¹p"));
+    assert!(Buffer::Workspace.name().contains("workspace"));
 }

@@ -9,11 +9,10 @@ mod common;
 
 use common::{DenseGaussian, Gaussian, Z, assert_cov, run_cov};
 use rand_pcg::Pcg64;
-use sgmcmc::kinetic::MassBuffer;
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, Sghmc, SghmcParams, Sgnht, SgnhtParams, ThermostatRule,
+use sgmcmc::prelude::{
+    Hmc, HmcParams, Integrator, MassBuffer, Model, Real, Sghmc, SghmcParams, Sgnht, SgnhtParams,
+    ThermostatRule,
 };
-use sgmcmc::{Integrator, Model, Real, Workspace};
 
 /// A diagonal M⁻¹ that only partly matches the 10-d target: m⁻¹ᵢ = √σᵢ², so the preconditioned
 /// frequencies ω²ᵢ = m⁻¹ᵢ/σᵢ² = 1/σᵢ range over [0.32, 3.2] (not all 1, so a sampler that
@@ -56,10 +55,9 @@ fn sample<T: Real>(
     let dense = inv_mass.len() == d * d && d > 1;
     let z = T::ZERO;
     let mut theta: Vec<T> = target.mean.iter().map(|&x| T::from_f64(x)).collect();
-    let (mut p, mut g, mut s, mut v) = (vec![z; d], vec![z; d], vec![z; d], vec![z; d]);
-    let (mut t0, mut g0, mut p0) = (vec![z; d], vec![z; d], vec![z; d]);
+    let mut p = vec![z; d];
     let mut minv: Vec<T> = inv_mass.iter().map(|&x| T::from_f64(x)).collect();
-    let mut factor = vec![z; d * d];
+    let mut factor = vec![z; MassBuffer::<T>::dense_work_len(d)];
     let mut eigen = vec![z; 2 * d * d + d];
     let f = T::from_f64;
     let mass = if dense {
@@ -79,23 +77,31 @@ fn sample<T: Real>(
                 |t: &[T], gr: &mut [T]| target.gradient(t, gr),
                 |t: &[T]| target.energy(t),
             );
-            let work = HmcWorkspace::with_mass_scratch(&mut g, &mut t0, &mut g0, &mut p0, &mut v);
-            let prm = HmcParams::new(f(0.07), 10).unwrap();
-            let mut smp = Hmc::with_mass(prm, mass, &mut theta, &mut p, work).unwrap();
+            let mut work = vec![z; Hmc::<T>::workspace_len(d)];
+            let prm = HmcParams::new(f(0.07)).with_leapfrog_steps(10);
+            let mut smp = Hmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
+            smp.set_mass(mass).unwrap();
             // 10⁵ proposals in 50 batches.
             run_cov(&mut smp, &mut model, &mut rng, target, 2_000, 50, 2_000).unwrap()
         }
         Kind::Sghmc(i) => {
-            let work = Workspace::with_mass_scratch(&mut g, &mut s, &mut v);
-            let prm = SghmcParams::new(f(0.01), f(1.0)).unwrap();
-            let mut smp = Sghmc::with_mass(prm, i, mass, &mut theta, &mut p, work).unwrap();
+            let mut work = vec![z; Sghmc::<T>::workspace_len(d)];
+            let prm = SghmcParams::new(f(0.01))
+                .with_friction(f(1.0))
+                .with_integrator(i);
+            let mut smp = Sghmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
+            smp.set_mass(mass).unwrap();
             run_cov(&mut smp, &mut grad, &mut rng, target, burn, batches, per).unwrap()
         }
         Kind::Sgnht(i, rule) => {
-            let work = Workspace::with_mass_scratch(&mut g, &mut s, &mut v);
-            let prm = SgnhtParams::new(f(0.01), f(1.0)).unwrap();
-            let mut smp = Sgnht::with_mass(prm, i, mass, &mut theta, &mut p, work).unwrap();
-            smp.set_thermostat_rule(rule);
+            let mut work = vec![z; Sgnht::<T>::workspace_len(d)];
+            let prm = SgnhtParams::new(f(0.01))
+                .with_diffusion(f(1.0))
+                .with_integrator(i)
+                .with_thermostat_rule(rule);
+            let mut xi = prm.initial_thermostat();
+            let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            smp.set_mass(mass).unwrap();
             run_cov(&mut smp, &mut grad, &mut rng, target, burn, batches, per).unwrap()
         }
     }
@@ -183,7 +189,7 @@ fn printed_thermostat_is_biased_for_non_isotropic_mass() {
     {
         let d = 4;
         let mut theta = vec![0.0; d];
-        let (mut p, mut gr, mut s) = (vec![0.0; d], vec![0.0; d], vec![0.0; d]);
+        let (mut p, mut work) = (vec![0.0; d], vec![0.0; 2 * d]);
         let mut mv = minv.to_vec();
         let mass = MassBuffer::diagonal(&mut mv).unwrap();
         let mut rng = Pcg64::new(77, 0xbad);
@@ -191,11 +197,13 @@ fn printed_thermostat_is_biased_for_non_isotropic_mass() {
         // Splitting at h = 0.01: stationary bias O(h²) (m⁻¹h = 0.1 at most). The slowest
         // coordinate (m⁻¹ = 0.1: ω = 0.32, damping ≈ 0.1) decorrelates in ~2·10³ steps, so
         // batches of 4·10⁴ steps, 50 of them.
-        let prm = SgnhtParams::new(0.01, 1.0).unwrap();
-        let work = Workspace::new(&mut gr, &mut s);
-        let mut smp =
-            Sgnht::with_mass(prm, Integrator::Splitting, mass, &mut theta, &mut p, work).unwrap();
-        smp.set_thermostat_rule(rule);
+        let prm = SgnhtParams::new(0.01)
+            .with_diffusion(1.0)
+            .with_integrator(Integrator::Splitting)
+            .with_thermostat_rule(rule);
+        let mut xi = prm.initial_thermostat();
+        let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+        smp.set_mass(mass).unwrap();
         let m = run_cov(&mut smp, &mut grad, &mut rng, &target, 200_000, 50, 40_000).unwrap();
         let vars: Vec<String> = (0..d)
             .map(|i| format!("{:.3} ± {:.3}", m.cov[i * d + i], m.cov_se[i * d + i]))
@@ -270,7 +278,11 @@ fn dense_friction_flow_is_exp_of_minus_t_inverse_mass() {
         a
     };
     let (a1, a2) = (spd(), spd());
-    let (mut prec, mut fac, mut eig) = (a1.clone(), vec![0.0; d * d], vec![0.0; 2 * d * d + d]);
+    let (mut prec, mut fac, mut eig) = (
+        a1.clone(),
+        vec![0.0; MassBuffer::<f64>::dense_work_len(d)],
+        vec![0.0; 2 * d * d + d],
+    );
     let mut buf = MassBuffer::dense_with_eigen(&mut prec, &mut fac, &mut eig, d).unwrap();
     let p0: Vec<f64> = (0..d).map(|i| (i as f64 - 3.0) * 0.7 + 0.1).collect();
     let mut work = vec![0.0; d];

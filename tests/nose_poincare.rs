@@ -9,9 +9,19 @@ mod common;
 
 use common::{Gaussian, Moments, assert_moments, run};
 use rand_pcg::Pcg64;
+use sgmcmc::prelude::{
+    ChainState, Model, Param, ParamError, Real, Sampler, SgNphmc, SgNphmcParams, StepError,
+};
 use sgmcmc::rng::standard_normal_f64;
-use sgmcmc::sampler::{ChainState, SgNphmc, SgNphmcParams, SgNphmcWorkspace};
-use sgmcmc::{Model, Param, ParamError, Real, StepError};
+
+/// SG-NPHMC's settings in the order (ε, Q, A, B, L).
+fn params<T: Real>(eps: T, q: T, a: T, b: T, steps: u32) -> SgNphmcParams<T> {
+    SgNphmcParams::new(eps)
+        .with_thermostat_mass(q)
+        .with_energy_noise(a)
+        .with_gradient_noise(b)
+        .with_leapfrog_steps(steps)
+}
 
 /// A Gaussian target given by its mean and precision matrix Λ (row-major), with the per-coordinate
 /// marginal variances `common::assert_moments` checks.
@@ -106,32 +116,27 @@ impl Target {
 
 #[test]
 fn params_are_validated() {
-    let ok = SgNphmcParams::new(0.1, 1.0, 0.0, 0.0, 1).unwrap();
+    let ok = params(0.1, 1.0, 0.0, 0.0, 1);
+    assert_eq!(ok.validate(), Ok(()));
     assert_eq!(ok.steps(), 1);
     let cases = [
-        (SgNphmcParams::new(0.0, 1.0, 0.0, 0.0, 1), Param::StepSize),
-        (
-            SgNphmcParams::new(0.1, 0.0, 0.0, 0.0, 1),
-            Param::ThermostatMass,
-        ),
-        (
-            SgNphmcParams::new(0.1, 1.0, -1.0, 0.0, 1),
-            Param::EnergyNoise,
-        ),
-        (
-            SgNphmcParams::new(0.1, 1.0, 0.0, -1.0, 1),
-            Param::GradientNoise,
-        ),
-        (
-            SgNphmcParams::new(0.1, 1.0, 0.0, 0.0, 0),
-            Param::LeapfrogSteps,
-        ),
+        (params(0.0, 1.0, 0.0, 0.0, 1), Param::StepSize),
+        (params(0.1, 0.0, 0.0, 0.0, 1), Param::ThermostatMass),
+        (params(0.1, 1.0, -1.0, 0.0, 1), Param::EnergyNoise),
+        (params(0.1, 1.0, 0.0, -1.0, 1), Param::GradientNoise),
+        (params(0.1, 1.0, 0.0, 0.0, 0), Param::LeapfrogSteps),
     ];
     for (r, p) in cases {
-        assert_eq!(r, Err(ParamError::OutOfRange(p)));
+        assert_eq!(r.validate(), Err(ParamError::OutOfRange(p)));
+        // The sampler's constructor refuses them with the same error.
+        let (mut theta, mut mom, mut work) = ([0.0f64; 2], [0.0; 2], [0.0; 8]);
+        assert_eq!(
+            SgNphmc::new(r, &mut theta, &mut mom, &mut work).err(),
+            Some(ParamError::OutOfRange(p).into())
+        );
     }
     assert_eq!(
-        SgNphmcParams::new(0.1, f64::NAN, 0.0, 0.0, 1),
+        params(0.1, f64::NAN, 0.0, 0.0, 1).validate(),
         Err(ParamError::NonFinite(Param::ThermostatMass))
     );
 }
@@ -142,7 +147,7 @@ fn params_are_validated() {
 fn errors_leave_the_state_unchanged() {
     let n = 3;
     let (mut theta, mut p) = (vec![0.5f64; n], vec![0.0; n]);
-    let (mut g, mut t0, mut g0, mut p0) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut work = vec![0.0; SgNphmc::<f64>::workspace_len(n)];
     let mut calls = 0usize;
     let mut model = Model::new(
         |t: &[f64], g: &mut [f64]| {
@@ -154,9 +159,8 @@ fn errors_leave_the_state_unchanged() {
         },
         |t: &[f64]| 0.5 * t.iter().map(|x| x * x).sum::<f64>(),
     );
-    let prm = SgNphmcParams::new(0.1, 1.0, 0.0, 0.0, 5).unwrap();
-    let w = SgNphmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-    let mut smp = SgNphmc::new(prm, None, &mut theta, &mut p, w).unwrap();
+    let prm = params(0.1, 1.0, 0.0, 0.0, 5);
+    let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
     let mut rng = Pcg64::new(9, 9);
     smp.resample_momentum(&mut rng);
     smp.integrate(&mut model, 2).unwrap(); // 3 gradient calls: the initial one and 2 steps
@@ -167,7 +171,7 @@ fn errors_leave_the_state_unchanged() {
         smp.thermostat_momentum(),
         smp.h0(),
     );
-    let e = sgmcmc::Sampler::step(&mut smp, &mut model, &mut rng).unwrap_err();
+    let e = Sampler::step(&mut smp, &mut model, &mut rng).unwrap_err();
     assert_eq!(e, StepError::NonFiniteGradient { index: 1 });
     let after = (
         smp.position().to_vec(),
@@ -180,14 +184,13 @@ fn errors_leave_the_state_unchanged() {
 
     // Thermostat breakdown: ε = 100, so |ε q½/(2Q)| ≥ 1 for any q½ that is not tiny.
     let (mut theta, mut p) = (vec![0.5f64; n], vec![0.0; n]);
-    let (mut g, mut t0, mut g0, mut p0) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut work = vec![0.0; SgNphmc::<f64>::workspace_len(n)];
     let mut good = Model::new(
         |t: &[f64], g: &mut [f64]| g.copy_from_slice(t),
         |t: &[f64]| 0.5 * t.iter().map(|x| x * x).sum::<f64>(),
     );
-    let prm = SgNphmcParams::new(100.0, 1.0, 0.0, 0.0, 1).unwrap();
-    let w = SgNphmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-    let mut smp = SgNphmc::new(prm, None, &mut theta, &mut p, w).unwrap();
+    let prm = params(100.0, 1.0, 0.0, 0.0, 1);
+    let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
     let mut broke = false;
     for _ in 0..20 {
         let snapshot = |s: &SgNphmc<'_, f64>| {
@@ -200,7 +203,7 @@ fn errors_leave_the_state_unchanged() {
             )
         };
         let before = snapshot(&smp);
-        match sgmcmc::Sampler::step(&mut smp, &mut good, &mut rng) {
+        match Sampler::step(&mut smp, &mut good, &mut rng) {
             Err(StepError::ThermostatBreakdown) => {
                 assert_eq!(before, snapshot(&smp));
                 broke = true;
@@ -219,14 +222,13 @@ fn max_drift(target: &Target, eps: f64, steps: usize, seed: u64) -> f64 {
     let n = target.dim;
     let mut theta: Vec<f64> = target.mean.iter().map(|m| m + 1.0).collect();
     let mut p = vec![0.0; n];
-    let (mut g, mut t0, mut g0, mut p0) = (vec![0.0; n], vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    let mut work = vec![0.0; SgNphmc::<f64>::workspace_len(n)];
     let mut model = Model::new(
         |t: &[f64], g: &mut [f64]| target.gradient(t, g),
         |t: &[f64]| target.energy(t),
     );
-    let prm = SgNphmcParams::new(eps, 1.0, 0.0, 0.0, 1).unwrap();
-    let w = SgNphmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-    let mut smp = SgNphmc::new(prm, None, &mut theta, &mut p, w).unwrap();
+    let prm = params(eps, 1.0, 0.0, 0.0, 1);
+    let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
     let mut rng = Pcg64::new(seed.into(), 0x4e50);
     smp.resample_momentum(&mut rng);
     smp.integrate(&mut model, 0).unwrap();
@@ -298,7 +300,7 @@ fn sample<T: Real>(target: &Target, noise: f64, seed: u64) -> Moments {
     let n = target.dim;
     let z = T::ZERO;
     let (mut theta, mut p) = (vec![z; n], vec![z; n]);
-    let (mut g, mut t0, mut g0, mut p0) = (vec![z; n], vec![z; n], vec![z; n], vec![z; n]);
+    let mut work = vec![z; SgNphmc::<T>::workspace_len(n)];
     for (t, m) in theta.iter_mut().zip(&target.mean) {
         *t = T::from_f64(*m);
     }
@@ -316,16 +318,14 @@ fn sample<T: Real>(target: &Target, noise: f64, seed: u64) -> Moments {
         },
         |t: &[T]| target.energy(t),
     );
-    let prm = SgNphmcParams::new(
+    let prm = params(
         T::from_f64(EPS),
         T::from_f64(Q),
         T::ZERO,
         T::from_f64(noise),
         STEPS,
-    )
-    .unwrap();
-    let w = SgNphmcWorkspace::new(&mut g, &mut t0, &mut g0, &mut p0);
-    let mut smp = SgNphmc::new(prm, None, &mut theta, &mut p, w).unwrap();
+    );
+    let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
     // 5·10⁴ samples (2·10⁶ leapfrog steps) in 50 batches of 10³ samples after 10³ burn-in; a
     // sample moves the slowest mode (ω² = 0.1) by a trajectory of length εL = 2, so its
     // autocorrelation time is a few samples, far below a batch.

@@ -1137,16 +1137,12 @@ fn checks_reject_wrong_uniforms_and_tails() {
 #[test]
 fn ziggurat_tables_are_reproducible() {
     // Re-runs the generator and compares its output byte for byte with the committed tables:
-    //   python3 tools/gen_ziggurat.py --check src/rng/ziggurat_tables.rs
-    // (regenerate with `python3 tools/gen_ziggurat.py > src/rng/ziggurat_tables.rs`).
+    //   python3 tools/gen_ziggurat.py --check src/ziggurat/tables.rs
+    // (regenerate with `python3 tools/gen_ziggurat.py > src/ziggurat/tables.rs`).
     let dir = env!("CARGO_MANIFEST_DIR");
     let out = std::process::Command::new("python3")
         .current_dir(dir)
-        .args([
-            "tools/gen_ziggurat.py",
-            "--check",
-            "src/rng/ziggurat_tables.rs",
-        ])
+        .args(["tools/gen_ziggurat.py", "--check", "src/ziggurat/tables.rs"])
         .output();
     match out {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

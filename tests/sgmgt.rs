@@ -9,16 +9,18 @@ mod common;
 use common::{Gaussian, Moments, assert_moments, run};
 use rand_pcg::Pcg64;
 use sgmcmc::kinetic::{Gaussian as GaussianKinetic, Kinetic, MonomialGamma};
+use sgmcmc::prelude::{
+    Buffer, ChainState, Gradient, Integrator, LayoutError, MSgnht, Real, Sampler, Sghmc,
+    SghmcParams, Sgmgt, SgmgtParams, SgnhtParams,
+};
 use sgmcmc::rng::standard_normal_f64;
-use sgmcmc::sampler::{MSgnht, Sghmc, SghmcParams, Sgmgt, SgmgtParams, SgnhtParams};
-use sgmcmc::{Buffer, ChainState, Gradient, Integrator, LayoutError, Real, Sampler, Workspace};
 
 const DIM: usize = 10;
 const INTEGRATORS: [Integrator; 2] = [Integrator::Euler, Integrator::Splitting];
 
-/// Buffers θ, p, ξ, gradient, scratch for one chain.
-fn buffers<T: Real>(n: usize) -> [Vec<T>; 5] {
-    core::array::from_fn(|_| vec![T::ZERO; n])
+/// Buffers θ, p, ξ and the workspace (2n) for one chain.
+fn buffers<T: Real>(n: usize) -> [Vec<T>; 4] {
+    core::array::from_fn(|i| vec![T::ZERO; if i == 3 { 2 * n } else { n }])
 }
 
 /// Max |a − b| / max(1, |b|) over two trajectories' final states.
@@ -63,39 +65,27 @@ fn gaussian_kinetics_reduce_to_msgnht() {
     let (h, d) = (0.05, 1.5);
     let integrator = Integrator::Euler;
     {
-        let [mut t1, mut p1, mut x1, mut g1, mut s1] = buffers::<f64>(DIM);
-        let [mut t2, mut p2, mut x2, mut g2, mut s2] = buffers::<f64>(DIM);
+        let [mut t1, mut p1, mut x1, mut w1] = buffers::<f64>(DIM);
+        let [mut t2, mut p2, mut x2, mut w2] = buffers::<f64>(DIM);
         for i in 0..DIM {
             t1[i] = 0.3 * i as f64 - 1.0;
             p1[i] = 0.5 - 0.1 * i as f64;
         }
         t2.copy_from_slice(&t1);
         p2.copy_from_slice(&p1);
-        let mut msgnht = MSgnht::new(
-            SgnhtParams::new(h, d).unwrap(),
-            integrator,
-            &mut t1,
-            &mut p1,
-            &mut x1,
-            Workspace::new(&mut g1, &mut s1),
-        )
-        .unwrap();
-        let prm = SgmgtParams::new(h)
-            .unwrap()
-            .with_sigma_p(d)
-            .unwrap()
-            .with_resampling(0, 0)
+        let msgnht_params = SgnhtParams::new(h)
+            .with_diffusion(d)
             .with_integrator(integrator);
-        // ξ_SGMGT = ξ_mSGNHT − D = 0 at the start (MSgnht starts at ξ = D).
-        let mut sgmgt = Sgmgt::new(
-            prm,
-            GaussianKinetic::identity(),
-            &mut t2,
-            &mut p2,
-            &mut x2,
-            Workspace::new(&mut g2, &mut s2),
-        )
-        .unwrap();
+        // mSGNHT starts at ξ = D.
+        x1.fill(msgnht_params.initial_thermostat());
+        let mut msgnht = MSgnht::new(msgnht_params, &mut t1, &mut p1, &mut x1, &mut w1).unwrap();
+        let prm = SgmgtParams::new(h)
+            .with_sigma_p(d)
+            .with_resampling_steps(0, 0)
+            .with_integrator(integrator)
+            .with_kinetic(GaussianKinetic::identity());
+        // ξ_SGMGT = ξ_mSGNHT − D = 0 at the start.
+        let mut sgmgt = Sgmgt::new(prm, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
         let (dt, dp) = compare(
             &mut msgnht,
             &mut sgmgt,
@@ -119,35 +109,21 @@ fn frozen_thermostat_reduces_to_sghmc() {
     let (h, a) = (0.05, 2.0);
     let integrator = Integrator::Euler;
     {
-        let [mut t1, mut p1, _, mut g1, mut s1] = buffers::<f64>(DIM);
-        let [mut t2, mut p2, mut x2, mut g2, mut s2] = buffers::<f64>(DIM);
+        let [mut t1, mut p1, _, mut w1] = buffers::<f64>(DIM);
+        let [mut t2, mut p2, mut x2, mut w2] = buffers::<f64>(DIM);
         t1.iter_mut().for_each(|t| *t = 1.0);
         t2.iter_mut().for_each(|t| *t = 1.0);
-        let mut sghmc = Sghmc::new(
-            SghmcParams::new(h, a).unwrap(),
-            integrator,
-            &mut t1,
-            &mut p1,
-            Workspace::new(&mut g1, &mut s1),
-        )
-        .unwrap();
-        let prm = SgmgtParams::new(h)
-            .unwrap()
-            .with_sigma_p(a)
-            .unwrap()
-            .with_gamma(0.0)
-            .unwrap()
-            .with_resampling(0, 0)
+        let sghmc_params = SghmcParams::new(h)
+            .with_friction(a)
             .with_integrator(integrator);
-        let mut sgmgt = Sgmgt::new(
-            prm,
-            GaussianKinetic::identity(),
-            &mut t2,
-            &mut p2,
-            &mut x2,
-            Workspace::new(&mut g2, &mut s2),
-        )
-        .unwrap();
+        let mut sghmc = Sghmc::new(sghmc_params, &mut t1, &mut p1, &mut w1).unwrap();
+        let prm = SgmgtParams::new(h)
+            .with_sigma_p(a)
+            .with_gamma(0.0)
+            .with_resampling_steps(0, 0)
+            .with_integrator(integrator)
+            .with_kinetic(GaussianKinetic::identity());
+        let mut sgmgt = Sgmgt::new(prm, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
         let (dt, dp) = compare(
             &mut sghmc,
             &mut sgmgt,
@@ -168,32 +144,17 @@ fn monomial_gamma_half_is_gaussian_with_mass_half() {
     let target = Gaussian::anisotropic(DIM);
     let inv_mass = [2.0f64; DIM];
     for integrator in INTEGRATORS {
-        let [mut t1, mut p1, mut x1, mut g1, mut s1] = buffers::<f64>(DIM);
-        let [mut t2, mut p2, mut x2, mut g2, mut s2] = buffers::<f64>(DIM);
+        let [mut t1, mut p1, mut x1, mut w1] = buffers::<f64>(DIM);
+        let [mut t2, mut p2, mut x2, mut w2] = buffers::<f64>(DIM);
         t1.iter_mut().for_each(|t| *t = -1.0);
         t2.iter_mut().for_each(|t| *t = -1.0);
         let prm = SgmgtParams::new(0.02)
-            .unwrap()
-            .with_resampling(0, 0)
+            .with_resampling_steps(0, 0)
             .with_integrator(integrator);
-        let mut mg = Sgmgt::new(
-            prm,
-            MonomialGamma::stiff(0.5).unwrap(),
-            &mut t1,
-            &mut p1,
-            &mut x1,
-            Workspace::new(&mut g1, &mut s1),
-        )
-        .unwrap();
-        let mut gauss = Sgmgt::new(
-            prm,
-            GaussianKinetic::diagonal(&inv_mass).unwrap(),
-            &mut t2,
-            &mut p2,
-            &mut x2,
-            Workspace::new(&mut g2, &mut s2),
-        )
-        .unwrap();
+        let mg_params = prm.with_kinetic(MonomialGamma::stiff(0.5).unwrap());
+        let mut mg = Sgmgt::new(mg_params, &mut t1, &mut p1, &mut x1, &mut w1).unwrap();
+        let gauss_params = prm.with_kinetic(GaussianKinetic::diagonal(&inv_mass).unwrap());
+        let mut gauss = Sgmgt::new(gauss_params, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
         let (dt, dp) = compare(
             &mut mg,
             &mut gauss,
@@ -225,7 +186,7 @@ const SIGMA_XI: f64 = 0.1;
 
 fn sample<T: Real>(cfg: Config, target: &Gaussian, noise: f64, seed: u64) -> (Moments, f64) {
     let n = target.mean.len();
-    let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<T>(n);
+    let [mut theta, mut p, mut xi, mut work] = buffers::<T>(n);
     let mut rng = Pcg64::new(seed as u128, 0x5eed);
     let mut noise_rng = Pcg64::new(seed as u128 ^ 0xdead_beef, 0x0150);
     let noise_sd = (2.0 * noise / H).sqrt();
@@ -248,31 +209,28 @@ fn sample<T: Real>(cfg: Config, target: &Gaussian, noise: f64, seed: u64) -> (Mo
         SIGMA_XI
     };
     let mut prm = if cfg.diagonal {
-        SgmgtParams::sgmgt_d(
-            T::from_f64(H),
-            T::from_f64(SIGMA_THETA),
-            T::from_f64(sigma_xi),
-        )
+        SgmgtParams::new(T::from_f64(H))
+            .with_sigma_theta(T::from_f64(SIGMA_THETA))
+            .with_sigma_xi(T::from_f64(sigma_xi))
     } else {
         SgmgtParams::new(T::from_f64(H))
     }
-    .unwrap()
     .with_integrator(cfg.integrator);
     if noise > 0.0 {
         // Under gradient noise ξ's stationary law is not exp(−F) (it centres on B/γ), so
         // redrawing it from N(0, 1) would undo the thermostat's work (see `Sgmgt`'s docs).
-        prm = prm.with_resampling(100, 0);
+        prm = prm.with_resampling_steps(100, 0);
     }
-    let work = Workspace::new(&mut g, &mut s);
     match cfg.a {
         Some(a) => {
             let kinetic = MonomialGamma::softened(T::from_f64(a), T::from_f64(SOFTENING)).unwrap();
-            let smp = Sgmgt::new(prm, kinetic, &mut theta, &mut p, &mut xi, work).unwrap();
+            let prm = prm.with_kinetic(kinetic);
+            let smp = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             drive(smp, &mut model, &mut rng, target, cfg)
         }
         None => {
-            let kinetic = GaussianKinetic::identity();
-            let smp = Sgmgt::new(prm, kinetic, &mut theta, &mut p, &mut xi, work).unwrap();
+            let prm = prm.with_kinetic(GaussianKinetic::identity());
+            let smp = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             drive(smp, &mut model, &mut rng, target, cfg)
         }
     }
@@ -388,19 +346,17 @@ fn mean_square_batches_by_group<K: Kinetic<f64>, G: Gradient<f64>>(
     batches: usize,
     groups: &[core::ops::Range<usize>],
 ) -> Vec<(f64, f64)> {
-    for _ in 0..steps / 10 {
-        smp.step(model, rng).unwrap();
-    }
+    smp.run(model, rng, (steps / 10) as u64, &mut ()).unwrap();
     let per = steps / batches;
     let mut means = vec![Vec::with_capacity(batches); groups.len()];
     for _ in 0..batches {
         let mut acc = vec![0.0; groups.len()];
-        for _ in 0..per {
-            smp.step(model, rng).unwrap();
+        smp.run_with(model, rng, per as u64, |_, smp, _| {
             for (a, r) in acc.iter_mut().zip(groups) {
                 *a += smp.position()[r.clone()].iter().map(|x| x * x).sum::<f64>();
             }
-        }
+        })
+        .unwrap();
         for ((m, a), r) in means.iter_mut().zip(acc).zip(groups) {
             m.push(a / (per * r.len()) as f64);
         }
@@ -423,21 +379,13 @@ fn second_moment_bias<K: Kinetic<f64>>(kinetic: K, h: f64, integrator: Integrato
     const N: usize = 512;
     const STEPS: usize = 80_000;
     const BATCHES: usize = 20;
-    let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(N);
+    let [mut theta, mut p, mut xi, mut work] = buffers::<f64>(N);
     let params = SgmgtParams::new(h)
-        .unwrap()
-        .with_resampling(0, 0)
-        .with_integrator(integrator);
+        .with_resampling_steps(0, 0)
+        .with_integrator(integrator)
+        .with_kinetic(kinetic);
     let mut rng = Pcg64::new(0x0bde_4e55, 0x5eed);
-    let mut smp = Sgmgt::new(
-        params,
-        kinetic,
-        &mut theta,
-        &mut p,
-        &mut xi,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     smp.resample_momentum(&mut rng);
     let mut model = |t: &[f64], grad: &mut [f64]| grad.copy_from_slice(t);
     let (mean, se) = mean_square_batches(&mut smp, &mut model, &mut rng, STEPS, BATCHES);
@@ -503,13 +451,13 @@ fn theta_term_second_moment(b_hat: f64, integrator: Integrator, seed: u64) -> (f
     const BATCHES: usize = 20;
     const H: f64 = 0.01;
     const B: f64 = 1.0;
-    let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(N);
+    let [mut theta, mut p, mut xi, mut work] = buffers::<f64>(N);
     let params = SgmgtParams::new(H)
-        .and_then(|q| q.with_sigma_theta(SIGMA_THETA_NOISY))
-        .and_then(|q| q.with_noise_estimate(b_hat))
-        .unwrap()
-        .with_resampling(100, 0)
-        .with_integrator(integrator);
+        .with_sigma_theta(SIGMA_THETA_NOISY)
+        .with_noise_estimate(b_hat)
+        .with_resampling_steps(100, 0)
+        .with_integrator(integrator)
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap());
     let mut rng = Pcg64::new(seed as u128, 0x5eed);
     let mut noise_rng = Pcg64::new(seed as u128 ^ 0xdead_beef, 0x0150);
     let noise_sd = (2.0 * B / H).sqrt();
@@ -518,15 +466,7 @@ fn theta_term_second_moment(b_hat: f64, integrator: Integrator, seed: u64) -> (f
             *gi = ti + noise_sd * standard_normal_f64(&mut noise_rng);
         }
     };
-    let mut smp = Sgmgt::new(
-        params,
-        MonomialGamma::softened(1.0, 5.0).unwrap(),
-        &mut theta,
-        &mut p,
-        &mut xi,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     smp.resample_momentum(&mut rng);
     mean_square_batches(&mut smp, &mut model, &mut rng, STEPS, BATCHES)
 }
@@ -569,14 +509,16 @@ fn theta_term_noise_estimate_removes_the_excess_temperature() {
     // 2σ_θ B̂ ≥ 1 would stop or reverse θ's velocity: refused, in either order of the setters.
     assert!(
         SgmgtParams::new(0.01)
-            .and_then(|q| q.with_sigma_theta(0.5))
-            .and_then(|q| q.with_noise_estimate(1.0))
+            .with_sigma_theta(0.5)
+            .with_noise_estimate(1.0)
+            .validate()
             .is_err()
     );
     assert!(
         SgmgtParams::new(0.01)
-            .and_then(|q| q.with_noise_estimate(1.0))
-            .and_then(|q| q.with_sigma_theta(0.5))
+            .with_noise_estimate(1.0)
+            .with_sigma_theta(0.5)
+            .validate()
             .is_err()
     );
 }
@@ -601,13 +543,13 @@ fn theta_term_second_moment_by_half(
     const H: f64 = 0.01;
     let noise: Vec<f64> = (0..N).map(|i| heterogeneous_noise(i, N)).collect();
     let scalar = noise.iter().sum::<f64>() / N as f64;
-    let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(N);
+    let [mut theta, mut p, mut xi, mut work] = buffers::<f64>(N);
     let params = SgmgtParams::new(H)
-        .and_then(|q| q.with_sigma_theta(SIGMA_THETA_NOISY))
-        .and_then(|q| q.with_noise_estimate(if per_coordinate { 0.0 } else { scalar }))
-        .unwrap()
-        .with_resampling(100, 0)
-        .with_integrator(integrator);
+        .with_sigma_theta(SIGMA_THETA_NOISY)
+        .with_noise_estimate(if per_coordinate { 0.0 } else { scalar })
+        .with_resampling_steps(100, 0)
+        .with_integrator(integrator)
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap());
     let mut rng = Pcg64::new(seed as u128, 0x5eed);
     let mut noise_rng = Pcg64::new(seed as u128 ^ 0xdead_beef, 0x0150);
     let noise_sd: Vec<f64> = noise.iter().map(|b| (2.0 * b / H).sqrt()).collect();
@@ -616,15 +558,7 @@ fn theta_term_second_moment_by_half(
             *gi = ti + sd * standard_normal_f64(&mut noise_rng);
         }
     };
-    let mut smp = Sgmgt::new(
-        params,
-        MonomialGamma::softened(1.0, 5.0).unwrap(),
-        &mut theta,
-        &mut p,
-        &mut xi,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if per_coordinate {
         smp.set_noise_estimates(&noise).unwrap();
     }
@@ -693,33 +627,25 @@ fn per_coordinate_noise_estimates_match_each_coordinate() {
         let run = |per_coordinate: bool| -> Vec<f64> {
             let n = 8;
             let b = [0.5; 8];
-            let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(n);
+            let [mut theta, mut p, mut xi, mut work] = buffers::<f64>(n);
             theta
                 .iter_mut()
                 .enumerate()
                 .for_each(|(i, t)| *t = i as f64 * 0.1);
-            let params = SgmgtParams::sgmgt_d(0.05, 0.25, 0.1)
-                .and_then(|q| q.with_noise_estimate(if per_coordinate { 0.0 } else { 0.5 }))
-                .unwrap()
-                .with_integrator(integrator);
-            let mut smp = Sgmgt::new(
-                params,
-                MonomialGamma::softened(2.0, 5.0).unwrap(),
-                &mut theta,
-                &mut p,
-                &mut xi,
-                Workspace::new(&mut g, &mut s),
-            )
-            .unwrap();
+            let params = SgmgtParams::new(0.05)
+                .with_sigma_theta(0.25)
+                .with_sigma_xi(0.1)
+                .with_noise_estimate(if per_coordinate { 0.0 } else { 0.5 })
+                .with_integrator(integrator)
+                .with_kinetic(MonomialGamma::softened(2.0, 5.0).unwrap());
+            let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             if per_coordinate {
                 smp.set_noise_estimates(&b).unwrap();
             }
             let mut rng = Pcg64::new(5, 6);
             smp.resample_momentum(&mut rng);
             let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
-            for _ in 0..300 {
-                smp.step(&mut model, &mut rng).unwrap();
-            }
+            smp.run(&mut model, &mut rng, 300, &mut ()).unwrap();
             smp.position().to_vec()
         };
         assert_eq!(run(true), run(false), "{integrator:?}");
@@ -731,17 +657,12 @@ fn per_coordinate_noise_estimates_match_each_coordinate() {
 #[test]
 fn per_coordinate_noise_estimates_are_validated() {
     let n = 4;
-    let [mut theta, mut p, mut xi, mut g, mut s] = buffers::<f64>(n);
-    let params = SgmgtParams::sgmgt_d(0.01, 0.25, 0.1).unwrap();
-    let mut smp = Sgmgt::new(
-        params,
-        MonomialGamma::softened(1.0, 5.0).unwrap(),
-        &mut theta,
-        &mut p,
-        &mut xi,
-        Workspace::new(&mut g, &mut s),
-    )
-    .unwrap();
+    let [mut theta, mut p, mut xi, mut work] = buffers::<f64>(n);
+    let params = SgmgtParams::new(0.01)
+        .with_sigma_theta(0.25)
+        .with_sigma_xi(0.1)
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap());
+    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     let good = [0.1, 0.2, 0.3, 0.4];
     smp.set_noise_estimates(&good).unwrap();
     let cases: [(&[f64], LayoutError); 4] = [

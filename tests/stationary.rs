@@ -8,11 +8,11 @@ mod common;
 
 use common::{Gaussian, Moments, Z, assert_moments, run};
 use rand_pcg::Pcg64;
-use sgmcmc::rng::standard_normal_f64;
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams,
+use sgmcmc::prelude::{
+    Hmc, HmcParams, Integrator, MSgnht, MassBuffer, Model, Real, Sghmc, SghmcParams, Sgld,
+    SgldParams, Sgnht, SgnhtParams,
 };
-use sgmcmc::{Integrator, Model, Real, Workspace};
+use sgmcmc::rng::standard_normal_f64;
 
 const DIM: usize = 10;
 
@@ -50,15 +50,7 @@ const FRICTION: f64 = 1.0;
 fn sample<T: Real>(kind: Kind, target: &Gaussian, noise: f64, seed: u64) -> Moments {
     let n = target.mean.len();
     let z = T::ZERO;
-    let (mut theta, mut p, mut xi, mut g, mut s, mut s2, mut s3) = (
-        vec![z; n],
-        vec![z; n],
-        vec![z; n],
-        vec![z; n],
-        vec![z; n],
-        vec![z; n],
-        vec![z; n],
-    );
+    let (mut theta, mut p, mut work) = (vec![z; n], vec![z; n], vec![z; 2 * n]);
     let mut rng = Pcg64::new(seed as u128, 0x5eed);
     let mut noise_rng = Pcg64::new(seed as u128 ^ 0xdead_beef, 0x0150);
     let h = match kind {
@@ -74,7 +66,6 @@ fn sample<T: Real>(kind: Kind, target: &Gaussian, noise: f64, seed: u64) -> Mome
             }
         }
     };
-    let work = Workspace::new(&mut g, &mut s);
     // SDE samplers: 10⁶ steps after 10⁵ burn-in, in 50 batches of 2·10⁴ steps, each many times
     // the slowest coordinate's autocorrelation time (≈ σ²_max · ξ / h ≈ 2·10³ steps).
     let (burn, batches, per) = (100_000, 50, 20_000);
@@ -83,29 +74,32 @@ fn sample<T: Real>(kind: Kind, target: &Gaussian, noise: f64, seed: u64) -> Mome
     let result = match kind {
         Kind::Sgld => {
             // τ of the slowest coordinate ≈ σ²_max/h = 10⁴ steps: 4·10⁶ steps in batches of 8·10⁴.
-            let mut smp = Sgld::new(SgldParams::new(hh).unwrap(), &mut theta, work).unwrap();
+            let mut smp = Sgld::new(SgldParams::new(hh), &mut theta, &mut work).unwrap();
             run(&mut smp, &mut model, &mut rng, target, 200_000, 50, 80_000)
         }
         Kind::Sghmc(i) => {
-            let prm = SghmcParams::new(hh, a).unwrap();
-            let mut smp = Sghmc::new(prm, i, &mut theta, &mut p, work).unwrap();
+            let prm = SghmcParams::new(hh).with_friction(a).with_integrator(i);
+            let mut smp = Sghmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
             run(&mut smp, &mut model, &mut rng, target, burn, batches, per)
         }
         Kind::SghmcCorrected(i) => {
-            let prm =
-                SghmcParams::with_noise_estimate(hh, a + T::from_f64(noise), T::from_f64(noise))
-                    .unwrap();
-            let mut smp = Sghmc::new(prm, i, &mut theta, &mut p, work).unwrap();
+            let prm = SghmcParams::new(hh)
+                .with_friction(a + T::from_f64(noise))
+                .with_noise_estimate(T::from_f64(noise))
+                .with_integrator(i);
+            let mut smp = Sghmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
             run(&mut smp, &mut model, &mut rng, target, burn, batches, per)
         }
         Kind::Sgnht(i) => {
-            let prm = SgnhtParams::new(hh, a).unwrap();
-            let mut smp = Sgnht::new(prm, i, &mut theta, &mut p, work).unwrap();
+            let prm = SgnhtParams::new(hh).with_diffusion(a).with_integrator(i);
+            let mut xi = prm.initial_thermostat();
+            let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             run(&mut smp, &mut model, &mut rng, target, burn, batches, per)
         }
         Kind::MSgnht(i) => {
-            let prm = SgnhtParams::new(hh, a).unwrap();
-            let mut smp = MSgnht::new(prm, i, &mut theta, &mut p, &mut xi, work).unwrap();
+            let prm = SgnhtParams::new(hh).with_diffusion(a).with_integrator(i);
+            let mut xi = vec![prm.initial_thermostat(); n];
+            let mut smp = MSgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             run(&mut smp, &mut model, &mut rng, target, burn, batches, per)
         }
         Kind::Hmc => {
@@ -117,9 +111,11 @@ fn sample<T: Real>(kind: Kind, target: &Gaussian, noise: f64, seed: u64) -> Mome
                 |t: &[T], g: &mut [T]| target.gradient(t, g),
                 |t: &[T]| target.energy(t),
             );
-            let prm = HmcParams::new(T::from_f64(0.25), 8).unwrap();
-            let w = HmcWorkspace::new(&mut g, &mut s, &mut s2, &mut s3);
-            let mut smp = Hmc::new(prm, Some(&inv_mass), &mut theta, &mut p, w).unwrap();
+            let prm = HmcParams::new(T::from_f64(0.25)).with_leapfrog_steps(8);
+            let mut hmc_work = vec![z; 4 * n];
+            let mut smp = Hmc::new(prm, &mut theta, &mut p, &mut hmc_work).unwrap();
+            smp.set_mass(MassBuffer::fixed_diagonal(&inv_mass).unwrap())
+                .unwrap();
             run(&mut smp, &mut hmc_model, &mut rng, target, 2_000, 50, 2_000)
         }
     };

@@ -17,14 +17,13 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{MStepParams, Mcem, McemParams, McemWorkspace, NphmcEStep, SampleSize};
-use sgmcmc::kinetic::{MassBuffer, MassShape, MonomialGamma};
-use sgmcmc::rng::standard_normal_f64;
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, MSgnht, SgNphmc, SgNphmcParams, SgNphmcWorkspace, Sghmc,
-    SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
+use sgmcmc::adapt::{MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::kinetic::MassShape;
+use sgmcmc::prelude::{
+    Hmc, HmcParams, Integrator, MSgnht, MassBuffer, Model, MonomialGamma, Real, Sampler, SgNphmc,
+    SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
 };
-use sgmcmc::{Integrator, Model, Real, Sampler, Workspace};
+use sgmcmc::rng::standard_normal_f64;
 
 // ---------------------------------------------------------------------------------------------
 // The counting allocator.
@@ -180,7 +179,7 @@ enum Kind {
     SgNphmc {
         mass: bool,
     },
-    /// A mass-aware sampler built `with_mass` (diagonal or dense M⁻¹), alone or wrapped in the
+    /// A mass-aware sampler given a diagonal or dense M⁻¹ by `set_mass`, alone or wrapped in the
     /// MCEM wrapper (LP_S = 2, S_count 20 fixed — 500 M-steps in the window, each refactorizing
     /// a dense M⁻¹ — or adaptive from 20, at least 5 M-steps).
     Mass {
@@ -322,23 +321,29 @@ const KINDS: [(&str, Kind); 40] = [
 struct Buffers<T> {
     theta: Vec<T>,
     momentum: Vec<T>,
+    /// mSGNHT's and SGMGT's ξ.
     thermostat: Vec<T>,
-    gradient: Vec<T>,
-    scratch: Vec<T>,
-    saved_theta: Vec<T>,
-    saved_gradient: Vec<T>,
-    saved_momentum: Vec<T>,
+    /// SGNHT's ξ.
+    thermostat_scalar: T,
+    /// The SDE samplers' workspace (2d).
+    work: Vec<T>,
+    /// HMC's and SG-NPHMC's workspace (4d).
+    proposal_work: Vec<T>,
     inv_mass: Vec<T>,
     /// A mutable copy of `inv_mass` for `MassBuffer::diagonal`.
     mass_diag: Vec<T>,
-    /// A dense M⁻¹ (d²) and its factor.
+    /// A dense M⁻¹ (d²) and its work buffer (factor and M⁻¹p, d² + d).
     precision: Vec<T>,
     factor: Vec<T>,
     /// V, λ and the Jacobi work matrix of a dense mass (2d² + d).
     eigen: Vec<T>,
-    inv_mass_p: Vec<T>,
     em_diag: Vec<T>,
     em_dense: Vec<T>,
+}
+
+/// The MCEM workspace length (the same whatever sampler is wrapped).
+fn em_len<T: Real>(shape: MassShape) -> usize {
+    Mcem::<T, Hmc<'static, T>>::workspace_len(DIM, shape)
 }
 
 impl<T: Real> Buffers<T> {
@@ -348,22 +353,19 @@ impl<T: Real> Buffers<T> {
             theta: zeros(),
             momentum: zeros(),
             thermostat: zeros(),
-            gradient: zeros(),
-            scratch: zeros(),
-            saved_theta: zeros(),
-            saved_gradient: zeros(),
-            saved_momentum: zeros(),
+            thermostat_scalar: T::ZERO,
+            work: vec![T::ZERO; Sghmc::<T>::workspace_len(DIM)],
+            proposal_work: vec![T::ZERO; Hmc::<T>::workspace_len(DIM)],
             inv_mass: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
             mass_diag: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
             // M⁻¹ = I + 0.1 (11ᵀ − I)·…: unit diagonal, 0.1 off the diagonal (SPD).
             precision: (0..DIM * DIM)
                 .map(|k| T::from_f64(if k / DIM == k % DIM { 1.0 } else { 0.1 }))
                 .collect(),
-            factor: vec![T::ZERO; DIM * DIM],
+            factor: vec![T::ZERO; MassBuffer::<T>::dense_work_len(DIM)],
             eigen: vec![T::ZERO; 2 * DIM * DIM + DIM],
-            inv_mass_p: zeros(),
-            em_diag: vec![T::ZERO; McemWorkspace::<T>::len(DIM, MassShape::Diagonal)],
-            em_dense: vec![T::ZERO; McemWorkspace::<T>::len(DIM, MassShape::Dense)],
+            em_diag: vec![T::ZERO; em_len::<T>(MassShape::Diagonal)],
+            em_dense: vec![T::ZERO; em_len::<T>(MassShape::Dense)],
         }
     }
 }
@@ -371,29 +373,24 @@ impl<T: Real> Buffers<T> {
 /// What a measured run reports, checked after the window closes.
 #[derive(Clone, Copy, Debug)]
 struct Outcome {
-    /// Steps that returned an error (none expected).
+    /// Steps not completed because one returned an error (none expected).
     errors: usize,
     /// Σ over steps and coordinates of θ: finite iff the chain stayed finite.
     checksum: f64,
 }
 
-/// Steps a constructed sampler `STEPS` times.
+/// Runs a constructed sampler for `STEPS` steps.
 fn drive<T: Real, M: ?Sized, S: Sampler<T, M>>(
     sampler: &mut S,
     model: &mut M,
     rng: &mut Pcg64,
 ) -> Outcome {
-    let mut out = Outcome {
-        errors: 0,
-        checksum: 0.0,
-    };
-    for _ in 0..STEPS {
-        if sampler.step(model, rng).is_err() {
-            out.errors += 1;
-        }
-        out.checksum += sampler.position().iter().map(|t| t.to_f64()).sum::<f64>();
-    }
-    out
+    let mut checksum = 0.0;
+    let r = sampler.run_with(model, rng, STEPS as u64, |_, s, _| {
+        checksum += s.position().iter().map(|t| t.to_f64()).sum::<f64>();
+    });
+    let errors = r.map_or_else(|e| STEPS - e.completed as usize, |()| 0);
+    Outcome { errors, checksum }
 }
 
 /// Constructs the sampler of `kind` on `b` and runs it: everything the measured window covers.
@@ -405,64 +402,59 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
     };
     let h = |x: f64| T::from_f64(x);
     let mut grad = noisy_gradient::<T>(model_seed);
-    let work = Workspace::new(&mut b.gradient, &mut b.scratch);
+    let work = &mut b.work;
     match kind {
-        Kind::Sgld => {
-            let Ok(params) = SgldParams::new(h(0.01)) else {
-                return failed;
-            };
-            match Sgld::new(params, &mut b.theta, work) {
-                Ok(mut s) => drive(&mut s, &mut grad, rng),
-                Err(_) => failed,
-            }
-        }
+        Kind::Sgld => match Sgld::new(SgldParams::new(h(0.01)), &mut b.theta, work) {
+            Ok(mut s) => drive(&mut s, &mut grad, rng),
+            Err(_) => failed,
+        },
         Kind::Sghmc(integrator) => {
-            let Ok(params) = SghmcParams::new(h(0.05), h(1.0)) else {
-                return failed;
-            };
-            match Sghmc::new(params, integrator, &mut b.theta, &mut b.momentum, work) {
+            let params = SghmcParams::new(h(0.05))
+                .with_friction(h(1.0))
+                .with_integrator(integrator);
+            match Sghmc::new(params, &mut b.theta, &mut b.momentum, work) {
                 Ok(mut s) => drive(&mut s, &mut grad, rng),
                 Err(_) => failed,
             }
         }
         Kind::Sgnht(integrator) => {
-            let Ok(params) = SgnhtParams::new(h(0.05), h(1.0)) else {
-                return failed;
-            };
-            match Sgnht::new(params, integrator, &mut b.theta, &mut b.momentum, work) {
+            let params = SgnhtParams::new(h(0.05))
+                .with_diffusion(h(1.0))
+                .with_integrator(integrator);
+            b.thermostat_scalar = params.initial_thermostat();
+            let (theta, p, xi) = (&mut b.theta, &mut b.momentum, &mut b.thermostat_scalar);
+            match Sgnht::new(params, theta, p, xi, work) {
                 Ok(mut s) => drive(&mut s, &mut grad, rng),
                 Err(_) => failed,
             }
         }
         Kind::MSgnht(integrator) => {
-            let Ok(params) = SgnhtParams::new(h(0.05), h(1.0)) else {
-                return failed;
-            };
+            let params = SgnhtParams::new(h(0.05))
+                .with_diffusion(h(1.0))
+                .with_integrator(integrator);
+            b.thermostat.fill(params.initial_thermostat());
             let (theta, p, xi) = (&mut b.theta, &mut b.momentum, &mut b.thermostat);
-            match MSgnht::new(params, integrator, theta, p, xi, work) {
+            match MSgnht::new(params, theta, p, xi, work) {
                 Ok(mut s) => drive(&mut s, &mut grad, rng),
                 Err(_) => failed,
             }
         }
         Kind::Hmc | Kind::HmcMass => {
-            let Ok(params) = HmcParams::new(h(0.1), 10) else {
+            let params = HmcParams::new(h(0.1)).with_leapfrog_steps(10);
+            let mut model = Model::new(grad, energy::<T>);
+            let Ok(mut s) = Hmc::new(params, &mut b.theta, &mut b.momentum, &mut b.proposal_work)
+            else {
                 return failed;
             };
-            let inv_mass = match kind {
-                Kind::HmcMass => Some(&b.inv_mass[..]),
-                _ => None,
-            };
-            let hwork = HmcWorkspace::new(
-                &mut b.gradient,
-                &mut b.saved_theta,
-                &mut b.saved_gradient,
-                &mut b.saved_momentum,
-            );
-            let mut model = Model::new(grad, energy::<T>);
-            match Hmc::new(params, inv_mass, &mut b.theta, &mut b.momentum, hwork) {
-                Ok(mut s) => drive(&mut s, &mut model, rng),
-                Err(_) => failed,
+            if let Kind::HmcMass = kind {
+                let Ok(mass) = MassBuffer::fixed_diagonal(&b.inv_mass) else {
+                    return failed;
+                };
+                if s.set_mass(mass).is_err() {
+                    return failed;
+                }
             }
+            drive(&mut s, &mut model, rng)
         }
         Kind::Sgmgt {
             a,
@@ -470,45 +462,48 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
             integrator,
         } => {
             let params = if diagonal {
-                SgmgtParams::sgmgt_d(h(0.02), h(0.01), h(0.1))
+                SgmgtParams::new(h(0.02))
+                    .with_sigma_theta(h(0.01))
+                    .with_sigma_xi(h(0.1))
             } else {
                 SgmgtParams::new(h(0.02))
-            };
-            let Ok(params) = params else {
-                return failed;
             };
             let Ok(kinetic) = MonomialGamma::softened(h(a), h(5.0)) else {
                 return failed;
             };
-            let params = params.with_integrator(integrator);
+            let params = params.with_integrator(integrator).with_kinetic(kinetic);
             let (theta, p, xi) = (&mut b.theta, &mut b.momentum, &mut b.thermostat);
-            match Sgmgt::new(params, kinetic, theta, p, xi, work) {
+            match Sgmgt::new(params, theta, p, xi, work) {
                 Ok(mut s) => drive(&mut s, &mut grad, rng),
                 Err(_) => failed,
             }
         }
         Kind::SgNphmc { mass } => {
-            let Ok(params) = SgNphmcParams::new(h(0.05), h(10.0), h(0.0), h(0.1), 10) else {
+            let params = SgNphmcParams::new(h(0.05))
+                .with_thermostat_mass(h(10.0))
+                .with_energy_noise(h(0.0))
+                .with_gradient_noise(h(0.1))
+                .with_leapfrog_steps(10);
+            let mut model = Model::new(grad, energy::<T>);
+            let (theta, p) = (&mut b.theta, &mut b.momentum);
+            let Ok(mut s) = SgNphmc::new(params, theta, p, &mut b.proposal_work) else {
                 return failed;
             };
-            let inv_mass = if mass { Some(&b.inv_mass[..]) } else { None };
-            let nwork = SgNphmcWorkspace::new(
-                &mut b.gradient,
-                &mut b.saved_theta,
-                &mut b.saved_gradient,
-                &mut b.saved_momentum,
-            );
-            let mut model = Model::new(grad, energy::<T>);
-            match SgNphmc::new(params, inv_mass, &mut b.theta, &mut b.momentum, nwork) {
-                Ok(mut s) => drive(&mut s, &mut model, rng),
-                Err(_) => failed,
+            if mass {
+                let Ok(mass) = MassBuffer::fixed_diagonal(&b.inv_mass) else {
+                    return failed;
+                };
+                if s.set_mass(mass).is_err() {
+                    return failed;
+                }
             }
+            drive(&mut s, &mut model, rng)
         }
         Kind::Mass { sampler, dense, em } => run_mass(sampler, dense, em, b, rng, model_seed),
     }
 }
 
-/// Builds a `with_mass` sampler (and its MCEM wrapper) on `b` and runs it.
+/// Builds a sampler with a diagonal or dense mass (and its MCEM wrapper) on `b` and runs it.
 fn run_mass<T: Real>(
     sampler: MassSampler,
     dense: bool,
@@ -546,9 +541,11 @@ fn run_mass<T: Real>(
     } else {
         0.0
     };
-    let Ok(m_step) = MStepParams::new(h(k0), h(0.75), h(0.05), h(1e-3), h(1e3)) else {
-        return failed;
-    };
+    let m_step = MStepParams::new()
+        .with_offset(h(k0))
+        .with_exponent(h(0.75))
+        .with_shrinkage(h(0.05))
+        .with_bounds(h(1e-3), h(1e3));
     let size = match em {
         Some(true) => SampleSize::adaptive(20, h(0.25), 10),
         _ => SampleSize::fixed(20),
@@ -556,30 +553,34 @@ fn run_mass<T: Real>(
     let Ok(size) = size else {
         return failed;
     };
-    let Ok(params) = McemParams::new(2, m_step, size) else {
-        return failed;
-    };
+    let params = McemParams::new(2)
+        .with_m_step(m_step)
+        .with_sample_size(size);
     let params = match sampler {
         MassSampler::SgNphmc(variant) => params.with_nphmc_e_step(variant),
         _ => params,
     };
-    let (shape, em_buf) = if dense {
-        (MassShape::Dense, &mut b.em_dense)
+    let em_buf = if dense {
+        &mut b.em_dense
     } else {
-        (MassShape::Diagonal, &mut b.em_diag)
-    };
-    let Ok(work) = McemWorkspace::new(em_buf, DIM, shape) else {
-        return failed;
+        &mut b.em_diag
     };
     let mut grad = noisy_gradient::<T>(model_seed);
+    // A sampler (`Result` of its constructor) given `mass`, or `None`.
+    macro_rules! with_mass {
+        ($smp:expr) => {
+            $smp.ok()
+                .and_then(|mut s| s.set_mass(mass).ok().map(|()| s))
+        };
+    }
     macro_rules! go {
         ($smp:expr, $model:expr) => {
             match ($smp, em) {
-                (Ok(s), None) => {
+                (Some(s), None) => {
                     let mut s = s;
                     drive(&mut s, $model, rng)
                 }
-                (Ok(s), Some(_)) => match Mcem::new(s, params, work) {
+                (Some(s), Some(_)) => match Mcem::new(s, params, em_buf) {
                     Ok(mut e) => {
                         let out = drive(&mut e, $model, rng);
                         // Fixed S_count = 20: 10⁴/20 = 500 M-steps; adaptive: S_count grows
@@ -589,58 +590,47 @@ fn run_mass<T: Real>(
                     }
                     Err(_) => failed,
                 },
-                (Err(_), _) => failed,
+                (None, _) => failed,
             }
         };
     }
     let (theta, p) = (&mut b.theta, &mut b.momentum);
     match sampler {
         MassSampler::Hmc | MassSampler::SgNphmc(_) => {
-            let hwork = HmcWorkspace::with_mass_scratch(
-                &mut b.gradient,
-                &mut b.saved_theta,
-                &mut b.saved_gradient,
-                &mut b.saved_momentum,
-                &mut b.inv_mass_p,
-            );
+            let work = &mut b.proposal_work;
             let mut model = Model::new(grad, energy::<T>);
             if let MassSampler::Hmc = sampler {
-                let Ok(params) = HmcParams::new(h(0.1), 5) else {
-                    return failed;
-                };
-                go!(Hmc::with_mass(params, mass, theta, p, hwork), &mut model)
+                let params = HmcParams::new(h(0.1)).with_leapfrog_steps(5);
+                go!(with_mass!(Hmc::new(params, theta, p, work)), &mut model)
             } else {
                 // B = 0 (a dense mass needs it); A = 0. Alg. 5 starts from a drawn p, not 0 (with
                 // p = 0 the thermostat s collapses): p = 1 here, in place.
                 p.fill(T::ONE);
-                let Ok(params) = SgNphmcParams::new(h(0.05), h(10.0), h(0.0), h(0.0), 5) else {
-                    return failed;
-                };
-                go!(
-                    SgNphmc::with_mass(params, mass, theta, p, hwork),
-                    &mut model
-                )
+                let params = SgNphmcParams::new(h(0.05))
+                    .with_thermostat_mass(h(10.0))
+                    .with_energy_noise(h(0.0))
+                    .with_gradient_noise(h(0.0))
+                    .with_leapfrog_steps(5);
+                go!(with_mass!(SgNphmc::new(params, theta, p, work)), &mut model)
             }
         }
         MassSampler::Sghmc(integrator) => {
-            let work =
-                Workspace::with_mass_scratch(&mut b.gradient, &mut b.scratch, &mut b.inv_mass_p);
-            let Ok(params) = SghmcParams::new(h(0.05), h(1.0)) else {
-                return failed;
-            };
+            let params = SghmcParams::new(h(0.05))
+                .with_friction(h(1.0))
+                .with_integrator(integrator);
             go!(
-                Sghmc::with_mass(params, integrator, mass, theta, p, work),
+                with_mass!(Sghmc::new(params, theta, p, &mut b.work)),
                 &mut grad
             )
         }
         MassSampler::Sgnht(integrator) => {
-            let work =
-                Workspace::with_mass_scratch(&mut b.gradient, &mut b.scratch, &mut b.inv_mass_p);
-            let Ok(params) = SgnhtParams::new(h(0.05), h(1.0)) else {
-                return failed;
-            };
+            let params = SgnhtParams::new(h(0.05))
+                .with_diffusion(h(1.0))
+                .with_integrator(integrator);
+            b.thermostat_scalar = params.initial_thermostat();
+            let xi = &mut b.thermostat_scalar;
             go!(
-                Sgnht::with_mass(params, integrator, mass, theta, p, work),
+                with_mass!(Sgnht::new(params, theta, p, xi, &mut b.work)),
                 &mut grad
             )
         }

@@ -2,7 +2,8 @@
 #![allow(dead_code, clippy::needless_range_loop)]
 
 use rand_pcg::Pcg64;
-use sgmcmc::{Real, Sampler, StepError};
+use sgmcmc::sampler::Sampler;
+use sgmcmc::{Real, StepError};
 
 /// A diagonal Gaussian N(μ, diag(σ²)).
 #[derive(Clone, Debug)]
@@ -76,23 +77,24 @@ where
     S: Sampler<T, G>,
 {
     let n = target.mean.len();
-    for _ in 0..burn {
-        sampler.step(model, rng)?;
-    }
+    sampler
+        .run(model, rng, burn as u64, &mut ())
+        .map_err(|e| e.error)?;
     let mut bm = vec![vec![0.0; batches]; n];
     let mut bv = vec![vec![0.0; batches]; n];
     let (mut temp, mut xi) = (0.0, 0.0);
     for b in 0..batches {
-        for _ in 0..per_batch {
-            let s = sampler.step(model, rng)?;
-            temp += s.kinetic_temperature.map_or(0.0, |t| t.to_f64());
-            xi += s.thermostat.map_or(0.0, |t| t.to_f64());
-            for (i, x) in sampler.position().iter().enumerate() {
-                let x = x.to_f64();
-                bm[i][b] += x;
-                bv[i][b] += (x - target.mean[i]).powi(2);
-            }
-        }
+        sampler
+            .run_with(model, rng, per_batch as u64, |_, sampler, s| {
+                temp += s.kinetic_temperature.map_or(0.0, |t| t.to_f64());
+                xi += s.thermostat.map_or(0.0, |t| t.to_f64());
+                for (i, x) in sampler.position().iter().enumerate() {
+                    let x = x.to_f64();
+                    bm[i][b] += x;
+                    bv[i][b] += (x - target.mean[i]).powi(2);
+                }
+            })
+            .map_err(|e| e.error)?;
     }
     let total = (batches * per_batch) as f64;
     let summarise = |v: &[f64]| {
@@ -252,25 +254,26 @@ where
     S: Sampler<T, G>,
 {
     let d = target.dim();
-    for _ in 0..burn {
-        sampler.step(model, rng)?;
-    }
+    sampler
+        .run(model, rng, burn as u64, &mut ())
+        .map_err(|e| e.error)?;
     let mut bm = vec![vec![0.0; batches]; d];
     let mut bc = vec![vec![0.0; batches]; d * d];
     let mut x = vec![0.0; d];
     for b in 0..batches {
-        for _ in 0..per_batch {
-            sampler.step(model, rng)?;
-            for (i, t) in sampler.position().iter().enumerate() {
-                x[i] = t.to_f64() - target.mean[i];
-                bm[i][b] += t.to_f64();
-            }
-            for i in 0..d {
-                for j in 0..=i {
-                    bc[i * d + j][b] += x[i] * x[j];
+        sampler
+            .run_with(model, rng, per_batch as u64, |_, sampler, _| {
+                for (i, t) in sampler.position().iter().enumerate() {
+                    x[i] = t.to_f64() - target.mean[i];
+                    bm[i][b] += t.to_f64();
                 }
-            }
-        }
+                for i in 0..d {
+                    for j in 0..=i {
+                        bc[i * d + j][b] += x[i] * x[j];
+                    }
+                }
+            })
+            .map_err(|e| e.error)?;
     }
     let summarise = |v: &[f64]| {
         let m: Vec<f64> = v.iter().map(|s| s / per_batch as f64).collect();

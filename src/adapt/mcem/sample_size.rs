@@ -359,12 +359,6 @@ impl<'a, T: Real> TestStats<'a, T> {
     }
 
     #[cfg(test)]
-    /// S, the number of evaluations since the last reset.
-    pub(crate) fn count(&self) -> u64 {
-        self.count
-    }
-
-    #[cfg(test)]
     /// m_S per component.
     pub(crate) fn mean(&self) -> &[T] {
         self.mean
