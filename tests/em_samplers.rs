@@ -331,6 +331,7 @@ fn size_for(kind: Kind, k: usize) -> SampleSize<f64> {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn em_samplers_on_anisotropic_target_diagonal_mass() {
     let target = DenseGaussian::from_diagonal(&Gaussian::anisotropic(10));
     for (k, kind) in ALL.into_iter().enumerate() {
@@ -342,6 +343,7 @@ fn em_samplers_on_anisotropic_target_diagonal_mass() {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn em_samplers_on_correlated_target_dense_mass() {
     let target = DenseGaussian::equicorrelated(5, 0.9);
     for (k, kind) in ALL.into_iter().enumerate() {
@@ -378,6 +380,7 @@ fn em_samplers_on_correlated_target_dense_mass() {
 /// On the 10-d diagonal target the printed chain breaks down instead (`ThermostatBreakdown`,
 /// s wandering to 5–20 and Q learned down to ≈ 0.07 in an earlier measurement), so it is not run.
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn printed_sg_nphmc_em_is_biased() {
     let target = DenseGaussian::equicorrelated(5, 0.9);
     let d = target.dim();

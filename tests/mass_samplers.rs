@@ -126,6 +126,7 @@ const KINDS_DENSE: [Kind; 5] = [
 ];
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn diagonal_mass_on_anisotropic_target() {
     let g = Gaussian::anisotropic(10);
     let target = DenseGaussian::from_diagonal(&g);
@@ -137,6 +138,7 @@ fn diagonal_mass_on_anisotropic_target() {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn diagonal_and_dense_mass_on_correlated_target() {
     let target = DenseGaussian::equicorrelated(5, 0.9);
     // Diagonal mass on the correlated target (M⁻¹ = I·0.5 + diag(Σ)·0.5 = I: the identity
@@ -154,6 +156,7 @@ fn diagonal_and_dense_mass_on_correlated_target() {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn dense_mass_on_anisotropic_target() {
     // A dense M⁻¹ on the diagonal 10-d target: M⁻¹ = diag(√σ²) plus a 0.2·√(m⁻¹ᵢ m⁻¹ⱼ)
     // off-diagonal coupling (SPD: it is D^½ (0.8 I + 0.2 11ᵀ) D^½).
@@ -178,6 +181,7 @@ fn dense_mass_on_anisotropic_target() {
 /// target with M⁻¹ = diag(0.1, 0.1, 10, 10) it leaves the variances of θ off by many standard
 /// errors, while the derived dξ = (|M⁻¹p|²/tr M⁻¹ − 1) dt keeps them at 1.
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn printed_thermostat_is_biased_for_non_isotropic_mass() {
     let g = Gaussian::standard(4);
     let target = DenseGaussian::from_diagonal(&g);
@@ -238,6 +242,7 @@ fn printed_thermostat_is_biased_for_non_isotropic_mass() {
 /// one on the correlated target (same step sizes and tolerances as above; f32 rounding of θ is
 /// ~10⁻⁷ relative, far below the Monte Carlo error).
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn f32_masses_on_correlated_target() {
     let target = DenseGaussian::equicorrelated(5, 0.9);
     let dense = dense_inv_mass(&target);

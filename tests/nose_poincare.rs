@@ -386,16 +386,19 @@ fn check<T: Real>(noise: f64, seed: u64) {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn stationary_exact_gradient_f64() {
     check::<f64>(0.0, 100);
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn stationary_exact_gradient_f32() {
     check::<f32>(0.0, 200);
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn stationary_noisy_gradient_f64() {
     check::<f64>(0.2, 300);
 }

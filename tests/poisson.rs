@@ -179,11 +179,13 @@ fn check<T: Real>(name: &str, seed: u64) {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn poisson_f64_moments_and_chi_square() {
     check::<f64>("f64", 0);
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn poisson_f32_moments_and_chi_square() {
     check::<f32>("f32", 100);
 }

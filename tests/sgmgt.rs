@@ -287,6 +287,7 @@ fn check<T: Real>(target: &Gaussian, noise: f64, seed: u64, kinetics: &[Option<f
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn stationary_without_noise_f64() {
     check::<f64>(
         &Gaussian::anisotropic(DIM),
@@ -297,6 +298,7 @@ fn stationary_without_noise_f64() {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn stationary_with_gradient_noise_f64() {
     check::<f64>(
         &Gaussian::anisotropic(DIM),
@@ -307,6 +309,7 @@ fn stationary_with_gradient_noise_f64() {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn stationary_f32() {
     check::<f32>(
         &Gaussian::anisotropic(DIM),
@@ -319,6 +322,7 @@ fn stationary_f32() {
 /// Gaussian kinetics (M = I) under gradient noise: the SDE is mSGNHT's (see
 /// `gaussian_kinetics_reduce_to_msgnht`), and both SGMGT schemes sample its stationary law.
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn gaussian_kinetics_stationary() {
     check::<f64>(&Gaussian::anisotropic(DIM), 1.0, 4000, &[None]);
 }
@@ -404,6 +408,7 @@ fn second_moment_bias<K: Kinetic<f64>>(kinetic: K, h: f64, integrator: Integrato
 /// target for h ≥ 0.2. For a = 2 the order is not asserted: with eq. 12 the curvature is
 /// unbounded and without resampling the bias at h = 0.01 is still +5 (see `Sgmgt`'s docs).
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn general_splitting_is_second_order() {
     let gaussian = || GaussianKinetic::identity();
     let eq12 = || MonomialGamma::softened(1.0, 5.0).unwrap();
@@ -479,6 +484,7 @@ fn theta_term_second_moment(b_hat: f64, integrator: Integrator, seed: u64) -> (f
 /// bias of the θ term, ≈ σ_θh/2 = 0.00125 (the Euler–Maruyama variance factor
 /// 1/(1 − σ_θh/2) of a unit Gaussian).
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn theta_term_noise_estimate_removes_the_excess_temperature() {
     let runs: Vec<(f64, Integrator, f64, f64)> = std::thread::scope(|scope| {
         let jobs = [
@@ -581,6 +587,7 @@ fn theta_term_second_moment_by_half(
 /// noisy half hot by σ_θ(Bᵢ − B̂) = ∓0.16 to first order — asserted as more than 10 SEs off
 /// in the predicted direction. With B̂ᵢ all equal the chain is bit for bit the scalar one.
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn per_coordinate_noise_estimates_match_each_coordinate() {
     type HalfMoments = [(f64, f64); 2];
     let runs: Vec<(bool, Integrator, HalfMoments)> = std::thread::scope(|scope| {

@@ -158,21 +158,25 @@ fn max_z(est: &[f64], truth: &[f64], se: &[f64]) -> f64 {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn standard_gaussian_f64() {
     check_all::<f64>(&Gaussian::standard(DIM), "N(0, I)", 100);
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn standard_gaussian_f32() {
     check_all::<f32>(&Gaussian::standard(DIM), "N(0, I)", 200);
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn anisotropic_gaussian_f64() {
     check_all::<f64>(&Gaussian::anisotropic(DIM), "N(μ, diag(0.1..10))", 300);
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn anisotropic_gaussian_f32() {
     check_all::<f32>(&Gaussian::anisotropic(DIM), "N(μ, diag(0.1..10))", 400);
 }
@@ -213,12 +217,14 @@ fn check_noisy<T: Real>(target: &Gaussian, label: &str, seed: u64) {
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn noisy_gradient_thermostats_f64() {
     check_noisy::<f64>(&Gaussian::standard(DIM), "N(0, I)", 500);
     check_noisy::<f64>(&Gaussian::anisotropic(DIM), "N(μ, diag(0.1..10))", 600);
 }
 
 #[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
 fn noisy_gradient_thermostats_f32() {
     check_noisy::<f32>(&Gaussian::anisotropic(DIM), "N(μ, diag(0.1..10))", 700);
 }
