@@ -1,4 +1,4 @@
-//! Stationary moments of HMC-EM, SGHMC-EM, SGNHT-EM (004 Alg. 1–3), SG-NPHMC (Alg. 4) and SG-NPHMC-EM (default E-step: one Alg. 4 block; the printed Alg. 5 is measured biased), and where their learned M⁻¹ goes.
+//! Stationary moments of HMC-EM, SGHMC-EM, SGNHT-EM (Roychowdhury & Parthasarathy 2017 Alg. 1–3), SG-NPHMC (Alg. 4) and SG-NPHMC-EM (default E-step: one Alg. 4 block; the printed Alg. 5 is measured biased), and where their learned M⁻¹ goes.
 //!
 //! Targets: the 10-d Gaussian with variances 0.1…10 of tests/stationary.rs (diagonal masses)
 //! and a 5-d Gaussian with unit variances and all correlations 0.9 (dense masses; every
@@ -152,7 +152,7 @@ fn sample(
     let eps: f64 = 0.05;
     // Value noise of variance 2A/ε (A = 1) and gradient noise of variance 2B/ε (B = 0.1) per
     // coordinate: the noise an E-step's corrections −A s q/Q and −(B/√s) M⁻¹p compensate at s = 1
-    // (004 App. 6.2.2; one ε-step adds ε·N(0, 2A/ε) = N(0, 2Aε) to q).
+    // (Roychowdhury & Parthasarathy 2017 App. 6.2.2; one ε-step adds ε·N(0, 2A/ε) = N(0, 2Aε) to q).
     let value_noise = matches!(kind, Kind::SgNphmcEmValueNoise | Kind::SgNphmcEmPrinted);
     let (a_noise, b_noise) = match kind {
         _ if value_noise => (1.0, 0.0),
@@ -354,7 +354,7 @@ fn em_samplers_on_correlated_target_dense_mass() {
     }
 }
 
-/// The printed SG-NPHMC-EM (004 Alg. 5, [`NphmcEStep::Printed`]: no redraw of p, q or s, H₀
+/// The printed SG-NPHMC-EM (Roychowdhury & Parthasarathy 2017 Alg. 5, [`NphmcEStep::Printed`]: no redraw of p, q or s, H₀
 /// re-zeroed every E-step, M and Q learned) is not stationary for θ; the default E-step (one
 /// Alg. 4 block) is. Why (`sgmcmc::adapt::NphmcEStep` docs): with the paper's noise terms the
 /// invariant density of the App. 6.2 SDE is e^{−H_NP} on (θ, p, s, q), whose θ-marginal

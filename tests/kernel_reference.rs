@@ -62,12 +62,12 @@
 //! persistence, so every CI run executes the same cases.
 //!
 //! The last two tests run the reformulated algorithms of the papers literally: SGNHT in the
-//! (u, η, α, a) variables of 000 Alg. 2 and SGHMC in the learning-rate form of 002, against
+//! (u, η, α, a) variables of Ding et al. 2014 Alg. 2 and SGHMC in the learning-rate form of Chen 2016, against
 //! `Sgnht` / `Sghmc` with the Euler integrator and `from_reformulated` / `from_learning_rate`.
 //!
-//! * 000 Alg. 2 updates u, then θ with the new u, then α with the new u, as `euler.rs` does
+//! * Ding et al. 2014 Alg. 2 updates u, then θ with the new u, then α with the new u, as `euler.rs` does
 //!   (u = p h): the kernel's θₖ equals the paper's θₖ, no index shift.
-//! * 002's SGHMC updates θ ← θ + u first and then u with the gradient at the *new* θ. The kernel
+//! * Chen 2016's SGHMC updates θ ← θ + u first and then u with the gradient at the *new* θ. The kernel
 //!   kicks p first with the gradient at the current θ and then drifts θ with the new p. The two
 //!   are the same sequence of states read at a shifted index: started from the paper's θ₁ = θ₀ + u₀
 //!   and p₀ = u₀/h, the kernel's θ after k steps is the paper's θₖ₊₁, and the kernel's k-th
@@ -1479,7 +1479,7 @@ fn chain_case() -> impl Strategy<Value = ChainCase> {
         )
 }
 
-/// 000 Alg. 2, literally: u ← u − αu − ∇Ũ(θ)η + N(0, 2aη); θ ← θ + u; α ← α + (uᵀu/n − η),
+/// Ding et al. 2014 Alg. 2, literally: u ← u − αu − ∇Ũ(θ)η + N(0, 2aη); θ ← θ + u; α ← α + (uᵀu/n − η),
 /// with α₀ = a; against `Sgnht` (Euler) with `from_reformulated(η, a)`. No index shift.
 fn check_sgnht_reformulated<T: Fl>(c: &ChainCase) {
     let n = c.n;
@@ -1529,7 +1529,7 @@ fn check_sgnht_reformulated<T: Fl>(c: &ChainCase) {
     }
 }
 
-/// 002's SGHMC, literally: θ ← θ + u; u ← (1 − α)u − η∇Ũ(θ) + N(0, 2(α − β̂)η); against
+/// Chen 2016's SGHMC, literally: θ ← θ + u; u ← (1 − α)u − η∇Ũ(θ) + N(0, 2(α − β̂)η); against
 /// `Sghmc` (Euler) with `from_learning_rate(η, α, β̂)`, started at (θ₁, u₀/h): the sampler's
 /// θ after k steps is the paper's θₖ₊₁.
 fn check_sghmc_learning_rate<T: Fl>(c: &ChainCase) {

@@ -1,4 +1,4 @@
-//! HMC, SGHMC and SGNHT with diagonal and dense masses: stationary moments, and the bias of 004 Alg. 2's printed thermostat.
+//! HMC, SGHMC and SGNHT with diagonal and dense masses: stationary moments, and the bias of Roychowdhury & Parthasarathy 2017 Alg. 2's printed thermostat.
 //!
 //! Fixed seeds; every tolerance is `Z` = 5 batch-means standard errors (`common::run_cov`),
 //! estimated from the chain itself. Targets: the 10-d Gaussian with variances 0.1…10 of
@@ -177,7 +177,7 @@ fn dense_mass_on_anisotropic_target() {
     }
 }
 
-/// 004 Alg. 2 prints the thermostat update ξ ← ξ + ε(pᵀM⁻¹p/D − 1). On a standard Gaussian
+/// Roychowdhury & Parthasarathy 2017 Alg. 2 prints the thermostat update ξ ← ξ + ε(pᵀM⁻¹p/D − 1). On a standard Gaussian
 /// target with M⁻¹ = diag(0.1, 0.1, 10, 10) it leaves the variances of θ off by many standard
 /// errors, while the derived dξ = (|M⁻¹p|²/tr M⁻¹ − 1) dt keeps them at 1.
 #[test]

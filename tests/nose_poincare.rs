@@ -1,4 +1,4 @@
-//! SG-NPHMC (004 §3.4, Alg. 4): conservation of H_NP by the generalized leapfrog, and
+//! SG-NPHMC (Roychowdhury & Parthasarathy 2017 §3.4, Alg. 4): conservation of H_NP by the generalized leapfrog, and
 //! stationarity on an anisotropic 10-d Gaussian and a correlated 5-d Gaussian, with exact
 //! gradients and with injected gradient noise compensated by the sampler's B.
 //!

@@ -50,8 +50,8 @@ where
     (dt, dp)
 }
 
-/// 001 §3: "with a = ½, σ_θ = 0, c → ∞ (Gaussian kinetics), SGMGT-D becomes SGNHT". With one
-/// thermostat per coordinate (001 eqs. 8–9 write ξ ⊙ p) that is mSGNHT (003 eq. 2): Gaussian K
+/// Zhang et al. 2017 §3: "with a = ½, σ_θ = 0, c → ∞ (Gaussian kinetics), SGMGT-D becomes SGNHT". With one
+/// thermostat per coordinate (Zhang et al. 2017 eqs. 8–9 write ξ ⊙ p) that is mSGNHT (Li et al. 2016 eq. 2): Gaussian K
 /// with identity mass, γ = 1, σ_θ = σ_ξ = 0, σ_p = D and ξ_SGMGT = ξ_mSGNHT − D give the same
 /// equations, and the Euler discretisations are the same too, so the trajectories agree to
 /// rounding. Bound: the two round differently (σ_p + ξ versus ξ), ~10⁻¹⁶ per step; 2000 steps
@@ -100,8 +100,8 @@ fn gaussian_kinetics_reduce_to_msgnht() {
     }
 }
 
-/// 001 §3: "with a = ½, σ_θ = 0, σ_ξ → 0, c → ∞ and fixed ξ, SGMGT-D recovers SGHMC". γ = 0
-/// freezes ξ at 0, leaving the constant friction σ_p = A: SGHMC (002 Alg. 2), step for step in
+/// Zhang et al. 2017 §3: "with a = ½, σ_θ = 0, σ_ξ → 0, c → ∞ and fixed ξ, SGMGT-D recovers SGHMC". γ = 0
+/// freezes ξ at 0, leaving the constant friction σ_p = A: SGHMC (Chen 2016 Alg. 2), step for step in
 /// the Euler scheme (the splitting schemes differ in order, as above).
 #[test]
 fn frozen_thermostat_reduces_to_sghmc() {
@@ -136,7 +136,7 @@ fn frozen_thermostat_reduces_to_sghmc() {
     }
 }
 
-/// 001 eq. 3: a = ½ is the Gaussian kinetics — K = |p|² is ½pᵀM⁻¹p with M⁻¹ = 2I — so the stiff
+/// Zhang et al. 2017 eq. 3: a = ½ is the Gaussian kinetics — K = |p|² is ½pᵀM⁻¹p with M⁻¹ = 2I — so the stiff
 /// monomial gamma with a = ½ and the Gaussian kinetics with inverse mass 2 run the same chain
 /// (resampling off: the two draw p differently, Gamma versus normal).
 #[test]
@@ -169,17 +169,17 @@ fn monomial_gamma_half_is_gaussian_with_mass_half() {
 /// The configurations of the stationarity tests.
 #[derive(Clone, Copy, Debug)]
 struct Config {
-    /// Monomial parameter a of the softened kinetics (001 eq. 12); `None`: Gaussian K (M = I).
+    /// Monomial parameter a of the softened kinetics (Zhang et al. 2017 eq. 12); `None`: Gaussian K (M = I).
     a: Option<f64>,
     /// SGMGT-D (σ_θ, σ_ξ > 0) or SGMGT.
     diagonal: bool,
     integrator: Integrator,
 }
 
-/// Softening c = 5 (the middle of the range 001 Fig. 1 draws).
+/// Softening c = 5 (the middle of the range Zhang et al. 2017 Fig. 1 draws).
 const SOFTENING: f64 = 5.0;
 /// Step h = 0.01 and σ_p = 1, as SGNHT's stationarity tests; SGMGT-D adds σ_θ = 0.01 and
-/// σ_ξ = 0.1 (small beside the second-order dynamics, as 001 §3 advises).
+/// σ_ξ = 0.1 (small beside the second-order dynamics, as Zhang et al. 2017 §3 advises).
 const H: f64 = 0.01;
 const SIGMA_THETA: f64 = 0.01;
 const SIGMA_XI: f64 = 0.1;
@@ -397,7 +397,7 @@ fn second_moment_bias<K: Kinetic<f64>>(kinetic: K, h: f64, integrator: Integrato
 }
 
 /// The weak order of the general splitting scheme (A–O–B–O–A, `splitting_step_general`): the
-/// bias of the stationary E[θ²] on N(0, 1) should scale as h² (Leimkuhler & Matthews; 003 §3
+/// bias of the stationary E[θ²] on N(0, 1) should scale as h² (Leimkuhler & Matthews; Li et al. 2016 §3
 /// for the Gaussian-kinetics A–B–O–B–A). Measured at h = 0.4 and 0.2, where the bias (≈ −0.08
 /// and −0.02 for Gaussian K) is far above the Monte Carlo error, for Gaussian kinetics and the
 /// eq. 12 softened kinetics with a = 1, c = 5 (bounded curvature). The order estimate is
@@ -476,7 +476,7 @@ fn theta_term_second_moment(b_hat: f64, integrator: Integrator, seed: u64) -> (f
     mean_square_batches(&mut smp, &mut model, &mut rng, STEPS, BATCHES)
 }
 
-/// The first-order term on θ uses the same noisy gradient as p's update, and 001 eq. 13 counts
+/// The first-order term on θ uses the same noisy gradient as p's update, and Zhang et al. 2017 eq. 13 counts
 /// that noise in p only. As printed (B̂ = 0) the chain is measurably too hot: E[θ²] above 1 by
 /// more than 10 batch-means SEs. With the noise estimate B̂ = B (`SgmgtParams::with_noise_estimate`:
 /// θ's injected noise reduced by σ_θB̂ and its velocity scaled by 1 − 2σ_θB̂, derived there from

@@ -181,7 +181,7 @@ fn anisotropic_gaussian_f32() {
     check_all::<f32>(&Gaussian::anisotropic(DIM), "N(μ, diag(0.1..10))", 400);
 }
 
-/// Gradient noise N(0, 2B/h) per coordinate, B = 1 (000 §3): the thermostats absorb it.
+/// Gradient noise N(0, 2B/h) per coordinate, B = 1 (Ding et al. 2014 §3): the thermostats absorb it.
 fn check_noisy<T: Real>(target: &Gaussian, label: &str, seed: u64) {
     const B: f64 = 1.0;
     for (k, kind) in [
@@ -200,7 +200,7 @@ fn check_noisy<T: Real>(target: &Gaussian, label: &str, seed: u64) {
         assert_moments(&name, &m, target);
         assert_temperature(&name, kind, &m);
         if let Kind::Sgnht(_) | Kind::MSgnht(_) = kind {
-            // ξ settles at A + B (000 §3 and App. B): its time average has a Monte Carlo error
+            // ξ settles at A + B (Ding et al. 2014 §3 and App. B): its time average has a Monte Carlo error
             // well below 0.05 over 10⁶ steps.
             assert!(
                 (m.thermostat - (FRICTION + B)).abs() < 0.1,
@@ -230,7 +230,7 @@ fn noisy_gradient_thermostats_f32() {
 }
 
 /// SGHMC without B̂ under gradient noise B heats up: its momentum equilibrates at temperature
-/// (A + B)/A = 2 for A = B = 1 (000 App. D.2) instead of 1, and θ's variance inflates with it.
+/// (A + B)/A = 2 for A = B = 1 (Ding et al. 2014 App. D.2) instead of 1, and θ's variance inflates with it.
 /// This is the failure the thermostats exist to fix.
 #[test]
 fn sghmc_without_noise_estimate_drifts() {

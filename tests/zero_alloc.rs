@@ -167,14 +167,14 @@ enum Kind {
     /// HMC with a diagonal inverse mass (the other branch of the momentum code).
     HmcMass,
     /// SGMGT (`diagonal` = false) or SGMGT-D with the softened monomial gamma kinetics of
-    /// parameter a (001 eq. 12, c = 5), resampling p and ξ every 100 steps (rejection sampling
+    /// parameter a (Zhang et al. 2017 eq. 12, c = 5), resampling p and ξ every 100 steps (rejection sampling
     /// included in the window).
     Sgmgt {
         a: f64,
         diagonal: bool,
         integrator: Integrator,
     },
-    /// SG-NPHMC (004 Alg. 4) with 10 generalized-leapfrog steps per sample and the noise
+    /// SG-NPHMC (Roychowdhury & Parthasarathy 2017 Alg. 4) with 10 generalized-leapfrog steps per sample and the noise
     /// estimates A = 0, B = 0.1, identity or diagonal mass.
     SgNphmc {
         mass: bool,

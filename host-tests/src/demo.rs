@@ -1,9 +1,9 @@
 //! The demo: sample a Bayesian linear regression with minibatch gradients and compare with the exact posterior.
 
+use crate::experiments::common::{Dynamics, DynamicsSettings, SamplerError, Start, run_dynamics};
 use crate::models::LinearRegression;
 use rand_pcg::Pcg64;
-use sgmcmc::sampler::{MSgnht, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams};
-use sgmcmc::{Integrator, LayoutError, ParamError, Sampler, StepError, Workspace};
+use sgmcmc::prelude::*;
 use std::fmt;
 
 /// Which sampler the demo runs.
@@ -141,6 +141,8 @@ pub enum DemoError {
     Param(ParamError),
     /// The buffers did not fit (a configuration with d = 0).
     Layout(LayoutError),
+    /// The sampler could not be built for another reason.
+    Build(sgmcmc::Error),
     /// The sampler diverged or the gradient was not finite.
     Step(StepError),
 }
@@ -150,6 +152,7 @@ impl fmt::Display for DemoError {
         match self {
             DemoError::Param(e) => write!(f, "invalid parameter: {e}"),
             DemoError::Layout(e) => write!(f, "invalid configuration: {e}"),
+            DemoError::Build(e) => write!(f, "invalid configuration: {e}"),
             DemoError::Step(e) => write!(f, "the sampler stopped: {e}"),
         }
     }
@@ -167,6 +170,15 @@ impl From<LayoutError> for DemoError {
         DemoError::Layout(e)
     }
 }
+impl From<sgmcmc::Error> for DemoError {
+    fn from(e: sgmcmc::Error) -> Self {
+        match e {
+            sgmcmc::Error::Param(e) => DemoError::Param(e),
+            sgmcmc::Error::Layout(e) => DemoError::Layout(e),
+            e => DemoError::Build(e),
+        }
+    }
+}
 impl From<StepError> for DemoError {
     fn from(e: StepError) -> Self {
         DemoError::Step(e)
@@ -178,81 +190,95 @@ pub fn run(config: DemoConfig) -> Result<DemoReport, DemoError> {
     let data = LinearRegression::simulate(config.n, config.d, config.seed);
     let mut grad = data.minibatch_gradient(config.batch, config.seed + 1);
     let d = config.d;
-    let (mut theta, mut p, mut xi, mut g, mut s) = (
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-    );
-    let mut rng = Pcg64::new(config.seed as u128 + 2, 0xde);
-    let work = Workspace::new(&mut g, &mut s);
-    let (h, a, integ) = (config.h, config.friction, config.integrator);
-    let summary = match config.sampler {
-        SamplerKind::Sgld => {
-            let prm = SgldParams::new(h)?;
-            let mut smp = Sgld::new(prm, &mut theta, work)?;
-            collect(&mut smp, &mut grad, &mut rng, config)?
-        }
-        SamplerKind::Sghmc => {
-            let prm = SghmcParams::new(h, a)?;
-            let mut smp = Sghmc::new(prm, integ, &mut theta, &mut p, work)?;
-            collect(&mut smp, &mut grad, &mut rng, config)?
-        }
-        SamplerKind::Sgnht => {
-            let prm = SgnhtParams::new(h, a)?;
-            let mut smp = Sgnht::new(prm, integ, &mut theta, &mut p, work)?;
-            collect(&mut smp, &mut grad, &mut rng, config)?
-        }
-        SamplerKind::MSgnht => {
-            let prm = SgnhtParams::new(h, a)?;
-            let mut smp = MSgnht::new(prm, integ, &mut theta, &mut p, &mut xi, work)?;
-            collect(&mut smp, &mut grad, &mut rng, config)?
-        }
+    let mut start = Start {
+        theta: vec![0.0; d],
+        p: vec![0.0; d],
+        rng: Pcg64::new(config.seed as u128 + 2, 0xde),
     };
-    Ok(DemoReport {
-        config,
-        mean: summary.0,
-        sd: summary.1,
-        exact_mean: data.posterior_mean.clone(),
-        exact_sd: data.posterior_sd.clone(),
-        temperature: summary.2,
-        thermostat: summary.3,
-    })
-}
-
-type Summary = (Vec<f64>, Vec<f64>, f64, f64);
-
-fn collect<S, G>(
-    smp: &mut S,
-    grad: &mut G,
-    rng: &mut Pcg64,
-    c: DemoConfig,
-) -> Result<Summary, StepError>
-where
-    S: Sampler<f64, G>,
-{
-    for _ in 0..c.burn_in {
-        smp.step(grad, rng)?;
-    }
-    let mut sum = vec![0.0; c.d];
-    let mut sum2 = vec![0.0; c.d];
-    let (mut temp, mut xi) = (0.0, 0.0);
-    for _ in 0..c.steps {
-        let st = smp.step(grad, rng)?;
-        temp += st.kinetic_temperature.unwrap_or(f64::NAN);
-        xi += st.thermostat.unwrap_or(f64::NAN);
-        for (j, &w) in smp.position().iter().enumerate() {
-            sum[j] += w;
-            sum2[j] += w * w;
+    let mut summary = Summary::new(config);
+    let dynamics = match config.sampler {
+        SamplerKind::Sgld => {
+            let mut work = vec![0.0; Sgld::<f64>::workspace_len(d)];
+            let mut smp = Sgld::new(SgldParams::new(config.h), &mut start.theta, &mut work)?;
+            let steps = (config.burn_in + config.steps) as u64;
+            smp.run(&mut grad, &mut start.rng, steps, &mut summary)
+                .map_err(|e| DemoError::Step(e.error))?;
+            None
         }
+        SamplerKind::Sghmc => Some(Dynamics::Sghmc),
+        SamplerKind::Sgnht => Some(Dynamics::Sgnht),
+        SamplerKind::MSgnht => Some(Dynamics::MSgnht),
+    };
+    if let Some(dynamics) = dynamics {
+        let settings = DynamicsSettings::new(config.h, config.friction, config.integrator);
+        let steps = config.burn_in + config.steps;
+        run_dynamics(
+            (dynamics, settings),
+            &mut start,
+            &mut grad,
+            steps,
+            &mut summary,
+        )
+        .map_err(|e| match e {
+            SamplerError::Build(e) => DemoError::from(e),
+            SamplerError::Run(e) => DemoError::Step(e.error),
+        })?;
     }
-    let n = c.steps as f64;
-    let mean: Vec<f64> = sum.iter().map(|s| s / n).collect();
-    let sd = sum2
+    let n = config.steps as f64;
+    let mean: Vec<f64> = summary.sum.iter().map(|s| s / n).collect();
+    let sd = summary
+        .sum2
         .iter()
         .zip(&mean)
         .map(|(s2, m)| (s2 / n - m * m).max(0.0).sqrt())
         .collect();
-    Ok((mean, sd, temp / n, xi / n))
+    Ok(DemoReport {
+        config,
+        mean,
+        sd,
+        exact_mean: data.posterior_mean.clone(),
+        exact_sd: data.posterior_sd.clone(),
+        temperature: summary.temperature / n,
+        thermostat: summary.thermostat / n,
+    })
+}
+
+/// Running sums over the steps after burn-in (an [`Observer`] of every demo sampler).
+struct Summary {
+    burn_in: u64,
+    sum: Vec<f64>,
+    sum2: Vec<f64>,
+    temperature: f64,
+    thermostat: f64,
+}
+
+impl Summary {
+    fn new(c: DemoConfig) -> Self {
+        Summary {
+            burn_in: c.burn_in as u64,
+            sum: vec![0.0; c.d],
+            sum2: vec![0.0; c.d],
+            temperature: 0.0,
+            thermostat: 0.0,
+        }
+    }
+}
+
+impl<S: ChainState<f64>> Observer<S, f64> for Summary {
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+        if step < self.burn_in {
+            return;
+        }
+        self.temperature += stats.kinetic_temperature.unwrap_or(f64::NAN);
+        self.thermostat += stats.thermostat.unwrap_or(f64::NAN);
+        for ((s, s2), &w) in self
+            .sum
+            .iter_mut()
+            .zip(&mut self.sum2)
+            .zip(sampler.position())
+        {
+            *s += w;
+            *s2 += w * w;
+        }
+    }
 }

@@ -3,7 +3,6 @@
 pub mod demo;
 pub mod diagnostics;
 pub mod experiments;
-pub mod linalg;
 pub mod models;
 pub mod plot;
 pub mod report;

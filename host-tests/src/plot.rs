@@ -3,6 +3,7 @@
 //! The font is DejaVu Sans, embedded from `assets/` (its licence beside it), so figures render
 //! the same on a machine without any system fonts.
 
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use plotters::style::{FontStyle, register_font};
 use std::path::Path;
@@ -117,6 +118,40 @@ fn bounds(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
 
 type PlotResult = Result<(), Box<dyn std::error::Error>>;
 
+/// Draws a chart's axes with their labels (`x`, `y`) and its grid.
+fn axes<'a, DB, X, Y>(
+    ctx: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    (x, y): (&str, &str),
+) -> PlotResult
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    ctx.configure_mesh()
+        .x_desc(x)
+        .y_desc(y)
+        .label_style(("sans-serif", 15))
+        .draw()?;
+    Ok(())
+}
+
+/// Draws the legend of a chart's labelled series, framed on a translucent white box.
+fn legend<'a, DB, CT>(ctx: &mut ChartContext<'a, DB, CT>) -> PlotResult
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: CoordTranslate,
+{
+    ctx.configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 15))
+        .draw()?;
+    Ok(())
+}
+
 /// Draws `series` as lines into a PNG of 900 × 600 pixels.
 pub fn line_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> PlotResult {
     ensure_font();
@@ -138,11 +173,7 @@ pub fn line_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> PlotResu
                 .x_label_area_size(45)
                 .y_label_area_size(70)
                 .build_cartesian_2d($x, $y)?;
-            ctx.configure_mesh()
-                .x_desc(chart.x_label)
-                .y_desc(chart.y_label)
-                .label_style(("sans-serif", 15))
-                .draw()?;
+            axes(&mut ctx, (chart.x_label, chart.y_label))?;
             for s in series {
                 let c = color(s.color);
                 let style = c.stroke_width(2);
@@ -166,11 +197,7 @@ pub fn line_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> PlotResu
                     PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
                 });
             }
-            ctx.configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 15))
-                .draw()?;
+            legend(&mut ctx)?;
         }};
     }
     match (chart.x_scale, chart.y_scale) {
@@ -202,11 +229,7 @@ pub fn scatter_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> PlotR
         .x_label_area_size(45)
         .y_label_area_size(60)
         .build_cartesian_2d(xs.0..xs.1, ys.0..ys.1)?;
-    ctx.configure_mesh()
-        .x_desc(chart.x_label)
-        .y_desc(chart.y_label)
-        .label_style(("sans-serif", 15))
-        .draw()?;
+    axes(&mut ctx, (chart.x_label, chart.y_label))?;
     for s in series {
         let c = color(s.color);
         ctx.draw_series(
@@ -217,11 +240,7 @@ pub fn scatter_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> PlotR
         .label(s.label.clone())
         .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
     }
-    ctx.configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 15))
-        .draw()?;
+    legend(&mut ctx)?;
     root.present()?;
     Ok(())
 }

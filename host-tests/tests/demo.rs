@@ -1,7 +1,7 @@
 //! The demo's posterior against the exact conjugate posterior, and its rejection of bad input.
 
 use harness::demo::{DemoConfig, DemoError, SamplerKind, run};
-use sgmcmc::Integrator;
+use sgmcmc::integrator::Integrator;
 
 /// Every SG sampler and integrator on the demo's regression, with fewer steps. The Monte Carlo
 /// error of the means is ≈ sd·√(τ/N) ≈ 0.01 sd here; the tolerances are the bias the minibatch

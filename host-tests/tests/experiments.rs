@@ -3,7 +3,7 @@
 use harness::experiments::double_well::{self, Friction};
 use harness::experiments::gaussian_mean::{self, Method};
 use harness::experiments::{RunOptions, double_well_kl, normal_gamma};
-use sgmcmc::Integrator;
+use sgmcmc::integrator::Integrator;
 
 fn out(name: &str) -> std::path::PathBuf {
     let d = std::env::temp_dir().join(format!("sgmcmc-{name}-{}", std::process::id()));
@@ -11,8 +11,8 @@ fn out(name: &str) -> std::path::PathBuf {
     d
 }
 
-/// 000 §3: SGNHT's ξ converges to B and holds the kinetic energy at ½; a friction ξ = 10 > B
-/// freezes the chain into one well. Quick mode: 2 chains × 2·10⁵ steps at h = 0.01.
+/// Ding et al. 2014 §3: SGNHT's ξ converges to B and holds the kinetic energy at ½; a friction
+/// ξ = 10 > B freezes the chain into one well. Quick mode: 2 chains × 2·10⁵ steps at h = 0.01.
 #[test]
 fn double_well_quick() {
     let dir = out("dw");
@@ -55,8 +55,8 @@ fn double_well_quick() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// 003 Fig. 1: mSGNHT-S's KL is below mSGNHT-E's at h = 0.1, 0.2, 0.3 (8 chains × 10⁶ steps
-/// each, so the Monte Carlo floor of the KL, ≈ (bins − 1)/(2n) plus the well-occupancy noise,
+/// Li et al. 2016 Fig. 1: mSGNHT-S's KL is below mSGNHT-E's at h = 0.1, 0.2, 0.3 (8 chains × 10⁶
+/// steps each, so the Monte Carlo floor of the KL, ≈ (bins − 1)/(2n) plus the well-occupancy noise,
 /// ≈ 10⁻⁴, sits well below Euler's bias ≈ 9·10⁻⁴ at h = 0.1). At h ≥ 0.2 the Euler thermostat
 /// diverges (reported as +∞).
 #[test]
@@ -85,8 +85,8 @@ fn double_well_kl_quick() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// 000 §5.1: SGNHT's kinetic energy is ½ at all four (h, A); SGHMC's is not at h = 0.01, A = 1,
-/// where the gradient noise B ≈ 4.5 heats it to ≈ (A + B)/(2A).
+/// Ding et al. 2014 §5.1: SGNHT's kinetic energy is ½ at all four (h, A); SGHMC's is not at
+/// h = 0.01, A = 1, where the gradient noise B ≈ 4.5 heats it to ≈ (A + B)/(2A).
 #[test]
 fn gaussian_mean_quick() {
     let dir = out("gm");
@@ -109,8 +109,8 @@ fn gaussian_mean_quick() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// 000 App. E, Table 1: at h = 0.01, A = 1 SGNHT's density estimate is more accurate than
-/// SGHMC's, and SGNHT keeps the kinetic temperature at 1 at every setting.
+/// Ding et al. 2014 App. E, Table 1: at h = 0.01, A = 1 SGNHT's density estimate is more accurate
+/// than SGHMC's, and SGNHT keeps the kinetic temperature at 1 at every setting.
 #[test]
 fn normal_gamma_quick() {
     let dir = out("ng");

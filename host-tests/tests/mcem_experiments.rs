@@ -1,4 +1,4 @@
-//! Quick-mode runs of the two MCEM experiments of 004 (`normal-1d`, `blr-2d`) with fixed seeds.
+//! Quick-mode runs of the two MCEM experiments of Roychowdhury & Parthasarathy 2017 (`normal-1d`, `blr-2d`) with fixed seeds.
 
 use harness::experiments::mcem::{Method, mean_sd};
 use harness::experiments::{RunOptions, blr_2d, normal_1d};
@@ -9,7 +9,7 @@ fn out(name: &str) -> std::path::PathBuf {
     d
 }
 
-/// 004 §4.1 in quick mode (4 chains per method × 2000 recorded iterations after 1000 burn-in,
+/// Roychowdhury & Parthasarathy 2017 §4.1 in quick mode (4 chains per method × 2000 recorded iterations after 1000 burn-in,
 /// seed 1).
 ///
 /// HMC is exact up to Monte Carlo error: its posterior mean of μ and τ within 0.25 exact sds of
@@ -17,7 +17,7 @@ fn out(name: &str) -> std::path::PathBuf {
 /// so the bound is > 10 SE), and its sample sd within 10 % of the exact one (SE of one chain's
 /// ratio ≈ 1/√(2 · 2000) ≈ 0.016).
 ///
-/// 004 Table 1's claim, HMC-EM's RMSE not worse than HMC's, on RMSE vs the generating value:
+/// Roychowdhury & Parthasarathy 2017 Table 1's claim, HMC-EM's RMSE not worse than HMC's, on RMSE vs the generating value:
 /// HMC-EM's mean over chains must not exceed HMC's by more than 3 standard errors of the
 /// difference of the two means, √(s²_EM/n + s²_HMC/n) with s the sd over the n = 4 chains.
 #[test]
@@ -88,7 +88,7 @@ fn normal_1d_quick() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// 004 §4.2 in quick mode (1000 burn-in + 1000 recorded iterations, 2 chains, the reduced
+/// Roychowdhury & Parthasarathy 2017 §4.2 in quick mode (1000 burn-in + 1000 recorded iterations, 2 chains, the reduced
 /// tuning grid `QUICK_STEPS` × `QUICK_NOISES`): a smoke test. Every method but the printed-Alg. 5
 /// SG-NPHMC-EM runs; HMC's posterior mean is within 0.25 reference sds of the reference (the
 /// reference and HMC runs are short here, 3000 and 2 × 1000 draws: standard errors ≈ 0.02–0.03

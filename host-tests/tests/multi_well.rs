@@ -1,5 +1,5 @@
 //! Quick-mode run of the `multi-well` experiment (Zhang et al. 2017 §4.1, Fig. 3) with a fixed
-//! seed, asserting its qualitative result: the exploration 001 Fig. 3 shows is there, but only
+//! seed, asserting its qualitative result: the exploration Zhang et al. 2017 Fig. 3 shows is there, but only
 //! at settings that overheat the chain.
 
 use harness::experiments::RunOptions;
@@ -28,7 +28,7 @@ fn find(r: &MultiWellResult, m: Method, c: Criterion) -> &MethodRun {
 /// * SGNHT at its checked setting (splitting, h = 0.5) samples at the right temperature: both
 ///   the mean-energy and the tail temperature within 10 % (their Monte Carlo errors here are
 ///   ≈ 1 % and ≈ 3 %).
-/// * SGMGT-D at its exploration-only setting (σ_θ = 1) visits all five modes, as in 001 Fig. 3 —
+/// * SGMGT-D at its exploration-only setting (σ_θ = 1) visits all five modes, as in Zhang et al. 2017 Fig. 3 —
 ///   with ≈ 950 switches in 2·10⁵ steps against SGNHT's handful — but its tail temperature is
 ///   ≈ 2.7; SGMGT's exploration-only setting runs at ≈ 6. Both margins are many standard errors
 ///   wide.
@@ -248,7 +248,7 @@ fn poisson_upper_tail(k: u64, lambda: f64) -> f64 {
     (1.0 - below).max(0.0)
 }
 
-/// Quick mode with 001 §4.1's gradient noise as printed (∇U + N(0, 2B), not scaled by 1/h),
+/// Quick mode with Zhang et al. 2017 §4.1's gradient noise as printed (∇U + N(0, 2B), not scaled by 1/h),
 /// with the settings the full run's tuning chose for it. With less noise to absorb at small h,
 /// the a = 2 samplers sample at the right temperature at steps where per-step noise overheats
 /// them: SGMGT at h = 0.1 and SGMGT-D at h = 0.05 (with σ_θ = 1, whose θ-term excess σ_θhB now

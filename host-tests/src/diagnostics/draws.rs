@@ -1,4 +1,4 @@
-//! The layout of MCMC output for the diagnostics: [`Draws`] (chains × draws × dimensions) and chain checks.
+//! The layout of MCMC output for the diagnostics: [`Draws`] (chains × draws × dimensions), the [`DrawCollector`] that records a chain, and chain checks.
 //!
 //! A run of `m` chains of `n` draws each of a `d`-dimensional parameter is stored flat, chain-major:
 //! the value of dimension `j` at draw `t` of chain `c` is `data[(c·n + t)·d + j]`. The scalar
@@ -11,6 +11,7 @@
 //! the R package `posterior` and ArviZ do.
 
 use super::error::DiagnosticError;
+use sgmcmc::sampler::{ChainState, Observer, StepStats};
 
 /// Draws of a `d`-dimensional parameter from `m ≥ 1` chains of `n ≥ 1` draws each, all finite.
 #[derive(Clone, Debug, PartialEq)]
@@ -144,6 +145,118 @@ impl Draws {
     }
 }
 
+/// Records one chain's positions as it runs: an [`Observer`] of
+/// [`Sampler::run`](sgmcmc::sampler::Sampler::run) that keeps θ after every `thin`-th step from
+/// step `burn_in` on (steps counted from 0), each passed through `map` first (e.g. log τ → τ).
+///
+/// The draws are stored flat, draw-major: value `j` of draw `t` at `as_flat()[t·dims + j]`.
+#[derive(Clone, Debug)]
+pub struct DrawCollector {
+    data: Vec<f64>,
+    dims: usize,
+    burn_in: u64,
+    thin: u64,
+    map: Option<fn(&mut [f64])>,
+}
+
+impl DrawCollector {
+    /// Keeps every draw of a `dims`-dimensional θ.
+    pub fn new(dims: usize) -> Self {
+        DrawCollector {
+            data: Vec::new(),
+            dims,
+            burn_in: 0,
+            thin: 1,
+            map: None,
+        }
+    }
+
+    /// Skips the first `steps` steps.
+    pub fn burn_in(self, steps: usize) -> Self {
+        DrawCollector {
+            burn_in: steps as u64,
+            ..self
+        }
+    }
+
+    /// Keeps every `every`-th step only (1: all; 0 counts as 1), counted from the burn-in.
+    pub fn thin(self, every: usize) -> Self {
+        DrawCollector {
+            thin: every.max(1) as u64,
+            ..self
+        }
+    }
+
+    /// Maps each recorded θ in place before it is kept.
+    pub fn map(self, map: fn(&mut [f64])) -> Self {
+        DrawCollector {
+            map: Some(map),
+            ..self
+        }
+    }
+
+    /// Reserves room for `draws` draws.
+    pub fn with_capacity(mut self, draws: usize) -> Self {
+        self.data.reserve(draws * self.dims);
+        self
+    }
+
+    /// Dimension of a draw.
+    pub fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Draws kept so far.
+    pub fn len(&self) -> usize {
+        self.data.len() / self.dims.max(1)
+    }
+
+    /// No draw kept yet?
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The draws, flat and draw-major.
+    pub fn as_flat(&self) -> &[f64] {
+        &self.data
+    }
+
+    /// The draws, flat and draw-major.
+    pub fn into_flat(self) -> Vec<f64> {
+        self.data
+    }
+
+    /// The draws one at a time.
+    pub fn rows(&self) -> std::slice::ChunksExact<'_, f64> {
+        self.data.chunks_exact(self.dims.max(1))
+    }
+
+    /// Coordinate `j` of every draw.
+    pub fn column(&self, j: usize) -> Vec<f64> {
+        self.rows().map(|row| row[j]).collect()
+    }
+
+    /// The draws as one chain of [`Draws`] (which checks that there are some, all finite).
+    pub fn into_draws(self) -> Result<Draws, DiagnosticError> {
+        let (dims, draws) = (self.dims, self.len());
+        Draws::from_flat(self.data, 1, draws, dims)
+    }
+}
+
+impl<S: ChainState<f64> + ?Sized> Observer<S, f64> for DrawCollector {
+    fn observe(&mut self, step: u64, sampler: &mut S, _: &StepStats<f64>) {
+        let kept = step >= self.burn_in
+            && (self.thin == 1 || (step - self.burn_in).is_multiple_of(self.thin));
+        if kept {
+            let at = self.data.len();
+            self.data.extend_from_slice(sampler.position());
+            if let Some(map) = self.map {
+                map(&mut self.data[at..]);
+            }
+        }
+    }
+}
+
 /// Checks one-series-per-chain input: at least `min_chains` chains, all of one length of at least
 /// `min_draws`, all values finite. Returns `(chains, draws per chain)`.
 pub(crate) fn check_chains<C: AsRef<[f64]>>(
@@ -227,6 +340,35 @@ mod tests {
         assert!(Draws::from_nested(&ragged).is_err());
         let none: Vec<Vec<Vec<f64>>> = vec![];
         assert!(Draws::from_nested(&none).is_err());
+    }
+
+    /// The collector keeps θ after every `thin`-th step from `burn_in` on, mapped, in order.
+    #[test]
+    fn collector_keeps_thinned_mapped_draws_after_burn_in() {
+        use sgmcmc::prelude::*;
+        let (mut theta, mut work) = ([1.0, -1.0], [0.0; 4]);
+        let mut sgld = Sgld::new(SgldParams::new(0.01), &mut theta, &mut work).unwrap();
+        let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
+        let mut rng = rand_pcg::Pcg64::new(1, 2);
+        let mut all = DrawCollector::new(2);
+        let mut kept = DrawCollector::new(2)
+            .burn_in(3)
+            .thin(2)
+            .map(|x| x[1] = x[1].abs());
+        sgld.run_with(&mut model, &mut rng, 10, |t, s, st| {
+            all.observe(t, s, st);
+            kept.observe(t, s, st);
+        })
+        .unwrap();
+        assert_eq!((all.len(), kept.len(), kept.dims()), (10, 4, 2));
+        for (i, row) in kept.rows().enumerate() {
+            let step = all.rows().nth(3 + 2 * i).unwrap();
+            assert_eq!(row, [step[0], step[1].abs()]);
+        }
+        assert_eq!(kept.column(0), [3, 5, 7, 9].map(|t| all.column(0)[t]));
+        let draws = kept.clone().into_draws().unwrap();
+        assert_eq!((draws.chains(), draws.draws(), draws.dims()), (1, 4, 2));
+        assert_eq!(draws.as_flat(), kept.as_flat());
     }
 
     #[test]

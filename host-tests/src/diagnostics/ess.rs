@@ -132,7 +132,7 @@ pub fn ess_unsplit<C: AsRef<[f64]>>(chains: &[C]) -> Result<EssEstimate, Diagnos
 ///
 /// This is the rule of the truncated-autocorrelation ESS in the public MATLAB code of
 /// Zhang et al.'s monomial-gamma HMC (2016b; `mcmc_ess_acorr.m`, threshold 0.01), the first
-/// author of 001, whose Table 1 does not say which ESS it reports; [`crate::experiments::blr`]
+/// author of Zhang et al. 2017, whose Table 1 does not say which ESS it reports; [`crate::experiments::blr`]
 /// shows it beside Geyer's to see how much of the gap to the paper the estimator explains. It
 /// stops at the first lag where the sample autocorrelation dips below the threshold, so for a
 /// chain whose autocorrelation oscillates (a momentum sampler with little friction) or whose

@@ -13,7 +13,7 @@ mod testing;
 
 pub use auroc::auroc;
 pub use density::{Axis, Bin, Histogram, Histogram2d, Normalization};
-pub use draws::Draws;
+pub use draws::{DrawCollector, Draws};
 pub use error::DiagnosticError;
 pub use ess::{
     EssEstimate, MIN_DRAWS, autocorrelation, autocovariance, ess, ess_first_dip, ess_unsplit,

@@ -1,14 +1,16 @@
-//! `blr-2d`: the eight samplers of 004 Tables 2–3 on a synthetic 2-d Bayesian logistic regression, and their per-iteration times on it, Pima and Ripley (004 §4.2).
+//! `blr-2d`: the eight samplers of Roychowdhury & Parthasarathy 2017 Tables 2–3 on a synthetic 2-d Bayesian logistic regression, and their per-iteration times on it, Pima and Ripley (Roychowdhury & Parthasarathy 2017 §4.2).
 //!
 //! Data: [`crate::models::mixture_logistic::synthetic_2d`] with N = 2000 and the fixed seed
-//! [`DATA_SEED`]; prior N(0, 10 I), no intercept. 10,000 burn-in iterations, minibatches of 100,
-//! L = 10 leapfrog steps per iteration (004 §4.2 picks L from {10, 20, 30}; its Table 3 uses 10,
-//! and so do we everywhere), [`KEPT`] recorded iterations, every chain from W = 0. Step sizes
-//! from {10⁻², 10⁻⁴, 10⁻⁶} and noise terms (SGHMC's A, SGNHT's A, SG-NPHMC's A = B) from
-//! {0.001, 0.01, 0.1, 1, 10}, as 004 says, chosen per sampler by two tuning chains per
-//! candidate (own seeds, full burn-in, a fifth of the recorded iterations) with the smallest mean
-//! [`super::mcem::tuning_score`] against the reference. The -EM variants are tuned the same way over their base's grid, with a diagonal mass learned
-//! from M = I and an adaptive S_count starting at 300 (200 for SG-NPHMC-EM), 004 §4.2.
+//! [`DATA_SEED`]; prior N(0, 10 I), no intercept. 10,Ding et al. 2014 burn-in iterations,
+//! minibatches of 100, L = 10 leapfrog steps per iteration (Roychowdhury & Parthasarathy 2017 §4.2
+//! picks L from {10, 20, 30}; its Table 3 uses 10, and so do we everywhere), [`KEPT`] recorded
+//! iterations, every chain from W = 0. Step sizes from {10⁻², 10⁻⁴, 10⁻⁶} and noise terms (SGHMC's
+//! A, SGNHT's A, SG-NPHMC's A = B) from {0.001, 0.01, 0.1, 1, 10}, as Roychowdhury & Parthasarathy
+//! 2017 says, chosen per sampler by two tuning chains per candidate (own seeds, full burn-in, a
+//! fifth of the recorded iterations) with the smallest mean [`super::mcem::tuning_score`] against
+//! the reference. The -EM variants are tuned the same way over their base's grid, with a diagonal
+//! mass learned from M = I and an adaptive S_count starting at 300 (200 for SG-NPHMC-EM),
+//! Roychowdhury & Parthasarathy 2017 §4.2.
 //!
 //! # Reference and RMSE
 //!
@@ -24,8 +26,9 @@
 //! * **error of the posterior mean**: √(mean over runs of (sample mean − W̄ⱼ)²).
 //! * **sd ratio**: sample sd / reference sd.
 //!
-//! 004 does not define its RMSE; we cannot tell whether its numbers are against the reference
-//! mean or the generating W = [1, −1], so the generating-value RMSE is in the CSV as well.
+//! Roychowdhury & Parthasarathy 2017 does not define its RMSE; we cannot tell whether its numbers
+//! are against the reference mean or the generating W = [1, −1], so the generating-value RMSE is in
+//! the CSV as well.
 //!
 //! # Times (Table 3)
 //!
@@ -37,31 +40,31 @@
 
 use super::common::{ExperimentError, RunOptions, sig};
 use super::mcem::{
-    ChainPlan, Method, MethodRow, Settings, TuningRow, as_is, best, cell, histogram_curve,
-    method_series, run_chain, run_methods, time_method, tune,
+    ChainPlan, Method, MethodRow, Settings, TIMING_REPEATS, TuningRow, accuracy_cells, as_is, cell,
+    plot_marginal, run_chain, settings_cell, time_method, tune_and_run, tuning_report,
 };
 use crate::diagnostics::ess;
 use crate::models::LogisticRegression;
 use crate::models::logistic_regression::{DataSet, PRIOR_VARIANCE, data_dir};
 use crate::models::mixture_logistic::{TRUE_WEIGHTS, synthetic_2d};
-use crate::plot::{Chart, Scale, Series, line_chart};
+use crate::plot::Series;
 use crate::report::Table;
 
-/// Data points N (004 §4.2).
+/// Data points N (Roychowdhury & Parthasarathy 2017 §4.2).
 pub const N: usize = 2000;
 /// Seed of the synthetic data set (fixed).
 pub const DATA_SEED: u64 = 4002;
-/// Minibatch size (004 §4.2).
+/// Minibatch size (Roychowdhury & Parthasarathy 2017 §4.2).
 pub const BATCH: usize = 100;
-/// Leapfrog steps per iteration (004 Table 3's setting).
+/// Leapfrog steps per iteration (Roychowdhury & Parthasarathy 2017 Table 3's setting).
 pub const LEAPFROG: u32 = 10;
-/// Burn-in iterations (004 §4.2).
+/// Burn-in iterations (Roychowdhury & Parthasarathy 2017 §4.2).
 pub const BURN_IN: usize = 10_000;
 /// Recorded iterations (our choice; the paper does not say).
 pub const KEPT: usize = 10_000;
-/// Step sizes tried (004 §4.2).
+/// Step sizes tried (Roychowdhury & Parthasarathy 2017 §4.2).
 pub const STEPS: [f64; 3] = [1e-2, 1e-4, 1e-6];
-/// Noise terms tried (004 §4.2).
+/// Noise terms tried (Roychowdhury & Parthasarathy 2017 §4.2).
 pub const NOISES: [f64; 5] = [0.001, 0.01, 0.1, 1.0, 10.0];
 /// Reference run: HMC step.
 pub const REFERENCE_STEP: f64 = 1e-2;
@@ -74,8 +77,8 @@ pub const QUADRATURE_POINTS: usize = 301;
 /// Initial W.
 pub const INIT: [f64; 2] = [0.0, 0.0];
 
-/// 004 Table 2 (RMSE W₀, W₁) and Table 3 (ms per iteration: synthetic, Australian, Heart).
-/// (The paper's SG-NPHMC-EM row stands beside both of ours.)
+/// Roychowdhury & Parthasarathy 2017 Table 2 (RMSE W₀, W₁) and Table 3 (ms per iteration:
+/// synthetic, Australian, Heart). (The paper's SG-NPHMC-EM row stands beside both of ours.)
 pub const PAPER: [(Method, [f64; 2], [f64; 3]); 9] = [
     (Method::Hmc, [0.0456, 0.1290], [1.435, 0.987, 0.791]),
     (Method::HmcEm, [0.0145, 0.0851], [1.428, 0.970, 0.799]),
@@ -92,7 +95,7 @@ pub const PAPER: [(Method, [f64; 2], [f64; 3]); 9] = [
     ),
 ];
 
-/// S_count of a method (004 §4.2: 300, and 200 for SG-NPHMC-EM).
+/// S_count of a method (Roychowdhury & Parthasarathy 2017 §4.2: 300, and 200 for SG-NPHMC-EM).
 fn s_count(method: Method) -> usize {
     if method.base() == Method::SgNphmc {
         200
@@ -319,21 +322,14 @@ pub fn run(opts: &RunOptions) -> Result<Blr2d, ExperimentError> {
         seed,
         report: as_is,
     };
-    let grid: Vec<(Method, Settings)> = Method::ALL
-        .into_iter()
-        .flat_map(|m| candidates(m, opts.quick).into_iter().map(move |s| (m, s)))
-        .collect();
-    let tuning = tune(
+    let (tuning, rows) = tune_and_run(
         &model,
-        &grid,
+        |m| candidates(m, opts.quick),
         plan,
-        |k, c| opts.chain_seed(100 + k, c),
-        &reference.mean,
-        &reference.sd,
+        opts,
+        (&reference.mean, &reference.sd),
+        lengths.timed,
     );
-    let settings_of =
-        |method: Method| best(&tuning, method).unwrap_or_else(|| candidates(method, opts.quick)[0]);
-    let rows = run_methods(&model, settings_of, plan, opts, lengths.timed);
 
     // Table 3: times on the synthetic set (from `rows`), Pima and Ripley.
     let dir = data_dir();
@@ -433,47 +429,22 @@ pub fn table(r: &Blr2d) -> Table {
             .iter()
             .find(|p| p.0 == row.method)
             .map_or([f64::NAN; 2], |p| p.1);
-        let settings = if row.method.base() == Method::Hmc {
-            format!("ε = {}", row.settings.step)
-        } else {
-            format!("h = {}, A = {}", row.settings.step, row.settings.noise)
-        };
-        let ran = !row.chains.is_empty();
-        t.row([
-            row.method.label().to_string(),
-            settings,
-            format!("{}", paper[0]),
-            if ran {
-                cell(&row.rmse_about(0, rf.mean[0]))
-            } else {
-                row.error.clone().unwrap_or_default()
-            },
-            format!("{}", paper[1]),
-            cell(&row.rmse_about(1, rf.mean[1])),
-            if ran {
-                sig(row.mean_error(0, rf.mean[0]), 2)
-            } else {
+        let mut cells = vec![row.method.label().to_string(), settings_cell(row)];
+        cells.extend(accuracy_cells(row, paper, rf.mean, rf.mean, rf.sd));
+        cells.extend([
+            if row.chains.is_empty() {
                 "–".into()
-            },
-            if ran {
-                sig(row.mean_error(1, rf.mean[1]), 2)
             } else {
-                "–".into()
-            },
-            cell(&row.sd_ratio(0, rf.sd[0])),
-            cell(&row.sd_ratio(1, rf.sd[1])),
-            if ran {
                 format!(
                     "{}, {}",
                     cell(&row.rmse_about(0, TRUE_WEIGHTS[0])),
                     cell(&row.rmse_about(1, TRUE_WEIGHTS[1]))
                 )
-            } else {
-                "–".into()
             },
             row.acceptance().map_or("–".into(), |a| sig(a, 3)),
             row.learned_inverse_mass(),
         ]);
+        t.row(cells);
     }
     t
 }
@@ -524,32 +495,19 @@ fn plot_marginals(r: &Blr2d, opts: &RunOptions) -> Result<(), ExperimentError> {
     let rf = &r.reference;
     for j in 0..2 {
         let (lo, hi) = (rf.mean[j] - 6.0 * rf.sd[j], rf.mean[j] + 6.0 * rf.sd[j]);
-        let mut series: Vec<Series> = r
-            .rows
-            .iter()
-            .filter(|row| !row.chains.is_empty())
-            .map(|row| {
-                let xs: Vec<f64> = row.chains.iter().flat_map(|c| c.coordinate(j)).collect();
-                method_series(row.method, histogram_curve(&xs, lo, hi, 48))
-            })
-            .collect();
         let exact: Vec<(f64, f64)> = rf.marginals[j]
             .iter()
             .copied()
             .filter(|(x, _)| *x >= lo && *x <= hi)
             .collect();
-        series.push(Series::truth("exact (quadrature)", exact));
         let title = format!("blr-2d: marginal of W{j}, samples vs exact");
-        line_chart(
+        plot_marginal(
             &opts.out.join(format!("blr-2d-w{j}.png")),
-            &Chart {
-                title: &title,
-                x_label: if j == 0 { "W0" } else { "W1" },
-                y_label: "density",
-                x_scale: Scale::Linear,
-                y_scale: Scale::Linear,
-            },
-            &series,
+            &r.rows,
+            j,
+            (lo, hi),
+            Series::truth("exact (quadrature)", exact),
+            (&title, if j == 0 { "W0" } else { "W1" }),
         )?;
     }
     Ok(())
@@ -559,7 +517,7 @@ fn plot_marginals(r: &Blr2d, opts: &RunOptions) -> Result<(), ExperimentError> {
 pub fn header(r: &Blr2d) -> String {
     let rf = &r.reference;
     format!(
-        "blr-2d (004 §4.2, Tables 2–3): N = {N}, batch {BATCH}, L = {LEAPFROG}, {} burn-in + {} recorded iterations, {} run(s) per method\n\
+        "blr-2d (Roychowdhury & Parthasarathy 2017 §4.2, Tables 2–3): N = {N}, batch {BATCH}, L = {LEAPFROG}, {} burn-in + {} recorded iterations, {} run(s) per method\n\
          reference: HMC ε = {REFERENCE_STEP}, L = {LEAPFROG}, {} + {} iterations, acceptance {}: mean W = ({}, {}) ± MCSE ({}, {}), sd W = ({}, {})\n\
          quadrature check: mean W = ({}, {}), sd W = ({}, {}); reference − quadrature = ({}, {}) MCSE",
         r.lengths.burn_in,
@@ -581,4 +539,20 @@ pub fn header(r: &Blr2d) -> String {
         sig((rf.mean[0] - rf.quadrature_mean[0]) / rf.mcse[0], 2),
         sig((rf.mean[1] - rf.quadrature_mean[1]) / rf.mcse[1], 2),
     )
+}
+
+/// The text the CLI prints: [`header`], Tables 2 and 3 and the tuning candidates.
+pub fn report(r: &Blr2d) -> String {
+    format!(
+        "{}\nTable 2 (RMSE about the reference posterior mean; mean ± sd over runs):\n{}\nTable 3 (ms per iteration, fastest of {TIMING_REPEATS} single-threaded timing chains):\n{}\n{}",
+        header(r),
+        table(r),
+        times_table(r),
+        tuning_report(&r.tuning)
+    )
+}
+
+/// Runs the experiment and returns [`report`].
+pub fn cli(opts: &RunOptions) -> Result<String, ExperimentError> {
+    run(opts).map(|r| report(&r))
 }

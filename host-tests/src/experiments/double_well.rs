@@ -4,22 +4,22 @@
 //! no injected noise (A = 0), h = 0.01, 10⁶ samples per chain. The fixed-friction runs are the
 //! Langevin dynamics dp = −∇Ũ dt − ξp dt with the gradient noise as the only noise (SGHMC with
 //! friction ξ and B̂ = ξ, so its injected noise √(2(ξ − B̂)h) is zero); ξ = B = 1 is then exact
-//! Langevin dynamics, ξ > B freezes the chain into one well, ξ < B heats it up. SGNHT (000 Alg.
-//! 1, ξ₀ = A = 0) learns ξ ≈ B by itself.
+//! Langevin dynamics, ξ > B freezes the chain into one well, ξ < B heats it up. SGNHT (Ding et
+//! al. 2014, Alg. 1, ξ₀ = A = 0) learns ξ ≈ B by itself.
 
-use super::common::{ExperimentError, RunOptions, drive, grid, sig};
-use crate::diagnostics::{Axis, Histogram, split_rhat};
+use super::common::{
+    Dynamics, DynamicsSettings, ExperimentError, Job, RunOptions, SamplerError, Start, all_ok,
+    grid, run_observed, sig,
+};
+use crate::diagnostics::{Axis, DrawCollector, Histogram, split_rhat};
 use crate::models::double_well::{barrier, density, noisy_gradient};
 use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::{Table, write_columns};
-use rand_pcg::Pcg64;
-use rayon::prelude::*;
-use sgmcmc::sampler::{Sghmc, SghmcParams, Sgnht, SgnhtParams};
-use sgmcmc::{ChainState, Integrator, Workspace};
+use sgmcmc::prelude::*;
 
-/// Step size h (000 §3).
+/// Step size h (Ding et al. 2014, §3).
 pub const H: f64 = 0.01;
-/// Gradient-noise level B (000 §3).
+/// Gradient-noise level B (Ding et al. 2014, §3).
 pub const B: f64 = 1.0;
 
 /// One configuration of Fig. 1.
@@ -79,89 +79,100 @@ pub struct DoubleWellResult {
     pub true_right_fraction: f64,
 }
 
+/// What one chain records, step by step (an [`Observer`] of every sampler of [`Friction::ALL`]).
 struct ChainOut {
-    samples: Vec<f64>,
+    samples: DrawCollector,
     running_kinetic: Vec<(f64, f64)>,
     xi_trace: Vec<(f64, f64)>,
     sum_kinetic: f64,
     sum_xi_late: f64,
     crossings: u64,
+    steps: usize,
+    /// The fixed friction, or `None` to read SGNHT's ξ from the step statistics.
+    fixed_xi: Option<f64>,
+    /// The next running-mean checkpoint (steps), spaced 2 % apart in log t for the log-scale
+    /// figure.
+    next_k: usize,
+    every_xi: usize,
+    side: i8,
 }
 
-fn run_chain(
-    friction: Friction,
-    integrator: Integrator,
-    steps: usize,
-    seed: u64,
-    pb: &indicatif::ProgressBar,
-) -> Result<ChainOut, sgmcmc::StepError> {
-    let (mut theta, mut p, mut g, mut s) = ([0.0], [0.0], [0.0], [0.0]);
-    let mut rng = Pcg64::new(seed as u128, 0xd1);
-    p[0] = sgmcmc::rng::standard_normal_f64(&mut rng);
-    let mut grad = noisy_gradient(H, B, seed ^ 0x5eed);
-    // Running-mean checkpoints spaced 2 % apart in log t, for the log-scale figure.
-    let mut next_k = 1usize;
-    let every_xi = (steps / 2000).max(1);
-    let mut out = ChainOut {
-        samples: Vec::with_capacity(steps),
-        running_kinetic: Vec::new(),
-        xi_trace: Vec::new(),
-        sum_kinetic: 0.0,
-        sum_xi_late: 0.0,
-        crossings: 0,
-    };
-    let mut side = 0i8;
-    let mut observe = |t: usize, th: f64, mom: f64, xi: f64| {
-        out.samples.push(th);
-        out.sum_kinetic += 0.5 * mom * mom;
-        if t >= steps / 2 {
-            out.sum_xi_late += xi;
+impl ChainOut {
+    fn new(steps: usize, fixed_xi: Option<f64>) -> Self {
+        ChainOut {
+            samples: DrawCollector::new(1).with_capacity(steps),
+            running_kinetic: Vec::new(),
+            xi_trace: Vec::new(),
+            sum_kinetic: 0.0,
+            sum_xi_late: 0.0,
+            crossings: 0,
+            steps,
+            fixed_xi,
+            next_k: 1,
+            every_xi: (steps / 2000).max(1),
+            side: 0,
         }
-        if t + 1 == next_k {
-            out.running_kinetic
-                .push(((t + 1) as f64, out.sum_kinetic / (t + 1) as f64));
-            next_k = (next_k + 1).max((next_k as f64 * 1.02) as usize);
+    }
+}
+
+impl<S: ChainState<f64>> Observer<S, f64> for ChainOut {
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+        self.samples.observe(step, sampler, stats);
+        let t = step as usize;
+        let (th, mom) = (sampler.position()[0], sampler.momentum()[0]);
+        let xi = self
+            .fixed_xi
+            .unwrap_or_else(|| stats.thermostat.unwrap_or(0.0));
+        self.sum_kinetic += 0.5 * mom * mom;
+        if t >= self.steps / 2 {
+            self.sum_xi_late += xi;
         }
-        if t.is_multiple_of(every_xi) {
-            out.xi_trace.push((t as f64, xi));
+        if t + 1 == self.next_k {
+            self.running_kinetic
+                .push(((t + 1) as f64, self.sum_kinetic / (t + 1) as f64));
+            self.next_k = (self.next_k + 1).max((self.next_k as f64 * 1.02) as usize);
+        }
+        if t.is_multiple_of(self.every_xi) {
+            self.xi_trace.push((t as f64, xi));
         }
         let now = if th < -1.0 {
             -1
         } else if th > 1.0 {
             1
         } else {
-            side
+            self.side
         };
-        if side != 0 && now != side {
-            out.crossings += 1;
+        if self.side != 0 && now != self.side {
+            self.crossings += 1;
         }
-        side = now;
-    };
-    let work = Workspace::new(&mut g, &mut s);
-    match friction {
+        self.side = now;
+    }
+}
+
+fn run_chain(
+    friction: Friction,
+    integrator: Integrator,
+    job: Job,
+) -> Result<ChainOut, SamplerError> {
+    let mut start = Start::new(&[0.0], job.seed, 0xd1);
+    let mut grad = noisy_gradient(H, B, job.seed ^ 0x5eed);
+    let (sampler, fixed_xi) = match friction {
+        // Friction ξ with B̂ = ξ: no injected noise.
         Friction::Fixed(xi) => {
-            let prm = SghmcParams::with_noise_estimate(H, xi, xi).expect("valid parameters");
-            let mut smp =
-                Sghmc::new(prm, integrator, &mut theta, &mut p, work).expect("buffers of length 1");
-            drive(&mut smp, &mut grad, &mut rng, steps, pb, |t, s, _| {
-                observe(t, s.position()[0], s.momentum()[0], xi)
-            })?;
+            let settings = DynamicsSettings::new(H, xi, integrator);
+            let settings = DynamicsSettings {
+                noise_estimate: xi,
+                ..settings
+            };
+            ((Dynamics::Sghmc, settings), Some(xi))
         }
         Friction::Thermostat => {
-            let prm = SgnhtParams::new(H, 0.0).expect("valid parameters");
-            let mut smp =
-                Sgnht::new(prm, integrator, &mut theta, &mut p, work).expect("buffers of length 1");
-            drive(&mut smp, &mut grad, &mut rng, steps, pb, |t, s, st| {
-                observe(
-                    t,
-                    s.position()[0],
-                    s.momentum()[0],
-                    st.thermostat.unwrap_or(0.0),
-                )
-            })?;
+            let settings = DynamicsSettings::new(H, 0.0, integrator);
+            ((Dynamics::Sgnht, settings), None)
         }
-    }
-    Ok(out)
+    };
+    let out = ChainOut::new(job.steps, fixed_xi);
+    run_observed(sampler, &mut start, &mut grad, job, out)
 }
 
 /// Fraction of e^{−U} right of the barrier (midpoint rule on [−8, 8], 10⁵ cells).
@@ -186,20 +197,11 @@ pub fn true_right_fraction() -> f64 {
 pub fn run(opts: &RunOptions, integrator: Integrator) -> Result<DoubleWellResult, ExperimentError> {
     opts.prepare()?;
     let steps = if opts.quick { 200_000 } else { 1_000_000 };
-    let tasks: Vec<(usize, usize)> = (0..Friction::ALL.len())
-        .flat_map(|k| (0..opts.chains).map(move |c| (k, c)))
-        .collect();
-    let pb = opts.progress_bar((tasks.len() * steps) as u64, "double-well");
-    let outs: Vec<Result<ChainOut, ExperimentError>> = tasks
-        .par_iter()
-        .map(|&(k, c)| {
-            let f = Friction::ALL[k];
-            run_chain(f, integrator, steps, opts.chain_seed(k, c), &pb)
-                .map_err(|e| ExperimentError::Step(f.label(), e))
-        })
-        .collect();
-    pb.finish_and_clear();
-    let mut outs = outs.into_iter().collect::<Result<Vec<_>, _>>()?.into_iter();
+    let outs = opts.par_chains(&Friction::ALL, steps, "double-well", |k, &f, c, pb| {
+        let seed = opts.chain_seed(k, c);
+        run_chain(f, integrator, Job { steps, seed, pb }).map_err(|e| e.named(f.label()))
+    });
+    let mut outs = all_ok(outs)?.into_iter();
     let axis = Axis::new(-6.0, 6.0, 120).expect("valid axis");
     let b = barrier();
     let mut runs = Vec::new();
@@ -207,10 +209,10 @@ pub fn run(opts: &RunOptions, integrator: Integrator) -> Result<DoubleWellResult
     let mut kinetic_series = Vec::new();
     let mut xi_series = Vec::new();
     for (k, f) in Friction::ALL.into_iter().enumerate() {
-        let chains: Vec<ChainOut> = (0..opts.chains).filter_map(|_| outs.next()).collect();
+        let chains: Vec<ChainOut> = outs.next().unwrap_or_default();
         let mut hist = Histogram::new(axis);
         for ch in &chains {
-            hist.extend(&ch.samples)
+            hist.extend(ch.samples.as_flat())
                 .map_err(|e| ExperimentError::Invalid(e.to_string()))?;
         }
         let kl = hist
@@ -219,10 +221,10 @@ pub fn run(opts: &RunOptions, integrator: Integrator) -> Result<DoubleWellResult
         let total = (steps * chains.len()) as f64;
         let right = chains
             .iter()
-            .map(|c| c.samples.iter().filter(|&&x| x > b).count())
+            .map(|c| c.samples.as_flat().iter().filter(|&&x| x > b).count())
             .sum::<usize>() as f64;
         let rhat = if chains.len() > 1 {
-            let v: Vec<&[f64]> = chains.iter().map(|c| c.samples.as_slice()).collect();
+            let v: Vec<&[f64]> = chains.iter().map(|c| c.samples.as_flat()).collect();
             split_rhat(&v).ok().map(|r| r.rhat)
         } else {
             None
@@ -309,7 +311,7 @@ pub fn run(opts: &RunOptions, integrator: Integrator) -> Result<DoubleWellResult
     line_chart(
         &opts.out.join("double-well-xi.png"),
         &Chart {
-            title: "Double well: SGNHT's ξ adapts to B (000 Fig. 4)",
+            title: "Double well: SGNHT's ξ adapts to B (Ding et al. 2014, Fig. 4)",
             x_label: "iteration",
             y_label: "ξ",
             x_scale: Scale::Linear,
@@ -367,4 +369,19 @@ pub fn table(r: &DoubleWellResult) -> Table {
         ]);
     }
     t
+}
+
+/// The text the CLI prints: the settings and [`table`].
+pub fn report(r: &DoubleWellResult, opts: &RunOptions) -> String {
+    format!(
+        "Double well (Ding et al. 2014 §3, Fig. 1), h = {H}, B = {B}, {} samples per chain, {} chain(s)\n{}",
+        r.runs.first().map_or(0, |run| run.steps),
+        opts.chains,
+        table(r)
+    )
+}
+
+/// Runs the experiment and returns [`report`].
+pub fn cli(opts: &RunOptions, integrator: Integrator) -> Result<String, ExperimentError> {
+    run(opts, integrator).map(|r| report(&r, opts))
 }

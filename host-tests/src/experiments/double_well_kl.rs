@@ -6,17 +6,17 @@
 //! from the true density. A chain that diverges (the Euler thermostat is unstable once ξh > 2)
 //! has no histogram; it is reported as diverged, with the step at which it did.
 
-use super::common::{ExperimentError, RunOptions, drive, sig};
-use crate::diagnostics::{Axis, Histogram};
+use super::common::{
+    Dynamics, DynamicsSettings, ExperimentError, Job, RunOptions, SamplerError, Start,
+    run_observed, sig,
+};
+use crate::diagnostics::{Axis, DrawCollector, Histogram};
 use crate::models::double_well::{density, noisy_gradient};
 use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::Table;
-use rand_pcg::Pcg64;
-use rayon::prelude::*;
-use sgmcmc::sampler::{MSgnht, SgnhtParams};
-use sgmcmc::{ChainState, Integrator, StepError, Workspace};
+use sgmcmc::prelude::*;
 
-/// The step sizes of 003 Fig. 1.
+/// The step sizes of Li et al. 2016, Fig. 1.
 pub const STEPS: [f64; 8] = [0.001, 0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3];
 /// The step sizes the quick mode runs (where the paper's gap is large).
 pub const QUICK_STEPS: [f64; 3] = [0.1, 0.2, 0.3];
@@ -57,35 +57,44 @@ pub struct KlRow {
     pub euler: Kl,
     /// mSGNHT-S.
     pub splitting: Kl,
-    /// Mean ξ of the splitting chains (third row of 003 Fig. 2: it should approach B = 1).
+    /// Mean ξ of the splitting chains (third row of Li et al. 2016, Fig. 2: it should approach B =
+    /// 1).
     pub splitting_xi: f64,
 }
 
+/// What a chain records: θ and the sum of the mean ξ over the steps.
+struct KlChain {
+    samples: DrawCollector,
+    xi_sum: f64,
+}
+
+impl<S: ChainState<f64>> Observer<S, f64> for KlChain {
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+        self.samples.observe(step, sampler, stats);
+        self.xi_sum += stats.thermostat.unwrap_or(0.0);
+    }
+}
+
+/// One chain of mSGNHT (D = 0, so ξᵢ₀ = 0): its samples and mean ξ, or the step at which it
+/// diverged.
 fn run_chain(
     integrator: Integrator,
     h: f64,
-    steps: usize,
-    seed: u64,
-    pb: &indicatif::ProgressBar,
-) -> Result<(Vec<f64>, f64), (usize, StepError)> {
-    let (mut theta, mut p, mut xi, mut g, mut s) = ([0.0], [0.0], [0.0], [0.0], [0.0]);
-    let mut rng = Pcg64::new(seed as u128, 0xd2);
-    p[0] = sgmcmc::rng::standard_normal_f64(&mut rng);
+    job: Job,
+) -> Result<(Vec<f64>, f64), (usize, SamplerError)> {
+    let (steps, seed) = (job.steps, job.seed);
+    let mut start = Start::new(&[0.0], seed, 0xd2);
     let mut grad = noisy_gradient(h, B, seed ^ 0x5eed);
-    let prm = SgnhtParams::new(h, 0.0).expect("valid parameters");
-    let work = Workspace::new(&mut g, &mut s);
-    let mut smp = MSgnht::new(prm, integrator, &mut theta, &mut p, &mut xi, work)
-        .expect("buffers of length 1");
-    let mut samples = Vec::with_capacity(steps);
-    let mut xi_sum = 0.0;
-    let mut reached = 0;
-    drive(&mut smp, &mut grad, &mut rng, steps, pb, |t, s, st| {
-        samples.push(s.position()[0]);
-        xi_sum += st.thermostat.unwrap_or(0.0);
-        reached = t + 1;
-    })
-    .map_err(|e| (reached, e))?;
-    Ok((samples, xi_sum / steps as f64))
+    let out = KlChain {
+        samples: DrawCollector::new(1).with_capacity(steps),
+        xi_sum: 0.0,
+    };
+    let sampler = (Dynamics::MSgnht, DynamicsSettings::new(h, 0.0, integrator));
+    let out = run_observed(sampler, &mut start, &mut grad, job, out).map_err(|e| match e {
+        SamplerError::Run(r) => (r.completed as usize, e),
+        SamplerError::Build(_) => (0, e),
+    })?;
+    Ok((out.samples.into_flat(), out.xi_sum / steps as f64))
 }
 
 /// Runs the experiment, writes `double-well-kl.csv` and `double-well-kl.png` into `opts.out`.
@@ -94,24 +103,19 @@ pub fn run(opts: &RunOptions) -> Result<Vec<KlRow>, ExperimentError> {
     let hs: &[f64] = if opts.quick { &QUICK_STEPS } else { &STEPS };
     // 10⁶ samples per chain in both modes (a 1-d step costs ~30 ns); quick mode runs fewer h.
     let steps = 1_000_000;
-    let integrators = [Integrator::Euler, Integrator::Splitting];
-    let tasks: Vec<(usize, usize, usize)> = (0..hs.len())
-        .flat_map(|k| (0..2).flat_map(move |i| (0..opts.chains).map(move |c| (k, i, c))))
+    let configs: Vec<(f64, Integrator)> = hs
+        .iter()
+        .flat_map(|&h| [Integrator::Euler, Integrator::Splitting].map(|i| (h, i)))
         .collect();
-    let pb = opts.progress_bar((tasks.len() * steps) as u64, "double-well-kl");
-    let outs: Vec<_> = tasks
-        .par_iter()
-        .map(|&(k, i, c)| {
-            run_chain(
-                integrators[i],
-                hs[k],
-                steps,
-                opts.chain_seed(k * 2 + i, c),
-                &pb,
-            )
-        })
-        .collect();
-    pb.finish_and_clear();
+    let outs = opts.par_chains(
+        &configs,
+        steps,
+        "double-well-kl",
+        |k, &(h, integrator), c, pb| {
+            let seed = opts.chain_seed(k, c);
+            run_chain(integrator, h, Job { steps, seed, pb })
+        },
+    );
     let axis = Axis::new(-6.0, 6.0, 120).expect("valid axis");
     let mut rows = Vec::new();
     let mut outs = outs.into_iter();
@@ -122,15 +126,14 @@ pub fn run(opts: &RunOptions) -> Result<Vec<KlRow>, ExperimentError> {
             let mut hist = Histogram::new(axis);
             let mut diverged = None;
             let mut xi_sum = 0.0;
-            for _ in 0..opts.chains {
-                match outs.next() {
-                    Some(Ok((samples, x))) => {
+            for out in outs.next().unwrap_or_default() {
+                match out {
+                    Ok((samples, x)) => {
                         hist.extend(&samples)
                             .map_err(|e| ExperimentError::Invalid(e.to_string()))?;
                         xi_sum += x;
                     }
-                    Some(Err((t, _))) => diverged = Some(diverged.map_or(t, |d: usize| d.min(t))),
-                    None => {}
+                    Err((t, _)) => diverged = Some(diverged.map_or(t, |d: usize| d.min(t))),
                 }
             }
             *kl = match diverged {
@@ -167,7 +170,7 @@ pub fn run(opts: &RunOptions) -> Result<Vec<KlRow>, ExperimentError> {
     line_chart(
         &opts.out.join("double-well-kl.png"),
         &Chart {
-            title: "Double well: KL(histogram ‖ truth) vs step size (003 Fig. 1)",
+            title: "Double well: KL(histogram ‖ truth) vs step size (Li et al. 2016, Fig. 1)",
             x_label: "step size h",
             y_label: "KL divergence",
             x_scale: Scale::Log,
@@ -193,4 +196,17 @@ pub fn table(rows: &[KlRow]) -> Table {
         ]);
     }
     t
+}
+
+/// The text the CLI prints: the paper's claim and [`table`].
+pub fn report(rows: &[KlRow]) -> String {
+    format!(
+        "Double well, KL vs step size (Li et al. 2016 Fig. 1; the paper plots mSGNHT-S below mSGNHT-E at every h)\n{}",
+        table(rows)
+    )
+}
+
+/// Runs the experiment and returns [`report`].
+pub fn cli(opts: &RunOptions) -> Result<String, ExperimentError> {
+    run(opts).map(|rows| report(&rows))
 }

@@ -7,33 +7,25 @@
 //! temperature ≈ (A + B)/A; SGNHT's ξ absorbs B. Both with the paper's Euler scheme by default,
 //! 10⁶ samples per chain, for h ∈ {0.01, 0.001} × A ∈ {1, 10}.
 
-use super::common::{ExperimentError, RunOptions, drive, grid, sig};
-use crate::diagnostics::{Axis, Histogram, Normalization};
+use super::common::{
+    DynamicsSettings, ExperimentError, Job, RunOptions, SamplerError, Start, grid, method_grid,
+    run_observed, sig,
+};
+use crate::diagnostics::{Axis, DrawCollector, Histogram, Normalization};
 use crate::models::GaussianMean;
 use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::Table;
-use rand_pcg::Pcg64;
-use rayon::prelude::*;
-use sgmcmc::sampler::{Sghmc, SghmcParams, Sgnht, SgnhtParams};
-use sgmcmc::{ChainState, Integrator, StepError, Workspace};
+use sgmcmc::prelude::*;
 
 /// Data points N.
 pub const N: usize = 100;
 /// Minibatch Ñ.
 pub const BATCH: usize = 10;
-/// The (h, A) settings of 000 App. E.
+/// The (h, A) settings of Ding et al. 2014, App. E.
 pub const SETTINGS: [(f64, f64); 4] = [(0.01, 1.0), (0.01, 10.0), (0.001, 1.0), (0.001, 10.0)];
 
-/// SGHMC or SGNHT.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Method {
-    /// SGHMC with friction A and no noise estimate.
-    Sghmc,
-    /// SGNHT with diffusion A (ξ₀ = A).
-    Sgnht,
-    /// mSGNHT (one thermostat per coordinate, Li et al. 2016); not in Ding et al.'s tables.
-    MSgnht,
-}
+/// SGHMC or SGNHT (and mSGNHT, which in one dimension is SGNHT).
+pub use super::common::Dynamics as Method;
 
 /// One (method, h, A) run, pooled over chains.
 #[derive(Clone, Debug)]
@@ -69,58 +61,42 @@ pub struct GaussianMeanResult {
     pub exact_sd: f64,
 }
 
+/// What one chain records (an [`Observer`] of every [`Method`]'s sampler).
 struct ChainOut {
-    samples: Vec<f64>,
+    samples: DrawCollector,
     sum_kinetic: f64,
     sum_xi: f64,
+}
+
+impl<S: ChainState<f64>> Observer<S, f64> for ChainOut {
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+        self.samples.observe(step, sampler, stats);
+        let p = sampler.momentum()[0];
+        self.sum_kinetic += 0.5 * p * p;
+        self.sum_xi += stats.thermostat.unwrap_or(0.0);
+    }
 }
 
 fn run_chain(
     model: &GaussianMean,
     method: Method,
-    integrator: Integrator,
-    (h, a): (f64, f64),
-    steps: usize,
-    seed: u64,
-    pb: &indicatif::ProgressBar,
-) -> Result<ChainOut, StepError> {
-    let (mut theta, mut p, mut g, mut s) = ([model.posterior_mean()], [0.0], [0.0], [0.0]);
-    let mut rng = Pcg64::new(seed as u128, 0xd3);
-    p[0] = sgmcmc::rng::standard_normal_f64(&mut rng);
+    settings: DynamicsSettings,
+    job: Job,
+) -> Result<ChainOut, SamplerError> {
+    let (steps, seed) = (job.steps, job.seed);
+    let mut start = Start::new(&[model.posterior_mean()], seed, 0xd3);
     let mut grad = model.stochastic_gradient(seed ^ 0xba7c);
-    let mut out = ChainOut {
-        samples: Vec::with_capacity(steps),
+    let out = ChainOut {
+        samples: DrawCollector::new(1).with_capacity(steps),
         sum_kinetic: 0.0,
         sum_xi: 0.0,
     };
-    let work = Workspace::new(&mut g, &mut s);
-    let mut observe = |mu: f64, p: f64, xi: f64| {
-        out.samples.push(mu);
-        out.sum_kinetic += 0.5 * p * p;
-        out.sum_xi += xi;
+    // In one dimension mSGNHT is SGNHT; this experiment runs SGHMC and SGNHT only.
+    let method = match method {
+        Method::MSgnht => Method::Sgnht,
+        m => m,
     };
-    match method {
-        Method::Sghmc => {
-            let prm = SghmcParams::new(h, a).expect("valid parameters");
-            let mut smp = Sghmc::new(prm, integrator, &mut theta, &mut p, work).expect("length 1");
-            drive(&mut smp, &mut grad, &mut rng, steps, pb, |_, s, _| {
-                observe(s.position()[0], s.momentum()[0], 0.0)
-            })?;
-        }
-        // In one dimension mSGNHT is SGNHT; this experiment runs SGHMC and SGNHT only.
-        Method::Sgnht | Method::MSgnht => {
-            let prm = SgnhtParams::new(h, a).expect("valid parameters");
-            let mut smp = Sgnht::new(prm, integrator, &mut theta, &mut p, work).expect("length 1");
-            drive(&mut smp, &mut grad, &mut rng, steps, pb, |_, s, st| {
-                observe(
-                    s.position()[0],
-                    s.momentum()[0],
-                    st.thermostat.unwrap_or(0.0),
-                )
-            })?;
-        }
-    }
-    Ok(out)
+    run_observed((method, settings), &mut start, &mut grad, job, out)
 }
 
 fn normal_pdf(x: f64, m: f64, sd: f64) -> f64 {
@@ -137,41 +113,28 @@ pub fn run(
     let model = GaussianMean::simulate(N, BATCH, opts.seed);
     let steps = if opts.quick { 200_000 } else { 1_000_000 };
     let methods = [Method::Sghmc, Method::Sgnht];
-    let tasks: Vec<(usize, usize, usize)> = (0..2)
-        .flat_map(|m| (0..4).flat_map(move |k| (0..opts.chains).map(move |c| (m, k, c))))
-        .collect();
-    let pb = opts.progress_bar((tasks.len() * steps) as u64, "gaussian-mean");
-    let outs: Vec<Result<ChainOut, ExperimentError>> = tasks
-        .par_iter()
-        .map(|&(m, k, c)| {
-            run_chain(
-                &model,
-                methods[m],
-                integrator,
-                SETTINGS[k],
-                steps,
-                opts.chain_seed(m * 4 + k, c),
-                &pb,
-            )
-            .map_err(|e| ExperimentError::Step(format!("{:?} {:?}", methods[m], SETTINGS[k]), e))
-        })
-        .collect();
-    pb.finish_and_clear();
-    let mut outs = outs.into_iter().collect::<Result<Vec<_>, _>>()?.into_iter();
+    let mut outs = method_grid(
+        opts,
+        (&methods, &SETTINGS, integrator),
+        (steps, "gaussian-mean"),
+        |m, s, job| run_chain(&model, m, s, job),
+    )?
+    .into_iter();
     let (xbar, sd0) = (model.posterior_mean(), model.posterior_sd());
     let axis = Axis::new(xbar - 8.0 * sd0, xbar + 8.0 * sd0, 80).expect("valid axis");
     let mut runs = Vec::new();
     for method in methods {
         for (h, a) in SETTINGS {
-            let chains: Vec<ChainOut> = (0..opts.chains).filter_map(|_| outs.next()).collect();
+            let chains: Vec<ChainOut> = outs.next().unwrap_or_default();
             let total = (steps * chains.len()) as f64;
             let mut hist = Histogram::new(axis);
             let (mut s1, mut s2) = (0.0, 0.0);
             for c in &chains {
-                hist.extend(&c.samples)
+                let samples = c.samples.as_flat();
+                hist.extend(samples)
                     .map_err(|e| ExperimentError::Invalid(e.to_string()))?;
-                s1 += c.samples.iter().sum::<f64>();
-                s2 += c.samples.iter().map(|x| x * x).sum::<f64>();
+                s1 += samples.iter().sum::<f64>();
+                s2 += samples.iter().map(|x| x * x).sum::<f64>();
             }
             let mean = s1 / total;
             let kl = hist
@@ -222,7 +185,7 @@ pub fn run(
             })
             .collect();
         series.push(Series::truth("true posterior", truth.clone()));
-        let title = format!("Density of μ, {method:?} (000 Fig. 2)");
+        let title = format!("Density of μ, {method:?} (Ding et al. 2014, Fig. 2)");
         line_chart(
             &opts.out.join(file),
             &Chart {
@@ -267,4 +230,17 @@ pub fn table(r: &GaussianMeanResult) -> Table {
         ]);
     }
     t
+}
+
+/// The text the CLI prints: the setting, the paper's claim and [`table`].
+pub fn report(r: &GaussianMeanResult) -> String {
+    format!(
+        "Gaussian mean (Ding et al. 2014 §5.1): N = {N}, minibatch {BATCH}; the paper shows SGNHT accurate at every (h, A), SGHMC only at small h and large A\n{}",
+        table(r)
+    )
+}
+
+/// Runs the experiment and returns [`report`].
+pub fn cli(opts: &RunOptions, integrator: Integrator) -> Result<String, ExperimentError> {
+    run(opts, integrator).map(|r| report(&r))
 }

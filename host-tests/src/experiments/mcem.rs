@@ -1,15 +1,18 @@
-//! What the two MCEM experiments of 004 share: the eight samplers of its Tables 1–3, one "iteration" each, tuning and per-run summaries.
+//! What the two MCEM experiments of Roychowdhury & Parthasarathy 2017 share: the eight samplers of its Tables 1–3, one "iteration" each, tuning and per-run summaries.
 //!
-//! 004 §4.1: "An 'iteration' here refers to a complete E step, with the full quota of leapfrog
-//! jumps." So one iteration of every method is L leapfrog-type steps and then one recorded θ:
+//! Roychowdhury & Parthasarathy 2017 §4.1: "An 'iteration' here refers to a complete E step, with
+//! the full quota of leapfrog jumps." So one iteration of every method is L leapfrog-type steps and
+//! then one recorded θ:
 //!
-//! * HMC: one proposal of L leapfrog steps with Metropolis–Hastings (004 Alg. 1 without the
-//!   M-step), full-data gradients and energy;
-//! * SGHMC: a fresh p ~ N(0, I), then L Euler steps of SGHMC with friction A and B̂ = 0 (004
-//!   Alg. 3, which redraws p at every iteration);
-//! * SGNHT: L Euler steps of SGNHT with diffusion A, p and ξ carried over (004 Alg. 2);
-//! * SG-NPHMC: one sample of 004 Alg. 4 (p, q redrawn, s = 1, L generalized-leapfrog steps),
-//!   with noise estimates A = B = the tuned noise value and thermostat mass Q = [`THERMOSTAT_MASS`];
+//! * HMC: one proposal of L leapfrog steps with Metropolis–Hastings (Roychowdhury & Parthasarathy
+//!   2017 Alg. 1 without the M-step), full-data gradients and energy;
+//! * SGHMC: a fresh p ~ N(0, I), then L Euler steps of SGHMC with friction A and B̂ = 0
+//!   (Roychowdhury & Parthasarathy 2017 Alg. 3, which redraws p at every iteration);
+//! * SGNHT: L Euler steps of SGNHT with diffusion A, p and ξ carried over (Roychowdhury &
+//!   Parthasarathy 2017 Alg. 2);
+//! * SG-NPHMC: one sample of Roychowdhury & Parthasarathy 2017 Alg. 4 (p, q redrawn, s = 1, L
+//!   generalized-leapfrog steps), with noise estimates A = B = the tuned noise value and thermostat
+//!   mass Q = [`THERMOSTAT_MASS`];
 //! * the -EM variants: one `step` of the core's [`Mcem`] wrapper around the same sampler built
 //!   with a diagonal mass from M = I, which is one E-step (Alg. 1, 3: p redrawn; Alg. 2: not;
 //!   SG-NPHMC-EM: the core's default redraws p, q as Alg. 4 does, the extra row
@@ -19,21 +22,20 @@
 //! The stochastic samplers see minibatch gradients (and, for SG-NPHMC, the minibatch value Ũ on
 //! the same minibatch as the gradient it follows); HMC sees the full data.
 
-use super::common::{RunOptions, sig};
+use super::common::{ExperimentError, RunOptions, sig};
+use crate::diagnostics::DrawCollector;
 use crate::models::gaussian_mean::MinibatchSampler;
 use crate::models::logistic_regression::sigmoid;
 use crate::models::{LogisticRegression, NormalWishart};
-use crate::plot::Series;
+use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::Table;
+use rand_core::Rng;
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{Mcem, McemParams, McemWorkspace, NphmcEStep, SampleSize};
-use sgmcmc::kinetic::{MassBuffer, MassShape};
-use sgmcmc::sampler::{
-    Hmc, HmcParams, HmcWorkspace, SgNphmc, SgNphmcParams, SgNphmcWorkspace, Sghmc, SghmcParams,
-    Sgnht, SgnhtParams,
-};
-use sgmcmc::{ChainState, Energy, Gradient, Integrator, Sampler, StepError, Workspace};
+use sgmcmc::adapt::{Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::kinetic::MassShape;
+use sgmcmc::prelude::*;
 use std::fmt;
+use std::path::Path;
 use std::time::Instant;
 
 /// Thermostat mass Q of SG-NPHMC (our choice: the paper gives none; Q = 1 matches the unit
@@ -172,33 +174,35 @@ impl<P: BatchedPosterior + ?Sized> Energy<f64> for Minibatches<'_, P> {
     }
 }
 
-/// The rows of 004 Tables 1–3 (without the Riemannian RHMC and SGR-NPHMC), in the paper's order.
+/// The rows of Roychowdhury & Parthasarathy 2017 Tables 1–3 (without the Riemannian RHMC and
+/// SGR-NPHMC), in the paper's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
     /// HMC, identity mass.
     Hmc,
-    /// HMC-EM (004 Alg. 1).
+    /// HMC-EM (Roychowdhury & Parthasarathy 2017 Alg. 1).
     HmcEm,
     /// SGHMC, identity mass.
     Sghmc,
-    /// SGHMC-EM (004 Alg. 3).
+    /// SGHMC-EM (Roychowdhury & Parthasarathy 2017 Alg. 3).
     SghmcEm,
-    /// SG-NPHMC (004 Alg. 4), identity mass.
+    /// SG-NPHMC (Roychowdhury & Parthasarathy 2017 Alg. 4), identity mass.
     SgNphmc,
     /// SG-NPHMC-EM with the core's default E-step: one Alg. 4 block (p, q redrawn, s = 1) per
     /// E-step, which keeps θ's target (the core departs from the printed Alg. 5 here).
     SgNphmcEm,
     /// SGNHT, identity mass.
     Sgnht,
-    /// SGNHT-EM (004 Alg. 2).
+    /// SGNHT-EM (Roychowdhury & Parthasarathy 2017 Alg. 2).
     SgnhtEm,
-    /// SG-NPHMC-EM with the E-step of 004 Alg. 5 as printed (no redraw of p, q, s): an extra
-    /// row, listed last so the other rows keep their seeds.
+    /// SG-NPHMC-EM with the E-step of Roychowdhury & Parthasarathy 2017 Alg. 5 as printed (no
+    /// redraw of p, q, s): an extra row, listed last so the other rows keep their seeds.
     SgNphmcEmPrinted,
 }
 
 impl Method {
-    /// The eight of 004's tables, in their order, then the printed-Alg. 5 variant.
+    /// The eight of Roychowdhury & Parthasarathy 2017's tables, in their order, then the
+    /// printed-Alg. 5 variant.
     pub const ALL: [Method; 9] = [
         Method::Hmc,
         Method::HmcEm,
@@ -253,14 +257,14 @@ impl Method {
 pub struct Settings {
     /// Step ε (h).
     pub step: f64,
-    /// The noise term: SGHMC's friction A (004's C), SGNHT's diffusion A, SG-NPHMC's A = B;
-    /// unused by HMC.
+    /// The noise term: SGHMC's friction A (Roychowdhury & Parthasarathy 2017's C), SGNHT's
+    /// diffusion A, SG-NPHMC's A = B; unused by HMC.
     pub noise: f64,
-    /// Leapfrog-type steps per iteration (004's LP_S).
+    /// Leapfrog-type steps per iteration (Roychowdhury & Parthasarathy 2017's LP_S).
     pub leapfrog: u32,
     /// Minibatch size (stochastic methods).
     pub batch: usize,
-    /// E-step samples per M-step (004's S_count; -EM methods).
+    /// E-step samples per M-step (Roychowdhury & Parthasarathy 2017's S_count; -EM methods).
     pub s_count: usize,
 }
 
@@ -273,6 +277,18 @@ pub enum ChainError {
     Invalid(String),
     /// The sampler stopped at this iteration.
     Step(usize, StepError),
+}
+
+impl From<sgmcmc::Error> for ChainError {
+    fn from(e: sgmcmc::Error) -> Self {
+        ChainError::Invalid(e.to_string())
+    }
+}
+
+impl From<LayoutError> for ChainError {
+    fn from(e: LayoutError) -> Self {
+        ChainError::Invalid(e.to_string())
+    }
 }
 
 impl fmt::Display for ChainError {
@@ -359,43 +375,113 @@ pub struct ChainPlan<'a> {
 /// The identity map of [`ChainPlan::report`].
 pub fn as_is(_: &mut [f64]) {}
 
-struct IterationStats {
-    acceptance: Option<f64>,
+/// Roychowdhury & Parthasarathy 2017's "iteration" of SGHMC or SGNHT as one step: `steps` steps of
+/// the inner sampler, SGHMC's after a fresh p ~ N(0, I) (Roychowdhury & Parthasarathy 2017, Alg. 3;
+/// SGNHT's Alg. 2 carries p and ξ over). Its statistics are the last inner step's.
+struct Iteration<S> {
+    inner: S,
+    steps: u32,
+    redraw_momentum: bool,
 }
 
-/// Runs `plan.burn_in + plan.kept` iterations of `iterate` and records θ after each kept one.
-fn record<S: ChainState<f64>>(
+impl<S: ChainState<f64>> ChainState<f64> for Iteration<S> {
+    fn position(&self) -> &[f64] {
+        self.inner.position()
+    }
+    fn momentum(&self) -> &[f64] {
+        self.inner.momentum()
+    }
+    fn phase_mut(&mut self) -> (&mut [f64], &mut [f64]) {
+        self.inner.phase_mut()
+    }
+    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.inner.resample_momentum(rng);
+    }
+}
+
+impl<S: Sampler<f64, M>, M: ?Sized> Sampler<f64, M> for Iteration<S> {
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+    ) -> Result<StepStats<f64>, StepError> {
+        if self.redraw_momentum {
+            self.inner.resample_momentum(rng);
+        }
+        let mut last = StepStats {
+            step_size: f64::NAN,
+            kinetic_temperature: None,
+            thermostat: None,
+            acceptance: None,
+            accepted: None,
+        };
+        self.inner
+            .run_with(model, rng, self.steps.into(), |_, _, st| last = *st)
+            .map_err(|e| e.error)?;
+        Ok(last)
+    }
+}
+
+/// Runs `plan.burn_in` iterations of `sampler` (one step each), then `plan.kept` more, recording
+/// θ (through `plan.report`) and the HMC acceptance after each.
+fn record<S: Sampler<f64, M>, M: ?Sized>(
     sampler: &mut S,
+    model: &mut M,
     rng: &mut Pcg64,
     plan: &ChainPlan<'_>,
-    mut iterate: impl FnMut(&mut S, &mut Pcg64) -> Result<IterationStats, StepError>,
 ) -> Result<Chain, ChainError> {
-    let dim = plan.init.len();
-    for t in 0..plan.burn_in {
-        iterate(sampler, rng).map_err(|e| ChainError::Step(t, e))?;
-    }
-    let mut samples = Vec::with_capacity(plan.kept * dim);
+    let stopped =
+        |before: usize| move |e: RunError| ChainError::Step(before + e.completed as usize, e.error);
+    sampler
+        .run(model, rng, plan.burn_in as u64, &mut ())
+        .map_err(stopped(0))?;
+    let mut draws = DrawCollector::new(plan.init.len())
+        .map(plan.report)
+        .with_capacity(plan.kept);
     let (mut acc_sum, mut acc_n) = (0.0, 0usize);
     let start = Instant::now();
-    for t in 0..plan.kept {
-        let s = iterate(sampler, rng).map_err(|e| ChainError::Step(plan.burn_in + t, e))?;
-        if let Some(a) = s.acceptance {
-            acc_sum += a;
-            acc_n += 1;
-        }
-        let at = samples.len();
-        samples.extend_from_slice(sampler.position());
-        (plan.report)(&mut samples[at..]);
-    }
+    sampler
+        .run_with(model, rng, plan.kept as u64, |t, s, st| {
+            if let Some(a) = st.acceptance {
+                acc_sum += a;
+                acc_n += 1;
+            }
+            draws.observe(t, s, st);
+        })
+        .map_err(stopped(plan.burn_in))?;
     let seconds = start.elapsed().as_secs_f64();
     Ok(Chain {
-        dim,
-        samples,
+        dim: draws.dims(),
+        samples: draws.into_flat(),
         seconds,
         acceptance: (acc_n > 0).then(|| acc_sum / acc_n as f64),
         inverse_mass: None,
         m_steps: 0,
     })
+}
+
+/// The SGHMC settings of a method: friction A = the noise term, Euler (Roychowdhury &
+/// Parthasarathy 2017, Alg. 3).
+fn sghmc_params(settings: &Settings) -> SghmcParams<f64> {
+    SghmcParams::new(settings.step)
+        .with_friction(settings.noise)
+        .with_integrator(Integrator::Euler)
+}
+
+/// The SGNHT settings of a method: diffusion A = the noise term, Euler (Alg. 2).
+fn sgnht_params(settings: &Settings) -> SgnhtParams<f64> {
+    SgnhtParams::new(settings.step)
+        .with_diffusion(settings.noise)
+        .with_integrator(Integrator::Euler)
+}
+
+/// The SG-NPHMC settings of a method: A = B = the noise term, Q = [`THERMOSTAT_MASS`] (Alg. 4).
+fn sg_nphmc_params(settings: &Settings) -> SgNphmcParams<f64> {
+    SgNphmcParams::new(settings.step)
+        .with_thermostat_mass(THERMOSTAT_MASS)
+        .with_energy_noise(settings.noise)
+        .with_gradient_noise(settings.noise)
+        .with_leapfrog_steps(settings.leapfrog)
 }
 
 /// Runs one chain of `method` with `settings` on `posterior`.
@@ -406,108 +492,70 @@ pub fn run_chain<P: BatchedPosterior>(
     plan: &ChainPlan<'_>,
 ) -> Result<Chain, ChainError> {
     let d = posterior.dim();
-    let invalid = |e: &dyn fmt::Display| ChainError::Invalid(e.to_string());
     let mut rng = Pcg64::new(plan.seed as u128, 0xe5);
     let mut theta = plan.init.to_vec();
-    let (mut p, mut g, mut s0, mut s1, mut s2) = (
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-    );
+    let mut p = vec![0.0; d];
     sgmcmc::rng::fill_standard_normal(&mut rng, &mut p);
-    let minibatch_seed = plan.seed ^ 0x5eed_ba7c;
+    if method.is_em() {
+        return run_em_chain(
+            posterior, method, settings, plan, &mut rng, &mut theta, &mut p,
+        );
+    }
+    let (rng, theta, p) = (&mut rng, &mut theta, &mut p);
+    let mut work = vec![0.0; Hmc::<f64>::workspace_len(d)];
+    let sg_work = &mut work[..Sghmc::<f64>::workspace_len(d)];
+    let minibatches = || Minibatches::new(posterior, settings.batch, plan.seed ^ 0x5eed_ba7c);
     let l = settings.leapfrog;
     match method {
         Method::Hmc => {
-            let params = HmcParams::new(settings.step, l).map_err(|e| invalid(&e))?;
-            let work = HmcWorkspace::new(&mut g, &mut s0, &mut s1, &mut s2);
-            let mut smp =
-                Hmc::new(params, None, &mut theta, &mut p, work).map_err(|e| invalid(&e))?;
-            let mut model = FullData(posterior);
-            record(&mut smp, &mut rng, plan, |s, r| {
-                let st = s.step(&mut model, r)?;
-                Ok(IterationStats {
-                    acceptance: st.acceptance,
-                })
-            })
+            let params = HmcParams::new(settings.step).with_leapfrog_steps(l);
+            let mut smp = Hmc::new(params, theta, p, &mut work)?;
+            record(&mut smp, &mut FullData(posterior), rng, plan)
         }
         Method::Sghmc => {
-            let params =
-                SghmcParams::new(settings.step, settings.noise).map_err(|e| invalid(&e))?;
-            let work = Workspace::new(&mut g, &mut s0);
-            let mut smp = Sghmc::new(params, Integrator::Euler, &mut theta, &mut p, work)
-                .map_err(|e| invalid(&e))?;
-            let mut model = Minibatches::new(posterior, settings.batch, minibatch_seed);
-            record(&mut smp, &mut rng, plan, |s, r| {
-                // 004 Alg. 3: p ~ N(0, M) at the start of every iteration.
-                s.resample_momentum(r);
-                for _ in 0..l {
-                    s.step(&mut model, r)?;
-                }
-                Ok(IterationStats { acceptance: None })
-            })
+            let inner = Sghmc::new(sghmc_params(settings), theta, p, sg_work)?;
+            let mut smp = Iteration {
+                inner,
+                steps: l,
+                redraw_momentum: true,
+            };
+            record(&mut smp, &mut minibatches(), rng, plan)
         }
         Method::Sgnht => {
-            let params =
-                SgnhtParams::new(settings.step, settings.noise).map_err(|e| invalid(&e))?;
-            let work = Workspace::new(&mut g, &mut s0);
-            let mut smp = Sgnht::new(params, Integrator::Euler, &mut theta, &mut p, work)
-                .map_err(|e| invalid(&e))?;
-            let mut model = Minibatches::new(posterior, settings.batch, minibatch_seed);
-            record(&mut smp, &mut rng, plan, |s, r| {
-                // 004 Alg. 2: p and ξ carry over between iterations.
-                for _ in 0..l {
-                    s.step(&mut model, r)?;
-                }
-                Ok(IterationStats { acceptance: None })
-            })
+            let params = sgnht_params(settings);
+            let mut xi = params.initial_thermostat();
+            let inner = Sgnht::new(params, theta, p, &mut xi, sg_work)?;
+            let mut smp = Iteration {
+                inner,
+                steps: l,
+                redraw_momentum: false,
+            };
+            record(&mut smp, &mut minibatches(), rng, plan)
         }
-        Method::SgNphmc => {
-            let params = SgNphmcParams::new(
-                settings.step,
-                THERMOSTAT_MASS,
-                settings.noise,
-                settings.noise,
-                l,
-            )
-            .map_err(|e| invalid(&e))?;
-            let work = SgNphmcWorkspace::new(&mut g, &mut s0, &mut s1, &mut s2);
-            let mut smp =
-                SgNphmc::new(params, None, &mut theta, &mut p, work).map_err(|e| invalid(&e))?;
-            let mut model = Minibatches::new(posterior, settings.batch, minibatch_seed);
-            record(&mut smp, &mut rng, plan, |s, r| {
-                s.step(&mut model, r)?;
-                Ok(IterationStats { acceptance: None })
-            })
+        // SG-NPHMC (the -EM methods returned above).
+        _ => {
+            let mut smp = SgNphmc::new(sg_nphmc_params(settings), theta, p, &mut work)?;
+            record(&mut smp, &mut minibatches(), rng, plan)
         }
-        Method::HmcEm
-        | Method::SghmcEm
-        | Method::SgNphmcEm
-        | Method::SgnhtEm
-        | Method::SgNphmcEmPrinted => run_em_chain(
-            posterior, method, settings, plan, &mut rng, &mut theta, &mut p,
-        ),
     }
 }
 
 /// The MCEM settings of the -EM rows: LP_S = L, the core's default M-step (κ_k = k^−0.75,
-/// shrinkage 0.05, eigenvalue bounds \[10⁻⁴, 10⁴\], [`McemParams::paper_defaults`]) and an
-/// adaptive S_count (004 §3.2) starting at `settings.s_count`, with the core's default level
-/// α = 0.25 and S_I = 10 (004 §6.3); diagonal M. SG-NPHMC-EM's E-step is the core's default
-/// (an Alg. 4 block) unless `method` is [`Method::SgNphmcEmPrinted`].
+/// shrinkage 0.05, eigenvalue bounds \[10⁻⁴, 10⁴\], [`McemParams::new`]) and an adaptive S_count
+/// (Roychowdhury & Parthasarathy 2017, §3.2) starting at `settings.s_count`, with the core's
+/// default level α = 0.25 and S_I = 10 (§6.3); diagonal M. SG-NPHMC-EM's E-step is the core's
+/// default (an Alg. 4 block) unless `method` is [`Method::SgNphmcEmPrinted`].
 pub fn em_params(method: Method, settings: &Settings) -> Result<McemParams<f64>, ChainError> {
-    let invalid = |e: &dyn fmt::Display| ChainError::Invalid(e.to_string());
-    let defaults = McemParams::<f64>::paper_defaults(settings.leapfrog).map_err(|e| invalid(&e))?;
     let size = SampleSize::adaptive(
         settings.s_count as u64,
         SampleSize::<f64>::DEFAULT_LEVEL,
         10,
     )
-    .map_err(|e| invalid(&e))?;
-    let params =
-        McemParams::new(settings.leapfrog, *defaults.m_step(), size).map_err(|e| invalid(&e))?;
+    .map_err(|e| ChainError::Invalid(e.to_string()))?;
+    let params = McemParams::new(settings.leapfrog).with_sample_size(size);
+    params
+        .validate()
+        .map_err(|e| ChainError::Invalid(e.to_string()))?;
     Ok(if method == Method::SgNphmcEmPrinted {
         params.with_nphmc_e_step(NphmcEStep::Printed)
     } else {
@@ -515,7 +563,7 @@ pub fn em_params(method: Method, settings: &Settings) -> Result<McemParams<f64>,
     })
 }
 
-/// One chain of an -EM method: the base sampler built with a diagonal mass M = I, wrapped in the
+/// One chain of an -EM method: the base sampler with a diagonal mass from M = I, wrapped in the
 /// core's [`Mcem`]; one wrapper step is one iteration (one E-step).
 fn run_em_chain<P: BatchedPosterior>(
     posterior: &P,
@@ -527,31 +575,20 @@ fn run_em_chain<P: BatchedPosterior>(
     p: &mut [f64],
 ) -> Result<Chain, ChainError> {
     let d = theta.len();
-    let invalid = |e: &dyn fmt::Display| ChainError::Invalid(e.to_string());
-    let (mut g, mut s0, mut s1, mut s2, mut mp) = (
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-        vec![0.0; d],
-    );
+    let mut work = vec![0.0; Hmc::<f64>::workspace_len(d)];
     let mut inv_mass = vec![1.0; d];
-    let mass = MassBuffer::diagonal(&mut inv_mass).map_err(|e| invalid(&e))?;
-    let mut buffer = vec![0.0; McemWorkspace::<f64>::len(d, MassShape::Diagonal)];
-    let em_work =
-        McemWorkspace::new(&mut buffer, d, MassShape::Diagonal).map_err(|e| invalid(&e))?;
+    let mass =
+        MassBuffer::diagonal(&mut inv_mass).map_err(|e| ChainError::Invalid(e.to_string()))?;
+    let mut em_work = vec![0.0; Mcem::<f64, Hmc<'_, f64>>::workspace_len(d, MassShape::Diagonal)];
     let params = em_params(method, settings)?;
-    let minibatch_seed = plan.seed ^ 0x5eed_ba7c;
+    let minibatches = || Minibatches::new(posterior, settings.batch, plan.seed ^ 0x5eed_ba7c);
+    let sg = Sghmc::<f64>::workspace_len(d);
     macro_rules! drive_em {
         ($sampler:expr, $model:expr) => {{
-            let mut em = Mcem::new($sampler, params, em_work).map_err(|e| invalid(&e))?;
-            let mut model = $model;
-            let mut chain = record(&mut em, rng, plan, |s, r| {
-                let st = s.step(&mut model, r)?;
-                Ok(IterationStats {
-                    acceptance: st.acceptance,
-                })
-            })?;
+            let mut smp = $sampler;
+            smp.set_mass(mass)?;
+            let mut em = Mcem::new(smp, params, &mut em_work)?;
+            let mut chain = record(&mut em, $model, rng, plan)?;
             chain.inverse_mass = Some(em.inverse_mass().to_vec());
             chain.m_steps = em.m_steps();
             Ok(chain)
@@ -559,48 +596,28 @@ fn run_em_chain<P: BatchedPosterior>(
     }
     match method {
         Method::HmcEm => {
-            let prm = HmcParams::new(settings.step, settings.leapfrog).map_err(|e| invalid(&e))?;
-            let work = HmcWorkspace::with_mass_scratch(&mut g, &mut s0, &mut s1, &mut s2, &mut mp);
-            let smp = Hmc::with_mass(prm, mass, theta, p, work).map_err(|e| invalid(&e))?;
-            drive_em!(smp, FullData(posterior))
-        }
-        Method::SghmcEm => {
-            let prm = SghmcParams::new(settings.step, settings.noise).map_err(|e| invalid(&e))?;
-            let work = Workspace::with_mass_scratch(&mut g, &mut s0, &mut mp);
-            let smp = Sghmc::with_mass(prm, Integrator::Euler, mass, theta, p, work)
-                .map_err(|e| invalid(&e))?;
+            let params = HmcParams::new(settings.step).with_leapfrog_steps(settings.leapfrog);
             drive_em!(
-                smp,
-                Minibatches::new(posterior, settings.batch, minibatch_seed)
+                Hmc::new(params, theta, p, &mut work)?,
+                &mut FullData(posterior)
             )
         }
+        Method::SghmcEm => drive_em!(
+            Sghmc::new(sghmc_params(settings), theta, p, &mut work[..sg])?,
+            &mut minibatches()
+        ),
         Method::SgnhtEm => {
-            let prm = SgnhtParams::new(settings.step, settings.noise).map_err(|e| invalid(&e))?;
-            let work = Workspace::with_mass_scratch(&mut g, &mut s0, &mut mp);
-            let smp = Sgnht::with_mass(prm, Integrator::Euler, mass, theta, p, work)
-                .map_err(|e| invalid(&e))?;
+            let params = sgnht_params(settings);
+            let mut xi = params.initial_thermostat();
             drive_em!(
-                smp,
-                Minibatches::new(posterior, settings.batch, minibatch_seed)
+                Sgnht::new(params, theta, p, &mut xi, &mut work[..sg])?,
+                &mut minibatches()
             )
         }
-        Method::SgNphmcEm | Method::SgNphmcEmPrinted => {
-            let prm = SgNphmcParams::new(
-                settings.step,
-                THERMOSTAT_MASS,
-                settings.noise,
-                settings.noise,
-                settings.leapfrog,
-            )
-            .map_err(|e| invalid(&e))?;
-            let work =
-                SgNphmcWorkspace::with_mass_scratch(&mut g, &mut s0, &mut s1, &mut s2, &mut mp);
-            let smp = SgNphmc::with_mass(prm, mass, theta, p, work).map_err(|e| invalid(&e))?;
-            drive_em!(
-                smp,
-                Minibatches::new(posterior, settings.batch, minibatch_seed)
-            )
-        }
+        Method::SgNphmcEm | Method::SgNphmcEmPrinted => drive_em!(
+            SgNphmc::new(sg_nphmc_params(settings), theta, p, &mut work)?,
+            &mut minibatches()
+        ),
         _ => Err(ChainError::Invalid(format!(
             "{} is not an -EM method",
             method.label()
@@ -623,20 +640,7 @@ pub fn tuning_score(chain: &Chain, exact_mean: &[f64], exact_sd: &[f64]) -> f64 
         / d as f64
 }
 
-/// Mean and sample sd (divisor n − 1; 0 for one value) of a list.
-pub fn mean_sd(xs: &[f64]) -> (f64, f64) {
-    let n = xs.len() as f64;
-    if xs.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    let m = xs.iter().sum::<f64>() / n;
-    let v = if xs.len() > 1 {
-        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, v.sqrt())
-}
+pub use super::common::mean_sd;
 
 /// One method's chains and numbers.
 #[derive(Clone, Debug)]
@@ -855,9 +859,9 @@ pub fn method_series(method: Method, points: Vec<(f64, f64)>) -> Series {
 }
 
 /// Runs `opts.chains` chains of every method of [`Method::ALL`] in parallel (chain r of method m
-/// seeded by `opts.chain_seed(m, r)`), then the timing chains of each method on this thread, one after
-/// the other, of `timed` recorded iterations after `timed / 4` burn-in (so no two chains share
-/// the 2 cores while being timed).
+/// seeded by `opts.chain_seed(m, r)`), then the timing chains of each method on this thread, one
+/// after the other, of `timed` recorded iterations after `timed / 4` burn-in (so no two chains
+/// share the 2 cores while being timed).
 pub fn run_methods<'a, P: BatchedPosterior>(
     posterior: &P,
     settings_of: impl Fn(Method) -> Settings + Sync,
@@ -914,6 +918,120 @@ pub fn run_methods<'a, P: BatchedPosterior>(
         });
     }
     rows
+}
+
+/// Tunes every method of [`Method::ALL`] over its `candidates` ([`tune`], candidate k's chains
+/// seeded by configurations 100 + k, disjoint from the reported runs'), then runs every method
+/// with its best candidate (the first candidate if all failed) by [`run_methods`].
+pub fn tune_and_run<'a, P: BatchedPosterior>(
+    posterior: &P,
+    candidates: impl Fn(Method) -> Vec<Settings> + Sync,
+    plan: impl Fn(u64) -> ChainPlan<'a> + Sync,
+    opts: &RunOptions,
+    (exact_mean, exact_sd): (&[f64], &[f64]),
+    timed: usize,
+) -> (Vec<TuningRow>, Vec<MethodRow>) {
+    let grid: Vec<(Method, Settings)> = Method::ALL
+        .into_iter()
+        .flat_map(|m| candidates(m).into_iter().map(move |s| (m, s)))
+        .collect();
+    let tuning = tune(
+        posterior,
+        &grid,
+        &plan,
+        |k, c| opts.chain_seed(100 + k, c),
+        exact_mean,
+        exact_sd,
+    );
+    let settings_of =
+        |method: Method| best(&tuning, method).unwrap_or_else(|| candidates(method)[0]);
+    let rows = run_methods(posterior, settings_of, &plan, opts, timed);
+    (tuning, rows)
+}
+
+/// A row's settings as a table cell: "ε = …" for HMC and HMC-EM, "h = …, A = …" otherwise.
+pub fn settings_cell(row: &MethodRow) -> String {
+    if row.method.base() == Method::Hmc {
+        format!("ε = {}", row.settings.step)
+    } else {
+        format!("h = {}, A = {}", row.settings.step, row.settings.noise)
+    }
+}
+
+/// The columns both MCEM tables share, for coordinates 0 and 1: the paper's RMSE beside ours
+/// about `about` (mean ± sd over runs; why the method did not run in its place), then the error
+/// of the posterior mean against `mean` and the sd ratio to `sd`, each for both coordinates.
+pub fn accuracy_cells(
+    row: &MethodRow,
+    paper: [f64; 2],
+    about: [f64; 2],
+    mean: [f64; 2],
+    sd: [f64; 2],
+) -> [String; 8] {
+    let ran = !row.chains.is_empty();
+    let mean_error = |j: usize| {
+        if ran {
+            sig(row.mean_error(j, mean[j]), 2)
+        } else {
+            "–".into()
+        }
+    };
+    [
+        format!("{}", paper[0]),
+        if ran {
+            cell(&row.rmse_about(0, about[0]))
+        } else {
+            row.error.clone().unwrap_or_default()
+        },
+        format!("{}", paper[1]),
+        cell(&row.rmse_about(1, about[1])),
+        mean_error(0),
+        mean_error(1),
+        cell(&row.sd_ratio(0, sd[0])),
+        cell(&row.sd_ratio(1, sd[1])),
+    ]
+}
+
+/// Writes `path`: the density of coordinate `j` of every method's pooled samples (a 48-bin
+/// histogram on `range`) against the `exact` curve.
+pub fn plot_marginal(
+    path: &Path,
+    rows: &[MethodRow],
+    j: usize,
+    range: (f64, f64),
+    exact: Series,
+    (title, x_label): (&str, &str),
+) -> Result<(), ExperimentError> {
+    let (lo, hi) = range;
+    let mut series: Vec<Series> = rows
+        .iter()
+        .filter(|row| !row.chains.is_empty())
+        .map(|row| {
+            let xs: Vec<f64> = row.chains.iter().flat_map(|c| c.coordinate(j)).collect();
+            method_series(row.method, histogram_curve(&xs, lo, hi, 48))
+        })
+        .collect();
+    series.push(exact);
+    line_chart(
+        path,
+        &Chart {
+            title,
+            x_label,
+            y_label: "density",
+            x_scale: Scale::Linear,
+            y_scale: Scale::Linear,
+        },
+        &series,
+    )?;
+    Ok(())
+}
+
+/// The tuning candidates as the CLI prints them, under a heading.
+pub fn tuning_report(tuning: &[TuningRow]) -> String {
+    format!(
+        "Tuning candidates (mean score of {TUNING_CHAINS} chains each):\n{}",
+        tuning_table(tuning)
+    )
 }
 
 /// Milliseconds per iteration of `method`: the fastest of [`TIMING_REPEATS`] chains of `timed`

@@ -1,4 +1,4 @@
-//! The papers' experiments, one module each, and what they share (options, progress, chain driver).
+//! The papers' experiments, one module each (`blr` a folder), and what they share (`common`: options, errors, the progress observer, the samplers built from (h, A), parallel chains).
 
 pub mod blr;
 pub mod blr_2d;

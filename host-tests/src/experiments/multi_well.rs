@@ -1,13 +1,13 @@
-//! `multi-well`: SGNHT vs SGMGT vs SGMGT-D (a = 2) on a 2-d potential with five isolated modes
-//! (Zhang et al. 2017 §4.1, Fig. 3).
+//! `multi-well`: SGNHT vs SGMGT vs SGMGT-D (a = 2) on a 2-d potential with five isolated modes (Zhang et al. 2017 §4.1, Fig. 3).
 //!
 //! The potential is ours ([`crate::models::multi_well`]: five unit Gaussians on a pentagon of
 //! radius 8, barriers ≈ 10.4 units between neighbours), since the paper's is in its missing
 //! supplement. The gradient noise is ∇Ũ = ∇U + N(0, 2B/h) per coordinate with B = 1, as in the
-//! double well of 000 §3, or, with `--gradient-noise per-evaluation`, ∇U + N(0, 2B) as 001 §4.1
-//! prints it ([`GradientNoise`]); γ = 1, a = 2 with the softened kinetics of 001 eq. 12. Every method
-//! gets the same number of steps, each one gradient evaluation, and starts in the same mode (μ₁,
-//! the top of the pentagon) with a momentum drawn from its kinetic energy's marginal (ξ₀ = 0).
+//! double well of Ding et al. 2014 §3, or, with `--gradient-noise per-evaluation`, ∇U + N(0, 2B) as
+//! Zhang et al. 2017 §4.1 prints it ([`GradientNoise`]); γ = 1, a = 2 with the softened kinetics of
+//! Zhang et al. 2017 eq. 12. Every method gets the same number of steps, each one gradient
+//! evaluation, and starts in the same mode (μ₁, the top of the pentagon) with a momentum drawn from
+//! its kinetic energy's marginal (ξ₀ = 0).
 //!
 //! Beside the paper's three samplers, SGMGT and SGMGT-D (a = 2) also run with the power
 //! softening ([`MonomialGamma::softened_power`], K_c = (p² + c^{−4})^{1/4}, whose curvature is
@@ -31,21 +31,21 @@
 //!   fat in the tails, crosses barriers for the wrong reason; with no passing point, the closest
 //!   one is used (and reported);
 //! * **exploration only**: the most modes, then switches, whatever the temperature — all that a
-//!   figure like 001 Fig. 3 shows.
+//!   figure like Zhang et al. 2017 Fig. 3 shows.
 //!
 //! Quick mode skips the tuning and uses [`tuned`], the full runs' winners at `--seed 1`.
 //!
 //! # What we find (full runs, `--chains 4`, 10⁶ steps per chain; tables in REPRODUCTION.md)
 //!
 //! Exploration is bought with temperature: every method visits all five modes once it runs hot
-//! enough, and at the checked settings the ordering of 001 Fig. 3 is not reproduced — SGNHT
-//! (splitting, h = 0.5) visits all five modes with 19–20 switches under either reading of the
+//! enough, and at the checked settings the ordering of Zhang et al. 2017 Fig. 3 is not reproduced —
+//! SGNHT (splitting, h = 0.5) visits all five modes with 19–20 switches under either reading of the
 //! gradient noise, because it stays accurate at h = 0.5 where the eq. 12 samplers pass the check
 //! only at h ≤ 0.02 (per-step noise) or ≤ 0.2 (per-evaluation noise), and the same gradient
 //! budget then covers more time. Under per-step noise the a = 2 thermostat's increment
 //! −γh∇²K(p) is heavy-tailed and the noise must be absorbed, so the a = 2 samplers run 10–20 %
-//! hot at every grid point but a few; with the noise as 001 prints it they pass far more often
-//! and the checked SGMGT reaches the paper's 3 modes (SGMGT-D 4, the paper 5).
+//! hot at every grid point but a few; with the noise as Zhang et al. 2017 prints it they pass far
+//! more often and the checked SGMGT reaches the paper's 3 modes (SGMGT-D 4, the paper 5).
 //!
 //! # Rice's ceiling: why no kinetic energy can win at the right temperature
 //!
@@ -68,33 +68,35 @@
 //!
 //! # SGMGT-D's first-order term
 //!
-//! As 001 eq. 13 prints it, the θ term −σ_θ∇Ũ carries gradient noise no thermostat absorbs:
-//! with per-step noise every σ_θ = 0.3 grid point ran at E\[U\] − U(μ) = 1.30–1.34, σ_θ = 1 at
-//! ≈ 2.7. With the correction B̂ = B ([`Method::SgmgtDPowerNoiseEstimate`]) 249 of 288 points
+//! As Zhang et al. 2017 eq. 13 prints it, the θ term −σ_θ∇Ũ carries gradient noise no thermostat
+//! absorbs: with per-step noise every σ_θ = 0.3 grid point ran at E\[U\] − U(μ) = 1.30–1.34, σ_θ =
+//! 1 at ≈ 2.7. With the correction B̂ = B ([`Method::SgmgtDPowerNoiseEstimate`]) 249 of 288 points
 //! pass the check, and the checked run (σ_θ = 0.3, h = 0.5) visits all 5 modes with 24 switches
 //! (per-evaluation noise: 21) against SGNHT's 19 (20) — within Poisson error, and carried by the
 //! first-order channel (Kramers 27.7 against a kinetic ceiling of 4.10): corrected, SGMGT-D
 //! explores like SGNHT, through its Langevin term rather than its kinetics.
 
-use super::common::{ExperimentError, RunOptions, sig};
+use super::common::{
+    Dynamics, DynamicsSettings, ExperimentError, Job, Progress, RunOptions, SamplerError, Start,
+    all_ok, run_dynamics, sgmgt_params, sig,
+};
+use crate::diagnostics::DrawCollector;
 use crate::models::multi_well::{GradientNoise, MODES, ModeTracker, MultiWell};
 use crate::plot::{
     DensityGrid, ScatterPanel, Series, density_scatter_panels, marker_chart, stacked_line_panels,
 };
 use crate::report::{Table, write_columns};
 use rand_pcg::Pcg64;
-use rayon::prelude::*;
-use sgmcmc::kinetic::{Kinetic, MonomialGamma};
-use sgmcmc::sampler::{Sgmgt, SgmgtParams, Sgnht, SgnhtParams};
-use sgmcmc::{ChainState, Integrator, Sampler, StepError, Workspace};
+use sgmcmc::Kinetic;
+use sgmcmc::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;
 
-/// Gradient-noise level B (000 §3, 001 §4.1).
+/// Gradient-noise level B (Ding et al. 2014 §3, Zhang et al. 2017 §4.1).
 pub const B: f64 = 1.0;
-/// SGMGT's friction rescaling γ (001 §4.1).
+/// SGMGT's friction rescaling γ (Zhang et al. 2017 §4.1).
 pub const GAMMA: f64 = 1.0;
-/// Monomial parameter a of SGMGT and SGMGT-D (001 §4.1).
+/// Monomial parameter a of SGMGT and SGMGT-D (Zhang et al. 2017 §4.1).
 pub const MONOMIAL_A: f64 = 2.0;
 /// Chains per grid point in the tuning.
 pub const TUNE_CHAINS: usize = 2;
@@ -107,22 +109,23 @@ pub fn tune_steps(steps: usize) -> usize {
 }
 
 /// The three samplers of Fig. 3, and SGMGT / SGMGT-D with the power softening
-/// ([`MonomialGamma::softened_power`]) instead of 001 eq. 12.
+/// ([`MonomialGamma::softened_power`]) instead of Zhang et al. 2017 eq. 12.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Method {
-    /// SGNHT (000 Alg. 1; Gaussian kinetics, one scalar thermostat, A = 0).
+    /// SGNHT (Ding et al. 2014 Alg. 1; Gaussian kinetics, one scalar thermostat, A = 0).
     Sgnht,
     /// SGMGT with a = 2: softened monomial-gamma kinetics, thermostat, resampling of p and ξ.
     Sgmgt,
     /// SGMGT-D with a = 2: SGMGT plus first-order Langevin terms on θ and ξ (σ_θ, σ_ξ > 0).
     SgmgtD,
-    /// SGMGT with a = 2 and the power softening K_c = (p² + c^{−4})^{1/4} (not in 001).
+    /// SGMGT with a = 2 and the power softening K_c = (p² + c^{−4})^{1/4} (not in Zhang et al.
+    /// 2017).
     SgmgtPower,
-    /// SGMGT-D with a = 2 and the power softening (not in 001).
+    /// SGMGT-D with a = 2 and the power softening (not in Zhang et al. 2017).
     SgmgtDPower,
     /// SGMGT-D (power) with the gradient-noise estimate B̂ = B for its first-order term on θ
-    /// ([`SgmgtParams::with_noise_estimate`]; not in 001): the correction that keeps that term
-    /// at the right temperature under noisy gradients.
+    /// ([`SgmgtParams::with_noise_estimate`]; not in Zhang et al. 2017): the correction that keeps
+    /// that term at the right temperature under noisy gradients.
     SgmgtDPowerNoiseEstimate,
 }
 
@@ -172,7 +175,7 @@ impl Method {
         }
     }
 
-    /// Whether the kinetic energy is the power softening rather than 001 eq. 12.
+    /// Whether the kinetic energy is the power softening rather than Zhang et al. 2017 eq. 12.
     pub fn power_softened(&self) -> bool {
         matches!(
             self,
@@ -206,7 +209,7 @@ pub enum Criterion {
     /// Most modes (then switches) among the settings that pass the temperature check.
     Checked,
     /// Most modes (then switches) regardless of temperature — exploration alone, which is all a
-    /// figure like 001 Fig. 3 shows.
+    /// figure like Zhang et al. 2017 Fig. 3 shows.
     ExploreOnly,
 }
 
@@ -236,8 +239,8 @@ impl Criterion {
 pub struct Settings {
     /// Step size h.
     pub h: f64,
-    /// Softening c of the monomial-gamma kinetics (001 eq. 12, or the power softening for
-    /// [`Method::SgmgtPower`] and [`Method::SgmgtDPower`]).
+    /// Softening c of the monomial-gamma kinetics (Zhang et al. 2017 eq. 12, or the power softening
+    /// for [`Method::SgmgtPower`] and [`Method::SgmgtDPower`]).
     pub c: f64,
     /// σ_p: injected momentum noise (SGNHT's A).
     pub sigma_p: f64,
@@ -249,12 +252,13 @@ pub struct Settings {
     pub resample_p: usize,
     /// Resampling period of ξ in steps (0: never).
     pub resample_xi: usize,
-    /// Euler (000 Alg. 1, 001's SM) or the symmetric splitting scheme.
+    /// Euler (Ding et al. 2014 Alg. 1, Zhang et al. 2017's SM) or the symmetric splitting scheme.
     pub integrator: Integrator,
 }
 
 impl Settings {
-    /// SGNHT with step h and A = 0 (the gradient noise is the only noise, as in 000 §3).
+    /// SGNHT with step h and A = 0 (the gradient noise is the only noise, as in Ding et al. 2014
+    /// §3).
     pub const fn sgnht(h: f64) -> Self {
         Settings {
             h,
@@ -514,60 +518,69 @@ pub struct ChainRun {
     pub seconds: f64,
 }
 
-/// Runs one chain of `method` for `steps` steps from μ₁, keeping every `thin`-th draw.
-#[allow(clippy::too_many_arguments)]
+/// What a chain records as it runs (an [`Observer`] of both samplers).
+struct ChainObserver<'m> {
+    model: &'m MultiWell,
+    u_min: f64,
+    steps: usize,
+    tracker: ModeTracker,
+    draws: DrawCollector,
+    sum_u: f64,
+    sum_xi: f64,
+}
+
+impl<S: ChainState<f64>> Observer<S, f64> for ChainObserver<'_> {
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+        let th = sampler.position();
+        self.tracker.observe(self.model.mode_of(th));
+        self.sum_u += self.model.potential(th) - self.u_min;
+        if step as usize >= self.steps / 2 {
+            self.sum_xi += stats.thermostat.unwrap_or(0.0);
+        }
+        self.draws.observe(step, sampler, stats);
+    }
+}
+
+/// The stream of a chain's sampler random numbers.
+const STREAM: u128 = 0x3a11;
+
+/// Runs one chain of `method` for `job.steps` steps from μ₁, keeping every `thin`-th draw.
 pub fn run_chain(
     model: &MultiWell,
-    method: Method,
-    settings: &Settings,
+    (method, settings): (Method, &Settings),
     noise: GradientNoise,
-    steps: usize,
     thin: usize,
-    seed: u64,
-    pb: &indicatif::ProgressBar,
+    job: Job,
 ) -> Result<ChainRun, ExperimentError> {
-    let fail = |e: StepError| ExperimentError::Step(method.label().into(), e);
-    let bad =
-        |e: &dyn std::fmt::Display| ExperimentError::Invalid(format!("{}: {e}", method.label()));
-    let start = Instant::now();
-    let mut rng = Pcg64::new(seed as u128, 0x3a11);
+    let (steps, seed, pb) = (job.steps, job.seed, job.pb);
+    let named = |e: SamplerError| e.named(method.label());
+    let clock = Instant::now();
     let mut grad = model.noisy_gradient(settings.h, B, noise, seed ^ 0x5eed_3a11);
-    let mut theta = model.means()[0];
-    let (mut p, mut g, mut s) = ([0.0; 2], [0.0; 2], [0.0; 2]);
-    let u_min = model.potential(&model.means()[0]);
     let thin = thin.max(1);
-    let mut tracker = ModeTracker::new();
-    let mut draws = Vec::with_capacity(steps / thin + 1);
-    let (mut sum_u, mut sum_xi) = (0.0, 0.0);
-    let mut observe = |t: usize, th: &[f64], xi: f64| {
-        tracker.observe(model.mode_of(th));
-        sum_u += model.potential(th) - u_min;
-        if t >= steps / 2 {
-            sum_xi += xi;
-        }
-        if t.is_multiple_of(thin) {
-            draws.push((t, th[0], th[1]));
-        }
+    let mut obs = ChainObserver {
+        model,
+        u_min: model.potential(&model.means()[0]),
+        steps,
+        tracker: ModeTracker::new(),
+        draws: DrawCollector::new(2)
+            .thin(thin)
+            .with_capacity(steps / thin + 1),
+        sum_u: 0.0,
+        sum_xi: 0.0,
     };
+    let mut observer = Progress::new(pb, &mut obs);
     match method {
         Method::Sgnht => {
-            for x in &mut p {
-                *x = sgmcmc::rng::standard_normal_f64(&mut rng);
-            }
-            let prm = SgnhtParams::new(settings.h, settings.sigma_p).map_err(|e| bad(&e))?;
-            let mut smp = Sgnht::new(
-                prm,
-                settings.integrator,
-                &mut theta,
-                &mut p,
-                Workspace::new(&mut g, &mut s),
+            let mut start = Start::new(&model.means()[0], seed, STREAM);
+            let s = DynamicsSettings::new(settings.h, settings.sigma_p, settings.integrator);
+            run_dynamics(
+                (Dynamics::Sgnht, s),
+                &mut start,
+                &mut grad,
+                steps,
+                &mut observer,
             )
-            .map_err(|e| bad(&e))?;
-            for t in 0..steps {
-                let st = smp.step(&mut grad, &mut rng).map_err(fail)?;
-                observe(t, smp.position(), st.thermostat.unwrap_or(0.0));
-                tick(pb, t);
-            }
+            .map_err(named)?;
         }
         Method::Sgmgt
         | Method::SgmgtD
@@ -585,51 +598,40 @@ pub fn run_chain(
             } else {
                 MonomialGamma::softened(MONOMIAL_A, settings.c)
             }
-            .map_err(|e| bad(&e))?;
-            let prm = SgmgtParams::new(settings.h)
-                .and_then(|q| q.with_sigma_p(settings.sigma_p))
-                .and_then(|q| q.with_gamma(GAMMA))
-                .and_then(|q| q.with_sigma_theta(settings.sigma_theta))
-                .and_then(|q| q.with_sigma_xi(settings.sigma_xi))
-                .and_then(|q| q.with_noise_estimate(b_hat))
-                .map_err(|e| bad(&e))?
-                .with_resampling(settings.resample_p as u32, settings.resample_xi as u32)
-                .with_integrator(settings.integrator);
-            let mut xi = [0.0; 2];
-            let mut smp = Sgmgt::new(
-                prm,
-                kinetic,
-                &mut theta,
-                &mut p,
-                &mut xi,
-                Workspace::new(&mut g, &mut s),
+            .map_err(|e| named(SamplerError::Build(e.into())))?;
+            let params = sgmgt_params(
+                (settings.h, kinetic, settings.integrator),
+                (settings.sigma_p, settings.sigma_theta, settings.sigma_xi),
+                (settings.resample_p as u32, settings.resample_xi as u32),
             )
-            .map_err(|e| bad(&e))?;
+            .with_gamma(GAMMA)
+            .with_noise_estimate(b_hat);
+            let mut rng = Pcg64::new(seed as u128, STREAM);
+            let mut theta = model.means()[0];
+            let (mut p, mut xi, mut work) = ([0.0; 2], [0.0; 2], [0.0; 4]);
+            let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work)
+                .map_err(|e| named(e.into()))?;
             smp.resample_momentum(&mut rng);
-            for t in 0..steps {
-                let st = smp.step(&mut grad, &mut rng).map_err(fail)?;
-                observe(t, smp.position(), st.thermostat.unwrap_or(0.0));
-                tick(pb, t);
-            }
+            smp.run(&mut grad, &mut rng, steps as u64, &mut observer)
+                .map_err(|e| named(e.into()))?;
         }
     }
-    pb.inc((steps % 4096) as u64);
+    drop(observer);
     let n = steps.max(1) as f64;
-    let tail_temperature = model.tail_temperature(tracker.outside as f64 / n);
+    let tail_temperature = obs.model.tail_temperature(obs.tracker.outside as f64 / n);
     Ok(ChainRun {
-        tracker,
-        potential_temperature: sum_u / n,
+        tracker: obs.tracker,
+        potential_temperature: obs.sum_u / n,
         tail_temperature,
-        mean_xi: sum_xi / (steps - steps / 2).max(1) as f64,
-        draws,
-        seconds: start.elapsed().as_secs_f64(),
+        mean_xi: obs.sum_xi / (steps - steps / 2).max(1) as f64,
+        draws: obs
+            .draws
+            .rows()
+            .enumerate()
+            .map(|(i, th)| (i * thin, th[0], th[1]))
+            .collect(),
+        seconds: clock.elapsed().as_secs_f64(),
     })
-}
-
-fn tick(pb: &indicatif::ProgressBar, t: usize) {
-    if t % 4096 == 4095 {
-        pb.inc(4096);
-    }
 }
 
 /// Draws behind each Monte Carlo E|n·∇K(p)| of [`NormalSpeeds`].
@@ -732,8 +734,8 @@ pub struct MethodRun {
     /// The tail temperature of all chains' time outside every basin
     /// ([`MultiWell::tail_temperature`]).
     pub tail_temperature: f64,
-    /// Rice's ceiling on the switches of all chains together ([`NormalSpeeds::crossing_rate`] × simulated
-    /// time h · steps · chains).
+    /// Rice's ceiling on the switches of all chains together ([`NormalSpeeds::crossing_rate`] ×
+    /// simulated time h · steps · chains).
     pub crossing_ceiling: f64,
     /// The expected switches of all chains through SGMGT-D's first-order term alone (σ_θ ×
     /// [`MultiWell::overdamped_switch_rate`] × simulated time; 0 without it): an estimate of
@@ -786,7 +788,8 @@ pub struct TuneRow {
     pub accurate: bool,
     /// The sampler stopped (non-finite state).
     pub failed: bool,
-    /// Rice's ceiling on the switches of all tuning chains together ([`NormalSpeeds::crossing_rate`]).
+    /// Rice's ceiling on the switches of all tuning chains together
+    /// ([`NormalSpeeds::crossing_rate`]).
     pub crossing_ceiling: f64,
     /// Chosen for the final run.
     pub chosen: bool,
@@ -851,34 +854,18 @@ fn tune(
                 .flat_map(|m| tuning_grid_extension(m).into_iter().map(move |s| (m, s))),
         )
         .collect();
-    let tasks: Vec<(usize, usize)> = (0..points.len())
-        .flat_map(|k| (0..TUNE_CHAINS).map(move |c| (k, c)))
-        .collect();
-    let pb = opts.progress_bar((tasks.len() * steps) as u64, "multi-well tuning");
-    let outs: Vec<Result<ChainRun, ExperimentError>> = tasks
-        .par_iter()
-        .map(|&(k, c)| {
-            let (m, s) = points[k];
-            // Seeds disjoint from the final run's (configurations 1000 + k).
-            run_chain(
-                model,
-                m,
-                &s,
-                noise,
-                steps,
-                steps,
-                opts.chain_seed(1000 + k, c),
-                &pb,
-            )
-        })
-        .collect();
-    pb.finish_and_clear();
+    // Seeds disjoint from the final run's (configurations 1000 + k).
+    let tune_opts = RunOptions {
+        chains: TUNE_CHAINS,
+        ..opts.clone()
+    };
+    let outs = tune_opts.par_chains(&points, steps, "multi-well tuning", |k, &(m, s), c, pb| {
+        let seed = opts.chain_seed(1000 + k, c);
+        run_chain(model, (m, &s), noise, steps, Job { steps, seed, pb })
+    });
     let mut rows = Vec::new();
     let mut speeds = NormalSpeeds::default();
-    let mut outs = outs.into_iter();
-    for &(method, settings) in &points {
-        let chains: Vec<Result<ChainRun, ExperimentError>> =
-            outs.by_ref().take(TUNE_CHAINS).collect();
+    for (&(method, settings), chains) in points.iter().zip(outs) {
         let failed = chains.iter().any(Result::is_err);
         let ok: Vec<ChainRun> = chains.into_iter().filter_map(Result::ok).collect();
         let n = ok.len().max(1) as f64;
@@ -998,26 +985,15 @@ pub fn run_with_noise(
             Method::ALL.iter().position(|x| *x == m),
         )
     });
-    let tasks: Vec<(usize, usize)> = (0..chosen.len())
-        .flat_map(|k| (0..opts.chains).map(move |c| (k, c)))
-        .collect();
-    let pb = opts.progress_bar((tasks.len() * steps) as u64, "multi-well");
     let thin = (steps / 10_000).max(1);
-    let outs: Vec<Result<ChainRun, ExperimentError>> = tasks
-        .par_iter()
-        .map(|&(k, c)| {
-            let (m, crit, s) = chosen[k];
-            let seed = opts.chain_seed(m.seed_config(crit), c);
-            run_chain(&model, m, &s, noise, steps, thin, seed, &pb)
-        })
-        .collect();
-    pb.finish_and_clear();
-    let mut outs = outs.into_iter().collect::<Result<Vec<_>, _>>()?.into_iter();
+    let outs = opts.par_chains(&chosen, steps, "multi-well", |_, &(m, crit, s), c, pb| {
+        let seed = opts.chain_seed(m.seed_config(crit), c);
+        run_chain(&model, (m, &s), noise, thin, Job { steps, seed, pb })
+    });
     let mut speeds = NormalSpeeds::default();
     let overdamped_rate = model.overdamped_switch_rate();
     let mut runs = Vec::new();
-    for &(method, criterion, settings) in &chosen {
-        let chains: Vec<ChainRun> = outs.by_ref().take(opts.chains).collect();
+    for (&(method, criterion, settings), chains) in chosen.iter().zip(all_ok(outs)?) {
         let mut pooled = ModeTracker::new();
         for c in &chains {
             pooled.merge(&c.tracker);
@@ -1099,8 +1075,8 @@ fn write_outputs(
     Ok(())
 }
 
-/// The heat map of the truth with each method's pooled thinned draws on top (001 Fig. 3 left)
-/// and the θ₁ trace plots of chain 1 (Fig. 3 right), for the runs of one criterion.
+/// The heat map of the truth with each method's pooled thinned draws on top (Zhang et al. 2017 Fig.
+/// 3 left) and the θ₁ trace plots of chain 1 (Fig. 3 right), for the runs of one criterion.
 fn figures(
     model: &MultiWell,
     opts: &RunOptions,
@@ -1464,4 +1440,9 @@ pub fn report(r: &MultiWellResult, opts: &RunOptions) -> String {
     }
     s += &format!("\nWall-clock time {:.1} s\n", r.seconds);
     s
+}
+
+/// Runs the experiment with the given reading of the gradient noise and returns [`report`].
+pub fn cli(opts: &RunOptions, noise: GradientNoise) -> Result<String, ExperimentError> {
+    run_with_noise(opts, noise).map(|r| report(&r, opts))
 }

@@ -1,4 +1,4 @@
-//! `normal-1d`: the eight samplers of 004 Table 1 on the mean and precision of a 1-d Gaussian (004 §4.1).
+//! `normal-1d`: the eight samplers of Roychowdhury & Parthasarathy 2017 Table 1 on the mean and precision of a 1-d Gaussian (Roychowdhury & Parthasarathy 2017 §4.1).
 //!
 //! The model, its exact Normal–Gamma posterior and the (μ, log τ) parametrisation are in
 //! [`crate::models::normal_wishart`]. N = 5000 points from N(0, 1) drawn with the fixed seed
@@ -7,14 +7,15 @@
 //! algorithms for the same number of iterations" without saying how many). Every chain starts
 //! at (μ, τ) = [`INIT`], away from the posterior (μ_N ≈ x̄, τ ≈ 1), so burn-in has work to do.
 //!
-//! Settings: HMC ε = 10⁻² (004), SGHMC A = 10 and SGNHT A = 1 (004) with their steps tuned
-//! over [`SG_STEPS`]; SG-NPHMC's step and its A = B tuned over [`SG_STEPS`] × [`NOISES`] (004
-//! gives neither). Tuning runs two chains per candidate (own seeds, full burn-in, a fifth of the
-//! recorded iterations) and picks the smallest mean [`super::mcem::tuning_score`] (bias and
-//! mis-dispersion of the marginals against the exact posterior); a candidate that diverges is
-//! out. The -EM variants are tuned the same way over
-//! their base sampler's grid (HMC-EM keeps ε = 10⁻²), with a diagonal mass learned from M = I
-//! and an adaptive S_count starting at 100 (004 §6.3, "100 for all other cases").
+//! Settings: HMC ε = 10⁻² (Roychowdhury & Parthasarathy 2017), SGHMC A = 10 and SGNHT A = 1
+//! (Roychowdhury & Parthasarathy 2017) with their steps tuned over [`SG_STEPS`]; SG-NPHMC's step
+//! and its A = B tuned over [`SG_STEPS`] × [`NOISES`] (Roychowdhury & Parthasarathy 2017 gives
+//! neither). Tuning runs two chains per candidate (own seeds, full burn-in, a fifth of the recorded
+//! iterations) and picks the smallest mean [`super::mcem::tuning_score`] (bias and mis-dispersion
+//! of the marginals against the exact posterior); a candidate that diverges is out. The -EM
+//! variants are tuned the same way over their base sampler's grid (HMC-EM keeps ε = 10⁻²), with a
+//! diagonal mass learned from M = I and an adaptive S_count starting at 100 (Roychowdhury &
+//! Parthasarathy 2017 §6.3, "100 for all other cases").
 //!
 //! # What is reported
 //!
@@ -28,27 +29,28 @@
 //! * **error of the posterior mean**: √(mean over runs of (sample mean − exact mean)²).
 //! * **sd ratio**: sample sd / exact posterior sd (1 for a right sampler).
 //! * **time per iteration** (ms) from separate single-threaded timing chains run one after the
-//!   other (not in parallel), and its ratio to the paper's (a 2.5 GHz Core i7 laptop, 004 §6.3;
-//!   the paper's code is not published, so only the order of magnitude is comparable).
+//!   other (not in parallel), and its ratio to the paper's (a 2.5 GHz Core i7 laptop, Roychowdhury
+//!   & Parthasarathy 2017 §6.3; the paper's code is not published, so only the order of magnitude
+//!   is comparable).
 
 use super::common::{ExperimentError, RunOptions, sig};
 use super::mcem::{
-    BatchedPosterior, ChainPlan, Method, MethodRow, Settings, TuningRow, best, cell,
-    histogram_curve, method_series, run_methods, tune, tuning_table,
+    BatchedPosterior, ChainPlan, Method, MethodRow, Settings, TuningRow, accuracy_cells,
+    plot_marginal, settings_cell, tune_and_run, tuning_report, tuning_table,
 };
 use crate::models::NormalWishart;
-use crate::plot::{Chart, Scale, Series, line_chart};
+use crate::plot::Series;
 use crate::report::Table;
 
 /// Data points N.
 pub const N: usize = 5000;
 /// Seed of the data set (fixed: every run sees the same 5000 points).
 pub const DATA_SEED: u64 = 4001;
-/// Minibatch size of the stochastic samplers (004 §4.1).
+/// Minibatch size of the stochastic samplers (Roychowdhury & Parthasarathy 2017 §4.1).
 pub const BATCH: usize = 100;
-/// Leapfrog steps per iteration (004 §4.1).
+/// Leapfrog steps per iteration (Roychowdhury & Parthasarathy 2017 §4.1).
 pub const LEAPFROG: u32 = 10;
-/// Burn-in iterations (004 §4.1).
+/// Burn-in iterations (Roychowdhury & Parthasarathy 2017 §4.1).
 pub const BURN_IN: usize = 5000;
 /// Recorded iterations after burn-in (our choice).
 pub const KEPT: usize = 10_000;
@@ -56,23 +58,23 @@ pub const KEPT: usize = 10_000;
 pub const RUNS: usize = 5;
 /// Initial (μ, τ).
 pub const INIT: [f64; 2] = [0.3, 1.5];
-/// HMC's step (004 §4.1: "a fairly high learning rate of 1e−2").
+/// HMC's step (Roychowdhury & Parthasarathy 2017 §4.1: "a fairly high learning rate of 1e−2").
 pub const HMC_STEP: f64 = 1e-2;
-/// SGHMC's friction A (004 §4.1).
+/// SGHMC's friction A (Roychowdhury & Parthasarathy 2017 §4.1).
 pub const SGHMC_FRICTION: f64 = 10.0;
-/// SGNHT's diffusion A (004 §4.1).
+/// SGNHT's diffusion A (Roychowdhury & Parthasarathy 2017 §4.1).
 pub const SGNHT_DIFFUSION: f64 = 1.0;
 /// Step sizes tried for the stochastic samplers.
 pub const SG_STEPS: [f64; 3] = [1e-2, 1e-3, 1e-4];
-/// Noise terms tried for SG-NPHMC's A = B (004 §4.2's grid).
+/// Noise terms tried for SG-NPHMC's A = B (Roychowdhury & Parthasarathy 2017 §4.2's grid).
 pub const NOISES: [f64; 5] = [0.001, 0.01, 0.1, 1.0, 10.0];
-/// E-step samples per M-step (004 §6.3).
+/// E-step samples per M-step (Roychowdhury & Parthasarathy 2017 §6.3).
 pub const S_COUNT: usize = 100;
 /// The generating (μ, τ).
 pub const TRUTH: [f64; 2] = [0.0, 1.0];
 
-/// 004 Table 1: RMSE(μ), RMSE(τ), time per iteration (ms), in [`Method::ALL`]'s order (the
-/// paper's SG-NPHMC-EM row beside both of ours).
+/// Roychowdhury & Parthasarathy 2017 Table 1: RMSE(μ), RMSE(τ), time per iteration (ms), in
+/// [`Method::ALL`]'s order (the paper's SG-NPHMC-EM row beside both of ours).
 pub const PAPER: [(Method, f64, f64, f64); 9] = [
     (Method::Hmc, 0.0196, 0.0197, 0.417),
     (Method::HmcEm, 0.0115, 0.0104, 0.423),
@@ -180,22 +182,14 @@ pub fn run(opts: &RunOptions) -> Result<Normal1d, ExperimentError> {
         report: to_mu_tau,
     };
 
-    // Tuning: one chain per candidate, seeds disjoint from the reported runs' (configs ≥ 100).
-    let grid: Vec<(Method, Settings)> = Method::ALL
-        .into_iter()
-        .flat_map(|m| candidates(m).into_iter().map(move |s| (m, s)))
-        .collect();
-    let tuning = tune(
+    let (tuning, rows) = tune_and_run(
         &model,
-        &grid,
+        candidates,
         plan,
-        |k, c| opts.chain_seed(100 + k, c),
-        &[em, et],
-        &[sm, st],
+        opts,
+        (&[em, et], &[sm, st]),
+        lengths.timed,
     );
-    let settings_of =
-        |method: Method| best(&tuning, method).unwrap_or_else(|| candidates(method)[0]);
-    let rows = run_methods(&model, settings_of, plan, opts, lengths.timed);
     let result = Normal1d {
         model,
         rows,
@@ -208,7 +202,8 @@ pub fn run(opts: &RunOptions) -> Result<Normal1d, ExperimentError> {
     Ok(result)
 }
 
-/// Our numbers beside 004 Table 1 (RMSE vs truth as mean ± sd over runs).
+/// Our numbers beside Roychowdhury & Parthasarathy 2017 Table 1 (RMSE vs truth as mean ± sd over
+/// runs).
 pub fn table(r: &Normal1d) -> Table {
     let (em, et) = r.model.posterior_mean();
     let (sm, st) = r.model.posterior_sd();
@@ -251,35 +246,15 @@ pub fn table(r: &Normal1d) -> Table {
     for row in &r.rows {
         let paper = PAPER.iter().find(|p| p.0 == row.method);
         let (p_mu, p_tau, p_ms) = paper.map_or((f64::NAN, f64::NAN, f64::NAN), |p| (p.1, p.2, p.3));
-        let settings = if row.method.base() == Method::Hmc {
-            format!("ε = {}", row.settings.step)
-        } else {
-            format!("h = {}, A = {}", row.settings.step, row.settings.noise)
-        };
-        let ran = !row.chains.is_empty();
-        t.row([
-            row.method.label().to_string(),
-            settings,
-            format!("{p_mu}"),
-            if ran {
-                cell(&row.rmse_about(0, TRUTH[0]))
-            } else {
-                row.error.clone().unwrap_or_default()
-            },
-            format!("{p_tau}"),
-            cell(&row.rmse_about(1, TRUTH[1])),
-            if ran {
-                sig(row.mean_error(0, em), 2)
-            } else {
-                "–".into()
-            },
-            if ran {
-                sig(row.mean_error(1, et), 2)
-            } else {
-                "–".into()
-            },
-            cell(&row.sd_ratio(0, sm)),
-            cell(&row.sd_ratio(1, st)),
+        let mut cells = vec![row.method.label().to_string(), settings_cell(row)];
+        cells.extend(accuracy_cells(
+            row,
+            [p_mu, p_tau],
+            TRUTH,
+            [em, et],
+            [sm, st],
+        ));
+        cells.extend([
             row.acceptance().map_or("–".into(), |a| sig(a, 3)),
             row.learned_inverse_mass(),
             format!("{p_ms}"),
@@ -287,6 +262,7 @@ pub fn table(r: &Normal1d) -> Table {
             row.ms_per_iteration
                 .map_or("–".into(), |x| sig(x / p_ms, 2)),
         ]);
+        t.row(cells);
     }
     t
 }
@@ -296,15 +272,6 @@ fn plot_marginals(r: &Normal1d, opts: &RunOptions) -> Result<(), ExperimentError
     let (sm, st) = r.model.posterior_sd();
     for (j, name, center, sd) in [(0, "mu", em, sm), (1, "tau", et, st)] {
         let (lo, hi) = (center - 6.0 * sd, center + 6.0 * sd);
-        let mut series: Vec<Series> = r
-            .rows
-            .iter()
-            .filter(|row| !row.chains.is_empty())
-            .map(|row| {
-                let xs: Vec<f64> = row.chains.iter().flat_map(|c| c.coordinate(j)).collect();
-                method_series(row.method, histogram_curve(&xs, lo, hi, 48))
-            })
-            .collect();
         let exact: Vec<(f64, f64)> = (0..=200)
             .map(|i| {
                 let x = lo + (hi - lo) * i as f64 / 200.0;
@@ -318,22 +285,18 @@ fn plot_marginals(r: &Normal1d, opts: &RunOptions) -> Result<(), ExperimentError
                 )
             })
             .collect();
-        series.push(Series::truth("exact posterior", exact));
-        let title = if j == 0 {
-            "normal-1d: marginal of μ, samples vs exact"
+        let labels = if j == 0 {
+            ("normal-1d: marginal of μ, samples vs exact", "μ")
         } else {
-            "normal-1d: marginal of τ, samples vs exact"
+            ("normal-1d: marginal of τ, samples vs exact", "τ")
         };
-        line_chart(
+        plot_marginal(
             &opts.out.join(format!("normal-1d-{name}.png")),
-            &Chart {
-                title,
-                x_label: if j == 0 { "μ" } else { "τ" },
-                y_label: "density",
-                x_scale: Scale::Linear,
-                y_scale: Scale::Linear,
-            },
-            &series,
+            &r.rows,
+            j,
+            (lo, hi),
+            Series::truth("exact posterior", exact),
+            labels,
         )?;
     }
     Ok(())
@@ -344,7 +307,7 @@ pub fn header(r: &Normal1d) -> String {
     let (em, et) = r.model.posterior_mean();
     let (sm, st) = r.model.posterior_sd();
     format!(
-        "normal-1d (004 §4.1, Table 1): N = {}, batch {}, L = {}, {} burn-in + {} recorded iterations, {} run(s) per method; exact posterior E μ = {}, sd μ = {}, E τ = {}, sd τ = {} (θ = (μ, log τ) sampled)",
+        "normal-1d (Roychowdhury & Parthasarathy 2017 §4.1, Table 1): N = {}, batch {}, L = {}, {} burn-in + {} recorded iterations, {} run(s) per method; exact posterior E μ = {}, sd μ = {}, E τ = {}, sd τ = {} (θ = (μ, log τ) sampled)",
         r.model.rows(),
         BATCH,
         LEAPFROG,
@@ -356,4 +319,14 @@ pub fn header(r: &Normal1d) -> String {
         sig(et, 4),
         sig(st, 3)
     )
+}
+
+/// The text the CLI prints: [`header`], [`table`] and the tuning candidates.
+pub fn report(r: &Normal1d) -> String {
+    format!("{}\n{}\n{}", header(r), table(r), tuning_report(&r.tuning))
+}
+
+/// Runs the experiment and returns [`report`].
+pub fn cli(opts: &RunOptions) -> Result<String, ExperimentError> {
+    run(opts).map(|r| report(&r))
 }

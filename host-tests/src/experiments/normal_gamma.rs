@@ -15,15 +15,17 @@
 //! * τ: the integrated autocorrelation time of μ + γ in iterations (Geyer's initial monotone
 //!   sequence estimator), averaged over chains.
 
-use super::common::{ExperimentError, RunOptions, drive, sig};
-use crate::diagnostics::{Axis, Histogram2d, Normalization, integrated_autocorrelation_time};
+use super::common::{
+    DynamicsSettings, ExperimentError, Job, RunOptions, SamplerError, Start, method_grid,
+    run_observed, sig,
+};
+use crate::diagnostics::{
+    Axis, DrawCollector, Histogram2d, Normalization, integrated_autocorrelation_time,
+};
 use crate::models::NormalGamma;
 use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::Table;
-use rand_pcg::Pcg64;
-use rayon::prelude::*;
-use sgmcmc::sampler::{MSgnht, Sghmc, SghmcParams, Sgnht, SgnhtParams};
-use sgmcmc::{ChainState, Integrator, StepError, Workspace};
+use sgmcmc::prelude::*;
 
 pub use super::gaussian_mean::Method;
 
@@ -31,9 +33,9 @@ pub use super::gaussian_mean::Method;
 pub const N: usize = 100;
 /// Minibatch Ñ (our choice).
 pub const BATCH: usize = 10;
-/// The (h, A) columns of 000 Table 1.
+/// The (h, A) columns of Ding et al. 2014, Table 1.
 pub const SETTINGS: [(f64, f64); 4] = [(0.01, 1.0), (0.01, 10.0), (0.001, 1.0), (0.001, 10.0)];
-/// 000 Table 1: (RMSE, τ) for SGHMC, then SGNHT, per setting.
+/// Ding et al. 2014, Table 1: (RMSE, τ) for SGHMC, then SGNHT, per setting.
 pub const PAPER: [[(f64, f64); 4]; 2] = [
     [
         (0.629, 7.19),
@@ -68,72 +70,45 @@ pub struct NormalGammaRun {
     pub reflections: u64,
 }
 
+/// What one chain records (an [`Observer`] of every [`Method`]'s sampler); it also reflects γ at
+/// 0, keeping the precision positive.
 struct ChainOut {
-    mu: Vec<f64>,
-    gamma: Vec<f64>,
+    draws: DrawCollector,
     sum_temperature: f64,
     reflections: u64,
+}
+
+impl<S: ChainState<f64>> Observer<S, f64> for ChainOut {
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+        let (th, mom) = sampler.phase_mut();
+        if th[1] < 0.0 {
+            self.reflections += 1;
+            NormalGamma::reflect(th, mom);
+        }
+        self.draws.observe(step, sampler, stats);
+        self.sum_temperature += stats.kinetic_temperature.unwrap_or(f64::NAN);
+    }
 }
 
 fn run_chain(
     model: &NormalGamma,
     method: Method,
-    integrator: Integrator,
-    (h, a): (f64, f64),
-    steps: usize,
-    seed: u64,
-    pb: &indicatif::ProgressBar,
-) -> Result<ChainOut, StepError> {
-    let (mut theta, mut p, mut xi, mut g, mut s) =
-        ([0.0, 1.0], [0.0; 2], [0.0; 2], [0.0; 2], [0.0; 2]);
-    let mut rng = Pcg64::new(seed as u128, 0xd4);
-    sgmcmc::rng::fill_standard_normal(&mut rng, &mut p);
+    settings: DynamicsSettings,
+    job: Job,
+) -> Result<ChainOut, SamplerError> {
+    let (steps, seed) = (job.steps, job.seed);
+    let mut start = Start::new(&[0.0, 1.0], seed, 0xd4);
     let mut grad = model.stochastic_gradient(seed ^ 0xba7c);
-    let mut out = ChainOut {
-        mu: Vec::with_capacity(steps),
-        gamma: Vec::with_capacity(steps),
+    let out = ChainOut {
+        draws: DrawCollector::new(2).with_capacity(steps),
         sum_temperature: 0.0,
         reflections: 0,
     };
-    let work = Workspace::new(&mut g, &mut s);
-    let mut observe = |(th, mom): (&mut [f64], &mut [f64]), temp: f64| {
-        if th[1] < 0.0 {
-            out.reflections += 1;
-            NormalGamma::reflect(th, mom);
-        }
-        out.mu.push(th[0]);
-        out.gamma.push(th[1]);
-        out.sum_temperature += temp;
-    };
-    match method {
-        Method::Sghmc => {
-            let prm = SghmcParams::new(h, a).expect("valid parameters");
-            let mut smp = Sghmc::new(prm, integrator, &mut theta, &mut p, work).expect("length 2");
-            drive(&mut smp, &mut grad, &mut rng, steps, pb, |_, s, st| {
-                observe(s.phase_mut(), st.kinetic_temperature.unwrap_or(f64::NAN))
-            })?;
-        }
-        Method::Sgnht => {
-            let prm = SgnhtParams::new(h, a).expect("valid parameters");
-            let mut smp = Sgnht::new(prm, integrator, &mut theta, &mut p, work).expect("length 2");
-            drive(&mut smp, &mut grad, &mut rng, steps, pb, |_, s, st| {
-                observe(s.phase_mut(), st.kinetic_temperature.unwrap_or(f64::NAN))
-            })?;
-        }
-        Method::MSgnht => {
-            let prm = SgnhtParams::new(h, a).expect("valid parameters");
-            let mut smp =
-                MSgnht::new(prm, integrator, &mut theta, &mut p, &mut xi, work).expect("length 2");
-            drive(&mut smp, &mut grad, &mut rng, steps, pb, |_, s, st| {
-                observe(s.phase_mut(), st.kinetic_temperature.unwrap_or(f64::NAN))
-            })?;
-        }
-    }
-    Ok(out)
+    run_observed((method, settings), &mut start, &mut grad, job, out)
 }
 
 /// Runs the experiment; writes `normal-gamma.csv` and `normal-gamma.png` (RMSE against τ, ours
-/// and the paper's, as in 000 Fig. 2's fourth panel) into `opts.out`.
+/// and the paper's, as in Ding et al. 2014, Fig. 2's fourth panel) into `opts.out`.
 pub fn run(
     opts: &RunOptions,
     integrator: Integrator,
@@ -144,27 +119,13 @@ pub fn run(
     // mSGNHT is not in Table 1: it is our extra row, showing what per-coordinate thermostats do
     // with the anisotropic, state-dependent noise of this model.
     let methods = [Method::Sghmc, Method::Sgnht, Method::MSgnht];
-    let tasks: Vec<(usize, usize, usize)> = (0..3)
-        .flat_map(|m| (0..4).flat_map(move |k| (0..opts.chains).map(move |c| (m, k, c))))
-        .collect();
-    let pb = opts.progress_bar((tasks.len() * steps) as u64, "normal-gamma");
-    let outs: Vec<Result<ChainOut, ExperimentError>> = tasks
-        .par_iter()
-        .map(|&(m, k, c)| {
-            run_chain(
-                &model,
-                methods[m],
-                integrator,
-                SETTINGS[k],
-                steps,
-                opts.chain_seed(m * 4 + k, c),
-                &pb,
-            )
-            .map_err(|e| ExperimentError::Step(format!("{:?} {:?}", methods[m], SETTINGS[k]), e))
-        })
-        .collect();
-    pb.finish_and_clear();
-    let mut outs = outs.into_iter().collect::<Result<Vec<_>, _>>()?.into_iter();
+    let mut outs = method_grid(
+        opts,
+        (&methods, &SETTINGS, integrator),
+        (steps, "normal-gamma"),
+        |m, s, job| run_chain(&model, m, s, job),
+    )?
+    .into_iter();
     let (mm, mg) = model.posterior_mean();
     let (sm, sg) = model.posterior_sd();
     let ax = Axis::new(mm - 4.0 * sm, mm + 4.0 * sm, 20).expect("valid axis");
@@ -173,14 +134,14 @@ pub fn run(
     let mut runs = Vec::new();
     for method in methods {
         for (h, a) in SETTINGS {
-            let chains: Vec<ChainOut> = (0..opts.chains).filter_map(|_| outs.next()).collect();
+            let chains: Vec<ChainOut> = outs.next().unwrap_or_default();
             let mut hist = Histogram2d::new(ax, ay).map_err(invalid)?;
             let mut tau = 0.0;
             for c in &chains {
-                for (&x, &y) in c.mu.iter().zip(&c.gamma) {
-                    hist.add(x, y).map_err(invalid)?;
+                for row in c.draws.rows() {
+                    hist.add(row[0], row[1]).map_err(invalid)?;
                 }
-                let sum: Vec<f64> = c.mu.iter().zip(&c.gamma).map(|(x, y)| x + y).collect();
+                let sum: Vec<f64> = c.draws.rows().map(|row| row[0] + row[1]).collect();
                 tau += integrated_autocorrelation_time(&sum).map_err(invalid)?;
             }
             let rmse = hist
@@ -231,7 +192,7 @@ pub fn run(
     Ok(runs)
 }
 
-/// Our (RMSE, τ) beside 000 Table 1.
+/// Our (RMSE, τ) beside Ding et al. 2014, Table 1.
 pub fn table(runs: &[NormalGammaRun]) -> Table {
     let mut t = Table::new([
         "method",
@@ -263,4 +224,17 @@ pub fn table(runs: &[NormalGammaRun]) -> Table {
         ]);
     }
     t
+}
+
+/// The text the CLI prints: the setting and [`table`].
+pub fn report(runs: &[NormalGammaRun]) -> String {
+    format!(
+        "Normal–Gamma (Ding et al. 2014 App. E, Table 1): N = {N}, minibatch {BATCH}\n{}",
+        table(runs)
+    )
+}
+
+/// Runs the experiment and returns [`report`].
+pub fn cli(opts: &RunOptions, integrator: Integrator) -> Result<String, ExperimentError> {
+    run(opts, integrator).map(|runs| report(&runs))
 }

@@ -5,8 +5,8 @@
 //! The stochastic gradient of U(w) = −log p(w | X, y) on a minibatch S of size n is
 //! ∇Ũ(w) = αw − (N/n) Σ_{i∈S} xᵢ (yᵢ − xᵢᵀw)/σ² (Ding et al. 2014, eq. 2).
 
-use crate::linalg::{cholesky, cholesky_inverse, cholesky_solve};
 use rand_pcg::Pcg64;
+use sgmcmc::linalg::{cholesky_in_place, cholesky_solve_in_place, spd_inverse};
 use sgmcmc::rng::{standard_normal_f64, uniform_f64};
 
 /// A data set and its exact posterior.
@@ -60,9 +60,12 @@ impl LinearRegression {
         for a in 0..d {
             precision[a * d + a] += prior_precision;
         }
-        let l = cholesky(&precision, d).expect("posterior precision is SPD");
-        let posterior_mean = cholesky_solve(&l, d, &xty);
-        let cov = cholesky_inverse(&l, d);
+        let mut l = precision.clone();
+        cholesky_in_place(&mut l, d).expect("posterior precision is SPD");
+        let mut posterior_mean = xty;
+        cholesky_solve_in_place(&l, d, &mut posterior_mean).expect("d × d and d");
+        let mut cov = vec![0.0; d * d];
+        spd_inverse(&precision, d, &mut cov).expect("posterior precision is SPD");
         let posterior_sd = (0..d).map(|j| cov[j * d + j].sqrt()).collect();
         LinearRegression {
             x,

@@ -52,6 +52,7 @@
 
 use super::gaussian_mean::MinibatchSampler;
 use rand_pcg::Pcg64;
+use sgmcmc::linalg::{cholesky_in_place, cholesky_solve_in_place, spd_inverse};
 use sgmcmc::rng::uniform_f64;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -560,8 +561,10 @@ impl LogisticRegression {
         let mut g = vec![0.0; d];
         let mut u = self.gradient(&w, &mut g);
         for _ in 0..100 {
-            let l = crate::linalg::cholesky(&self.hessian(&w), d)?;
-            let step = crate::linalg::cholesky_solve(&l, d, &g);
+            let mut l = self.hessian(&w);
+            cholesky_in_place(&mut l, d).ok()?;
+            let mut step = g.clone();
+            cholesky_solve_in_place(&l, d, &mut step).ok()?;
             let mut t = 1.0;
             let mut next: Vec<f64>;
             loop {
@@ -578,8 +581,8 @@ impl LogisticRegression {
                 break;
             }
         }
-        let l = crate::linalg::cholesky(&self.hessian(&w), d)?;
-        let cov = crate::linalg::cholesky_inverse(&l, d);
+        let mut cov = vec![0.0; d * d];
+        spd_inverse(&self.hessian(&w), d, &mut cov).ok()?;
         let sd = (0..d).map(|j| cov[j * d + j].sqrt()).collect();
         Some(Laplace { mode: w, sd })
     }

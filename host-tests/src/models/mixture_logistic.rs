@@ -1,6 +1,6 @@
-//! The synthetic 2-d logistic regression of 004 §4.2: inputs from a two-Gaussian mixture, labels from σ(Wᵀx).
+//! The synthetic 2-d logistic regression of Roychowdhury & Parthasarathy 2017 §4.2: inputs from a two-Gaussian mixture, labels from σ(Wᵀx).
 //!
-//! 004 (following its reference \[6\]) draws N = 2000 inputs from the equal-weight mixture of
+//! Roychowdhury & Parthasarathy 2017 (following its reference \[6\]) draws N = 2000 inputs from the equal-weight mixture of
 //! N([1, −1], I) and N([−1, 1], I) and "classifies these points using a linear classifier with
 //! weights W = [1, −1]". We read "classify" as drawing the labels yᵢ ~ Bernoulli(σ(Wᵀxᵢ)), so
 //! that W is the generating parameter of the model being fitted (thresholding σ at ½ would make

@@ -31,9 +31,9 @@
 //!
 //! # Gradient noise
 //!
-//! Two readings, [`GradientNoise`]. By default, as in 000 §3 and [`super::double_well`], the
+//! Two readings, [`GradientNoise`]. By default, as in Ding et al. 2014 §3 and [`super::double_well`], the
 //! stochastic gradient is ∇Ũ = ∇U + N(0, 2B/h) per coordinate, i.e. noise of variance 2Bh per
-//! step once multiplied by h: a diffusion 2B per unit time whatever the step. 001 §4.1 prints
+//! step once multiplied by h: a diffusion 2B per unit time whatever the step. Zhang et al. 2017 §4.1 prints
 //! ∇Ũ = ∇U + N(0, 2B) ("similar to Ding et al."), which read literally is noise of variance 2B
 //! per evaluation, 2Bh² per step, a diffusion 2Bh per unit time that fades as h → 0
 //! ([`GradientNoise::PerEvaluation`]).
@@ -48,12 +48,12 @@ pub const MODES: usize = 5;
 /// How the simulated gradient noise of [`MultiWell::noisy_gradient`] scales with the step h.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum GradientNoise {
-    /// ∇Ũ = ∇U + N(0, 2B/h): 000 §3's ∇Ũh = ∇Uh + N(0, 2Bh). The momentum receives noise of
+    /// ∇Ũ = ∇U + N(0, 2B/h): Ding et al. 2014 §3's ∇Ũh = ∇Uh + N(0, 2Bh). The momentum receives noise of
     /// variance 2Bh per step, a diffusion 2B per unit time at every h, which the thermostat
     /// must absorb with a friction ≈ B.
     #[default]
     PerStep,
-    /// ∇Ũ = ∇U + N(0, 2B): 001 §4.1 as printed. Variance 2Bh² per step, a diffusion 2Bh per unit
+    /// ∇Ũ = ∇U + N(0, 2B): Zhang et al. 2017 §4.1 as printed. Variance 2Bh² per step, a diffusion 2Bh per unit
     /// time: the smaller the step, the less noise there is to absorb.
     PerEvaluation,
 }
@@ -87,8 +87,8 @@ impl GradientNoise {
     /// The formula, for reports.
     pub fn label(&self) -> &'static str {
         match self {
-            GradientNoise::PerStep => "∇U + N(0, 2B/h) (000 §3)",
-            GradientNoise::PerEvaluation => "∇U + N(0, 2B) (001 §4.1 as printed)",
+            GradientNoise::PerStep => "∇U + N(0, 2B/h) (Ding et al. 2014 §3)",
+            GradientNoise::PerEvaluation => "∇U + N(0, 2B) (Zhang et al. 2017 §4.1 as printed)",
         }
     }
 }

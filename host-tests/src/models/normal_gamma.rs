@@ -43,7 +43,7 @@ pub struct NormalGamma {
 }
 
 impl NormalGamma {
-    /// N points from N(0, 1) with the given seed (the data of both parts of 000 §5.1).
+    /// N points from N(0, 1) with the given seed (the data of both parts of Ding et al. 2014 §5.1).
     pub fn simulate(n: usize, batch: usize, seed: u64) -> Self {
         let mut rng = Pcg64::new(seed as u128, 0x9a33a);
         let x: Vec<f64> = (0..n).map(|_| standard_normal_f64(&mut rng)).collect();

@@ -1,6 +1,6 @@
-//! Mean and precision of a 1-d Gaussian under a Normal–Wishart prior, sampled in (μ, log τ) (004 §4.1).
+//! Mean and precision of a 1-d Gaussian under a Normal–Wishart prior, sampled in (μ, log τ) (Roychowdhury & Parthasarathy 2017 §4.1).
 //!
-//! xᵢ ~ N(μ, τ⁻¹), i = 1..N. 004 writes the prior as W(τ | 1, 1): the Wishart with ν = 1 degree of
+//! xᵢ ~ N(μ, τ⁻¹), i = 1..N. Roychowdhury & Parthasarathy 2017 writes the prior as W(τ | 1, 1): the Wishart with ν = 1 degree of
 //! freedom and scale 1, which in one dimension is Gamma(shape ν/2 = ½, rate 1/2). The paper does
 //! not print the prior on μ of its "normal-Wishart" pair; we take the conjugate μ | τ ~
 //! N(μ₀, (κ₀τ)⁻¹) with μ₀ = [`MU0`] = 0 and κ₀ = [`KAPPA0`] = 1. The posterior is Normal–Gamma:

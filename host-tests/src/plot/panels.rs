@@ -1,5 +1,4 @@
-//! Multi-panel figures: a 2-d density heat map with sample clouds on top (one panel per method),
-//! and stacked line charts sharing an x axis (trace plots).
+//! Multi-panel figures: a 2-d density heat map with sample clouds on top (one panel per method), and stacked line charts sharing an x axis (trace plots).
 
 use super::{PlotResult, Series, color, ensure_font};
 use plotters::prelude::*;
@@ -221,11 +220,7 @@ pub fn marker_chart(
                 .x_label_area_size(45)
                 .y_label_area_size(60)
                 .build_cartesian_2d(x_range.0..x_range.1, $y)?;
-            ctx.configure_mesh()
-                .x_desc(axes.0)
-                .y_desc(axes.1)
-                .label_style(("sans-serif", 15))
-                .draw()?;
+            super::axes(&mut ctx, axes)?;
             for &v in vlines {
                 ctx.draw_series(DashedLineSeries::new(
                     [(v, y_lo), (v, y_hi)],
@@ -245,11 +240,7 @@ pub fn marker_chart(
                 .label(s.label.clone())
                 .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
             }
-            ctx.configure_series_labels()
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .label_font(("sans-serif", 15))
-                .draw()?;
+            super::legend(&mut ctx)?;
         }};
     }
     if log_y {

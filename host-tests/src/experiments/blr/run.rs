@@ -1,0 +1,315 @@
+//! Running `blr`'s chains: one run of a method on a data set (SGNHT or SGMGT/SGMGT-D through [`Sampler::run`]), what it records, and Table 1's rows.
+
+use super::problem::Problem;
+use super::{
+    BATCH, FIRST_DIP, Method, Settings, corrected_settings, problems, protocol_length, report,
+    trace_weight,
+};
+use crate::diagnostics::{DrawCollector, auroc, ess_first_dip, ess_unsplit, quantile};
+use crate::experiments::common::{
+    Dynamics, DynamicsSettings, ExperimentError, Progress, RunOptions, SamplerError, Start,
+    mean_sd, run_dynamics, sgmgt_params,
+};
+use crate::models::logistic_regression::{DataSet, Design, add_probabilities};
+use indicatif::ProgressBar;
+use rand_pcg::Pcg64;
+use sgmcmc::prelude::*;
+use sgmcmc::rng::standard_normal_f64;
+
+/// What one run produced.
+#[derive(Clone, Debug)]
+pub struct RunOut {
+    /// AUROC of the posterior-mean predictive probability on the held-out split.
+    pub auroc: f64,
+    /// Median over the weights of the per-weight ESS of the post-burn-in samples.
+    pub median_ess: f64,
+    /// The same with the first-dip estimator ([`ess_first_dip`], threshold [`FIRST_DIP`]).
+    pub median_ess_first_dip: f64,
+    /// Posterior means of the weights (post-burn-in).
+    pub mean: Vec<f64>,
+    /// Median over the weights of (sample sd / Laplace sd): ≈ 1 for a chain that samples the
+    /// posterior (the Laplace approximation is close to it for these N ≫ d data sets), > 1 for
+    /// one that runs hot, < 1 for one that runs cold or has not explored yet.
+    pub sd_ratio: f64,
+    /// Mean kinetic temperature after burn-in (1 at equilibrium).
+    pub temperature: f64,
+    /// The plotted weight at every iteration (burn-in included).
+    pub trace: Vec<f64>,
+}
+
+/// One (data set, method) row: its runs and their summaries.
+#[derive(Clone, Debug)]
+pub struct BlrRow {
+    /// Data set.
+    pub data: DataSet,
+    /// Method.
+    pub method: Method,
+    /// Settings used.
+    pub settings: Settings,
+    /// The runs that finished (none if the method is not available).
+    pub runs: Vec<RunOut>,
+    /// Why the other runs stopped (a sampler that diverges is reported, not hidden).
+    pub diverged: Vec<StepError>,
+    /// σ_θ × the median minibatch gradient noise B at the posterior mode
+    /// ([`Problem::median_gradient_noise`] at the row's h): the excess temperature of SGMGT-D's
+    /// first-order θ channel as Zhang et al. 2017, eq. 13 prints it (0 without that term).
+    pub theta_noise_excess: f64,
+}
+
+impl BlrRow {
+    /// Mean and sd over the runs of `f`, if there are runs.
+    fn over_runs(&self, f: fn(&RunOut) -> f64) -> Option<(f64, f64)> {
+        (!self.runs.is_empty()).then(|| mean_sd(&self.runs.iter().map(f).collect::<Vec<_>>()))
+    }
+
+    /// Mean and sd of the runs' AUROC.
+    pub fn auroc(&self) -> Option<(f64, f64)> {
+        self.over_runs(|r| r.auroc)
+    }
+
+    /// Mean and sd of the runs' median ESS.
+    pub fn median_ess(&self) -> Option<(f64, f64)> {
+        self.over_runs(|r| r.median_ess)
+    }
+
+    /// Mean and sd of the runs' median first-dip ESS ([`ess_first_dip`]).
+    pub fn median_ess_first_dip(&self) -> Option<(f64, f64)> {
+        self.over_runs(|r| r.median_ess_first_dip)
+    }
+
+    /// Mean over the runs of the sd ratio to the Laplace approximation.
+    pub fn sd_ratio(&self) -> Option<f64> {
+        self.over_runs(|r| r.sd_ratio).map(|x| x.0)
+    }
+
+    /// Mean post-burn-in kinetic temperature over the runs.
+    pub fn temperature(&self) -> Option<f64> {
+        self.over_runs(|r| r.temperature).map(|x| x.0)
+    }
+}
+
+/// The experiment's result.
+#[derive(Clone, Debug)]
+pub struct BlrResult {
+    /// One row per data set and method.
+    pub rows: Vec<BlrRow>,
+    /// Iterations per run.
+    pub iterations: usize,
+    /// Burn-in.
+    pub burn_in: usize,
+    /// Runs per row.
+    pub runs: usize,
+}
+
+/// Iterations, burn-in and what to observe in a run.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Protocol {
+    pub(super) iterations: usize,
+    pub(super) burn_in: usize,
+    pub(super) trace_weight: usize,
+    /// Minibatch rows per gradient ([`BATCH`] but in [`batch_sweep`](super::batch_sweep);
+    /// clamped to the data).
+    pub(super) batch: usize,
+}
+
+/// What a run records as it goes (an [`Observer`] of every method's sampler): the draws after
+/// burn-in, the held-out predictive probabilities, the traced weight and the kinetic temperature.
+struct RunObserver<'a> {
+    test: &'a Design,
+    protocol: Protocol,
+    draws: DrawCollector,
+    prob: Vec<f64>,
+    trace: Vec<f64>,
+    temperature: f64,
+}
+
+impl<'a> RunObserver<'a> {
+    fn new(problem: &'a Problem, protocol: Protocol) -> Self {
+        let test = &problem.test;
+        RunObserver {
+            test,
+            protocol,
+            draws: DrawCollector::new(test.d)
+                .burn_in(protocol.burn_in)
+                .with_capacity(protocol.iterations - protocol.burn_in),
+            prob: vec![0.0; test.len()],
+            trace: Vec::with_capacity(protocol.iterations),
+            temperature: 0.0,
+        }
+    }
+
+    /// Evaluates the run on `problem`'s held-out rows.
+    fn finish(self, problem: &Problem) -> RunOut {
+        let d = self.test.d;
+        let s = self.draws.len() as f64;
+        let prob: Vec<f64> = self.prob.iter().map(|p| p / s).collect();
+        let auc = auroc(&prob, &self.test.positives()).unwrap_or(f64::NAN);
+        let draws: Vec<Vec<f64>> = (0..d).map(|j| self.draws.column(j)).collect();
+        let ess: Vec<f64> = draws
+            .iter()
+            .map(|x| ess_unsplit(&[x]).map_or(f64::NAN, |e| e.ess))
+            .collect();
+        let ess_dip: Vec<f64> = draws
+            .iter()
+            .map(|x| ess_first_dip(x, FIRST_DIP).unwrap_or(f64::NAN))
+            .collect();
+        let mean: Vec<f64> = draws.iter().map(|x| x.iter().sum::<f64>() / s).collect();
+        let ratios: Vec<f64> = draws
+            .iter()
+            .zip(&mean)
+            .zip(&problem.laplace.sd)
+            .map(|((x, m), sd)| {
+                let var = x.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (s - 1.0);
+                var.sqrt() / sd
+            })
+            .collect();
+        RunOut {
+            auroc: auc,
+            median_ess: quantile(&ess, 0.5).unwrap_or(f64::NAN),
+            median_ess_first_dip: quantile(&ess_dip, 0.5).unwrap_or(f64::NAN),
+            mean,
+            sd_ratio: quantile(&ratios, 0.5).unwrap_or(f64::NAN),
+            temperature: self.temperature / s,
+            trace: self.trace,
+        }
+    }
+}
+
+impl<S: ChainState<f64>> Observer<S, f64> for RunObserver<'_> {
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+        let w = sampler.position();
+        self.trace.push(w[self.protocol.trace_weight]);
+        if step as usize >= self.protocol.burn_in {
+            add_probabilities(self.test, w, &mut self.prob);
+            self.temperature += stats.kinetic_temperature.unwrap_or(f64::NAN);
+        }
+        self.draws.observe(step, sampler, stats);
+    }
+}
+
+fn random_start(rng: &mut Pcg64, d: usize) -> Vec<f64> {
+    (0..d).map(|_| standard_normal_f64(rng)).collect()
+}
+
+/// One run of `method` with settings `s` on `problem` from a random start θ₀ ~ N(0, I), with
+/// the Euler integrator: SGNHT with p₀ ~ N(0, I) and ξ₀ = A; SGMGT with p₀ from exp(−K) and
+/// ξ₀ = 0, the mean of exp(−F), the corrected rows with B̂ⱼ = ½hVⱼ at the posterior mode.
+pub(super) fn run_chain(
+    problem: &Problem,
+    method: Method,
+    s: Settings,
+    protocol: Protocol,
+    seed: u64,
+    pb: &ProgressBar,
+) -> Result<RunOut, StepError> {
+    let d = problem.model.dim();
+    let mut rng = Pcg64::new(seed as u128, 0xb1a);
+    let theta = random_start(&mut rng, d);
+    let mut grad = problem
+        .model
+        .stochastic_gradient(protocol.batch, seed ^ 0x5eed_ba7c);
+    let mut obs = RunObserver::new(problem, protocol);
+    let mut observer = Progress::new(pb, &mut obs);
+    let steps = protocol.iterations;
+    if method == Method::Sgnht {
+        let p = random_start(&mut rng, d);
+        let mut start = Start { theta, p, rng };
+        let sampler = (
+            Dynamics::Sgnht,
+            DynamicsSettings::new(s.h, s.sigma_p, Integrator::Euler),
+        );
+        run_dynamics(sampler, &mut start, &mut grad, steps, &mut observer).map_err(
+            |e| match e {
+                SamplerError::Run(e) => e.error,
+                SamplerError::Build(e) => panic!("settings are valid: {e}"),
+            },
+        )?;
+    } else {
+        let kinetic = MonomialGamma::softened(method.a(), s.c).expect("a ∈ {1, 2}, c > 0");
+        let noise_estimates = method
+            .corrected()
+            .then(|| problem.gradient_noise(s.h, protocol.batch));
+        let params = sgmgt_params(
+            (s.h, kinetic, Integrator::Euler),
+            (s.sigma_p, s.sigma_theta, s.sigma_xi),
+            (s.resample_p, s.resample_xi),
+        );
+        let (mut theta, mut p, mut xi) = (theta, vec![0.0; d], vec![0.0; d]);
+        let mut work = vec![0.0; Sgmgt::<f64>::workspace_len(d)];
+        let mut sampler =
+            Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).expect("settings are valid");
+        if let Some(b) = &noise_estimates {
+            sampler
+                .set_noise_estimates(b)
+                .expect("corrected_settings keeps 2σ_θB̂ⱼ < 1");
+        }
+        sampler.resample_momentum(&mut rng);
+        sampler
+            .run(&mut grad, &mut rng, steps as u64, &mut observer)
+            .map_err(|e| e.error)?;
+    }
+    drop(observer);
+    Ok(obs.finish(problem))
+}
+
+/// Runs the experiment (quick: Pima only, [`QUICK_ITERATIONS`](super::QUICK_ITERATIONS) iterations, `opts.chains` runs;
+/// full: all four data sets, [`ITERATIONS`](super::ITERATIONS), `opts.chains` runs — the CLI passes 5). Writes
+/// `blr.csv` (the table), `blr-runs.csv` (every run) and `blr-trace-<data>.png` (one weight's
+/// trace in the first run of each method) into `opts.out`.
+pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
+    opts.prepare()?;
+    let (iterations, burn_in) = protocol_length(opts);
+    let problems = problems(opts)?;
+    let configs: Vec<(usize, Method)> = (0..problems.len())
+        .flat_map(|k| Method::REPORTED.map(|m| (k, m)))
+        .collect();
+    let outs = opts.par_chains(&configs, iterations, "blr", |_, &(k, m), c, pb| {
+        let problem = &problems[k];
+        let protocol = Protocol {
+            iterations,
+            burn_in,
+            trace_weight: trace_weight(problem.data).0,
+            batch: BATCH,
+        };
+        let config = DataSet::ALL
+                .iter()
+                .position(|x| *x == problem.data)
+                .unwrap_or(0)
+                * 8
+                // A corrected row runs on its SGMGT-D row's seeds: paired runs.
+                + Method::ALL
+                    .iter()
+                    .position(|x| *x == m.uncorrected())
+                    .unwrap_or(0);
+        let s = corrected_settings(problem, m);
+        run_chain(problem, m, s, protocol, opts.chain_seed(config, c), pb)
+    });
+    let mut rows = Vec::new();
+    for (&(k, method), outs) in configs.iter().zip(outs) {
+        let problem = &problems[k];
+        let s = corrected_settings(problem, method);
+        let mut row = BlrRow {
+            data: problem.data,
+            method,
+            settings: s,
+            runs: Vec::new(),
+            diverged: Vec::new(),
+            theta_noise_excess: s.sigma_theta * problem.median_gradient_noise(s.h),
+        };
+        for r in outs {
+            match r {
+                Ok(run) => row.runs.push(run),
+                Err(e) => row.diverged.push(e),
+            }
+        }
+        rows.push(row);
+    }
+    let result = BlrResult {
+        rows,
+        iterations,
+        burn_in,
+        runs: opts.chains,
+    };
+    report::write_outputs(opts, &result)?;
+    Ok(result)
+}
