@@ -82,6 +82,27 @@ pub(crate) enum Stream<'a, T> {
     PerCoordinate(&'a [T]),
 }
 
+/// Where a sweep's ξ slots come from. The variant [`LaneSource::lanes`] returns is fixed by the
+/// type, so each sweep compiles to the one loop it runs.
+pub(crate) trait LaneSource<T> {
+    /// `lanes()` is always [`Lanes::Uniform`] (one friction for every coordinate: SGHMC's A,
+    /// SGNHT's ξ), else always [`Lanes::PerCoordinate`].
+    const UNIFORM: bool;
+    /// The ξ slots of the loop: the shared value, or the caller's ξ.
+    fn lanes(&mut self) -> Lanes<'_, T>;
+}
+
+/// Where a sweep's per-coordinate datum comes from (see [`LaneSource`]).
+pub(crate) trait StreamSource<T> {
+    /// `stream()` is always [`Stream::Uniform`], else always [`Stream::PerCoordinate`].
+    const UNIFORM: bool;
+    /// Cheap per-coordinate bodies: the eight lanes of a chunk as straight-line copies. Else one
+    /// flat loop with a single copy of the body, which LLVM then inlines.
+    const UNROLL: bool = true;
+    /// The per-coordinate datum `a` handed to every kinetics method.
+    fn stream(&self) -> Stream<'_, T>;
+}
+
 /// One coordinate as the fused integrator loops see it: its index `i`, its accumulator lane,
 /// θᵢ, pᵢ (both written), ∇Ũᵢ, the step's normal zᵢ, the thermostat slot ξᵢ (written; a
 /// throw-away copy when ξ is shared) and the kinetics' datum aᵢ ([`Stream`]).
@@ -97,79 +118,118 @@ pub(crate) struct Coordinate<'c, T> {
 }
 
 /// `f(coordinate)` over all coordinates in order: the driver of the fused integrator steps.
+///
+/// The ξ slots come from `xi`, the per-coordinate datum from `aux`. Their variants are fixed by
+/// their types ([`LaneSource::UNIFORM`], [`StreamSource::UNIFORM`]), so only the matching arm
+/// below survives monomorphisation and `f` appears once per loop: eight straight-line copies for
+/// a small body ([`StreamSource::UNROLL`]), else a single call site in one flat loop, which
+/// LLVM inlines (a body called from several sites is too large to inline and would be called
+/// per coordinate).
 #[inline(always)]
-pub(crate) fn sweep<T: Real, F>(
+pub(crate) fn sweep<T: Real, X, S, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
     z: &[T],
-    xi: Lanes<'_, T>,
-    aux: Stream<'_, T>,
+    xi: &mut X,
+    aux: &S,
     f: F,
 ) where
+    X: LaneSource<T> + ?Sized,
+    S: StreamSource<T> + ?Sized,
     F: FnMut(Coordinate<'_, T>),
 {
-    match (xi, aux) {
-        (Lanes::Uniform(c), Stream::Uniform(a)) => sweep_with(
-            theta,
-            p,
-            g,
-            z,
-            (core::iter::repeat([c; LANES]), core::iter::repeat(c)),
-            (core::iter::repeat(&[a; LANES]), core::iter::repeat(&a)),
-            f,
+    use core::iter::repeat;
+    match (xi.lanes(), aux.stream()) {
+        (Lanes::Uniform(c), Stream::Uniform(a)) if X::UNIFORM && S::UNIFORM => {
+            if S::UNROLL {
+                let a_lanes = [a; LANES];
+                let chunks = (repeat([c; LANES]), repeat(&a_lanes));
+                sweep_chunked(theta, p, g, z, chunks, (repeat(c), repeat(&a)), f)
+            } else {
+                sweep_flat(theta, p, g, z, repeat(c), repeat(&a), f)
+            }
+        }
+        (Lanes::Uniform(c), Stream::PerCoordinate(m)) if X::UNIFORM && !S::UNIFORM => {
+            if S::UNROLL {
+                let (mc, mt) = m.as_chunks::<LANES>();
+                let chunks = (repeat([c; LANES]), mc.iter());
+                sweep_chunked(theta, p, g, z, chunks, (repeat(c), mt.iter()), f)
+            } else {
+                sweep_flat(theta, p, g, z, repeat(c), m.iter(), f)
+            }
+        }
+        (Lanes::PerCoordinate(x), Stream::Uniform(a)) if !X::UNIFORM && S::UNIFORM => {
+            if S::UNROLL {
+                let (xc, xt) = x.as_chunks_mut::<LANES>();
+                let a_lanes = [a; LANES];
+                let chunks = (xc.iter_mut(), repeat(&a_lanes));
+                sweep_chunked(theta, p, g, z, chunks, (xt.iter_mut(), repeat(&a)), f)
+            } else {
+                sweep_flat(theta, p, g, z, x.iter_mut(), repeat(&a), f)
+            }
+        }
+        (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) if !X::UNIFORM && !S::UNIFORM => {
+            if S::UNROLL {
+                let (xc, xt) = x.as_chunks_mut::<LANES>();
+                let (mc, mt) = m.as_chunks::<LANES>();
+                let chunks = (xc.iter_mut(), mc.iter());
+                sweep_chunked(theta, p, g, z, chunks, (xt.iter_mut(), mt.iter()), f)
+            } else {
+                sweep_flat(theta, p, g, z, x.iter_mut(), m.iter(), f)
+            }
+        }
+        // A source whose variant disagrees with its UNIFORM constant: a bug in this crate,
+        // caught by every test in debug builds.
+        _ => debug_assert!(
+            false,
+            "a lane or stream source disagrees with its UNIFORM constant"
         ),
-        (Lanes::Uniform(c), Stream::PerCoordinate(m)) => {
-            let (mc, mt) = m.as_chunks::<LANES>();
-            sweep_with(
-                theta,
-                p,
-                g,
-                z,
-                (core::iter::repeat([c; LANES]), core::iter::repeat(c)),
-                (mc.iter(), mt.iter()),
-                f,
-            )
-        }
-        (Lanes::PerCoordinate(x), Stream::Uniform(a)) => {
-            let (xc, xt) = x.as_chunks_mut::<LANES>();
-            sweep_with(
-                theta,
-                p,
-                g,
-                z,
-                (xc.iter_mut(), xt.iter_mut()),
-                (core::iter::repeat(&[a; LANES]), core::iter::repeat(&a)),
-                f,
-            )
-        }
-        (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) => {
-            let (xc, xt) = x.as_chunks_mut::<LANES>();
-            let (mc, mt) = m.as_chunks::<LANES>();
-            sweep_with(
-                theta,
-                p,
-                g,
-                z,
-                (xc.iter_mut(), xt.iter_mut()),
-                (mc.iter(), mt.iter()),
-                f,
-            )
-        }
     }
 }
 
+/// The flat loop of [`sweep`]: one call of `f` per coordinate from a single site.
 #[inline(always)]
-fn sweep_with<'m, T, C, E, F>(
+fn sweep_flat<'m, T, E, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
     z: &[T],
-    (xi_chunks, xi_tail): (impl Iterator<Item = C>, impl Iterator<Item = E>),
-    (aux_chunks, aux_tail): (
+    xi: impl Iterator<Item = E>,
+    aux: impl Iterator<Item = &'m T>,
+    mut f: F,
+) where
+    T: Real + 'm,
+    E: TailSlot<T>,
+    F: FnMut(Coordinate<'_, T>),
+{
+    let all = theta.iter_mut().zip(p).zip(g).zip(z).zip(xi).zip(aux);
+    for (i, (((((t, p), g), z), mut x), a)) in all.enumerate() {
+        f(Coordinate {
+            i,
+            lane: i % LANES,
+            theta: t,
+            p,
+            g: *g,
+            z: *z,
+            xi: x.slot(),
+            aux: *a,
+        });
+    }
+}
+
+/// The chunked loop of [`sweep`]: eight straight-line calls per chunk, then the tail.
+#[inline(always)]
+fn sweep_chunked<'m, T, C, E, F>(
+    theta: &mut [T],
+    p: &mut [T],
+    g: &[T],
+    z: &[T],
+    (xi_chunks, aux_chunks): (
+        impl Iterator<Item = C>,
         impl Iterator<Item = &'m [T; LANES]>,
-        impl Iterator<Item = &'m T>,
     ),
+    (xi_tail, aux_tail): (impl Iterator<Item = E>, impl Iterator<Item = &'m T>),
     mut f: F,
 ) where
     T: Real + 'm,
@@ -410,6 +470,91 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
+    /// Per-coordinate ξ slots for [`sweep`] in tests.
+    struct PerXi<'a>(&'a mut [f64]);
+    impl LaneSource<f64> for PerXi<'_> {
+        const UNIFORM: bool = false;
+        fn lanes(&mut self) -> Lanes<'_, f64> {
+            Lanes::PerCoordinate(self.0)
+        }
+    }
+    /// A shared ξ.
+    struct SharedXi(f64);
+    impl LaneSource<f64> for SharedXi {
+        const UNIFORM: bool = true;
+        fn lanes(&mut self) -> Lanes<'_, f64> {
+            Lanes::Uniform(self.0)
+        }
+    }
+    /// Per-coordinate data, chunked (`U`) or flat.
+    struct PerAux<'a, const U: bool>(&'a [f64]);
+    impl<const U: bool> StreamSource<f64> for PerAux<'_, U> {
+        const UNIFORM: bool = false;
+        const UNROLL: bool = U;
+        fn stream(&self) -> Stream<'_, f64> {
+            Stream::PerCoordinate(self.0)
+        }
+    }
+    /// One datum for all coordinates, chunked (`U`) or flat.
+    struct SharedAux<const U: bool>(f64);
+    impl<const U: bool> StreamSource<f64> for SharedAux<U> {
+        const UNIFORM: bool = true;
+        const UNROLL: bool = U;
+        fn stream(&self) -> Stream<'_, f64> {
+            Stream::Uniform(self.0)
+        }
+    }
+
+    /// [`sweep`] against a scalar loop: θᵢ += 2pᵢ + gᵢ + aᵢξᵢ, pᵢ = zᵢξᵢ, ξᵢ += 1 (kept only for
+    /// per-coordinate slots), and the (index, lane) sequence.
+    fn check_sweep<X: LaneSource<f64>, S: StreamSource<f64>>(
+        base: &[f64],
+        g: &[f64],
+        z: &[f64],
+        xi: &mut X,
+        aux: &S,
+    ) {
+        let n = base.len();
+        let xi0: Vec<f64> = match xi.lanes() {
+            Lanes::Uniform(c) => std::vec![c; n],
+            Lanes::PerCoordinate(x) => x.to_vec(),
+        };
+        let a: Vec<f64> = match aux.stream() {
+            Stream::Uniform(c) => std::vec![c; n],
+            Stream::PerCoordinate(m) => m.to_vec(),
+        };
+        let (mut t1, mut p1) = (base.to_vec(), g.to_vec());
+        let mut seen = Vec::new();
+        sweep(&mut t1, &mut p1, g, z, xi, aux, |c| {
+            *c.theta += *c.p * 2.0 + c.g + c.aux * *c.xi;
+            *c.p = c.z * *c.xi;
+            *c.xi += 1.0;
+            seen.push((c.i, c.lane));
+        });
+        let (mut t2, mut p2, mut x2) = (base.to_vec(), g.to_vec(), xi0.clone());
+        for i in 0..n {
+            t2[i] += p2[i] * 2.0 + g[i] + a[i] * x2[i];
+            p2[i] = z[i] * x2[i];
+            x2[i] += 1.0;
+        }
+        let x1: Vec<f64> = match xi.lanes() {
+            Lanes::Uniform(c) => {
+                assert!(X::UNIFORM);
+                x2 = xi0; // writes to a shared slot are discarded
+                std::vec![c; n]
+            }
+            Lanes::PerCoordinate(x) => x.to_vec(),
+        };
+        let what = (n, X::UNIFORM, S::UNIFORM, S::UNROLL);
+        assert_eq!(
+            (t1, p1, x1),
+            (t2, p2, x2),
+            "n, ξ shared, a shared, unrolled = {what:?}"
+        );
+        let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % LANES)).collect();
+        assert_eq!(seen, expect, "indices and lanes, {what:?}");
+    }
+
     // Each driver against a plain scalar loop over lengths 0..33, so both the chunked body and
     // every tail length are exercised.
     #[test]
@@ -419,51 +564,40 @@ mod tests {
             let g: Vec<f64> = (0..n).map(|i| (i as f64 * 1.1).cos()).collect();
             let z: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
 
-            let (mut t1, mut p1, mut x1) = (base.clone(), g.clone(), z.clone());
             let aux: Vec<f64> = (0..n).map(|i| 0.25 * i as f64).collect();
-            let mut seen = Vec::new();
-            sweep(
-                &mut t1,
-                &mut p1,
+            // Every pairing of ξ slots and data, each chunked (unrolled) and flat.
+            check_sweep(
+                &base,
                 &g,
                 &z,
-                Lanes::PerCoordinate(&mut x1),
-                Stream::PerCoordinate(&aux),
-                |c| {
-                    *c.theta += *c.p * 2.0 + c.g + c.aux;
-                    *c.p = c.z * *c.xi;
-                    *c.xi += 1.0;
-                    seen.push((c.i, c.lane));
-                },
+                &mut PerXi(&mut z.clone()),
+                &PerAux::<true>(&aux),
             );
-            let (mut t2, mut p2, mut x2) = (base.clone(), g.clone(), z.clone());
-            for i in 0..n {
-                t2[i] += p2[i] * 2.0 + g[i] + aux[i];
-                p2[i] = z[i] * x2[i];
-                x2[i] += 1.0;
-            }
-            assert_eq!((t1, p1, x1), (t2, p2, x2), "n = {n}");
-            let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % LANES)).collect();
-            assert_eq!(seen, expect, "indices and lanes, n = {n}");
-
-            let (mut t3, mut p3) = (base.clone(), g.clone());
-            sweep(
-                &mut t3,
-                &mut p3,
+            check_sweep(
+                &base,
                 &g,
                 &z,
-                Lanes::Uniform(0.5),
-                Stream::Uniform(3.0),
-                |c| {
-                    *c.theta += c.g * *c.xi + c.aux;
-                    *c.p = c.z;
-                    *c.xi = 99.0; // discarded
-                },
+                &mut PerXi(&mut z.clone()),
+                &PerAux::<false>(&aux),
             );
-            for i in 0..n {
-                assert_eq!(t3[i], base[i] + (g[i] * 0.5 + 3.0));
-                assert_eq!(p3[i], z[i]);
-            }
+            check_sweep(
+                &base,
+                &g,
+                &z,
+                &mut PerXi(&mut z.clone()),
+                &SharedAux::<true>(3.0),
+            );
+            check_sweep(
+                &base,
+                &g,
+                &z,
+                &mut PerXi(&mut z.clone()),
+                &SharedAux::<false>(3.0),
+            );
+            check_sweep(&base, &g, &z, &mut SharedXi(0.5), &PerAux::<true>(&aux));
+            check_sweep(&base, &g, &z, &mut SharedXi(0.5), &PerAux::<false>(&aux));
+            check_sweep(&base, &g, &z, &mut SharedXi(0.5), &SharedAux::<true>(3.0));
+            check_sweep(&base, &g, &z, &mut SharedXi(0.5), &SharedAux::<false>(3.0));
 
             let mut a3 = base.clone();
             zip3_stream(&mut a3, &g, Stream::PerCoordinate(&z), |i, _, a, b, c| {

@@ -80,19 +80,19 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         let (theta, p, g, z) = phase.split();
         if K::SEPARABLE {
             let kin = &*kinetics;
-            sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+            sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
                 *c.p = kick(kin, &c);
                 drift(kin, c, rng);
             });
         } else {
             // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
             let kin = &*kinetics;
-            sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+            sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
                 *c.p = kick(kin, &c)
             });
             kinetics.prepare(p);
             let kin = &*kinetics;
-            sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+            sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
                 drift(kin, c, rng)
             });
         }

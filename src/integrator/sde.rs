@@ -27,14 +27,14 @@
 use super::ThermostatRule;
 use crate::kinetic::{Kinetic, Mass};
 use crate::kinetic::{MassBuffer, MassParts};
-use crate::lanes::{Lanes, Stream};
+use crate::lanes::{LaneSource, Lanes, Stream, StreamSource};
 use crate::real::Real;
 use rand_core::Rng;
 
 /// The kinetic energy's part of the sub-steps (see the module docs). `a` is the coordinate's
 /// datum from [`Kinetics::stream`]: m⁻¹ᵢ for a diagonal mass, (M⁻¹p)ᵢ for a prepared dense
 /// mass, unused otherwise.
-pub(crate) trait Kinetics<T: Real> {
+pub(crate) trait Kinetics<T: Real>: StreamSource<T> {
     /// ∇K acts coordinate by coordinate (false only for a dense mass).
     const SEPARABLE: bool = true;
     /// The friction flow of coordinate i does not depend on i (the identity mass): with a
@@ -48,8 +48,6 @@ pub(crate) trait Kinetics<T: Real> {
     /// Before a pass that reads ∇K of every coordinate: a dense mass forms M⁻¹p here.
     #[inline(always)]
     fn prepare(&mut self, _p: &[T]) {}
-    /// The per-coordinate datum `a` handed to every method.
-    fn stream(&self) -> Stream<'_, T>;
     /// ∂K/∂pᵢ.
     fn grad(&self, i: usize, a: T, p: T) -> T;
     /// (∂K/∂pᵢ, ∂²K/∂pᵢ²).
@@ -76,14 +74,18 @@ pub(crate) trait Kinetics<T: Real> {
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct UnitMass;
 
-impl<T: Real> Kinetics<T> for UnitMass {
-    const UNIFORM_FLOW: bool = true;
-    const UNIT: bool = true;
-    type Flow = T;
+impl<T: Real> StreamSource<T> for UnitMass {
+    const UNIFORM: bool = true;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
         Stream::Uniform(T::ONE)
     }
+}
+
+impl<T: Real> Kinetics<T> for UnitMass {
+    const UNIFORM_FLOW: bool = true;
+    const UNIT: bool = true;
+    type Flow = T;
     #[inline(always)]
     fn grad(&self, _i: usize, _a: T, p: T) -> T {
         p
@@ -122,12 +124,16 @@ impl<T: Real> Kinetics<T> for UnitMass {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct DiagonalMass<'m, T>(pub &'m [T]);
 
-impl<T: Real> Kinetics<T> for DiagonalMass<'_, T> {
-    type Flow = T;
+impl<T: Real> StreamSource<T> for DiagonalMass<'_, T> {
+    const UNIFORM: bool = false;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
         Stream::PerCoordinate(self.0)
     }
+}
+
+impl<T: Real> Kinetics<T> for DiagonalMass<'_, T> {
+    type Flow = T;
     #[inline(always)]
     fn grad(&self, _i: usize, m: T, p: T) -> T {
         m * p
@@ -172,16 +178,20 @@ pub(crate) struct DenseMass<'m, T> {
     pub inv_mass_p: &'m mut [T],
 }
 
+impl<T: Real> StreamSource<T> for DenseMass<'_, T> {
+    const UNIFORM: bool = false;
+    #[inline(always)]
+    fn stream(&self) -> Stream<'_, T> {
+        Stream::PerCoordinate(self.inv_mass_p)
+    }
+}
+
 impl<T: Real> Kinetics<T> for DenseMass<'_, T> {
     const SEPARABLE: bool = false;
     type Flow = ();
     #[inline(always)]
     fn prepare(&mut self, p: &[T]) {
         self.mass.kinetic_gradient(p, self.inv_mass_p);
-    }
-    #[inline(always)]
-    fn stream(&self) -> Stream<'_, T> {
-        Stream::PerCoordinate(self.inv_mass_p)
     }
     #[inline(always)]
     fn grad(&self, _i: usize, v: T, _p: T) -> T {
@@ -225,13 +235,21 @@ impl<T: Real> Kinetics<T> for DenseMass<'_, T> {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Separable<K>(pub K);
 
-impl<T: Real, K: Kinetic<T>> Kinetics<T> for Separable<K> {
-    /// κt; the flow itself is [`Kinetic::friction_flow`].
-    type Flow = T;
+impl<T: Real, K: Kinetic<T>> StreamSource<T> for Separable<K> {
+    const UNIFORM: bool = true;
+    /// SGMGT's per-coordinate body (kinetics with exp/log, the ξ law, the θ term and their
+    /// draws) is too large for eight inlined copies: one flat loop inlines it once instead of
+    /// calling it per coordinate.
+    const UNROLL: bool = false;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
         Stream::Uniform(T::ZERO)
     }
+}
+
+impl<T: Real, K: Kinetic<T>> Kinetics<T> for Separable<K> {
+    /// κt; the flow itself is [`Kinetic::friction_flow`].
+    type Flow = T;
     #[inline(always)]
     fn grad(&self, i: usize, _a: T, p: T) -> T {
         self.0.gradient(i, p)
@@ -280,9 +298,7 @@ pub(crate) struct Sums<T> {
 }
 
 /// The thermostat's part of the sub-steps (see the module docs): where ξ lives, and its law.
-pub(crate) trait Thermostat<T: Real> {
-    /// One friction for every coordinate (SGHMC's A, SGNHT's ξ).
-    const UNIFORM: bool;
+pub(crate) trait Thermostat<T: Real>: LaneSource<T> {
     /// One ξᵢ per coordinate that moves in the per-coordinate loop.
     const PER_COORDINATE: bool;
     /// Its drift reads Σ (∂K/∂pᵢ)² (SGNHT's derived rule), so the schemes must sum it.
@@ -294,8 +310,6 @@ pub(crate) trait Thermostat<T: Real> {
     /// Before a step of size h (`splitting`: two halves): caches the law's step constants.
     #[inline(always)]
     fn prepare(&mut self, _h: T, _splitting: bool) {}
-    /// The ξ slot of the loop: the shared value, or the caller's ξ.
-    fn lanes(&mut self) -> Lanes<'_, T>;
     /// The shared slot value of a uniform friction (A, or the scalar ξ).
     fn shared(&self) -> T;
     /// A sub-step of a scalar ξ: ξ ← ξ + rate(sums)·t (nothing for the others).
@@ -355,17 +369,20 @@ impl<T: Real> Law<T> for Shared {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ConstantFriction<T>(pub T);
 
-impl<T: Real> Thermostat<T> for ConstantFriction<T> {
+impl<T: Real> LaneSource<T> for ConstantFriction<T> {
     const UNIFORM: bool = true;
+    #[inline(always)]
+    fn lanes(&mut self) -> Lanes<'_, T> {
+        Lanes::Uniform(self.0)
+    }
+}
+
+impl<T: Real> Thermostat<T> for ConstantFriction<T> {
     const PER_COORDINATE: bool = false;
     type Law = Shared;
     #[inline(always)]
     fn law(&self) -> Shared {
         Shared
-    }
-    #[inline(always)]
-    fn lanes(&mut self) -> Lanes<'_, T> {
-        Lanes::Uniform(self.0)
     }
     #[inline(always)]
     fn shared(&self) -> T {
@@ -384,18 +401,21 @@ pub(crate) struct ScalarThermostat<'x, T> {
     pub rule: ThermostatRule,
 }
 
-impl<T: Real> Thermostat<T> for ScalarThermostat<'_, T> {
+impl<T: Real> LaneSource<T> for ScalarThermostat<'_, T> {
     const UNIFORM: bool = true;
+    #[inline(always)]
+    fn lanes(&mut self) -> Lanes<'_, T> {
+        Lanes::Uniform(*self.xi)
+    }
+}
+
+impl<T: Real> Thermostat<T> for ScalarThermostat<'_, T> {
     const PER_COORDINATE: bool = false;
     const NEEDS_GRAD_SQ: bool = true;
     type Law = Shared;
     #[inline(always)]
     fn law(&self) -> Shared {
         Shared
-    }
-    #[inline(always)]
-    fn lanes(&mut self) -> Lanes<'_, T> {
-        Lanes::Uniform(*self.xi)
     }
     #[inline(always)]
     fn shared(&self) -> T {
@@ -434,8 +454,15 @@ pub(crate) trait PerCoordinateLaw<T: Real>: Law<T> {
     fn prepare(&mut self, _h: T, _splitting: bool) {}
 }
 
-impl<T: Real, L: PerCoordinateLaw<T>> Thermostat<T> for PerCoordinate<'_, T, L> {
+impl<T: Real, L> LaneSource<T> for PerCoordinate<'_, T, L> {
     const UNIFORM: bool = false;
+    #[inline(always)]
+    fn lanes(&mut self) -> Lanes<'_, T> {
+        Lanes::PerCoordinate(self.xi)
+    }
+}
+
+impl<T: Real, L: PerCoordinateLaw<T>> Thermostat<T> for PerCoordinate<'_, T, L> {
     const PER_COORDINATE: bool = true;
     type Law = L;
     #[inline(always)]
@@ -445,10 +472,6 @@ impl<T: Real, L: PerCoordinateLaw<T>> Thermostat<T> for PerCoordinate<'_, T, L> 
     #[inline(always)]
     fn prepare(&mut self, h: T, splitting: bool) {
         self.law.prepare(h, splitting);
-    }
-    #[inline(always)]
-    fn lanes(&mut self) -> Lanes<'_, T> {
-        Lanes::PerCoordinate(self.xi)
     }
     /// Not used: the friction is per coordinate.
     #[inline(always)]

@@ -116,30 +116,27 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         if K::SEPARABLE {
             let kin = &*kinetics;
             match composition {
-                Composition::Aboba => {
-                    sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
-                        let (p0, x0) = (*c.p, *c.xi);
-                        let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
-                        let x_half = law.drift(x0, k0, c0, half_h);
-                        let flow = shared_flow.unwrap_or_else(|| {
-                            kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h)
-                        });
-                        let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
-                        let p1 = kin.apply(c.i, flow, kicked);
-                        let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
-                        let dh = term.drift_at(c.i, drift_half, half_h);
-                        *c.theta += kin.merged_drift(c.aux, p0, p1, k0, k1, dh);
-                        *c.p = p1;
-                        acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
-                        if X::PER_COORDINATE {
-                            let x1 = law.drift(x_half, k1, c1, half_h);
-                            *c.xi = x1;
-                            acc.add_thermostat(c.lane, x1);
-                        }
-                    })
-                }
+                Composition::Aboba => sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
+                    let (p0, x0) = (*c.p, *c.xi);
+                    let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
+                    let x_half = law.drift(x0, k0, c0, half_h);
+                    let flow = shared_flow
+                        .unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h));
+                    let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
+                    let p1 = kin.apply(c.i, flow, kicked);
+                    let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
+                    let dh = term.drift_at(c.i, drift_half, half_h);
+                    *c.theta += kin.merged_drift(c.aux, p0, p1, k0, k1, dh);
+                    *c.p = p1;
+                    acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
+                    if X::PER_COORDINATE {
+                        let x1 = law.drift(x_half, k1, c1, half_h);
+                        *c.xi = x1;
+                        acc.add_thermostat(c.lane, x1);
+                    }
+                }),
                 Composition::Aoboa => {
-                    sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+                    sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
                         let (p0, x0) = (*c.p, *c.xi);
                         let (drift_h, sd_theta) = term.at(c.i, (drift_half, theta_sd), half_h, h);
                         let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
@@ -189,7 +186,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             }
             kinetics.prepare(p);
             let kin = &*kinetics;
-            sweep(theta, p, g, z, thermostat.lanes(), kin.stream(), |c| {
+            sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
                 let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
                 *c.theta += k1 * term.drift_at(c.i, drift_half, half_h);
                 acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
