@@ -63,6 +63,13 @@ fn half_sq_norm<T: Real>(t: &[T]) -> T {
     T::HALF * s
 }
 
+/// A diagonal M⁻¹ with entries 0.5, 0.75, 1, 1.25 repeating.
+fn diagonal_inverse_mass<T: Real>(d: usize) -> Vec<T> {
+    (0..d)
+        .map(|i| T::from_f64(0.5 + 0.25 * (i % 4) as f64))
+        .collect()
+}
+
 /// The trivial model: ∇U(θ) = θ, U(θ) = ½θᵀθ.
 fn model<T: Real>() -> impl Energy<T> {
     Model::new(
@@ -140,6 +147,28 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
             let mut s =
                 MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..work2]).unwrap();
             bench_step(&mut group, &format!("msgnht-{iname}"), d, &mut s, &mut m);
+        }
+
+        for (integ, iname) in [
+            (Integrator::Euler, "euler"),
+            (Integrator::Splitting, "splitting"),
+        ] {
+            let (mut theta, mut p) = (normals::<T>(d, 1), normals::<T>(d, 2));
+            let mut xi = vec![T::ZERO; d];
+            let params = SgmgtParams::sgmgt_d(h).with_integrator(integ);
+            let mut s =
+                Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..work2]).unwrap();
+            bench_step(&mut group, &format!("sgmgt-d-{iname}"), d, &mut s, &mut m);
+        }
+
+        {
+            let (mut theta, mut p) = (normals::<T>(d, 1), normals::<T>(d, 2));
+            let mut inv_mass = diagonal_inverse_mass::<T>(d);
+            let params = SghmcParams::new(h).with_friction(a);
+            let mut s = Sghmc::new(params, &mut theta, &mut p, &mut work[..work2]).unwrap();
+            s.set_mass(MassBuffer::diagonal(&mut inv_mass).unwrap())
+                .unwrap();
+            bench_step(&mut group, "sghmc-diagonal-splitting", d, &mut s, &mut m);
         }
 
         {

@@ -90,7 +90,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
 
         // From here on the step is committed.
         let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
-        thermostat.drift_scalar(&first.sums(), trace, dim, half_h);
+        thermostat.drift_scalar(&first.sums(&[]), trace, dim, half_h);
         if !K::SEPARABLE {
             // A dense mass's M⁻¹p does not survive its flows: commit the first half drift now.
             phase.theta.copy_from_slice(phase.scratch);
@@ -126,13 +126,15 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                     let p1 = kin.apply(c.i, flow, kicked);
                     let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
                     let dh = term.drift_at(c.i, drift_half, half_h);
-                    *c.theta += kin.merged_drift(c.aux, p0, p1, k0, k1, dh);
+                    let t1 = *c.theta + kin.merged_drift(c.aux, p0, p1, k0, k1, dh);
+                    *c.theta = t1;
                     *c.p = p1;
-                    acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
                     if X::PER_COORDINATE {
                         let x1 = law.drift(x_half, k1, c1, half_h);
                         *c.xi = x1;
-                        acc.add_thermostat(c.lane, x1);
+                        acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
+                    } else {
+                        acc.add(c.lane, p1 * k1, k1 * k1, t1);
                     }
                 }),
                 Composition::Aoboa => {
@@ -155,13 +157,15 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                         p1 = p1 - c.g * half_h + half_sd * T::standard_normal(rng);
                         // A(h/2) with the new p.
                         let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
-                        *c.theta = t_half + k1 * drift_h;
+                        let t1 = t_half + k1 * drift_h;
+                        *c.theta = t1;
                         *c.p = p1;
-                        acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
                         if X::PER_COORDINATE {
                             let x1 = law.drift(x_half, k1, c1, half_h);
                             *c.xi = x1;
-                            acc.add_thermostat(c.lane, x1);
+                            acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
+                        } else {
+                            acc.add(c.lane, p1 * k1, k1 * k1, t1);
                         }
                     })
                 }
@@ -188,11 +192,12 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             let kin = &*kinetics;
             sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
                 let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
-                *c.theta += k1 * term.drift_at(c.i, drift_half, half_h);
-                acc.add(c.lane, p1 * k1, k1 * k1, *c.theta);
+                let t1 = *c.theta + k1 * term.drift_at(c.i, drift_half, half_h);
+                *c.theta = t1;
+                acc.add(c.lane, p1 * k1, k1 * k1, t1);
             });
         }
-        let sums = acc.sums();
+        let sums = acc.sums(thermostat.values());
         thermostat.drift_scalar(&sums, trace, dim, half_h);
         if !(acc.finite(&sums) && thermostat.scalar_finite()) {
             check_state(phase.theta, phase.p, thermostat.values())?;
