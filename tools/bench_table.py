@@ -27,6 +27,9 @@ CONFIG_ORDER = [
     "sgnht-splitting",
     "msgnht-euler",
     "msgnht-splitting",
+    "sgmgt-d-euler",
+    "sgmgt-d-splitting",
+    "sghmc-diagonal-splitting",
     "hmc-leapfrog-l1",
 ]
 TYPES = ["f32", "f64"]
