@@ -147,7 +147,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 let chunks = (repeat([c; LANES]), repeat(&a_lanes));
                 sweep_chunked(theta, p, g, z, chunks, (repeat(c), repeat(&a)), f)
             } else {
-                sweep_flat(theta, p, g, z, repeat(c), repeat(&a), f)
+                sweep_flat(theta, p, g, z, repeat(c), repeat(&a), 0, f)
             }
         }
         (Lanes::Uniform(c), Stream::PerCoordinate(m)) if X::UNIFORM && !S::UNIFORM => {
@@ -156,7 +156,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 let chunks = (repeat([c; LANES]), mc.iter());
                 sweep_chunked(theta, p, g, z, chunks, (repeat(c), mt.iter()), f)
             } else {
-                sweep_flat(theta, p, g, z, repeat(c), m.iter(), f)
+                sweep_flat(theta, p, g, z, repeat(c), m.iter(), 0, f)
             }
         }
         (Lanes::PerCoordinate(x), Stream::Uniform(a)) if !X::UNIFORM && S::UNIFORM => {
@@ -166,7 +166,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 let chunks = (xc.iter_mut(), repeat(&a_lanes));
                 sweep_chunked(theta, p, g, z, chunks, (xt.iter_mut(), repeat(&a)), f)
             } else {
-                sweep_flat(theta, p, g, z, x.iter_mut(), repeat(&a), f)
+                sweep_flat(theta, p, g, z, x.iter_mut(), repeat(&a), 0, f)
             }
         }
         (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) if !X::UNIFORM && !S::UNIFORM => {
@@ -176,7 +176,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 let chunks = (xc.iter_mut(), mc.iter());
                 sweep_chunked(theta, p, g, z, chunks, (xt.iter_mut(), mt.iter()), f)
             } else {
-                sweep_flat(theta, p, g, z, x.iter_mut(), m.iter(), f)
+                sweep_flat(theta, p, g, z, x.iter_mut(), m.iter(), 0, f)
             }
         }
         // A source whose variant disagrees with its UNIFORM constant: a bug in this crate,
@@ -188,7 +188,9 @@ pub(crate) fn sweep<T: Real, X, S, F>(
     }
 }
 
-/// The flat loop of [`sweep`]: one call of `f` per coordinate from a single site.
+/// The flat loop of [`sweep`]: one call of `f` per coordinate from a single site. The slices
+/// start at coordinate `first` (0, or the chunked loop's tail).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn sweep_flat<'m, T, E, F>(
     theta: &mut [T],
@@ -197,6 +199,7 @@ fn sweep_flat<'m, T, E, F>(
     z: &[T],
     xi: impl Iterator<Item = E>,
     aux: impl Iterator<Item = &'m T>,
+    first: usize,
     mut f: F,
 ) where
     T: Real + 'm,
@@ -204,7 +207,8 @@ fn sweep_flat<'m, T, E, F>(
     F: FnMut(Coordinate<'_, T>),
 {
     let all = theta.iter_mut().zip(p).zip(g).zip(z).zip(xi).zip(aux);
-    for (i, (((((t, p), g), z), mut x), a)) in all.enumerate() {
+    for (k, (((((t, p), g), z), mut x), a)) in all.enumerate() {
+        let i = first + k;
         f(Coordinate {
             i,
             lane: i % LANES,
@@ -251,8 +255,8 @@ fn sweep_chunked<'m, T, C, E, F>(
     let mut base = 0;
     for (((((t, p), g), z), mut x), a) in chunks {
         let x = x.lanes();
-        // Eight explicit calls: a loop over the lanes would not be unrolled once the body is
-        // large, and its counter would cost a compare and branch per coordinate.
+        // Eight explicit calls, so the small bodies this loop serves are never left behind a
+        // per-coordinate counter, compare and branch.
         let mut lane = |j: usize| {
             f(Coordinate {
                 i: base + j,
@@ -268,25 +272,7 @@ fn sweep_chunked<'m, T, C, E, F>(
         unrolled(&mut lane);
         base += LANES;
     }
-    let tail = tt
-        .iter_mut()
-        .zip(pt)
-        .zip(gt)
-        .zip(zt)
-        .zip(xi_tail)
-        .zip(aux_tail);
-    for (j, (((((t, p), g), z), mut x), a)) in tail.enumerate() {
-        f(Coordinate {
-            i: base + j,
-            lane: j,
-            theta: t,
-            p,
-            g: *g,
-            z: *z,
-            xi: x.slot(),
-            aux: *a,
-        });
-    }
+    sweep_flat(tt, pt, gt, zt, xi_tail, aux_tail, base, &mut f);
 }
 
 /// `f(i, lane, aᵢ, bᵢ, cᵢ)` with `a` written, `b` read and `c` a [`Stream`].
