@@ -49,6 +49,7 @@
 
 mod problem;
 mod report;
+mod result;
 mod run;
 mod splits;
 mod sweep;
@@ -56,7 +57,8 @@ mod tune;
 
 pub use problem::Problem;
 pub use report::{report, table};
-pub use run::{BlrResult, BlrRow, RunOut, run};
+pub use result::{BlrResult, BlrRow, RunOut};
+pub use run::run;
 pub use splits::{SPLITS, SplitSpread, run_split_spread, split_spread, split_table};
 pub use sweep::{
     SWEEP_BATCHES, SWEEP_METHODS, SWEEP_SEARCH_RUNS, SWEEP_STEPS, SweepRow, batch_sweep,

@@ -1,6 +1,6 @@
 //! `blr`'s Table 1: the printed table and its headline, the CSV files (`blr.csv`, `blr-runs.csv`) and the trace plots.
 
-use super::run::BlrResult;
+use super::result::BlrResult;
 use super::{BATCH, paper_auroc, paper_ess, trace_weight};
 use crate::experiments::common::{ExperimentError, RunOptions, sig};
 use crate::models::logistic_regression::DataSet;

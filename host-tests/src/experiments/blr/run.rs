@@ -1,6 +1,7 @@
 //! Running `blr`'s chains: one run of a method on a data set (SGNHT or SGMGT/SGMGT-D through [`Sampler::run`]), what it records, and Table 1's rows.
 
 use super::problem::Problem;
+use super::result::{BlrResult, BlrRow, RunOut};
 use super::{
     BATCH, FIRST_DIP, Method, Settings, corrected_settings, problems, protocol_length, report,
     trace_weight,
@@ -8,98 +9,13 @@ use super::{
 use crate::diagnostics::{DrawCollector, auroc, ess_first_dip, ess_unsplit, quantile};
 use crate::experiments::common::{
     Dynamics, DynamicsSettings, ExperimentError, Progress, RunOptions, SamplerError, Start,
-    mean_sd, run_dynamics, sgmgt_params,
+    run_dynamics, sgmgt_params,
 };
 use crate::models::logistic_regression::{DataSet, Design, add_probabilities};
 use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
 use sgmcmc::rng::standard_normal_f64;
-
-/// What one run produced.
-#[derive(Clone, Debug)]
-pub struct RunOut {
-    /// AUROC of the posterior-mean predictive probability on the held-out split.
-    pub auroc: f64,
-    /// Median over the weights of the per-weight ESS of the post-burn-in samples.
-    pub median_ess: f64,
-    /// The same with the first-dip estimator ([`ess_first_dip`], threshold [`FIRST_DIP`]).
-    pub median_ess_first_dip: f64,
-    /// Posterior means of the weights (post-burn-in).
-    pub mean: Vec<f64>,
-    /// Median over the weights of (sample sd / Laplace sd): ≈ 1 for a chain that samples the
-    /// posterior (the Laplace approximation is close to it for these N ≫ d data sets), > 1 for
-    /// one that runs hot, < 1 for one that runs cold or has not explored yet.
-    pub sd_ratio: f64,
-    /// Mean kinetic temperature after burn-in (1 at equilibrium).
-    pub temperature: f64,
-    /// The plotted weight at every iteration (burn-in included).
-    pub trace: Vec<f64>,
-}
-
-/// One (data set, method) row: its runs and their summaries.
-#[derive(Clone, Debug)]
-pub struct BlrRow {
-    /// Data set.
-    pub data: DataSet,
-    /// Method.
-    pub method: Method,
-    /// Settings used.
-    pub settings: Settings,
-    /// The runs that finished (none if the method is not available).
-    pub runs: Vec<RunOut>,
-    /// Why the other runs stopped (a sampler that diverges is reported, not hidden).
-    pub diverged: Vec<StepError>,
-    /// σ_θ × the median minibatch gradient noise B at the posterior mode
-    /// ([`Problem::median_gradient_noise`] at the row's h): the excess temperature of SGMGT-D's
-    /// first-order θ channel as Zhang et al. 2017, eq. 13 prints it (0 without that term).
-    pub theta_noise_excess: f64,
-}
-
-impl BlrRow {
-    /// Mean and sd over the runs of `f`, if there are runs.
-    fn over_runs(&self, f: fn(&RunOut) -> f64) -> Option<(f64, f64)> {
-        (!self.runs.is_empty()).then(|| mean_sd(&self.runs.iter().map(f).collect::<Vec<_>>()))
-    }
-
-    /// Mean and sd of the runs' AUROC.
-    pub fn auroc(&self) -> Option<(f64, f64)> {
-        self.over_runs(|r| r.auroc)
-    }
-
-    /// Mean and sd of the runs' median ESS.
-    pub fn median_ess(&self) -> Option<(f64, f64)> {
-        self.over_runs(|r| r.median_ess)
-    }
-
-    /// Mean and sd of the runs' median first-dip ESS ([`ess_first_dip`]).
-    pub fn median_ess_first_dip(&self) -> Option<(f64, f64)> {
-        self.over_runs(|r| r.median_ess_first_dip)
-    }
-
-    /// Mean over the runs of the sd ratio to the Laplace approximation.
-    pub fn sd_ratio(&self) -> Option<f64> {
-        self.over_runs(|r| r.sd_ratio).map(|x| x.0)
-    }
-
-    /// Mean post-burn-in kinetic temperature over the runs.
-    pub fn temperature(&self) -> Option<f64> {
-        self.over_runs(|r| r.temperature).map(|x| x.0)
-    }
-}
-
-/// The experiment's result.
-#[derive(Clone, Debug)]
-pub struct BlrResult {
-    /// One row per data set and method.
-    pub rows: Vec<BlrRow>,
-    /// Iterations per run.
-    pub iterations: usize,
-    /// Burn-in.
-    pub burn_in: usize,
-    /// Runs per row.
-    pub runs: usize,
-}
 
 /// Iterations, burn-in and what to observe in a run.
 #[derive(Clone, Copy, Debug)]

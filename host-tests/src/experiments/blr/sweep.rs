@@ -2,7 +2,8 @@
 
 use super::problem::Problem;
 use super::report::pm;
-use super::run::{BlrRow, Protocol, run_chain};
+use super::result::BlrRow;
+use super::run::{Protocol, run_chain};
 use super::tune::{TUNE_SIGMA_P, batch_rows, push_grid, search, search_groups};
 use super::{BATCH, Method, Settings, paper_ess, problems, protocol_length, settings};
 use crate::experiments::common::{ExperimentError, RunOptions, sig};

@@ -1,7 +1,8 @@
 //! `blr`'s validation search (`blr --tune`): the grid, the selection rule and the search over validation splits that [`super::batch_sweep`] shares.
 
 use super::problem::Problem;
-use super::run::{Protocol, RunOut, run_chain};
+use super::result::RunOut;
+use super::run::{Protocol, run_chain};
 use super::{BATCH, Method, Settings, problems, protocol_length, settings};
 use crate::experiments::common::{ExperimentError, RunOptions, mean_sd, sig};
 use crate::models::logistic_regression::DataSet;
