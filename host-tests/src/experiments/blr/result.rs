@@ -12,7 +12,9 @@ pub struct RunOut {
     pub auroc: f64,
     /// Median over the weights of the per-weight ESS of the post-burn-in samples.
     pub median_ess: f64,
-    /// The same with the first-dip estimator ([`ess_first_dip`](crate::diagnostics::ess_first_dip), threshold [`FIRST_DIP`](super::FIRST_DIP)).
+    /// The same with the first-dip estimator
+    /// ([`ess_first_dip`](crate::diagnostics::ess_first_dip), threshold
+    /// [`FIRST_DIP`](super::FIRST_DIP)).
     pub median_ess_first_dip: f64,
     /// Posterior means of the weights (post-burn-in).
     pub mean: Vec<f64>,
@@ -40,8 +42,9 @@ pub struct BlrRow {
     /// Why the other runs stopped (a sampler that diverges is reported, not hidden).
     pub diverged: Vec<StepError>,
     /// σ_θ × the median minibatch gradient noise B at the posterior mode
-    /// ([`Problem::median_gradient_noise`](super::problem::Problem::median_gradient_noise) at the row's h): the excess temperature of SGMGT-D's
-    /// first-order θ channel as Zhang et al. 2017, eq. 13 prints it (0 without that term).
+    /// ([`Problem::median_gradient_noise`](super::problem::Problem::median_gradient_noise) at
+    /// the row's h): the excess temperature of SGMGT-D's first-order θ channel as Zhang et al.
+    /// 2017, eq. 13 prints it (0 without that term).
     pub theta_noise_excess: f64,
 }
 
@@ -61,7 +64,8 @@ impl BlrRow {
         self.over_runs(|r| r.median_ess)
     }
 
-    /// Mean and sd of the runs' median first-dip ESS ([`ess_first_dip`](crate::diagnostics::ess_first_dip)).
+    /// Mean and sd of the runs' median first-dip ESS
+    /// ([`ess_first_dip`](crate::diagnostics::ess_first_dip)).
     pub fn median_ess_first_dip(&self) -> Option<(f64, f64)> {
         self.over_runs(|r| r.median_ess_first_dip)
     }
