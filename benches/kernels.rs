@@ -5,9 +5,16 @@
 //! rate is coordinates per second. HMC runs L = 1 leapfrog step per proposal, so every config
 //! costs exactly one gradient evaluation per step and the rows are comparable.
 //!
+//! Group `floor/{f32,f64}`, id `normal-fill/<d>` and `update-stream/<d>`: the two parts of a
+//! step's floor, measured in the same run (see [`floor_group`]).
+//!
 //! Group `normal`, id `<source>/<type>`: 1024 standard normal draws per iteration (elements =
-//! draws) from `sgmcmc::rng` (scalar calls and `fill_standard_normal`) and from
-//! `rand_distr::StandardNormal`, all on `Pcg64`.
+//! draws) from `sgmcmc::rng` (the ziggurat by scalar calls and `fill_standard_normal`, and the
+//! vectorised `fill_box_muller`) and from `rand_distr::StandardNormal`, all on `Pcg64`.
+//!
+//! Run it portable (`cargo bench --bench kernels`) and native
+//! (`RUSTFLAGS="-C target-cpu=native" cargo bench --features std --bench kernels`);
+//! `tools/bench.sh` does both, then the peers, and writes `docs/performance.md`.
 //!
 //! `tools/bench_table.py` turns `target/criterion` into Markdown tables.
 
@@ -19,7 +26,9 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput
 use rand_distr::{Distribution, StandardNormal};
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
-use sgmcmc::rng::{fill_standard_normal, standard_normal_f32, standard_normal_f64};
+use sgmcmc::rng::{
+    fill_box_muller, fill_standard_normal, standard_normal_f32, standard_normal_f64,
+};
 
 /// The dimensions: a small odd one (lane tail), L1/L2-resident, and DRAM-bound.
 const DIMS: [usize; 4] = [17, 1024, 65_536, 1_048_576];
@@ -78,6 +87,15 @@ fn model<T: Real>() -> impl Energy<T> {
     )
 }
 
+/// Flat sampling from [`LARGE_D`] on (a step takes milliseconds), automatic below.
+fn sampling_mode(d: usize) -> SamplingMode {
+    if d >= LARGE_D {
+        SamplingMode::Flat
+    } else {
+        SamplingMode::Auto
+    }
+}
+
 /// Times `sampler.step` alone; every step must succeed.
 fn bench_step<T: Real, M, S: Sampler<T, M>>(
     group: &mut BenchmarkGroup<'_, WallTime>,
@@ -100,11 +118,7 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
     let mut group = c.benchmark_group(format!("step/{ty}"));
     for d in DIMS {
         group.throughput(Throughput::Elements(d as u64));
-        group.sampling_mode(if d >= LARGE_D {
-            SamplingMode::Flat
-        } else {
-            SamplingMode::Auto
-        });
+        group.sampling_mode(sampling_mode(d));
         let mut m = model::<T>();
         let mut work = vec![T::ZERO; 4 * d];
         let work2 = 2 * d;
@@ -181,6 +195,63 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
     group.finish();
 }
 
+/// The update stream alone: read θ, p, g, write θ, p and sum p² in eight lanes (what every
+/// identity-mass step does besides drawing its noise), so the floor of a step is
+/// `normal-fill + update-stream` measured in the same run.
+fn update_stream<T: Real>(theta: &mut [T], p: &mut [T], g: &[T], h: T) -> T {
+    let mut acc = [T::ZERO; 8];
+    let (tc, tt) = theta.as_chunks_mut::<8>();
+    let (pc, pt) = p.as_chunks_mut::<8>();
+    let (gc, gt) = g.as_chunks::<8>();
+    for ((t, p), g) in tc.iter_mut().zip(pc).zip(gc) {
+        let (mut tl, mut pl) = (*t, *p);
+        for j in 0..8 {
+            pl[j] -= h * g[j];
+            tl[j] += h * pl[j];
+            acc[j] += pl[j] * pl[j];
+        }
+        (*t, *p) = (tl, pl);
+    }
+    for (j, ((t, p), g)) in tt.iter_mut().zip(pt).zip(gt).enumerate() {
+        *p -= h * *g;
+        *t += h * *p;
+        acc[j] += *p * *p;
+    }
+    acc.iter().fold(T::ZERO, |a, b| a + *b)
+}
+
+/// Group `floor/{f32,f64}`: the two parts of a step's floor per d — `normal-fill` (d normals by
+/// `fill_box_muller`, the samplers' noise path) and `update-stream` ([`update_stream`]).
+fn floor_group<T: Real>(c: &mut Criterion, ty: &str) {
+    let mut group = c.benchmark_group(format!("floor/{ty}"));
+    for d in DIMS {
+        group.throughput(Throughput::Elements(d as u64));
+        group.sampling_mode(sampling_mode(d));
+        let mut z = vec![T::ZERO; d];
+        let mut r = rng(d as u64);
+        group.bench_function(BenchmarkId::new("normal-fill", d), |b| {
+            b.iter(|| {
+                fill_box_muller(&mut r, &mut z);
+                black_box(&mut z);
+            })
+        });
+        let (mut theta, mut p, g) = (normals::<T>(d, 1), normals::<T>(d, 2), normals::<T>(d, 3));
+        let h = T::from_f64(H);
+        group.bench_function(BenchmarkId::new("update-stream", d), |b| {
+            b.iter(|| black_box(update_stream(&mut theta, &mut p, black_box(&g), h)))
+        });
+    }
+    group.finish();
+}
+
+fn floor_f32(c: &mut Criterion) {
+    floor_group::<f32>(c, "f32");
+}
+
+fn floor_f64(c: &mut Criterion) {
+    floor_group::<f64>(c, "f64");
+}
+
 fn step_f32(c: &mut Criterion) {
     step_group::<f32>(c, "f32");
 }
@@ -210,6 +281,12 @@ fn normal(c: &mut Criterion) {
             black_box(&mut buf64);
         })
     });
+    group.bench_function(BenchmarkId::new("sgmcmc-box-muller", "f64"), |b| {
+        b.iter(|| {
+            fill_box_muller(&mut r, &mut buf64);
+            black_box(&mut buf64);
+        })
+    });
     group.bench_function(BenchmarkId::new("rand_distr", "f64"), |b| {
         b.iter(|| {
             for z in buf64.iter_mut() {
@@ -229,6 +306,12 @@ fn normal(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("sgmcmc-fill", "f32"), |b| {
         b.iter(|| {
             fill_standard_normal(&mut r, &mut buf32);
+            black_box(&mut buf32);
+        })
+    });
+    group.bench_function(BenchmarkId::new("sgmcmc-box-muller", "f32"), |b| {
+        b.iter(|| {
+            fill_box_muller(&mut r, &mut buf32);
             black_box(&mut buf32);
         })
     });
@@ -261,6 +344,8 @@ fn main() {
     let mut c = config().configure_from_args();
     step_f32(&mut c);
     step_f64(&mut c);
+    floor_f32(&mut c);
+    floor_f64(&mut c);
     normal(&mut c);
     c.final_summary();
 }

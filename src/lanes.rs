@@ -15,9 +15,9 @@ use crate::real::Real;
 /// Width of the unrolled chunk: 8 f64 (two AVX registers) or 8 f32 (one AVX register).
 pub(crate) const LANES: usize = 8;
 
-/// A per-coordinate slot the fused loops read and may write: either a real coordinate of a
-/// per-coordinate thermostat (`&mut [T; LANES]` / `&mut T`) or a throw-away copy of a value shared
-/// by all coordinates (`[T; LANES]` / `T`), whose writes are discarded.
+/// A chunk of ξ slots the fused loops read and may write: a real chunk of a per-coordinate
+/// thermostat (`&mut [T; LANES]`) or a throw-away copy of a value shared by all coordinates
+/// (`[T; LANES]`), whose writes are discarded.
 pub(crate) trait ChunkSlot<T> {
     fn lanes(&mut self) -> &mut [T; LANES];
 }
@@ -32,35 +32,6 @@ impl<T> ChunkSlot<T> for &mut [T; LANES] {
     fn lanes(&mut self) -> &mut [T; LANES] {
         self
     }
-}
-pub(crate) trait TailSlot<T> {
-    fn slot(&mut self) -> &mut T;
-}
-impl<T: Real> TailSlot<T> for T {
-    #[inline(always)]
-    fn slot(&mut self) -> &mut T {
-        self
-    }
-}
-impl<T> TailSlot<T> for &mut T {
-    #[inline(always)]
-    fn slot(&mut self) -> &mut T {
-        self
-    }
-}
-
-/// `f(0), f(1), …, f(LANES − 1)` as straight-line calls.
-#[inline(always)]
-fn unrolled(f: &mut impl FnMut(usize)) {
-    const _: () = assert!(LANES == 8, "unrolled() spells out eight lanes");
-    f(0);
-    f(1);
-    f(2);
-    f(3);
-    f(4);
-    f(5);
-    f(6);
-    f(7);
 }
 
 /// Per-coordinate values of a quantity that is either shared by all coordinates or stored per
@@ -117,46 +88,118 @@ pub(crate) struct Coordinate<'c, T> {
     pub aux: T,
 }
 
+/// Where a sweep's normals zᵢ come from.
+pub(crate) enum Noise<'a, T: Real> {
+    /// Drawn beforehand into a slice (a dense mass's passes need the whole vector).
+    Drawn(&'a [T]),
+    /// Drawn block by block from the step's keyed generator into a stack block of
+    /// [`NOISE_BLOCK`] normals, consumed while it is in L1: no pass over memory for the noise.
+    Lanes(&'a mut T::NormalLanes),
+}
+
+/// Coordinates per noise block: a multiple of every generator's round (32 `f32`, 16 `f64`) and
+/// of [`LANES`], so blocks continue one stream and keep the accumulator lanes aligned; 512 bytes
+/// of stack for `f32`, 1 KiB for `f64`.
+pub(crate) const NOISE_BLOCK: usize = 128;
+const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_of(LANES));
+
 /// `f(coordinate)` over all coordinates in order: the driver of the fused integrator steps.
 ///
-/// The ξ slots come from `xi`, the per-coordinate datum from `aux`. Their variants are fixed by
-/// their types ([`LaneSource::UNIFORM`], [`StreamSource::UNIFORM`]), so only the matching arm
-/// below survives monomorphisation and `f` appears once per loop: eight straight-line copies for
-/// a small body ([`StreamSource::UNROLL`]), else a single call site in one flat loop, which
-/// LLVM inlines (a body called from several sites is too large to inline and would be called
-/// per coordinate).
+/// The normals come from `noise`, the ξ slots from `xi`, the per-coordinate datum from `aux`.
+/// Blocks of [`NOISE_BLOCK`] coordinates get their normals (drawn from the generator, or copied
+/// from the drawn slice) into a stack block; each block runs [`sweep_block`]. The variants of
+/// `xi` and `aux` are fixed by their types ([`LaneSource::UNIFORM`],
+/// [`StreamSource::UNIFORM`]), so only the matching arm of `sweep_block` survives
+/// monomorphisation, and `f` has exactly one call site: LLVM then inlines it however large it is
+/// (a body called from several sites is not inlined, and an out-of-line call per coordinate
+/// keeps the loop scalar).
 #[inline(always)]
 pub(crate) fn sweep<T: Real, X, S, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
-    z: &[T],
+    mut noise: Noise<'_, T>,
     xi: &mut X,
     aux: &S,
-    f: F,
+    mut f: F,
+) where
+    X: LaneSource<T> + ?Sized,
+    S: StreamSource<T> + ?Sized,
+    F: FnMut(Coordinate<'_, T>),
+{
+    use crate::noise::NormalLanes;
+    let (mut lanes, stream) = (xi.lanes(), aux.stream());
+    let mut block = [T::ZERO; NOISE_BLOCK];
+    let mut first = 0;
+    let blocks = theta
+        .chunks_mut(NOISE_BLOCK)
+        .zip(p.chunks_mut(NOISE_BLOCK))
+        .zip(g.chunks(NOISE_BLOCK));
+    for ((theta, p), g) in blocks {
+        let z = &mut block[..theta.len()];
+        let range = first..first + theta.len();
+        match &mut noise {
+            Noise::Drawn(drawn) => {
+                for (z, d) in z
+                    .iter_mut()
+                    .zip(drawn.get(range.clone()).unwrap_or_default())
+                {
+                    *z = *d;
+                }
+            }
+            Noise::Lanes(generator) => generator.fill(z),
+        }
+        let lanes = match &mut lanes {
+            Lanes::Uniform(c) => Lanes::Uniform(*c),
+            Lanes::PerCoordinate(x) => {
+                Lanes::PerCoordinate(x.get_mut(range.clone()).unwrap_or_default())
+            }
+        };
+        let stream = match stream {
+            Stream::Uniform(a) => Stream::Uniform(a),
+            Stream::PerCoordinate(m) => Stream::PerCoordinate(m.get(range).unwrap_or_default()),
+        };
+        sweep_block::<T, X, S, F>(theta, p, g, z, lanes, stream, first, &mut f);
+        first += theta.len();
+    }
+}
+
+/// One block of [`sweep`], its coordinates numbered from `first` (a multiple of [`LANES`]):
+/// chunks of [`LANES`] for small bodies ([`StreamSource::UNROLL`]), else one flat loop.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sweep_block<T: Real, X, S, F>(
+    theta: &mut [T],
+    p: &mut [T],
+    g: &[T],
+    z: &[T],
+    lanes: Lanes<'_, T>,
+    stream: Stream<'_, T>,
+    first: usize,
+    f: &mut F,
 ) where
     X: LaneSource<T> + ?Sized,
     S: StreamSource<T> + ?Sized,
     F: FnMut(Coordinate<'_, T>),
 {
     use core::iter::repeat;
-    match (xi.lanes(), aux.stream()) {
+    match (lanes, stream) {
         (Lanes::Uniform(c), Stream::Uniform(a)) if X::UNIFORM && S::UNIFORM => {
             if S::UNROLL {
                 let a_lanes = [a; LANES];
                 let chunks = (repeat([c; LANES]), repeat(&a_lanes));
-                sweep_chunked(theta, p, g, z, chunks, (repeat(c), repeat(&a)), f)
+                sweep_chunked(theta, p, g, z, chunks, (repeat(c), repeat(&a)), first, f)
             } else {
-                sweep_flat(theta, p, g, z, repeat(c), repeat(&a), 0, f)
+                sweep_flat(theta, p, g, z, repeat(c), repeat(&a), first, f)
             }
         }
         (Lanes::Uniform(c), Stream::PerCoordinate(m)) if X::UNIFORM && !S::UNIFORM => {
             if S::UNROLL {
                 let (mc, mt) = m.as_chunks::<LANES>();
                 let chunks = (repeat([c; LANES]), mc.iter());
-                sweep_chunked(theta, p, g, z, chunks, (repeat(c), mt.iter()), f)
+                sweep_chunked(theta, p, g, z, chunks, (repeat(c), mt.iter()), first, f)
             } else {
-                sweep_flat(theta, p, g, z, repeat(c), m.iter(), 0, f)
+                sweep_flat(theta, p, g, z, repeat(c), m.iter(), first, f)
             }
         }
         (Lanes::PerCoordinate(x), Stream::Uniform(a)) if !X::UNIFORM && S::UNIFORM => {
@@ -164,9 +207,18 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 let (xc, xt) = x.as_chunks_mut::<LANES>();
                 let a_lanes = [a; LANES];
                 let chunks = (xc.iter_mut(), repeat(&a_lanes));
-                sweep_chunked(theta, p, g, z, chunks, (xt.iter_mut(), repeat(&a)), f)
+                sweep_chunked(
+                    theta,
+                    p,
+                    g,
+                    z,
+                    chunks,
+                    (xt.iter_mut(), repeat(&a)),
+                    first,
+                    f,
+                )
             } else {
-                sweep_flat(theta, p, g, z, x.iter_mut(), repeat(&a), 0, f)
+                sweep_flat(theta, p, g, z, x.iter_mut(), repeat(&a), first, f)
             }
         }
         (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) if !X::UNIFORM && !S::UNIFORM => {
@@ -174,9 +226,9 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 let (xc, xt) = x.as_chunks_mut::<LANES>();
                 let (mc, mt) = m.as_chunks::<LANES>();
                 let chunks = (xc.iter_mut(), mc.iter());
-                sweep_chunked(theta, p, g, z, chunks, (xt.iter_mut(), mt.iter()), f)
+                sweep_chunked(theta, p, g, z, chunks, (xt.iter_mut(), mt.iter()), first, f)
             } else {
-                sweep_flat(theta, p, g, z, x.iter_mut(), m.iter(), 0, f)
+                sweep_flat(theta, p, g, z, x.iter_mut(), m.iter(), first, f)
             }
         }
         // A source whose variant disagrees with its UNIFORM constant: a bug in this crate,
@@ -188,8 +240,26 @@ pub(crate) fn sweep<T: Real, X, S, F>(
     }
 }
 
+/// A single ξ slot of the flat loop: a coordinate's own (`&mut T`) or a throw-away copy of a
+/// shared value (`T`).
+pub(crate) trait TailSlot<T> {
+    fn slot(&mut self) -> &mut T;
+}
+impl<T: Real> TailSlot<T> for T {
+    #[inline(always)]
+    fn slot(&mut self) -> &mut T {
+        self
+    }
+}
+impl<T> TailSlot<T> for &mut T {
+    #[inline(always)]
+    fn slot(&mut self) -> &mut T {
+        self
+    }
+}
+
 /// The flat loop of [`sweep`]: one call of `f` per coordinate from a single site. The slices
-/// start at coordinate `first` (0, or the chunked loop's tail).
+/// start at coordinate `first`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn sweep_flat<'m, T, E, F>(
@@ -200,7 +270,7 @@ fn sweep_flat<'m, T, E, F>(
     xi: impl Iterator<Item = E>,
     aux: impl Iterator<Item = &'m T>,
     first: usize,
-    mut f: F,
+    f: &mut F,
 ) where
     T: Real + 'm,
     E: TailSlot<T>,
@@ -222,7 +292,13 @@ fn sweep_flat<'m, T, E, F>(
     }
 }
 
-/// The chunked loop of [`sweep`]: eight straight-line calls per chunk, then the tail.
+/// The chunked loop of [`sweep`]: full chunks of [`LANES`] coordinates copied into local
+/// arrays, the body run on those, the results stored back; then the tail through
+/// [`sweep_flat`]. Locals cannot alias, so after inlining the lanes of a chunk are independent
+/// chains of SSA values that LLVM packs into vectors (run on the slices directly the body stays
+/// scalar: LLVM cannot prove that a store to pⱼ leaves θⱼ₊₁ alone). Coordinates are numbered
+/// from `first`.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn sweep_chunked<'m, T, C, E, F>(
     theta: &mut [T],
@@ -234,7 +310,8 @@ fn sweep_chunked<'m, T, C, E, F>(
         impl Iterator<Item = &'m [T; LANES]>,
     ),
     (xi_tail, aux_tail): (impl Iterator<Item = E>, impl Iterator<Item = &'m T>),
-    mut f: F,
+    first: usize,
+    f: &mut F,
 ) where
     T: Real + 'm,
     C: ChunkSlot<T>,
@@ -252,27 +329,26 @@ fn sweep_chunked<'m, T, C, E, F>(
         .zip(zc)
         .zip(xi_chunks)
         .zip(aux_chunks);
-    let mut base = 0;
+    let mut base = first;
     for (((((t, p), g), z), mut x), a) in chunks {
         let x = x.lanes();
-        // Eight explicit calls, so the small bodies this loop serves are never left behind a
-        // per-coordinate counter, compare and branch.
-        let mut lane = |j: usize| {
+        let (mut tl, mut pl, mut xl, gl, zl, al) = (*t, *p, *x, *g, *z, *a);
+        for j in 0..LANES {
             f(Coordinate {
                 i: base + j,
                 lane: j,
-                theta: &mut t[j],
-                p: &mut p[j],
-                g: g[j],
-                z: z[j],
-                xi: &mut x[j],
-                aux: a[j],
+                theta: &mut tl[j],
+                p: &mut pl[j],
+                g: gl[j],
+                z: zl[j],
+                xi: &mut xl[j],
+                aux: al[j],
             })
-        };
-        unrolled(&mut lane);
+        }
+        (*t, *p, *x) = (tl, pl, xl);
         base += LANES;
     }
-    sweep_flat(tt, pt, gt, zt, xi_tail, aux_tail, base, &mut f);
+    sweep_flat(tt, pt, gt, zt, xi_tail, aux_tail, base, f);
 }
 
 /// `f(i, lane, aᵢ, bᵢ, cᵢ)` with `a` written, `b` read and `c` a [`Stream`].
@@ -287,9 +363,12 @@ where
         Stream::Uniform(u) => {
             let mut base = 0;
             for (a, b) in ac.iter_mut().zip(bc) {
+                // Local copies, so the chunk vectorises (see `sweep_chunked`).
+                let mut al = *a;
                 for j in 0..LANES {
-                    f(base + j, j, &mut a[j], b[j], u);
+                    f(base + j, j, &mut al[j], b[j], u);
                 }
+                *a = al;
                 base += LANES;
             }
             for (j, (a, b)) in at.iter_mut().zip(bt).enumerate() {
@@ -300,9 +379,11 @@ where
             let (mc, mt) = m.as_chunks::<LANES>();
             let mut base = 0;
             for ((a, b), m) in ac.iter_mut().zip(bc).zip(mc) {
+                let mut al = *a;
                 for j in 0..LANES {
-                    f(base + j, j, &mut a[j], b[j], m[j]);
+                    f(base + j, j, &mut al[j], b[j], m[j]);
                 }
+                *a = al;
                 base += LANES;
             }
             for (j, ((a, b), m)) in at.iter_mut().zip(bt).zip(mt).enumerate() {
@@ -326,9 +407,12 @@ where
         Stream::Uniform(u) => {
             let mut base = 0;
             for ((o, a), b) in oc.iter_mut().zip(ac).zip(bc) {
+                // Local copies, so the chunk vectorises (see `sweep_chunked`).
+                let (mut ol, al, bl) = (*o, *a, *b);
                 for j in 0..LANES {
-                    f(base + j, j, &mut o[j], a[j], b[j], u);
+                    f(base + j, j, &mut ol[j], al[j], bl[j], u);
                 }
+                *o = ol;
                 base += LANES;
             }
             for (j, ((o, a), b)) in ot.iter_mut().zip(at).zip(bt).enumerate() {
@@ -339,9 +423,11 @@ where
             let (mc, mt) = m.as_chunks::<LANES>();
             let mut base = 0;
             for (((o, a), b), m) in oc.iter_mut().zip(ac).zip(bc).zip(mc) {
+                let (mut ol, al, bl, ml) = (*o, *a, *b, *m);
                 for j in 0..LANES {
-                    f(base + j, j, &mut o[j], a[j], b[j], m[j]);
+                    f(base + j, j, &mut ol[j], al[j], bl[j], ml[j]);
                 }
+                *o = ol;
                 base += LANES;
             }
             for (j, (((o, a), b), m)) in ot.iter_mut().zip(at).zip(bt).zip(mt).enumerate() {
@@ -361,9 +447,12 @@ where
     let (bc, bt) = b.as_chunks::<LANES>();
     let (cc, ct) = c.as_chunks::<LANES>();
     for ((a, b), c) in ac.iter_mut().zip(bc).zip(cc) {
+        // Local copies, so the chunk vectorises (see `sweep_chunked`).
+        let (mut al, bl, cl) = (*a, *b, *c);
         for j in 0..LANES {
-            f(j, &mut a[j], b[j], c[j]);
+            f(j, &mut al[j], bl[j], cl[j]);
         }
+        *a = al;
     }
     for (j, ((a, b), c)) in at.iter_mut().zip(bt).zip(ct).enumerate() {
         f(j, a, *b, *c);
@@ -379,9 +468,11 @@ where
     let (ac, at) = a.as_chunks_mut::<LANES>();
     let (bc, bt) = b.as_chunks::<LANES>();
     for (a, b) in ac.iter_mut().zip(bc) {
+        let (mut al, bl) = (*a, *b);
         for j in 0..LANES {
-            f(j, &mut a[j], b[j]);
+            f(j, &mut al[j], bl[j]);
         }
+        *a = al;
     }
     for (j, (a, b)) in at.iter_mut().zip(bt).enumerate() {
         f(j, a, *b);
@@ -493,14 +584,28 @@ mod tests {
 
     /// [`sweep`] against a scalar loop: θᵢ += 2pᵢ + gᵢ + aᵢξᵢ, pᵢ = zᵢξᵢ, ξᵢ += 1 (kept only for
     /// per-coordinate slots), and the (index, lane) sequence.
+    ///
+    /// With `drawn` the normals are the slice `z`; else the sweep draws them from a generator
+    /// keyed by `Pcg64::new(n, 1)`, block by block, and the reference reads one whole fill.
     fn check_sweep<X: LaneSource<f64>, S: StreamSource<f64>>(
         base: &[f64],
         g: &[f64],
         z: &[f64],
         xi: &mut X,
         aux: &S,
+        drawn: bool,
     ) {
+        use crate::noise::fill_box_muller;
         let n = base.len();
+        let key = || rand_pcg::Pcg64::new(n as u128, 1);
+        let mut generator = <f64 as Real>::NormalLanes::keyed(&mut key());
+        let (noise, z) = if drawn {
+            (Noise::Drawn(z), z.to_vec())
+        } else {
+            let mut zz = std::vec![0.0; n];
+            fill_box_muller(&mut key(), &mut zz);
+            (Noise::Lanes(&mut generator), zz)
+        };
         let xi0: Vec<f64> = match xi.lanes() {
             Lanes::Uniform(c) => std::vec![c; n],
             Lanes::PerCoordinate(x) => x.to_vec(),
@@ -511,7 +616,7 @@ mod tests {
         };
         let (mut t1, mut p1) = (base.to_vec(), g.to_vec());
         let mut seen = Vec::new();
-        sweep(&mut t1, &mut p1, g, z, xi, aux, |c| {
+        sweep(&mut t1, &mut p1, g, noise, xi, aux, |c| {
             *c.theta += *c.p * 2.0 + c.g + c.aux * *c.xi;
             *c.p = c.z * *c.xi;
             *c.xi += 1.0;
@@ -531,59 +636,74 @@ mod tests {
             }
             Lanes::PerCoordinate(x) => x.to_vec(),
         };
-        let what = (n, X::UNIFORM, S::UNIFORM, S::UNROLL);
+        let what = (n, X::UNIFORM, S::UNIFORM, S::UNROLL, drawn);
         assert_eq!(
             (t1, p1, x1),
             (t2, p2, x2),
-            "n, ξ shared, a shared, unrolled = {what:?}"
+            "n, ξ shared, a shared, unrolled, drawn = {what:?}"
         );
         let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % LANES)).collect();
         assert_eq!(seen, expect, "indices and lanes, {what:?}");
     }
 
     // Each driver against a plain scalar loop over lengths 0..33, so both the chunked body and
-    // every tail length are exercised.
+    // every tail length are exercised, and across the noise blocks' boundaries.
     #[test]
     fn drivers_match_scalar_reference() {
-        for n in 0..33usize {
+        for n in (0..33usize).chain([127, 128, 129, 300]) {
             let base: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
             let g: Vec<f64> = (0..n).map(|i| (i as f64 * 1.1).cos()).collect();
             let z: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
 
             let aux: Vec<f64> = (0..n).map(|i| 0.25 * i as f64).collect();
-            // Every pairing of ξ slots and data, each chunked (unrolled) and flat.
-            check_sweep(
-                &base,
-                &g,
-                &z,
-                &mut PerXi(&mut z.clone()),
-                &PerAux::<true>(&aux),
-            );
-            check_sweep(
-                &base,
-                &g,
-                &z,
-                &mut PerXi(&mut z.clone()),
-                &PerAux::<false>(&aux),
-            );
-            check_sweep(
-                &base,
-                &g,
-                &z,
-                &mut PerXi(&mut z.clone()),
-                &SharedAux::<true>(3.0),
-            );
-            check_sweep(
-                &base,
-                &g,
-                &z,
-                &mut PerXi(&mut z.clone()),
-                &SharedAux::<false>(3.0),
-            );
-            check_sweep(&base, &g, &z, &mut SharedXi(0.5), &PerAux::<true>(&aux));
-            check_sweep(&base, &g, &z, &mut SharedXi(0.5), &PerAux::<false>(&aux));
-            check_sweep(&base, &g, &z, &mut SharedXi(0.5), &SharedAux::<true>(3.0));
-            check_sweep(&base, &g, &z, &mut SharedXi(0.5), &SharedAux::<false>(3.0));
+            // Every pairing of ξ slots and data, each chunked (unrolled) and flat, with the
+            // normals drawn beforehand and drawn in blocks by the sweep.
+            for drawn in [true, false] {
+                let (b, z) = (&base, &z);
+                check_sweep(
+                    b,
+                    &g,
+                    z,
+                    &mut PerXi(&mut z.clone()),
+                    &PerAux::<true>(&aux),
+                    drawn,
+                );
+                check_sweep(
+                    b,
+                    &g,
+                    z,
+                    &mut PerXi(&mut z.clone()),
+                    &PerAux::<false>(&aux),
+                    drawn,
+                );
+                check_sweep(
+                    b,
+                    &g,
+                    z,
+                    &mut PerXi(&mut z.clone()),
+                    &SharedAux::<true>(3.0),
+                    drawn,
+                );
+                check_sweep(
+                    b,
+                    &g,
+                    z,
+                    &mut PerXi(&mut z.clone()),
+                    &SharedAux::<false>(3.0),
+                    drawn,
+                );
+                check_sweep(b, &g, z, &mut SharedXi(0.5), &PerAux::<true>(&aux), drawn);
+                check_sweep(b, &g, z, &mut SharedXi(0.5), &PerAux::<false>(&aux), drawn);
+                check_sweep(b, &g, z, &mut SharedXi(0.5), &SharedAux::<true>(3.0), drawn);
+                check_sweep(
+                    b,
+                    &g,
+                    z,
+                    &mut SharedXi(0.5),
+                    &SharedAux::<false>(3.0),
+                    drawn,
+                );
+            }
 
             let mut a3 = base.clone();
             zip3_stream(&mut a3, &g, Stream::PerCoordinate(&z), |i, _, a, b, c| {

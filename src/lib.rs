@@ -1,6 +1,6 @@
 //! Crate root of `sgmcmc`: the crate documentation, the module tree and the prelude.
 #![doc = include_str!("../docs/crate.md")]
-#![no_std]
+#![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(clippy::all)]
@@ -16,6 +16,7 @@ pub mod kinetic;
 mod lanes;
 pub mod linalg;
 mod math;
+mod noise;
 pub mod prelude;
 pub mod real;
 pub mod rng;

@@ -12,9 +12,10 @@
 //! # What is compared
 //!
 //! Each test seeds two identical `Pcg64` generators, one for the sampler and one for the
-//! reference. The reference draws its normals with `sgmcmc::rng::standard_normal_f64/_f32` in
-//! coordinate order (the samplers draw all n normals of a step with `fill_standard_normal` before
-//! updating; HMC draws the momentum first, then one uniform for the accept test), so both sides
+//! reference. The reference draws a step's n normals with one `sgmcmc::rng::fill_box_muller`
+//! (the samplers key the vectorised noise once per step, before any other draw, and consume
+//! it in coordinate order; HMC draws the momentum first, then one uniform for the accept test),
+//! and SGMGT's per-coordinate ζ_θ, ζ_ξ with `standard_normal_f64/_f32` after it, so both sides
 //! see bit-identical noise. Before every step the reference reads the sampler's current θ, p and
 //! ξ (exact inputs) and computes one step straight from the equations in the module docs; the
 //! sampler's new state and its `StepStats` must agree. Every length n = 1 ..= 33 is run in every
@@ -120,6 +121,7 @@ trait Fl: Real + Num<Self> + std::fmt::LowerExp {
     fn sqrt_std(self) -> Self;
     fn powf_std(self, y: Self) -> Self;
     fn normal(rng: &mut Pcg64) -> Self;
+    fn fill_normals(rng: &mut Pcg64, out: &mut [Self]);
     fn unif(rng: &mut Pcg64) -> Self;
 }
 
@@ -144,6 +146,9 @@ impl Fl for f64 {
     }
     fn normal(rng: &mut Pcg64) -> Self {
         sgmcmc::rng::standard_normal_f64(rng)
+    }
+    fn fill_normals(rng: &mut Pcg64, out: &mut [Self]) {
+        sgmcmc::rng::fill_box_muller(rng, out)
     }
     fn unif(rng: &mut Pcg64) -> Self {
         sgmcmc::rng::uniform_f64(rng)
@@ -171,6 +176,9 @@ impl Fl for f32 {
     }
     fn normal(rng: &mut Pcg64) -> Self {
         sgmcmc::rng::standard_normal_f32(rng)
+    }
+    fn fill_normals(rng: &mut Pcg64, out: &mut [Self]) {
+        sgmcmc::rng::fill_box_muller(rng, out)
     }
     fn unif(rng: &mut Pcg64) -> Self {
         sgmcmc::rng::uniform_f32(rng)
@@ -358,9 +366,12 @@ fn bits<T: Fl>(a: &[T]) -> Vec<u64> {
     a.iter().map(|x| x.f().to_bits()).collect()
 }
 
-/// `n` standard normals in coordinate order, as `fill_standard_normal` draws them.
+/// The `n` standard normals of a step (or a momentum draw), as the samplers draw them: one
+/// `fill_box_muller` of length n (the fused loops draw the same stream block by block).
 fn normals<T: Fl>(rng: &mut Pcg64, n: usize) -> Vec<T> {
-    (0..n).map(|_| T::normal(rng)).collect()
+    let mut z = vec![T::of(0.0); n];
+    T::fill_normals(rng, &mut z);
+    z
 }
 
 fn rng(seed: u64) -> Pcg64 {

@@ -23,9 +23,9 @@ use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{Coordinate, LANES, finiteness_probe, reduce, sum_map, sweep};
+use crate::lanes::{Coordinate, LANES, Noise, finiteness_probe, reduce, sum_map, sweep};
+use crate::noise::NormalLanes;
 use crate::real::Real;
-use crate::variates::fill_standard_normal;
 use core::marker::PhantomData;
 use rand_core::Rng;
 
@@ -39,7 +39,8 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         rng: &mut R,
     ) -> Result<Sums<T>, StepError> {
         checked_gradient(model, phase.theta, phase.grad)?;
-        fill_standard_normal(rng, phase.scratch);
+        // The kick's normals: keyed here, drawn block by block inside the fused pass.
+        let mut normals = T::NormalLanes::keyed(rng);
         let n = phase.len();
         let noise_sd = (T::TWO * self.diffusion * h).sqrt();
         let Sde {
@@ -78,10 +79,14 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         };
 
         kinetics.prepare(phase.p);
+        if !K::SEPARABLE {
+            normals.fill(phase.scratch);
+        }
         let (theta, p, g, z) = phase.split();
         if K::SEPARABLE {
             let kin = &*kinetics;
-            sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
+            let noise = Noise::Lanes(&mut normals);
+            sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
                 let x0 = *c.xi;
                 let p1 = kick(kin, &c, *c.p, x0);
                 *c.p = p1;
@@ -90,12 +95,12 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         } else {
             // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
             let kin = &*kinetics;
-            sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
+            sweep(theta, p, g, Noise::Drawn(z), &mut *thermostat, kin, |c| {
                 *c.p = kick(kin, &c, *c.p, *c.xi)
             });
             kinetics.prepare(p);
             let kin = &*kinetics;
-            sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
+            sweep(theta, p, g, Noise::Drawn(z), &mut *thermostat, kin, |c| {
                 let (p1, x0) = (*c.p, *c.xi);
                 drift(kin, c, p1, x0, rng)
             });

@@ -108,7 +108,7 @@ impl<T: Real> Kinetics<T> for UnitMass {
     }
     #[inline(always)]
     fn flow(&self, _i: usize, _a: T, kappa: T, t: T) -> T {
-        (-kappa * t).exp()
+        (-kappa * t).exp_poly()
     }
     #[inline(always)]
     fn apply(&self, _i: usize, decay: T, p: T) -> T {
@@ -156,7 +156,7 @@ impl<T: Real> Kinetics<T> for DiagonalMass<'_, T> {
     }
     #[inline(always)]
     fn flow(&self, _i: usize, m: T, kappa: T, t: T) -> T {
-        (-kappa * m * t).exp()
+        (-kappa * m * t).exp_poly()
     }
     #[inline(always)]
     fn apply(&self, _i: usize, decay: T, p: T) -> T {

@@ -32,9 +32,9 @@ use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{sweep, zip_out, zip3};
+use crate::lanes::{Coordinate, Noise, sweep, zip_out, zip3};
+use crate::noise::NormalLanes;
 use crate::real::Real;
-use crate::variates::fill_standard_normal;
 use rand_core::Rng;
 
 /// The order of the symmetric splitting (module docs).
@@ -95,7 +95,12 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             // A dense mass's M⁻¹p does not survive its flows: commit the first half drift now.
             phase.theta.copy_from_slice(phase.scratch);
         }
-        fill_standard_normal(rng, phase.scratch);
+        // The O pieces' normals: keyed here, drawn block by block inside the fused pass (into
+        // the scratch buffer, now free, for a dense mass).
+        let mut normals = T::NormalLanes::keyed(rng);
+        if !K::SEPARABLE {
+            normals.fill(phase.scratch);
+        }
         thermostat.prepare(h, true);
         let law = thermostat.law();
         let diffusion = *diffusion;
@@ -115,58 +120,35 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         let (theta, p, g, z) = phase.split();
         if K::SEPARABLE {
             let kin = &*kinetics;
+            let noise = Noise::Lanes(&mut normals);
             match composition {
-                Composition::Aboba => sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
-                    let (p0, x0) = (*c.p, *c.xi);
-                    let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
-                    let x_half = law.drift(x0, k0, c0, half_h);
-                    let flow = shared_flow
-                        .unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h));
-                    let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
-                    let p1 = kin.apply(c.i, flow, kicked);
-                    let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
-                    let dh = term.drift_at(c.i, drift_half, half_h);
-                    let t1 = *c.theta + kin.merged_drift(c.aux, p0, p1, k0, k1, dh);
-                    *c.theta = t1;
-                    *c.p = p1;
-                    if X::PER_COORDINATE {
-                        let x1 = law.drift(x_half, k1, c1, half_h);
-                        *c.xi = x1;
-                        acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
-                    } else {
-                        acc.add(c.lane, p1 * k1, k1 * k1, t1);
-                    }
-                }),
+                Composition::Aboba => {
+                    let scalars = (h, half_h, full_sd, drift_half);
+                    sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
+                        aboba_coordinate::<T, K, X, L>(
+                            kin,
+                            law,
+                            term,
+                            shared_flow,
+                            scalars,
+                            &mut acc,
+                            c,
+                        )
+                    })
+                }
                 Composition::Aoboa => {
-                    sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
-                        let (p0, x0) = (*c.p, *c.xi);
-                        let (drift_h, sd_theta) = term.at(c.i, (drift_half, theta_sd), half_h, h);
-                        let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
-                        // A(h/2), O(h/2).
-                        let mut t_half = *c.theta + k0 * drift_h;
-                        let mut x_half = law.drift(x0, k0, c0, half_h);
-                        let mut p1 = p0 - c.g * half_h + half_sd * c.z;
-                        // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
-                        x_half = law.langevin_half(c.i, x_half, true, rng);
-                        t_half = term.langevin(t_half, c.g, h, sd_theta, rng);
-                        let flow = shared_flow
-                            .unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), h));
-                        p1 = kin.apply(c.i, flow, p1);
-                        x_half = law.langevin_half(c.i, x_half, false, rng);
-                        // O(h/2), with a normal of its own.
-                        p1 = p1 - c.g * half_h + half_sd * T::standard_normal(rng);
-                        // A(h/2) with the new p.
-                        let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
-                        let t1 = t_half + k1 * drift_h;
-                        *c.theta = t1;
-                        *c.p = p1;
-                        if X::PER_COORDINATE {
-                            let x1 = law.drift(x_half, k1, c1, half_h);
-                            *c.xi = x1;
-                            acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
-                        } else {
-                            acc.add(c.lane, p1 * k1, k1 * k1, t1);
-                        }
+                    let scalars = (h, half_h, half_sd, drift_half, theta_sd);
+                    sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
+                        aoboa_coordinate::<T, K, X, L, R>(
+                            kin,
+                            law,
+                            term,
+                            shared_flow,
+                            scalars,
+                            &mut acc,
+                            c,
+                            rng,
+                        )
                     })
                 }
             }
@@ -190,7 +172,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             }
             kinetics.prepare(p);
             let kin = &*kinetics;
-            sweep(theta, p, g, z, &mut *thermostat, kin, |c| {
+            sweep(theta, p, g, Noise::Drawn(z), &mut *thermostat, kin, |c| {
                 let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
                 let t1 = *c.theta + k1 * term.drift_at(c.i, drift_half, half_h);
                 *c.theta = t1;
@@ -203,5 +185,91 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             check_state(phase.theta, phase.p, thermostat.values())?;
         }
         Ok(sums)
+    }
+}
+
+/// One coordinate of A–B–O–B–A with a separable kinetics (see the module docs); `scalars` are
+/// (h, h/2, √(2Dh), the θ drift step of h/2).
+///
+/// A function with `#[inline(always)]` rather than the body of the closure handed to `sweep`:
+/// a closure this size, called from the chunked loop and its tail, is not inlined, and an
+/// out-of-line call per coordinate keeps the loop scalar.
+#[inline(always)]
+fn aboba_coordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>>(
+    kin: &K,
+    law: X::Law,
+    term: L,
+    shared_flow: Option<K::Flow>,
+    (h, half_h, full_sd, drift_half): (T, T, T, T),
+    acc: &mut Accumulators<T, K, X>,
+    c: Coordinate<'_, T>,
+) {
+    let (p0, x0) = (*c.p, *c.xi);
+    let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
+    let x_half = law.drift(x0, k0, c0, half_h);
+    let flow =
+        shared_flow.unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h));
+    let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
+    let p1 = kin.apply(c.i, flow, kicked);
+    let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
+    let dh = term.drift_at(c.i, drift_half, half_h);
+    let t1 = *c.theta + kin.merged_drift(c.aux, p0, p1, k0, k1, dh);
+    *c.theta = t1;
+    *c.p = p1;
+    if X::PER_COORDINATE {
+        let x1 = law.drift(x_half, k1, c1, half_h);
+        *c.xi = x1;
+        acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
+    } else {
+        acc.add(c.lane, p1 * k1, k1 * k1, t1);
+    }
+}
+
+/// One coordinate of A–O–B–O–A with a separable kinetics (see the module docs and
+/// [`aboba_coordinate`]); `scalars` are (h, h/2, √(Dh), the θ drift step of h/2, the θ noise sd).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn aoboa_coordinate<T, K, X, L, R>(
+    kin: &K,
+    law: X::Law,
+    term: L,
+    shared_flow: Option<K::Flow>,
+    (h, half_h, half_sd, drift_half, theta_sd): (T, T, T, T, T),
+    acc: &mut Accumulators<T, K, X>,
+    c: Coordinate<'_, T>,
+    rng: &mut R,
+) where
+    T: Real,
+    K: Kinetics<T>,
+    X: Thermostat<T>,
+    L: PositionTerm<T>,
+    R: Rng + ?Sized,
+{
+    let (p0, x0) = (*c.p, *c.xi);
+    let (drift_h, sd_theta) = term.at(c.i, (drift_half, theta_sd), half_h, h);
+    let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
+    // A(h/2), O(h/2).
+    let mut t_half = *c.theta + k0 * drift_h;
+    let mut x_half = law.drift(x0, k0, c0, half_h);
+    let mut p1 = p0 - c.g * half_h + half_sd * c.z;
+    // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
+    x_half = law.langevin_half(c.i, x_half, true, rng);
+    t_half = term.langevin(t_half, c.g, h, sd_theta, rng);
+    let flow = shared_flow.unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), h));
+    p1 = kin.apply(c.i, flow, p1);
+    x_half = law.langevin_half(c.i, x_half, false, rng);
+    // O(h/2), with a normal of its own.
+    p1 = p1 - c.g * half_h + half_sd * T::standard_normal(rng);
+    // A(h/2) with the new p.
+    let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
+    let t1 = t_half + k1 * drift_h;
+    *c.theta = t1;
+    *c.p = p1;
+    if X::PER_COORDINATE {
+        let x1 = law.drift(x_half, k1, c1, half_h);
+        *c.xi = x1;
+        acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
+    } else {
+        acc.add(c.lane, p1 * k1, k1 * k1, t1);
     }
 }

@@ -198,6 +198,6 @@ impl<T: Real> Kinetic<T> for Gaussian<'_, T> {
     /// extreme κt·m⁻¹, which the samplers report as a non-finite state).
     #[inline]
     fn friction_flow(&self, i: usize, p: T, kt: T) -> T {
-        p * (-kt * self.inv_mass_at(i)).exp()
+        p * (-kt * self.inv_mass_at(i)).exp_poly()
     }
 }

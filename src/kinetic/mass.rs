@@ -385,7 +385,7 @@ impl<'a, T: Real> Mass<'a, T> {
     }
 
     /// Fills `out` with one draw p ~ N(0, M): `out.len()` standard normals
-    /// ([`Real::standard_normal`], in order) mapped by [`Mass::scale_standard_normal`].
+    /// ([`crate::rng::fill_box_muller`]) mapped by [`Mass::scale_standard_normal`].
     ///
     /// If `out` has the wrong length it is filled with NaN and nothing is drawn.
     #[inline]
@@ -394,9 +394,7 @@ impl<'a, T: Real> Mass<'a, T> {
             fill_nan(out);
             return;
         }
-        for x in out.iter_mut() {
-            *x = T::standard_normal(rng);
-        }
+        crate::noise::fill_box_muller(rng, out);
         self.scale_standard_normal(out);
     }
 }
@@ -469,7 +467,7 @@ impl<T: Real> Mass<'_, T> {
             }
             Repr::Diagonal(m) => {
                 for (x, &mi) in p.iter_mut().zip(m) {
-                    *x *= (-ct * mi).exp();
+                    *x *= (-ct * mi).exp_poly();
                 }
             }
             Repr::Dense {
@@ -483,7 +481,7 @@ impl<T: Real> Mass<'_, T> {
                     for (i, &pi) in p.iter().enumerate() {
                         acc += v[i * dim + j] * pi;
                     }
-                    *w = acc * (-ct * lambda[j]).exp();
+                    *w = acc * (-ct * lambda[j]).exp_poly();
                 }
                 for (row, x) in v.chunks_exact(dim.max(1)).zip(p.iter_mut()) {
                     *x = dot(row, work);

@@ -16,8 +16,8 @@ use crate::integrator::sde::{
 use crate::integrator::state::{Phase, check_finite, check_len};
 use crate::integrator::{Composition, Integrator};
 use crate::kinetic::{Kinetic, MassBuffer, MassShape};
+use crate::noise::fill_box_muller;
 use crate::real::Real;
-use crate::variates::fill_standard_normal;
 use rand_core::Rng;
 
 /// Where an SDE sampler's kinetic energy comes from: a Gaussian mass (SGHMC, SGNHT), the identity
@@ -50,9 +50,9 @@ impl<T: Real> KineticsSource<T> for UnitMass {
         visitor.visit(UnitMass)
     }
 
-    /// p ~ N(0, I).
+    /// p ~ N(0, I), from the vectorised normals.
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
-        fill_standard_normal(rng, p);
+        fill_box_muller(rng, p);
         p.len() as u64
     }
 }

@@ -7,9 +7,9 @@ use crate::gradient::Gradient;
 use crate::integrator::state::{
     check_finite, check_len, check_nonempty, check_state, checked_gradient,
 };
-use crate::lanes::{LANES, finiteness_probe, reduce, zip3};
+use crate::lanes::{LANES, NOISE_BLOCK, finiteness_probe, reduce, zip3};
+use crate::noise::NormalLanes;
 use crate::real::Real;
-use crate::variates::fill_standard_normal;
 use rand_core::Rng;
 
 /// The settings of SGLD: a constant step size or a decaying schedule.
@@ -73,7 +73,6 @@ pub struct Sgld<'a, T> {
     params: SgldParams<T>,
     theta: &'a mut [T],
     grad: &'a mut [T],
-    noise: &'a mut [T],
     t: u64,
 }
 
@@ -89,17 +88,18 @@ impl<'a, T: Real> Sgld<'a, T> {
         check_nonempty(n)?;
         check_len(Buffer::Workspace, Self::workspace_len(n), work.len())?;
         check_finite(Buffer::Theta, theta)?;
-        let (grad, noise) = work.split_at_mut(n);
+        let (grad, _) = work.split_at_mut(n);
         Ok(Sgld {
             params,
             theta,
             grad,
-            noise,
             t: 0,
         })
     }
 
-    /// The workspace length for n coordinates: 2n (the gradient, then the noise).
+    /// The workspace length for n coordinates: 2n, the same as every SDE sampler's (the C ABI
+    /// hands all of them one 2n array). SGLD uses the first n for the gradient; its noise is
+    /// drawn into a stack block, so the second half is left untouched.
     pub const fn workspace_len(n: usize) -> usize {
         n.saturating_mul(2)
     }
@@ -118,13 +118,24 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
     ) -> Result<StepStats<T>, StepError> {
         let h = self.params.schedule.at(self.t);
         checked_gradient(model, self.theta, self.grad)?;
-        fill_standard_normal(rng, self.noise);
         let sd = (T::TWO * h).sqrt();
         let mut guard = [T::ZERO; LANES];
-        zip3(self.theta, self.grad, self.noise, |j, t, g, z| {
-            *t += sd * z - h * g;
-            guard[j] += finiteness_probe(*t);
-        });
+        // The normals in blocks that stay in L1 (`NOISE_BLOCK` is a multiple of the generator's
+        // round, so the blocks continue one stream), not in a pass over the workspace.
+        let mut normals = T::NormalLanes::keyed(rng);
+        let mut block = [T::ZERO; NOISE_BLOCK];
+        let blocks = self
+            .theta
+            .chunks_mut(NOISE_BLOCK)
+            .zip(self.grad.chunks(NOISE_BLOCK));
+        for (theta, grad) in blocks {
+            let z = &mut block[..theta.len()];
+            normals.fill(z);
+            zip3(theta, grad, z, |j, t, g, z| {
+                *t += sd * z - h * g;
+                guard[j] += finiteness_probe(*t);
+            });
+        }
         self.t += 1;
         if reduce(guard) != T::ZERO {
             check_state(self.theta, &[], &[])?;

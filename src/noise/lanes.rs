@@ -1,0 +1,191 @@
+//! The multi-lane generators (xoshiro128++ for `f32`, xoshiro256+ for `f64`) and their branch-free Box–Muller rounds.
+//!
+//! A generator is `LANES` independent xoshiro states stored lane-major (`s[word][lane]`), so one
+//! step of all lanes is a handful of SIMD integer instructions. It is keyed per fill from the
+//! caller's RNG (four `next_u32` for `f32`, two `next_u64` for `f64`) through a bijective integer
+//! hash of (key word, lane, word index), so distinct lanes start from distinct states. A round
+//! turns two outputs per lane into two normals per lane by Box–Muller (Box & Muller 1958):
+//! z₁ = r cos 2πt, z₂ = r sin 2πt with r = √(−2 ln u), u ∈ (0, 1], t ∈ [0, 1).
+
+use super::poly::{ln32, ln64, sincos_turns32, sincos_turns64, sqrt32, sqrt64};
+use rand_core::Rng;
+
+/// Lanes of the `f32` generator: fixed for every build (so every build draws the same stream);
+/// 16 fills one AVX-512 register, two AVX2 registers, four SSE2 registers.
+pub(crate) const LANES32: usize = 16;
+/// Lanes of the `f64` generator (8 × 64 bits: one AVX-512 register, two AVX2 registers).
+pub(crate) const LANES64: usize = 8;
+
+/// 2⁻³¹ and 2⁻³² (exact).
+const TWO_POW_M31: f32 = 1.0 / 2_147_483_648.0;
+const TWO_POW_M32: f32 = TWO_POW_M31 * 0.5;
+/// 2⁻²⁴ (exact).
+const TWO_POW_M24: f32 = 1.0 / 16_777_216.0;
+
+/// A bijective 32-bit hash (Wellons' "lowbias32"): spreads the key over the lanes.
+#[inline(always)]
+fn hash32(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+/// SplitMix64's bijective finaliser (Steele, Lea & Flood 2014).
+#[inline(always)]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Sixteen xoshiro128++ generators (Blackman & Vigna 2021), lane-major: the `f32` noise source
+/// ([`crate::rng::NormalLanes`]).
+#[derive(Clone, Debug)]
+pub struct Xoshiro128x16 {
+    s: [[u32; LANES32]; 4],
+}
+
+impl Xoshiro128x16 {
+    /// Keys all lanes from four `next_u32` of `rng`: word w of lane j is
+    /// hash(key_w + (4j + w + 1)·⌊2³²/φ⌋). A lane that came out all zero (probability 2⁻¹²⁸),
+    /// the one state xoshiro never leaves, gets a 1 in its first word.
+    #[inline]
+    pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
+        let key = [
+            rng.next_u32(),
+            rng.next_u32(),
+            rng.next_u32(),
+            rng.next_u32(),
+        ];
+        let mut s = [[0u32; LANES32]; 4];
+        for (w, (words, k)) in s.iter_mut().zip(key).enumerate() {
+            for (j, x) in words.iter_mut().enumerate() {
+                let salt = ((4 * j + w + 1) as u32).wrapping_mul(0x9e37_79b9);
+                *x = hash32(k.wrapping_add(salt));
+            }
+        }
+        let [s0, s1, s2, s3] = &mut s;
+        for (((a, b), c), d) in s0.iter_mut().zip(&*s1).zip(&*s2).zip(&*s3) {
+            *a |= ((*a | b | c | d) == 0) as u32;
+        }
+        Xoshiro128x16 { s }
+    }
+
+    /// One output per lane, and every lane advanced by one step.
+    #[inline(always)]
+    pub(crate) fn next(&mut self) -> [u32; LANES32] {
+        let [s0, s1, s2, s3] = &mut self.s;
+        let mut out = [0u32; LANES32];
+        for j in 0..LANES32 {
+            out[j] = s0[j].wrapping_add(s3[j]).rotate_left(7).wrapping_add(s0[j]);
+            let t = s1[j] << 9;
+            s2[j] ^= s0[j];
+            s3[j] ^= s1[j];
+            s1[j] ^= s2[j];
+            s0[j] ^= s3[j];
+            s2[j] ^= t;
+            s3[j] = s3[j].rotate_left(11);
+        }
+        out
+    }
+
+    /// `B` Box–Muller rounds: `out[r] = [cos half, sin half]` of round r, `LANES32` normals
+    /// each. The rounds are transformed in one loop, so their independent chains overlap.
+    ///
+    /// u = (⌊a/2⌋ + ½)·2⁻³¹ from 31 bits of the first output, rounded to `f32`: u ∈ [2⁻³², 1],
+    /// so r reaches √(64 ln 2) = 6.66 (24-bit uniforms would stop at 5.77). t = ⌊b/2⁸⌋·2⁻²⁴
+    /// from the top 24 bits of the second output, exact.
+    #[inline(always)]
+    pub(crate) fn rounds<const B: usize>(&mut self, out: &mut [[[f32; LANES32]; 2]; B]) {
+        let mut a = [[0u32; LANES32]; B];
+        let mut b = [[0u32; LANES32]; B];
+        for r in 0..B {
+            a[r] = self.next();
+            b[r] = self.next();
+        }
+        for j in 0..LANES32 {
+            for r in 0..B {
+                let u = ((a[r][j] >> 1) as i32 as f32) * TWO_POW_M31 + TWO_POW_M32;
+                let radius = sqrt32(-2.0 * ln32(u));
+                let t = ((b[r][j] >> 8) as i32 as f32) * TWO_POW_M24;
+                let (s, c) = sincos_turns32(t);
+                out[r][0][j] = radius * c;
+                out[r][1][j] = radius * s;
+            }
+        }
+    }
+}
+
+/// Eight xoshiro256+ generators (Blackman & Vigna 2021), lane-major: the `f64` noise source
+/// ([`crate::rng::NormalLanes`]). The `+` scrambler's
+/// weak low bits are dropped: the uniforms take the top 52.
+#[derive(Clone, Debug)]
+pub struct Xoshiro256x8 {
+    s: [[u64; LANES64]; 4],
+}
+
+impl Xoshiro256x8 {
+    /// Keys all lanes from two `next_u64` of `rng`: word w of lane j is
+    /// mix(key_{w mod 2} + (4j + w + 1)·⌊2⁶⁴/φ⌋) (see [`Xoshiro128x16::keyed`]).
+    #[inline]
+    pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
+        let key = [rng.next_u64(), rng.next_u64()];
+        let mut s = [[0u64; LANES64]; 4];
+        for (w, words) in s.iter_mut().enumerate() {
+            for (j, x) in words.iter_mut().enumerate() {
+                let salt = ((4 * j + w + 1) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                *x = mix64(key[w % 2].wrapping_add(salt));
+            }
+        }
+        let [s0, s1, s2, s3] = &mut s;
+        for (((a, b), c), d) in s0.iter_mut().zip(&*s1).zip(&*s2).zip(&*s3) {
+            *a |= ((*a | b | c | d) == 0) as u64;
+        }
+        Xoshiro256x8 { s }
+    }
+
+    /// One output per lane, and every lane advanced by one step.
+    #[inline(always)]
+    pub(crate) fn next(&mut self) -> [u64; LANES64] {
+        let [s0, s1, s2, s3] = &mut self.s;
+        let mut out = [0u64; LANES64];
+        for j in 0..LANES64 {
+            out[j] = s0[j].wrapping_add(s3[j]);
+            let t = s1[j] << 17;
+            s2[j] ^= s0[j];
+            s3[j] ^= s1[j];
+            s1[j] ^= s2[j];
+            s0[j] ^= s3[j];
+            s2[j] ^= t;
+            s3[j] = s3[j].rotate_left(45);
+        }
+        out
+    }
+
+    /// `B` Box–Muller rounds (see [`Xoshiro128x16::rounds`]): u = 2 − (1 + m·2⁻⁵²) ∈
+    /// [2⁻⁵², 1] and t = m′·2⁻⁵² ∈ [0, 1) from the top 52 bits of two outputs, both exact (the
+    /// mantissa is set directly, as no u64-to-f64 conversion vectorises below AVX-512); r
+    /// reaches √(104 ln 2) = 8.49.
+    #[inline(always)]
+    pub(crate) fn rounds<const B: usize>(&mut self, out: &mut [[[f64; LANES64]; 2]; B]) {
+        const ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
+        let mut a = [[0u64; LANES64]; B];
+        let mut b = [[0u64; LANES64]; B];
+        for r in 0..B {
+            a[r] = self.next();
+            b[r] = self.next();
+        }
+        for j in 0..LANES64 {
+            for r in 0..B {
+                let u = 2.0 - f64::from_bits(ONE_BITS | (a[r][j] >> 12));
+                let radius = sqrt64(-2.0 * ln64(u));
+                let t = f64::from_bits(ONE_BITS | (b[r][j] >> 12)) - 1.0;
+                let (s, c) = sincos_turns64(t);
+                out[r][0][j] = radius * c;
+                out[r][1][j] = radius * s;
+            }
+        }
+    }
+}
