@@ -85,7 +85,8 @@ pub trait Real:
     /// The smaller of two values (NaN-ignoring, as `f64::min`).
     fn min(self, other: Self) -> Self;
 
-    /// One standard normal draw, through this type's own ziggurat ([`crate::rng`]).
+    /// One standard normal draw, through this type's own ziggurat ([`crate::rng`]); the samplers'
+    /// per-coordinate noise comes from [`Real::NormalLanes`] instead.
     fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> Self;
     /// One uniform draw from the half-open interval \[0, 1).
     fn uniform<R: Rng + ?Sized>(rng: &mut R) -> Self;

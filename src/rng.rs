@@ -1,8 +1,10 @@
-//! Random variates: uniforms, ziggurat normals, Gamma and Poisson draws, batch normal fills.
+//! Random variates: uniforms, ziggurat normals, the samplers' vectorised normals, Gamma and Poisson draws.
 //!
 //! Everything takes any [`rand_core::Rng`] and allocates nothing. The `f64` functions draw with
 //! `next_u64`; the `f32` ones only with `next_u32`, in `f32` arithmetic only. Samplers draw
-//! through [`crate::Real`] (`T::standard_normal(rng)`); these functions are for your own draws
+//! their noise with [`fill_box_muller`] / [`NormalLanes`] (the vectorised Box–Muller on xoshiro
+//! lanes, keyed from your RNG at every step) and their occasional single normals through
+//! [`crate::Real`] (`T::standard_normal(rng)`); the other functions are for your own draws
 //! (minibatch indices, initial states). Methods, exactness and accuracy: `docs/rng.md`.
 //!
 //! ```

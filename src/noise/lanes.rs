@@ -22,6 +22,36 @@ const TWO_POW_M32: f32 = TWO_POW_M31 * 0.5;
 /// 2⁻²⁴ (exact).
 const TWO_POW_M24: f32 = 1.0 / 16_777_216.0;
 
+/// The salts (4j + w + 1)·⌊2³²/φ⌋ of word w of lane j (see [`Xoshiro128x16::keyed`]).
+const SALT32: [[u32; LANES32]; 4] = {
+    let mut t = [[0u32; LANES32]; 4];
+    let mut w = 0;
+    while w < 4 {
+        let mut j = 0;
+        while j < LANES32 {
+            t[w][j] = ((4 * j + w + 1) as u32).wrapping_mul(0x9e37_79b9);
+            j += 1;
+        }
+        w += 1;
+    }
+    t
+};
+
+/// The salts (4j + w + 1)·⌊2⁶⁴/φ⌋ of word w of lane j (see [`Xoshiro256x8::keyed`]).
+const SALT64: [[u64; LANES64]; 4] = {
+    let mut t = [[0u64; LANES64]; 4];
+    let mut w = 0;
+    while w < 4 {
+        let mut j = 0;
+        while j < LANES64 {
+            t[w][j] = ((4 * j + w + 1) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            j += 1;
+        }
+        w += 1;
+    }
+    t
+};
+
 /// A bijective 32-bit hash (Wellons' "lowbias32"): spreads the key over the lanes.
 #[inline(always)]
 fn hash32(mut x: u32) -> u32 {
@@ -59,11 +89,11 @@ impl Xoshiro128x16 {
             rng.next_u32(),
             rng.next_u32(),
         ];
-        let mut s = [[0u32; LANES32]; 4];
-        for (w, (words, k)) in s.iter_mut().zip(key).enumerate() {
-            for (j, x) in words.iter_mut().enumerate() {
-                let salt = ((4 * j + w + 1) as u32).wrapping_mul(0x9e37_79b9);
-                *x = hash32(k.wrapping_add(salt));
+        // Word by word over the lanes, from a constant table of salts: four vector hashes.
+        let mut s = SALT32;
+        for (words, k) in s.iter_mut().zip(key) {
+            for x in words.iter_mut() {
+                *x = hash32(k.wrapping_add(*x));
             }
         }
         let [s0, s1, s2, s3] = &mut s;
@@ -132,11 +162,10 @@ impl Xoshiro256x8 {
     #[inline]
     pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
         let key = [rng.next_u64(), rng.next_u64()];
-        let mut s = [[0u64; LANES64]; 4];
-        for (w, words) in s.iter_mut().enumerate() {
-            for (j, x) in words.iter_mut().enumerate() {
-                let salt = ((4 * j + w + 1) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-                *x = mix64(key[w % 2].wrapping_add(salt));
+        let mut s = SALT64;
+        for (words, k) in s.iter_mut().zip([key[0], key[1], key[0], key[1]]) {
+            for x in words.iter_mut() {
+                *x = mix64(k.wrapping_add(*x));
             }
         }
         let [s0, s1, s2, s3] = &mut s;
