@@ -89,16 +89,18 @@ impl Xoshiro128x16 {
             rng.next_u32(),
             rng.next_u32(),
         ];
-        // Word by word over the lanes, from a constant table of salts: four vector hashes.
+        // Lane by lane over the four words, from a constant table of salts: four vector
+        // hashes. (Iterating the table as nested iterators vectorised into gathers/scatters,
+        // and `array::from_fn` was not inlined.)
         let mut s = SALT32;
-        for (words, k) in s.iter_mut().zip(key) {
-            for x in words.iter_mut() {
-                *x = hash32(k.wrapping_add(*x));
-            }
+        for j in 0..LANES32 {
+            s[0][j] = hash32(key[0].wrapping_add(s[0][j]));
+            s[1][j] = hash32(key[1].wrapping_add(s[1][j]));
+            s[2][j] = hash32(key[2].wrapping_add(s[2][j]));
+            s[3][j] = hash32(key[3].wrapping_add(s[3][j]));
         }
-        let [s0, s1, s2, s3] = &mut s;
-        for (((a, b), c), d) in s0.iter_mut().zip(&*s1).zip(&*s2).zip(&*s3) {
-            *a |= ((*a | b | c | d) == 0) as u32;
+        for j in 0..LANES32 {
+            s[0][j] |= ((s[0][j] | s[1][j] | s[2][j] | s[3][j]) == 0) as u32;
         }
         Xoshiro128x16 { s }
     }
@@ -163,14 +165,14 @@ impl Xoshiro256x8 {
     pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
         let key = [rng.next_u64(), rng.next_u64()];
         let mut s = SALT64;
-        for (words, k) in s.iter_mut().zip([key[0], key[1], key[0], key[1]]) {
-            for x in words.iter_mut() {
-                *x = mix64(k.wrapping_add(*x));
-            }
+        for j in 0..LANES64 {
+            s[0][j] = mix64(key[0].wrapping_add(s[0][j]));
+            s[1][j] = mix64(key[1].wrapping_add(s[1][j]));
+            s[2][j] = mix64(key[0].wrapping_add(s[2][j]));
+            s[3][j] = mix64(key[1].wrapping_add(s[3][j]));
         }
-        let [s0, s1, s2, s3] = &mut s;
-        for (((a, b), c), d) in s0.iter_mut().zip(&*s1).zip(&*s2).zip(&*s3) {
-            *a |= ((*a | b | c | d) == 0) as u64;
+        for j in 0..LANES64 {
+            s[0][j] |= ((s[0][j] | s[1][j] | s[2][j] | s[3][j]) == 0) as u64;
         }
         Xoshiro256x8 { s }
     }
