@@ -82,6 +82,7 @@ impl Xoshiro128x16 {
     /// hash(key_w + (4j + w + 1)·⌊2³²/φ⌋). A lane that came out all zero (probability 2⁻¹²⁸),
     /// the one state xoshiro never leaves, gets a 1 in its first word.
     #[inline]
+    #[allow(clippy::needless_range_loop)] // the indexed form vectorises without gathers
     pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
         let key = [
             rng.next_u32(),
@@ -162,6 +163,7 @@ impl Xoshiro256x8 {
     /// Keys all lanes from two `next_u64` of `rng`: word w of lane j is
     /// mix(key_{w mod 2} + (4j + w + 1)·⌊2⁶⁴/φ⌋) (see [`Xoshiro128x16::keyed`]).
     #[inline]
+    #[allow(clippy::needless_range_loop)] // the indexed form vectorises without gathers
     pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
         let key = [rng.next_u64(), rng.next_u64()];
         let mut s = SALT64;
