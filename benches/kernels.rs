@@ -10,7 +10,7 @@
 //!
 //! Group `normal`, id `<source>/<type>`: 1024 standard normal draws per iteration (elements =
 //! draws) from `sgmcmc::rng` (the ziggurat by scalar calls and `fill_standard_normal`, and the
-//! vectorised `fill_box_muller`) and from `rand_distr::StandardNormal`, all on `Pcg64`.
+//! vectorised `fill_lane_normals`) and from `rand_distr::StandardNormal`, all on `Pcg64`.
 //!
 //! Run it portable (`cargo bench --bench kernels`) and native
 //! (`RUSTFLAGS="-C target-cpu=native" cargo bench --features std --bench kernels`);
@@ -27,7 +27,7 @@ use rand_distr::{Distribution, StandardNormal};
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
 use sgmcmc::rng::{
-    fill_box_muller, fill_standard_normal, standard_normal_f32, standard_normal_f64,
+    fill_lane_normals, fill_standard_normal, standard_normal_f32, standard_normal_f64,
 };
 
 /// The dimensions: a small odd one (lane tail), L1/L2-resident, and DRAM-bound.
@@ -221,7 +221,7 @@ fn update_stream<T: Real>(theta: &mut [T], p: &mut [T], g: &[T], h: T) -> T {
 }
 
 /// Group `floor/{f32,f64}`: the two parts of a step's floor per d — `normal-fill` (d normals by
-/// `fill_box_muller`, the samplers' noise path) and `update-stream` ([`update_stream`]).
+/// `fill_lane_normals`, the samplers' noise path) and `update-stream` ([`update_stream`]).
 fn floor_group<T: Real>(c: &mut Criterion, ty: &str) {
     let mut group = c.benchmark_group(format!("floor/{ty}"));
     for d in DIMS {
@@ -231,7 +231,7 @@ fn floor_group<T: Real>(c: &mut Criterion, ty: &str) {
         let mut r = rng(d as u64);
         group.bench_function(BenchmarkId::new("normal-fill", d), |b| {
             b.iter(|| {
-                fill_box_muller(&mut r, &mut z);
+                fill_lane_normals(&mut r, &mut z);
                 black_box(&mut z);
             })
         });
@@ -283,7 +283,7 @@ fn normal(c: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::new("sgmcmc-box-muller", "f64"), |b| {
         b.iter(|| {
-            fill_box_muller(&mut r, &mut buf64);
+            fill_lane_normals(&mut r, &mut buf64);
             black_box(&mut buf64);
         })
     });
@@ -311,7 +311,7 @@ fn normal(c: &mut Criterion) {
     });
     group.bench_function(BenchmarkId::new("sgmcmc-box-muller", "f32"), |b| {
         b.iter(|| {
-            fill_box_muller(&mut r, &mut buf32);
+            fill_lane_normals(&mut r, &mut buf32);
             black_box(&mut buf32);
         })
     });

@@ -595,7 +595,7 @@ mod tests {
         aux: &S,
         drawn: bool,
     ) {
-        use crate::noise::fill_box_muller;
+        use crate::noise::fill_lane_normals;
         let n = base.len();
         let key = || rand_pcg::Pcg64::new(n as u128, 1);
         let mut generator = <f64 as Real>::NormalLanes::keyed(&mut key());
@@ -603,7 +603,7 @@ mod tests {
             (Noise::Drawn(z), z.to_vec())
         } else {
             let mut zz = std::vec![0.0; n];
-            fill_box_muller(&mut key(), &mut zz);
+            fill_lane_normals(&mut key(), &mut zz);
             (Noise::Lanes(&mut generator), zz)
         };
         let xi0: Vec<f64> = match xi.lanes() {

@@ -92,7 +92,7 @@ pub trait Real:
     fn uniform<R: Rng + ?Sized>(rng: &mut R) -> Self;
     /// One uniform draw from the open interval (0, 1): never 0, so its logarithm is finite.
     fn uniform_open<R: Rng + ?Sized>(rng: &mut R) -> Self;
-    /// The multi-lane generator of the samplers' noise ([`crate::rng::fill_box_muller`]).
+    /// The multi-lane generator of the samplers' noise ([`crate::rng::fill_lane_normals`]).
     type NormalLanes: NormalLanes<Self>;
     /// eˣ by a branch-free polynomial that vectorises inside the per-coordinate loops (the
     /// splitting integrator's friction flows), about 1 ulp; independent of the math shim.

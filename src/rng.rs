@@ -2,7 +2,7 @@
 //!
 //! Everything takes any [`rand_core::Rng`] and allocates nothing. The `f64` functions draw with
 //! `next_u64`; the `f32` ones only with `next_u32`, in `f32` arithmetic only. Samplers draw
-//! their noise with [`fill_box_muller`] / [`NormalLanes`] (the vectorised Box–Muller on xoshiro
+//! their noise with [`fill_lane_normals`] / [`NormalLanes`] (the vectorised Box–Muller on xoshiro
 //! lanes, keyed from your RNG at every step) and their occasional single normals through
 //! [`crate::Real`] (`T::standard_normal(rng)`); the other functions are for your own draws
 //! (minibatch indices, initial states). Methods, exactness and accuracy: `docs/rng.md`.
@@ -17,7 +17,7 @@
 //! assert!(uniform_f64(&mut rng) < 1.0 && gamma(&mut rng, 2.0f64) > 0.0);
 //! ```
 
-pub use crate::noise::{NormalLanes, Xoshiro128x16, Xoshiro256x8, fill_box_muller};
+pub use crate::noise::{NormalLanes, Xoshiro128x16, Xoshiro256x8, fill_lane_normals};
 pub use crate::variates::{fill_standard_normal, gamma, poisson};
 pub use crate::ziggurat::{
     standard_normal_f32, standard_normal_f64, uniform_f32, uniform_f64, uniform_open_f32,

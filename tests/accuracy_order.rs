@@ -11,7 +11,7 @@
 
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
-use sgmcmc::rng::fill_box_muller;
+use sgmcmc::rng::fill_lane_normals;
 
 const STEPS: [f64; 4] = [0.4, 0.2, 0.1, 0.05];
 const FRICTION: f64 = 1.0;
@@ -31,7 +31,7 @@ fn sghmc_step(integrator: Integrator, h: f64, b_hat: f64, theta: f64, p: f64) ->
     // The sampler drew exactly one normal (n = 1): the first of the vectorised noise keyed
     // from this stream.
     let mut zeta = [0.0];
-    fill_box_muller(&mut Pcg64::new(42, 7), &mut zeta);
+    fill_lane_normals(&mut Pcg64::new(42, 7), &mut zeta);
     let zeta = zeta[0];
     (state, zeta)
 }

@@ -15,7 +15,9 @@
 //! The pinned values are those of the default build (libm, and the vectorised noise in unfused
 //! arithmetic with its Newton square root); micromath's f32 approximations and the `std`
 //! feature's hardware square root and fused multiply-adds give other numbers, so the file is
-//! empty under either feature.
+//! empty under either feature. The f32 cases hold on every target (checked under
+//! `-C target-cpu=native`); the f64 cases only without AVX2 (with it the f64 noise takes the
+//! vectorised Box–Muller path), so an AVX2 build checks the f32 cases alone.
 #![cfg(not(any(feature = "micromath", feature = "std")))]
 
 use std::collections::BTreeMap;
@@ -608,7 +610,12 @@ fn all_cases() -> BTreeMap<String, String> {
         mcem_cases::<T>(out);
     }
     each::<f32>(&mut out);
-    each::<f64>(&mut out);
+    // With AVX2 the f64 noise is the vectorised Box–Muller, elsewhere the ziggurat on one lane
+    // (`docs/rng.md`, *Determinism*): the f64 pins are the latter's, so an AVX2 build checks
+    // the f32 cases only (they are the same on every build).
+    if !cfg!(target_feature = "avx2") {
+        each::<f64>(&mut out);
+    }
     out
 }
 
@@ -645,7 +652,8 @@ fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
         }
     }
     for name in pinned.keys() {
-        if !got.contains_key(*name) {
+        let skipped = cfg!(target_feature = "avx2") && name.contains("f64");
+        if !got.contains_key(*name) && !skipped {
             failures.push(format!("{name}: pinned but no longer run"));
         }
     }

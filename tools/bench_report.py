@@ -189,7 +189,7 @@ def main():
           "A = 1; HMC runs one leapfrog step per proposal.")
     print()
     print("The floor of a step is what it cannot avoid: drawing its normals (`normal-fill`, "
-          "`sgmcmc::rng::fill_box_muller` into a buffer of d) plus one pass that reads θ, p and "
+          "`sgmcmc::rng::fill_lane_normals` into a buffer of d) plus one pass that reads θ, p and "
           "∇U, writes θ and p and sums p² (`update-stream`); both are benchmarked in the same "
           "run (`floor/*` in `benches/kernels.rs`).")
     for name, root, how in BUILDS:

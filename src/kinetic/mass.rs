@@ -385,7 +385,7 @@ impl<'a, T: Real> Mass<'a, T> {
     }
 
     /// Fills `out` with one draw p ~ N(0, M): `out.len()` standard normals
-    /// ([`crate::rng::fill_box_muller`]) mapped by [`Mass::scale_standard_normal`].
+    /// ([`crate::rng::fill_lane_normals`]) mapped by [`Mass::scale_standard_normal`].
     ///
     /// If `out` has the wrong length it is filled with NaN and nothing is drawn.
     #[inline]
@@ -394,7 +394,7 @@ impl<'a, T: Real> Mass<'a, T> {
             fill_nan(out);
             return;
         }
-        crate::noise::fill_box_muller(rng, out);
+        crate::noise::fill_lane_normals(rng, out);
         self.scale_standard_normal(out);
     }
 }

@@ -7,6 +7,10 @@
 //! turns two outputs per lane into two normals per lane by Box–Muller (Box & Muller 1958):
 //! z₁ = r cos 2πt, z₂ = r sin 2πt with r = √(−2 ln u), u ∈ (0, 1], t ∈ [0, 1).
 
+// The `f64` Box–Muller is compiled and tested on every target but drawn from only on targets
+// with AVX2 (elsewhere `f64` noise is the ziggurat on lane 0, `super::NormalLanes`).
+#![cfg_attr(not(target_feature = "avx2"), allow(dead_code))]
+
 use super::poly::{ln32, ln64, sincos_turns32, sincos_turns64, sqrt32, sqrt64};
 use rand_core::Rng;
 
@@ -220,5 +224,44 @@ impl Xoshiro256x8 {
                 out[r][1][j] = radius * s;
             }
         }
+    }
+}
+
+/// Lane 0 of a [`Xoshiro256x8`] stepped alone as one xoshiro256++ generator (the `++` scrambler:
+/// every output bit is good, as the ziggurat reads the low bits too): the word source of the
+/// `f64` ziggurat path on targets without AVX2.
+#[cfg(not(target_feature = "avx2"))]
+pub(crate) struct LaneZero<'a>(pub &'a mut Xoshiro256x8);
+
+#[cfg(not(target_feature = "avx2"))]
+impl rand_core::TryRng for LaneZero<'_> {
+    type Error = core::convert::Infallible;
+    #[inline]
+    fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+        self.try_next_u64().map(|x| (x >> 32) as u32)
+    }
+    #[inline]
+    fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+        let [s0, s1, s2, s3] = &mut self.0.s;
+        let (s0, s1, s2, s3) = (&mut s0[0], &mut s1[0], &mut s2[0], &mut s3[0]);
+        let out = s0.wrapping_add(*s3).rotate_left(23).wrapping_add(*s0);
+        let t = *s1 << 17;
+        *s2 ^= *s0;
+        *s3 ^= *s1;
+        *s1 ^= *s2;
+        *s0 ^= *s3;
+        *s2 ^= t;
+        *s3 = s3.rotate_left(45);
+        Ok(out)
+    }
+    #[inline]
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+        for chunk in dst.chunks_mut(8) {
+            let w = self.try_next_u64()?.to_le_bytes();
+            for (d, b) in chunk.iter_mut().zip(w) {
+                *d = b;
+            }
+        }
+        Ok(())
     }
 }

@@ -1,21 +1,24 @@
 //! The samplers' noise path: standard normals from many xoshiro lanes by a branch-free Box–Muller that vectorises.
 //!
-//! [`fill_box_muller`] keys a multi-lane generator from the caller's RNG (four `next_u32` for
+//! [`fill_lane_normals`] keys a multi-lane generator from the caller's RNG (four `next_u32` for
 //! `f32`, two `next_u64` for `f64`; nothing is kept between calls, so a step's noise is a function
-//! of the caller's RNG state alone) and fills the slice two lanes-wide rounds at a time. It runs
-//! 1.5–8× faster than the ziggurat of [`crate::rng::standard_normal_f32`] depending on the
-//! target's vector width (`docs/performance.md`), and every build (portable, `x86-64-v3`,
-//! `native`, Cortex-M) draws the bit-identical stream: the lane counts are fixed and the
-//! arithmetic is unfused. Method, accuracy (ulp errors of the polynomials, tail reach
-//! |z| ≤ 6.66 for `f32` and ≤ 8.49 for `f64`) and tests: `docs/rng.md`, *Vectorised normals*.
+//! of the caller's RNG state alone) and fills the slice two lanes-wide rounds at a time: 0.54 ns
+//! per `f32` normal and 1.6 per `f64` natively on AVX-512, against 2.7–3.3 for a ziggurat
+//! (`docs/performance.md`). `f32` draws the bit-identical stream on every build (portable,
+//! `x86-64-v3`, `native`, Cortex-M): the lane count is fixed and the arithmetic unfused. `f64`
+//! does so on every build with AVX2; without AVX2 (the portable x86-64 build, microcontrollers)
+//! its Box–Muller on two-wide vectors is slower than a scalar ziggurat, so there the `f64` noise
+//! is the ziggurat on one lane of the same generator. Method, accuracy (ulp errors of the
+//! polynomials, tail reach |z| ≤ 6.66 for `f32` and ≤ 8.49 for `f64`) and tests: `docs/rng.md`,
+//! *Vectorised normals*.
 //!
 //! ```
 //! use rand_pcg::Pcg64;
-//! use sgmcmc::rng::fill_box_muller;
+//! use sgmcmc::rng::fill_lane_normals;
 //!
 //! let mut rng = Pcg64::new(1, 2);
 //! let mut z = [0.0f32; 100];
-//! fill_box_muller(&mut rng, &mut z);
+//! fill_lane_normals(&mut rng, &mut z);
 //! assert!(z.iter().all(|x| x.abs() < 6.7));
 //! ```
 
@@ -37,7 +40,7 @@ mod sealed {
 }
 
 /// A multi-lane generator of standard normals of type `T`: [`Xoshiro128x16`] for `f32`,
-/// [`Xoshiro256x8`] for `f64` (sealed; reached as `T::NormalLanes`).
+/// [`Xoshiro256x8`] for `f64` (sealed; reached as `T::NormalLanes`; see [`fill_lane_normals`]).
 ///
 /// Keyed once from the caller's RNG, it fills slices round by round. Successive fills continue
 /// one stream as long as every fill but the last has a length that is a multiple of
@@ -64,15 +67,16 @@ pub trait NormalLanes<T>: Clone + core::fmt::Debug + sealed::Sealed {
     fn fill(&mut self, out: &mut [T]);
 }
 
-/// Fills `out` with independent standard normal draws by the vectorised Box–Muller path.
+/// Fills `out` with independent standard normal draws from the multi-lane generator: the
+/// vectorised Box–Muller (`f64` without AVX2: the ziggurat on one lane; module docs).
 ///
 /// Draws four `next_u32` (`f32`) or two `next_u64` (`f64`) from `rng` per call, whatever the
 /// length — none for an empty slice — and is a pure function of them: the same RNG state gives
-/// the same numbers on every build without the `std` feature (with it, builds with and without
-/// FMA differ in the last bits). Unlike [`crate::rng::fill_standard_normal`] the values are not
-/// those of successive single draws. Accuracy and tail reach: `docs/rng.md`.
+/// the same numbers on every build of the same class (module docs; the `std` feature's FMA
+/// changes the last bits). Unlike [`crate::rng::fill_standard_normal`] the values are not those
+/// of successive single draws. Accuracy and tail reach: `docs/rng.md`.
 #[inline]
-pub fn fill_box_muller<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
+pub fn fill_lane_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
     if !out.is_empty() {
         T::NormalLanes::keyed(rng).fill(out);
     }
@@ -130,4 +134,27 @@ macro_rules! normal_lanes {
     };
 }
 normal_lanes!(f32, Xoshiro128x16, LANES32);
+#[cfg(target_feature = "avx2")]
 normal_lanes!(f64, Xoshiro256x8, LANES64);
+
+/// `f64` on targets without AVX2 (the portable x86-64 build, microcontrollers): the ziggurat of
+/// [`crate::rng::standard_normal_f64`] on lane 0 of the generator, stepped as one xoshiro256++.
+/// Two-wide SSE2 vectors (and no vector 64-bit rotate) make the `f64` Box–Muller 2.8× slower
+/// than the scalar ziggurat there (8.1 against 2.9 ns per normal, `docs/performance.md`), and a
+/// core without a double-precision FPU gains nothing from lanes. The stream therefore differs
+/// from the AVX2 builds' (see `docs/rng.md`, *Determinism*).
+#[cfg(not(target_feature = "avx2"))]
+impl NormalLanes<f64> for Xoshiro256x8 {
+    const ROUND: usize = 2 * LANES64;
+    #[inline]
+    fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
+        <Xoshiro256x8>::keyed(rng)
+    }
+    #[inline]
+    fn fill(&mut self, out: &mut [f64]) {
+        let mut words = lanes::LaneZero(self);
+        for x in out.iter_mut() {
+            *x = crate::ziggurat::standard_normal_f64(&mut words);
+        }
+    }
+}

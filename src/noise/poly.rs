@@ -9,6 +9,9 @@
 //! generator's whole input domain are in `docs/rng.md` (*Vectorised normals*) and pinned by the
 //! tests in `super::tests`.
 
+// The `f64` Box–Muller is compiled and tested on every target but drawn from only on targets
+// with AVX2 (elsewhere `f64` noise is the ziggurat on lane 0, `super::NormalLanes`).
+#![cfg_attr(not(target_feature = "avx2"), allow(dead_code))]
 // The coefficients are written as published (Cephes, fdlibm), not rounded to the digits an f32
 // needs; the compiler rounds them once.
 #![allow(clippy::excessive_precision)]

@@ -16,7 +16,7 @@ use crate::integrator::sde::{
 use crate::integrator::state::{Phase, check_finite, check_len};
 use crate::integrator::{Composition, Integrator};
 use crate::kinetic::{Kinetic, MassBuffer, MassShape};
-use crate::noise::fill_box_muller;
+use crate::noise::fill_lane_normals;
 use crate::real::Real;
 use rand_core::Rng;
 
@@ -52,7 +52,7 @@ impl<T: Real> KineticsSource<T> for UnitMass {
 
     /// p ~ N(0, I), from the vectorised normals.
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
-        fill_box_muller(rng, p);
+        fill_lane_normals(rng, p);
         p.len() as u64
     }
 }
