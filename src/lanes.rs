@@ -595,7 +595,7 @@ mod tests {
         aux: &S,
         drawn: bool,
     ) {
-        use crate::noise::fill_lane_normals;
+        use crate::variates::fill_lane_normals;
         let n = base.len();
         let key = || rand_pcg::Pcg64::new(n as u128, 1);
         let mut generator = <f64 as Real>::NormalLanes::keyed(&mut key());

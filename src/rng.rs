@@ -17,8 +17,8 @@
 //! assert!(uniform_f64(&mut rng) < 1.0 && gamma(&mut rng, 2.0f64) > 0.0);
 //! ```
 
-pub use crate::noise::{NormalLanes, Xoshiro128x16, Xoshiro256x8, fill_lane_normals};
-pub use crate::variates::{fill_standard_normal, gamma, poisson};
+pub use crate::noise::{NormalLanes, Xoshiro128x16, Xoshiro256x8};
+pub use crate::variates::{fill_lane_normals, fill_standard_normal, gamma, poisson};
 pub use crate::ziggurat::{
     standard_normal_f32, standard_normal_f64, uniform_f32, uniform_f64, uniform_open_f32,
     uniform_open_f64,

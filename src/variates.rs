@@ -4,6 +4,7 @@
 //! `f64`), from the ziggurat normals and open uniforms of [`Real`]. Users reach them through
 //! [`crate::rng`]; the derivations and accuracy statements are in `docs/rng.md`.
 
+use crate::noise::NormalLanes;
 use crate::real::Real;
 use rand_core::Rng;
 
@@ -280,5 +281,21 @@ fn poisson_ptrs<T: Real, R: Rng + ?Sized>(rng: &mut R, lambda: T) -> u64 {
 pub fn fill_standard_normal<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
     for z in out.iter_mut() {
         *z = T::standard_normal(rng);
+    }
+}
+
+/// Fills `out` with independent standard normal draws from the multi-lane generator: the
+/// vectorised Box–Muller (`f64` without AVX2: the ziggurat on one lane; see
+/// [`crate::rng::NormalLanes`] and `docs/rng.md`).
+///
+/// Draws four `next_u32` (`f32`) or two `next_u64` (`f64`) from `rng` per call, whatever the
+/// length — none for an empty slice — and is a pure function of them: the same RNG state gives
+/// the same numbers on every build of the same class (`docs/rng.md`, *Determinism*; the `std` feature's FMA
+/// changes the last bits). Unlike [`crate::rng::fill_standard_normal`] the values are not those
+/// of successive single draws. Accuracy and tail reach: `docs/rng.md`.
+#[inline]
+pub fn fill_lane_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
+    if !out.is_empty() {
+        T::NormalLanes::keyed(rng).fill(out);
     }
 }

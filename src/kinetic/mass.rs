@@ -394,7 +394,7 @@ impl<'a, T: Real> Mass<'a, T> {
             fill_nan(out);
             return;
         }
-        crate::noise::fill_lane_normals(rng, out);
+        crate::variates::fill_lane_normals(rng, out);
         self.scale_standard_normal(out);
     }
 }

@@ -1,6 +1,6 @@
 //! The samplers' noise path: standard normals from many xoshiro lanes by a branch-free Box–Muller that vectorises.
 //!
-//! [`fill_lane_normals`] keys a multi-lane generator from the caller's RNG (four `next_u32` for
+//! [`crate::rng::fill_lane_normals`] keys a multi-lane generator from the caller's RNG (four `next_u32` for
 //! `f32`, two `next_u64` for `f64`; nothing is kept between calls, so a step's noise is a function
 //! of the caller's RNG state alone) and fills the slice two lanes-wide rounds at a time: 0.54 ns
 //! per `f32` normal and 1.6 per `f64` natively on AVX-512, against 2.7–3.3 for a ziggurat
@@ -30,7 +30,6 @@ mod tests;
 pub(crate) use lanes::{LANES32, LANES64};
 pub use lanes::{Xoshiro128x16, Xoshiro256x8};
 
-use crate::real::Real;
 use rand_core::Rng;
 
 mod sealed {
@@ -40,7 +39,7 @@ mod sealed {
 }
 
 /// A multi-lane generator of standard normals of type `T`: [`Xoshiro128x16`] for `f32`,
-/// [`Xoshiro256x8`] for `f64` (sealed; reached as `T::NormalLanes`; see [`fill_lane_normals`]).
+/// [`Xoshiro256x8`] for `f64` (sealed; reached as `T::NormalLanes`; see [`crate::rng::fill_lane_normals`]).
 ///
 /// Keyed once from the caller's RNG, it fills slices round by round. Successive fills continue
 /// one stream as long as every fill but the last has a length that is a multiple of
@@ -65,21 +64,6 @@ pub trait NormalLanes<T>: Clone + core::fmt::Debug + sealed::Sealed {
     fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self;
     /// Fills `out` with the next standard normals of the stream.
     fn fill(&mut self, out: &mut [T]);
-}
-
-/// Fills `out` with independent standard normal draws from the multi-lane generator: the
-/// vectorised Box–Muller (`f64` without AVX2: the ziggurat on one lane; module docs).
-///
-/// Draws four `next_u32` (`f32`) or two `next_u64` (`f64`) from `rng` per call, whatever the
-/// length — none for an empty slice — and is a pure function of them: the same RNG state gives
-/// the same numbers on every build of the same class (module docs; the `std` feature's FMA
-/// changes the last bits). Unlike [`crate::rng::fill_standard_normal`] the values are not those
-/// of successive single draws. Accuracy and tail reach: `docs/rng.md`.
-#[inline]
-pub fn fill_lane_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
-    if !out.is_empty() {
-        T::NormalLanes::keyed(rng).fill(out);
-    }
 }
 
 /// Rounds transformed together per loop iteration. Two on AVX-512, whose 32 registers hold

@@ -1,12 +1,29 @@
 //! Tests of the vectorised noise path: polynomial accuracy against libm, a scalar reference at every tail length, moments, KS, correlations and tails.
 
 extern crate std;
-use super::fill_lane_normals;
 use super::lanes::{LANES32, LANES64};
 use super::poly::*;
+use super::{NormalLanes, Xoshiro128x16, Xoshiro256x8};
 use rand_core::{Infallible, TryRng};
 use rand_pcg::Pcg64;
 use std::vec::Vec;
+
+/// The two float types with their generators, so these tests stay below [`crate::Real`] (which
+/// imports this module): `fill_lane_normals` as `crate::rng` defines it.
+trait Float: Copy + Default + PartialEq + Into<f64> + core::fmt::Debug {
+    type Lanes: NormalLanes<Self>;
+}
+impl Float for f32 {
+    type Lanes = Xoshiro128x16;
+}
+impl Float for f64 {
+    type Lanes = Xoshiro256x8;
+}
+fn fill_lane_normals<T: Float, R: rand_core::Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
+    if !out.is_empty() {
+        T::Lanes::keyed(rng).fill(out);
+    }
+}
 
 /// Distance in units in the last place of `want` (rounded to f32) between `got` and `want`.
 fn ulps32(got: f32, want: f64) -> f64 {
@@ -447,13 +464,13 @@ fn check_distribution(z: &[f64], pair_lag: usize) {
     }
 }
 
-fn draws<T: crate::Real>(n: usize, chunk: usize) -> Vec<f64> {
+fn draws<T: Float>(n: usize, chunk: usize) -> Vec<f64> {
     let mut rng = Pcg64::new(0xcafe_f00d, 0xd15e_a5e5);
-    let mut out = std::vec![T::ZERO; n];
+    let mut out = std::vec![T::default(); n];
     for c in out.chunks_mut(chunk) {
         fill_lane_normals(&mut rng, c);
     }
-    out.iter().map(|x| x.to_f64()).collect()
+    out.iter().map(|x| (*x).into()).collect()
 }
 
 #[test]
@@ -498,15 +515,13 @@ fn radius_reaches_the_stated_tails() {
 
 #[test]
 fn block_fills_continue_one_stream() {
-    use super::NormalLanes;
-    use crate::Real;
-    fn check<T: Real + PartialEq>() {
-        let n = 5 * T::NormalLanes::ROUND + 7;
-        let mut whole = std::vec![T::ZERO; n];
+    fn check<T: Float>() {
+        let n = 5 * T::Lanes::ROUND + 7;
+        let mut whole = std::vec![T::default(); n];
         fill_lane_normals(&mut Pcg64::new(5, 6), &mut whole);
-        for block in [T::NormalLanes::ROUND, 2 * T::NormalLanes::ROUND, 128] {
-            let mut lanes = T::NormalLanes::keyed(&mut Pcg64::new(5, 6));
-            let mut parts = std::vec![T::ZERO; n];
+        for block in [T::Lanes::ROUND, 2 * T::Lanes::ROUND, 128] {
+            let mut lanes = T::Lanes::keyed(&mut Pcg64::new(5, 6));
+            let mut parts = std::vec![T::default(); n];
             for c in parts.chunks_mut(block) {
                 lanes.fill(c);
             }

@@ -16,8 +16,8 @@ use crate::integrator::sde::{
 use crate::integrator::state::{Phase, check_finite, check_len};
 use crate::integrator::{Composition, Integrator};
 use crate::kinetic::{Kinetic, MassBuffer, MassShape};
-use crate::noise::fill_lane_normals;
 use crate::real::Real;
+use crate::variates::fill_lane_normals;
 use rand_core::Rng;
 
 /// Where an SDE sampler's kinetic energy comes from: a Gaussian mass (SGHMC, SGNHT), the identity
