@@ -1,10 +1,12 @@
 //! Chunked, branch-free loop drivers over zipped slices: the only per-coordinate loops in the crate.
 //!
 //! Every hot loop of every integrator runs through one of these functions. Each splits its slices
-//! with `as_chunks::<LANES>()` into fixed-size arrays plus a scalar tail, so the body sees arrays
-//! whose length the compiler knows (no bounds checks, no per-element branches) and can be
-//! vectorised. Reductions keep `LANES` independent accumulators (the closure receives the lane
-//! index), so the sum does not serialise the loop; the lanes are added at the end.
+//! with `as_chunks::<LANES>()` into fixed-size arrays plus a scalar tail and runs the body on
+//! local copies of each chunk, so the body sees arrays whose length the compiler knows and that
+//! cannot alias (no bounds checks, no per-element branches), and LLVM vectorises it. Reductions
+//! keep `LANES` independent accumulators (the closure receives the lane index), so the sum does
+//! not serialise the loop; the lanes are added at the end. [`sweep`], the fused integrator loop,
+//! also draws the step's normals block by block into the stack ([`Noise`]).
 //!
 //! All slices handed to a driver have the same length: the samplers check that once, in their
 //! constructors. A driver given slices of different lengths stops at the shortest (it zips), which

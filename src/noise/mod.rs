@@ -1,8 +1,8 @@
 //! The samplers' noise path: standard normals from many xoshiro lanes by a branch-free Box–Muller that vectorises.
 //!
-//! [`crate::rng::fill_lane_normals`] keys a multi-lane generator from the caller's RNG (four `next_u32` for
-//! `f32`, two `next_u64` for `f64`; nothing is kept between calls, so a step's noise is a function
-//! of the caller's RNG state alone) and fills the slice two lanes-wide rounds at a time: 0.54 ns
+//! [`crate::rng::fill_lane_normals`] keys a multi-lane generator from the caller's RNG (four
+//! `next_u32` for `f32`, two `next_u64` for `f64`; nothing is kept between calls, so a step's
+//! noise is a function of the caller's RNG state alone) and fills the slice two lanes-wide rounds at a time: 0.54 ns
 //! per `f32` normal and 1.6 per `f64` natively on AVX-512, against 2.7–3.3 for a ziggurat
 //! (`docs/performance.md`). `f32` draws the bit-identical stream on every build (portable,
 //! `x86-64-v3`, `native`, Cortex-M): the lane count is fixed and the arithmetic unfused. `f64`
@@ -39,7 +39,8 @@ mod sealed {
 }
 
 /// A multi-lane generator of standard normals of type `T`: [`Xoshiro128x16`] for `f32`,
-/// [`Xoshiro256x8`] for `f64` (sealed; reached as `T::NormalLanes`; see [`crate::rng::fill_lane_normals`]).
+/// [`Xoshiro256x8`] for `f64` (sealed; reached as `T::NormalLanes`; see
+/// [`crate::rng::fill_lane_normals`]).
 ///
 /// Keyed once from the caller's RNG, it fills slices round by round. Successive fills continue
 /// one stream as long as every fill but the last has a length that is a multiple of

@@ -51,8 +51,8 @@ pub(crate) fn mad64(a: f64, b: f64, c: f64) -> f64 {
 /// √x for x = 0 or a positive normal `f32`, branch-free and vectorisable: the bit-trick
 /// estimate of 1/√x (Lomont's constant, relative error < 3.5·10⁻²), two Newton steps on 1/√x
 /// (4.6·10⁻⁶), then one Heron correction of s = x·y (below rounding: about 1 ulp). Only the
-/// Box–Muller radius calls it, with −2 ln u ∈ {0} ∪ [2⁻²⁴, 44.4]. `libm::sqrtf` is inline assembly on x86
-/// (`sqrtss`), which LLVM cannot vectorise, and `f32::sqrt` is not in `core`.
+/// Box–Muller radius calls it, with −2 ln u ∈ {0} ∪ [2⁻²⁴, 44.4]. `libm::sqrtf` is inline
+/// assembly on x86 (`sqrtss`), which LLVM cannot vectorise, and `f32::sqrt` is not in `core`.
 #[cfg(not(feature = "std"))]
 #[inline(always)]
 pub(crate) fn sqrt32(x: f32) -> f32 {
