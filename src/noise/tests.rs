@@ -201,6 +201,24 @@ fn exp_edges() {
     );
 }
 
+/// SplitMix64's finaliser, transcribed for the references.
+fn mix64_ref(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// One state transition of xoshiro256 (shared by its `+` and `++` scramblers).
+fn xoshiro256_advance(s: &mut [u64; 4]) {
+    let t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = s[3].rotate_left(45);
+}
+
 /// A plain scalar transcription of the fill: one xoshiro128++ / xoshiro256+ per lane stepped in
 /// turn, keyed as documented, and Box–Muller through libm. The vectorised fill must match it
 /// to a few ulps of the radius at every length (every lane tail) and draw the same words.
@@ -252,11 +270,6 @@ fn reference_f32(key: [u32; 4], n: usize) -> Vec<f64> {
 /// Without AVX2 the `f64` noise is the ziggurat on lane 0 stepped as one xoshiro256++.
 #[cfg(not(target_feature = "avx2"))]
 fn reference_f64(key: [u64; 2], n: usize) -> Vec<f64> {
-    let mix = |mut z: u64| {
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
     struct Xoshiro256pp([u64; 4]);
     impl TryRng for Xoshiro256pp {
         type Error = Infallible;
@@ -266,13 +279,7 @@ fn reference_f64(key: [u64; 2], n: usize) -> Vec<f64> {
         fn try_next_u64(&mut self) -> Result<u64, Infallible> {
             let s = &mut self.0;
             let out = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
-            let t = s[1] << 17;
-            s[2] ^= s[0];
-            s[3] ^= s[1];
-            s[1] ^= s[2];
-            s[0] ^= s[3];
-            s[2] ^= t;
-            s[3] = s[3].rotate_left(45);
+            xoshiro256_advance(s);
             Ok(out)
         }
         fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), Infallible> {
@@ -280,7 +287,7 @@ fn reference_f64(key: [u64; 2], n: usize) -> Vec<f64> {
         }
     }
     let mut g = Xoshiro256pp(core::array::from_fn(|w| {
-        mix(key[w % 2].wrapping_add(((w + 1) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+        mix64_ref(key[w % 2].wrapping_add(((w + 1) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)))
     }));
     (0..n)
         .map(|_| crate::rng::standard_normal_f64(&mut g))
@@ -289,28 +296,19 @@ fn reference_f64(key: [u64; 2], n: usize) -> Vec<f64> {
 
 #[cfg(target_feature = "avx2")]
 fn reference_f64(key: [u64; 2], n: usize) -> Vec<f64> {
-    let mix = |mut z: u64| {
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
     let mut lanes: Vec<[u64; 4]> = (0..LANES64)
         .map(|j| {
             core::array::from_fn(|w| {
-                mix(key[w % 2]
-                    .wrapping_add(((4 * j + w + 1) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)))
+                mix64_ref(
+                    key[w % 2]
+                        .wrapping_add(((4 * j + w + 1) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                )
             })
         })
         .collect();
     let next = |s: &mut [u64; 4]| {
         let out = s[0].wrapping_add(s[3]);
-        let t = s[1] << 17;
-        s[2] ^= s[0];
-        s[3] ^= s[1];
-        s[1] ^= s[2];
-        s[0] ^= s[3];
-        s[2] ^= t;
-        s[3] = s[3].rotate_left(45);
+        xoshiro256_advance(s);
         out
     };
     let mut z = Vec::new();
