@@ -11,7 +11,8 @@
 // with AVX2 (elsewhere `f64` noise is the ziggurat on lane 0, `super::NormalLanes`).
 #![cfg_attr(not(target_feature = "avx2"), allow(dead_code))]
 
-use super::poly::{ln32, ln64, sincos_turns32, sincos_turns64, sqrt32, sqrt64};
+use super::poly::{ln32, ln64, sincos_turns32, sincos_turns64};
+use super::sqrt::{sqrt_lanes32, sqrt_lanes64};
 use rand_core::Rng;
 
 /// Lanes of the `f32` generator: fixed for every build (so every build draws the same stream);
@@ -142,14 +143,22 @@ impl Xoshiro128x16 {
             a[r] = self.next();
             b[r] = self.next();
         }
+        // r² = −2 ln u lane by lane, then r by the hardware square root of the whole array
+        // (`super::sqrt`), then the angle.
+        let mut radius = [[0.0f32; LANES32]; B];
         for j in 0..LANES32 {
             for r in 0..B {
                 let u = ((a[r][j] >> 1) as i32 as f32) * TWO_POW_M31 + TWO_POW_M32;
-                let radius = sqrt32(-2.0 * ln32(u));
+                radius[r][j] = -2.0 * ln32(u);
+            }
+        }
+        sqrt_lanes32(radius.as_flattened_mut());
+        for j in 0..LANES32 {
+            for r in 0..B {
                 let t = ((b[r][j] >> 8) as i32 as f32) * TWO_POW_M24;
                 let (s, c) = sincos_turns32(t);
-                out[r][0][j] = radius * c;
-                out[r][1][j] = radius * s;
+                out[r][0][j] = radius[r][j] * c;
+                out[r][1][j] = radius[r][j] * s;
             }
         }
     }
@@ -214,14 +223,20 @@ impl Xoshiro256x8 {
             a[r] = self.next();
             b[r] = self.next();
         }
+        let mut radius = [[0.0f64; LANES64]; B];
         for j in 0..LANES64 {
             for r in 0..B {
                 let u = 2.0 - f64::from_bits(ONE_BITS | (a[r][j] >> 12));
-                let radius = sqrt64(-2.0 * ln64(u));
+                radius[r][j] = -2.0 * ln64(u);
+            }
+        }
+        sqrt_lanes64(radius.as_flattened_mut());
+        for j in 0..LANES64 {
+            for r in 0..B {
                 let t = f64::from_bits(ONE_BITS | (b[r][j] >> 12)) - 1.0;
                 let (s, c) = sincos_turns64(t);
-                out[r][0][j] = radius * c;
-                out[r][1][j] = radius * s;
+                out[r][0][j] = radius[r][j] * c;
+                out[r][1][j] = radius[r][j] * s;
             }
         }
     }

@@ -24,6 +24,7 @@
 
 mod lanes;
 pub(crate) mod poly;
+mod sqrt;
 #[cfg(test)]
 mod tests;
 

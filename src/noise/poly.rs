@@ -48,36 +48,6 @@ pub(crate) fn mad64(a: f64, b: f64, c: f64) -> f64 {
     a.mul_add(b, c)
 }
 
-/// √x for x = 0 or a positive normal `f32`, branch-free and vectorisable: the bit-trick
-/// estimate of 1/√x (Lomont's constant, relative error < 3.5·10⁻²), two Newton steps on 1/√x
-/// (4.6·10⁻⁶), then one Heron correction of s = x·y (below rounding: about 1 ulp). Only the
-/// Box–Muller radius calls it, with −2 ln u ∈ {0} ∪ [2⁻²⁴, 44.4]. `libm::sqrtf` is inline
-/// assembly on x86 (`sqrtss`), which LLVM cannot vectorise, and `f32::sqrt` is not in `core`.
-#[cfg(not(feature = "std"))]
-#[inline(always)]
-pub(crate) fn sqrt32(x: f32) -> f32 {
-    let y = f32::from_bits(0x5f37_5a86u32.wrapping_sub(x.to_bits() >> 1));
-    let hx = 0.5 * x;
-    let y = y * (1.5 - hx * y * y);
-    let y = y * (1.5 - hx * y * y);
-    let s = x * y;
-    mad32(0.5 * y, x - s * s, s)
-}
-
-/// √x in `f64` (see [`sqrt32`]): three Newton steps on 1/√x (relative error 3·10⁻¹¹), then
-/// the Heron correction.
-#[cfg(not(feature = "std"))]
-#[inline(always)]
-pub(crate) fn sqrt64(x: f64) -> f64 {
-    let y = f64::from_bits(0x5fe6_eb50_c7b5_37a9u64.wrapping_sub(x.to_bits() >> 1));
-    let hx = 0.5 * x;
-    let y = y * (1.5 - hx * y * y);
-    let y = y * (1.5 - hx * y * y);
-    let y = y * (1.5 - hx * y * y);
-    let s = x * y;
-    mad64(0.5 * y, x - s * s, s)
-}
-
 /// 1.5·2²³: adding it to |x| < 2²² rounds x to the nearest integer, which then sits in the low
 /// mantissa bits (the float-free rounding that keeps these loops vectorised).
 const ROUND32: f32 = 12_582_912.0;
@@ -104,21 +74,6 @@ fn round_int64(x: f64) -> (f64, i64) {
     )
 }
 
-/// √x by `std`'s `f32::sqrt` (LLVM's `sqrt`, a vectorisable hardware instruction), with the
-/// `std` feature.
-#[cfg(feature = "std")]
-#[inline(always)]
-pub(crate) fn sqrt32(x: f32) -> f32 {
-    x.sqrt()
-}
-
-/// √x by `std`'s `f64::sqrt`, with the `std` feature.
-#[cfg(feature = "std")]
-#[inline(always)]
-pub(crate) fn sqrt64(x: f64) -> f64 {
-    x.sqrt()
-}
-
 /// The bits of √½ in `f32`: subtracting them splits x into 2ᵏ·m with m ∈ [√½, √2) (musl).
 const SQRT_HALF_BITS32: u32 = 0x3f35_04f3;
 /// The bits of √½ in `f64`.
@@ -134,15 +89,18 @@ pub(crate) fn ln32(x: f32) -> f32 {
     let m = f32::from_bits((ix & 0x007f_ffff).wrapping_add(SQRT_HALF_BITS32));
     let f = m - 1.0;
     let z = f * f;
-    let mut y = 7.037_683_6e-2;
-    y = mad32(y, f, -1.151_461_031e-1);
-    y = mad32(y, f, 1.167_699_874e-1);
-    y = mad32(y, f, -1.242_014_084_6e-1);
-    y = mad32(y, f, 1.424_932_278_7e-1);
-    y = mad32(y, f, -1.666_805_766_5e-1);
-    y = mad32(y, f, 2.000_071_476_5e-1);
-    y = mad32(y, f, -2.499_999_399_3e-1);
-    y = mad32(y, f, 3.333_333_117_4e-1);
+    // The degree-8 polynomial by Estrin's scheme (pairs, then powers f², f⁴, f⁸), whose
+    // dependency chain is four multiply-adds deep instead of Horner's nine: the Box–Muller round
+    // is latency-bound, and this is its longest chain.
+    let z2 = z * z;
+    let p01 = mad32(-2.499_999_399_3e-1, f, 3.333_333_117_4e-1);
+    let p23 = mad32(-1.666_805_766_5e-1, f, 2.000_071_476_5e-1);
+    let p45 = mad32(-1.242_014_084_6e-1, f, 1.424_932_278_7e-1);
+    let p67 = mad32(-1.151_461_031e-1, f, 1.167_699_874e-1);
+    let q03 = mad32(p23, z, p01);
+    let q47 = mad32(p67, z, p45);
+    let q48 = mad32(7.037_683_6e-2, z2, q47);
+    let mut y = mad32(q48, z2, q03);
     y *= f * z;
     y = mad32(k, -2.121_944_4e-4, y);
     y = mad32(-0.5, z, y);
