@@ -97,11 +97,14 @@ pub trait Real:
     /// eˣ by a branch-free polynomial that vectorises inside the per-coordinate loops (the
     /// splitting integrator's friction flows), about 1 ulp; independent of the math shim.
     fn exp_poly(self) -> Self;
+    /// tanh x, branch-free on top of [`exp_poly`](Self::exp_poly) (so it vectorises too), within
+    /// 2 ulp of libm's (`docs/rng.md`); independent of the math shim.
+    fn tanh_poly(self) -> Self;
 }
 
 macro_rules! impl_real {
     ($t:ty, $exp:path, $ln:path, $sqrt:path, $pow:path, $normal:path, $unif:path, $open:path,
-     $fill:ty, $exp_poly:path) => {
+     $fill:ty, $exp_poly:path, $tanh_poly:path) => {
         impl Real for $t {
             type NormalLanes = $fill;
             const ZERO: Self = 0.0;
@@ -180,6 +183,10 @@ macro_rules! impl_real {
             fn exp_poly(self) -> Self {
                 $exp_poly(self)
             }
+            #[inline(always)]
+            fn tanh_poly(self) -> Self {
+                $tanh_poly(self)
+            }
         }
     };
 }
@@ -194,7 +201,8 @@ impl_real!(
     ziggurat::uniform_f32,
     ziggurat::uniform_open_f32,
     noise::Xoshiro128x16,
-    noise::poly::exp32
+    noise::poly::exp32,
+    noise::poly::tanh32
 );
 impl_real!(
     f64,
@@ -206,7 +214,8 @@ impl_real!(
     ziggurat::uniform_f64,
     ziggurat::uniform_open_f64,
     noise::Xoshiro256x8,
-    noise::poly::exp64
+    noise::poly::exp64,
+    noise::poly::tanh64
 );
 
 #[cfg(test)]

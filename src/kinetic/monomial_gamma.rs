@@ -605,22 +605,15 @@ fn expm1<T: Real>(x: T) -> T {
     if !l.is_finite() { d } else { d * (x / l) }
 }
 
-/// (tanh x, sech² x) for x ≥ 0 without overflow or cancellation: with y = e^{−2x} and
-/// E = y − 1 = expm1(−2x), tanh x = −E/(2 + E) and sech² x = 4y/(1 + y)² (y → 0 for a large
-/// x, never ∞).
-#[inline]
+/// (tanh x, sech² x) for x ≥ 0 without overflow or cancellation: tanh by the crate's
+/// branch-free polynomial form ([`Real::tanh_poly`]: a small-argument polynomial below 0.625,
+/// (1 − y)/(1 + y) above), and sech² x = 4y/(1 + y)² with y = e^{−2x} (y → 0 for a large x,
+/// never ∞). Both go through the inline polynomial exp rather than libm calls (libm's `expf`
+/// was 38 % of an SGMGT-D step, `docs/performance.md`), and with no branch the per-coordinate
+/// loops around them can vectorise.
+#[inline(always)]
 fn tanh_sech2<T: Real>(x: T) -> (T, T) {
-    // The crate's inline polynomial exp (≤ 1 ulp, `docs/rng.md`) here and in the eq. 12 flow
-    // rather than a libm call: it took 38 % of an SGMGT-D step (`docs/performance.md`).
     let y = (-T::TWO * x).exp_poly();
-    // y − 1 cancels only for small x; there expm1 keeps the relative accuracy of tanh x ≈ x,
-    // while y itself keeps that of sech² x ≈ 4e^{−2x} for large x.
-    let e = if x < T::HALF * T::HALF {
-        expm1(-T::TWO * x)
-    } else {
-        y - T::ONE
-    };
-    let t = -e / (T::TWO + e);
     let one_y = T::ONE + y;
-    (t, T::TWO * T::TWO * y / (one_y * one_y))
+    (x.tanh_poly(), T::TWO * T::TWO * y / (one_y * one_y))
 }

@@ -608,3 +608,37 @@ fn block_fills_continue_one_stream() {
     check::<f32>();
     check::<f64>();
 }
+
+/// tanh: every 37th `f32` in [0, 10] (beyond, tanh rounds to 1) and 2·10⁶ `f64` inputs
+/// log-spread over [2⁻⁶⁰, 40], against libm, with ±x, ±∞ and NaN. Bound: 2 ulp (measured:
+/// see `docs/rng.md`).
+#[test]
+fn tanh_within_two_ulps() {
+    let mut worst32 = 0.0f64;
+    for x in f32_range(0.0, 10.0, 37) {
+        let want = libm::tanh(x as f64);
+        worst32 = worst32.max(ulps32(tanh32(x), want));
+        assert_eq!(tanh32(-x).to_bits(), (-tanh32(x)).to_bits(), "odd at {x}");
+    }
+    let mut worst64 = 0.0f64;
+    let mut rng = Pcg64::new(9, 10);
+    use rand_core::Rng;
+    for _ in 0..2_000_000 {
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let x = 40.0 * 2f64.powf(-60.0 * u);
+        worst64 = worst64.max(ulps64(tanh64(x), libm::tanh(x)));
+        assert_eq!(tanh64(-x), -tanh64(x));
+    }
+    assert_eq!(
+        (tanh32(f32::INFINITY), tanh32(f32::NEG_INFINITY)),
+        (1.0, -1.0)
+    );
+    assert_eq!(
+        (tanh64(f64::INFINITY), tanh64(f64::NEG_INFINITY)),
+        (1.0, -1.0)
+    );
+    assert!(tanh32(f32::NAN).is_nan() && tanh64(f64::NAN).is_nan());
+    assert_eq!(tanh64(0.0).to_bits(), 0);
+    std::println!("tanh max ulp errors: f32 {worst32}, f64 {worst64}");
+    assert!(worst32 <= 2.0 && worst64 <= 2.0, "{worst32} {worst64}");
+}
