@@ -77,8 +77,9 @@ pub(crate) trait StreamSource<T> {
 }
 
 /// One coordinate as the fused integrator loops see it: its index `i`, its accumulator lane,
-/// θᵢ, pᵢ (both written), ∇Ũᵢ, the step's normal zᵢ, the thermostat slot ξᵢ (written; a
-/// throw-away copy when ξ is shared) and the kinetics' datum aᵢ ([`Stream`]).
+/// θᵢ, pᵢ (both written), ∇Ũᵢ, the step's normal zᵢ, its further normals ζᵢ (SGMGT's Langevin
+/// terms and second O piece; zero where the sweep draws none), the thermostat slot ξᵢ
+/// (written; a throw-away copy when ξ is shared) and the kinetics' datum aᵢ ([`Stream`]).
 pub(crate) struct Coordinate<'c, T> {
     pub i: usize,
     pub lane: usize,
@@ -86,9 +87,13 @@ pub(crate) struct Coordinate<'c, T> {
     pub p: &'c mut T,
     pub g: T,
     pub z: T,
+    pub zeta: [T; EXTRA_NORMALS],
     pub xi: &'c mut T,
     pub aux: T,
 }
+
+/// The most further normals per coordinate a sweep can draw ([`Coordinate::zeta`]).
+pub(crate) const EXTRA_NORMALS: usize = 4;
 
 /// Where a sweep's normals zᵢ come from.
 pub(crate) enum Noise<'a, T: Real> {
@@ -96,7 +101,10 @@ pub(crate) enum Noise<'a, T: Real> {
     Drawn(&'a [T]),
     /// Drawn block by block from the step's keyed generator into a stack block of
     /// [`NOISE_BLOCK`] normals, consumed while it is in L1: no pass over memory for the noise.
-    Lanes(&'a mut T::NormalLanes),
+    /// After each block's z, one block of further normals ζ per entry of the second field (at
+    /// most [`EXTRA_NORMALS`]; SGMGT's, whose Langevin terms and second O piece would otherwise
+    /// draw scalar normals inside the loop; empty for every other sampler).
+    Lanes(&'a mut T::NormalLanes, &'a mut [[T; NOISE_BLOCK]]),
 }
 
 /// Coordinates per noise block: a multiple of every generator's round (32 `f32`, 16 `f64`) and
@@ -109,7 +117,8 @@ const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_
 ///
 /// The normals come from `noise`, the ξ slots from `xi`, the per-coordinate datum from `aux`.
 /// Blocks of [`NOISE_BLOCK`] coordinates get their normals (drawn from the generator, or copied
-/// from the drawn slice) into a stack block; each block runs [`sweep_block`]. The variants of
+/// from the drawn slice) into a stack block, then, from the same generator, their further
+/// normals ζ ([`Noise::Lanes`]); each block runs [`sweep_block`]. The variants of
 /// `xi` and `aux` are fixed by their types ([`LaneSource::UNIFORM`],
 /// [`StreamSource::UNIFORM`]), so only the matching arm of `sweep_block` survives
 /// monomorphisation, and `f` has exactly one call site: LLVM then inlines it however large it is
@@ -132,6 +141,8 @@ pub(crate) fn sweep<T: Real, X, S, F>(
     use crate::noise::NormalLanes;
     let (mut lanes, stream) = (xi.lanes(), aux.stream());
     let mut block = [T::ZERO; NOISE_BLOCK];
+    // Stands in for the further normals a sweep does not draw (its reads are dead code then).
+    let zeros = [T::ZERO; NOISE_BLOCK];
     let mut first = 0;
     let blocks = theta
         .chunks_mut(NOISE_BLOCK)
@@ -140,6 +151,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
     for ((theta, p), g) in blocks {
         let z = &mut block[..theta.len()];
         let range = first..first + theta.len();
+        let mut zeta: [&[T]; EXTRA_NORMALS] = [&zeros[..theta.len()]; EXTRA_NORMALS];
         match &mut noise {
             Noise::Drawn(drawn) => {
                 for (z, d) in z
@@ -149,7 +161,16 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                     *z = *d;
                 }
             }
-            Noise::Lanes(generator) => generator.fill(z),
+            Noise::Lanes(generator, extra) => {
+                generator.fill(z);
+                // (More than EXTRA_NORMALS blocks would be a bug in this crate; the zip keeps
+                // it from ever reading past the block.)
+                for (slot, e) in zeta.iter_mut().zip(extra.iter_mut()) {
+                    let e = &mut e[..theta.len()];
+                    generator.fill(e);
+                    *slot = e;
+                }
+            }
         }
         let lanes = match &mut lanes {
             Lanes::Uniform(c) => Lanes::Uniform(*c),
@@ -161,10 +182,14 @@ pub(crate) fn sweep<T: Real, X, S, F>(
             Stream::Uniform(a) => Stream::Uniform(a),
             Stream::PerCoordinate(m) => Stream::PerCoordinate(m.get(range).unwrap_or_default()),
         };
-        sweep_block::<T, X, S, F>(theta, p, g, z, lanes, stream, first, &mut f);
+        sweep_block::<T, X, S, F>(theta, p, g, (z, zeta), lanes, stream, first, &mut f);
         first += theta.len();
     }
 }
+
+/// A block's normals: z, and the further normals ζ (one slice per [`Coordinate::zeta`] entry,
+/// each as long as z).
+type Normals<'a, T> = (&'a [T], [&'a [T]; EXTRA_NORMALS]);
 
 /// One block of [`sweep`], its coordinates numbered from `first` (a multiple of [`LANES`]):
 /// chunks of [`LANES`] for small bodies ([`StreamSource::UNROLL`]), else one flat loop.
@@ -174,7 +199,7 @@ fn sweep_block<T: Real, X, S, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
-    z: &[T],
+    z: Normals<'_, T>,
     lanes: Lanes<'_, T>,
     stream: Stream<'_, T>,
     first: usize,
@@ -268,7 +293,7 @@ fn sweep_flat<'m, T, E, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
-    z: &[T],
+    (z, [z0, z1, z2, z3]): Normals<'_, T>,
     xi: impl Iterator<Item = E>,
     aux: impl Iterator<Item = &'m T>,
     first: usize,
@@ -278,8 +303,16 @@ fn sweep_flat<'m, T, E, F>(
     E: TailSlot<T>,
     F: FnMut(Coordinate<'_, T>),
 {
-    let all = theta.iter_mut().zip(p).zip(g).zip(z).zip(xi).zip(aux);
-    for (k, (((((t, p), g), z), mut x), a)) in all.enumerate() {
+    let zeta = z0.iter().zip(z1).zip(z2).zip(z3);
+    let all = theta
+        .iter_mut()
+        .zip(p)
+        .zip(g)
+        .zip(z)
+        .zip(zeta)
+        .zip(xi)
+        .zip(aux);
+    for (k, ((((((t, p), g), z), (((e0, e1), e2), e3)), mut x), a)) in all.enumerate() {
         let i = first + k;
         f(Coordinate {
             i,
@@ -288,6 +321,7 @@ fn sweep_flat<'m, T, E, F>(
             p,
             g: *g,
             z: *z,
+            zeta: [*e0, *e1, *e2, *e3],
             xi: x.slot(),
             aux: *a,
         });
@@ -306,7 +340,7 @@ fn sweep_chunked<'m, T, C, E, F>(
     theta: &mut [T],
     p: &mut [T],
     g: &[T],
-    z: &[T],
+    (z, zeta): Normals<'_, T>,
     (xi_chunks, aux_chunks): (
         impl Iterator<Item = C>,
         impl Iterator<Item = &'m [T; LANES]>,
@@ -324,17 +358,21 @@ fn sweep_chunked<'m, T, C, E, F>(
     let (pc, pt) = p.as_chunks_mut::<LANES>();
     let (gc, gt) = g.as_chunks::<LANES>();
     let (zc, zt) = z.as_chunks::<LANES>();
+    let [(e0c, e0t), (e1c, e1t), (e2c, e2t), (e3c, e3t)] = zeta.map(|e| e.as_chunks::<LANES>());
+    let zeta_chunks = e0c.iter().zip(e1c).zip(e2c).zip(e3c);
     let chunks = tc
         .iter_mut()
         .zip(pc)
         .zip(gc)
         .zip(zc)
+        .zip(zeta_chunks)
         .zip(xi_chunks)
         .zip(aux_chunks);
     let mut base = first;
-    for (((((t, p), g), z), mut x), a) in chunks {
+    for ((((((t, p), g), z), (((e0, e1), e2), e3)), mut x), a) in chunks {
         let x = x.lanes();
         let (mut tl, mut pl, mut xl, gl, zl, al) = (*t, *p, *x, *g, *z, *a);
+        let el = [*e0, *e1, *e2, *e3];
         for j in 0..LANES {
             f(Coordinate {
                 i: base + j,
@@ -343,6 +381,7 @@ fn sweep_chunked<'m, T, C, E, F>(
                 p: &mut pl[j],
                 g: gl[j],
                 z: zl[j],
+                zeta: [el[0][j], el[1][j], el[2][j], el[3][j]],
                 xi: &mut xl[j],
                 aux: al[j],
             })
@@ -350,7 +389,8 @@ fn sweep_chunked<'m, T, C, E, F>(
         (*t, *p, *x) = (tl, pl, xl);
         base += LANES;
     }
-    sweep_flat(tt, pt, gt, zt, xi_tail, aux_tail, base, f);
+    let zeta_tail = [e0t, e1t, e2t, e3t];
+    sweep_flat(tt, pt, gt, (zt, zeta_tail), xi_tail, aux_tail, base, f);
 }
 
 /// `f(i, lane, aᵢ, bᵢ, cᵢ)` with `a` written, `b` read and `c` a [`Stream`].
@@ -588,7 +628,10 @@ mod tests {
     /// per-coordinate slots), and the (index, lane) sequence.
     ///
     /// With `drawn` the normals are the slice `z`; else the sweep draws them from a generator
-    /// keyed by `Pcg64::new(n, 1)`, block by block, and the reference reads one whole fill.
+    /// keyed by `Pcg64::new(n, 1)`, block by block, together with n mod 5 blocks of further
+    /// normals ζ (every count 0…[`EXTRA_NORMALS`] over the lengths tested), and the reference
+    /// replays the same fills (per block: z, then each ζ block) on a second generator. The
+    /// body adds ζ₀ − 2ζ₁ + 3ζ₂ − 4ζ₃ to p, so each ζ must be the right draw (or 0).
     fn check_sweep<X: LaneSource<f64>, S: StreamSource<f64>>(
         base: &[f64],
         g: &[f64],
@@ -597,16 +640,33 @@ mod tests {
         aux: &S,
         drawn: bool,
     ) {
-        use crate::variates::fill_lane_normals;
+        use crate::noise::NormalLanes;
         let n = base.len();
         let key = || rand_pcg::Pcg64::new(n as u128, 1);
         let mut generator = <f64 as Real>::NormalLanes::keyed(&mut key());
+        let extra_count = if drawn { 0 } else { n % (EXTRA_NORMALS + 1) };
+        let mut extra = [[0.0; NOISE_BLOCK]; EXTRA_NORMALS];
+        let mut zeta = std::vec![[0.0; EXTRA_NORMALS]; n];
         let (noise, z) = if drawn {
             (Noise::Drawn(z), z.to_vec())
         } else {
+            let mut replay = <f64 as Real>::NormalLanes::keyed(&mut key());
             let mut zz = std::vec![0.0; n];
-            fill_lane_normals(&mut key(), &mut zz);
-            (Noise::Lanes(&mut generator), zz)
+            for (b, block) in zz.chunks_mut(NOISE_BLOCK).enumerate() {
+                replay.fill(block);
+                for e in 0..extra_count {
+                    let mut ze = std::vec![0.0; block.len()];
+                    replay.fill(&mut ze);
+                    for (slot, v) in zeta[b * NOISE_BLOCK..].iter_mut().zip(ze) {
+                        slot[e] = v;
+                    }
+                }
+            }
+            (Noise::Lanes(&mut generator, &mut extra[..extra_count]), zz)
+        };
+        let weights = [1.0, -2.0, 3.0, -4.0];
+        let mix = |zeta: [f64; EXTRA_NORMALS]| -> f64 {
+            zeta.iter().zip(weights).map(|(z, w)| z * w).sum()
         };
         let xi0: Vec<f64> = match xi.lanes() {
             Lanes::Uniform(c) => std::vec![c; n],
@@ -620,14 +680,14 @@ mod tests {
         let mut seen = Vec::new();
         sweep(&mut t1, &mut p1, g, noise, xi, aux, |c| {
             *c.theta += *c.p * 2.0 + c.g + c.aux * *c.xi;
-            *c.p = c.z * *c.xi;
+            *c.p = c.z * *c.xi + mix(c.zeta);
             *c.xi += 1.0;
             seen.push((c.i, c.lane));
         });
         let (mut t2, mut p2, mut x2) = (base.to_vec(), g.to_vec(), xi0.clone());
         for i in 0..n {
             t2[i] += p2[i] * 2.0 + g[i] + a[i] * x2[i];
-            p2[i] = z[i] * x2[i];
+            p2[i] = z[i] * x2[i] + mix(zeta[i]);
             x2[i] += 1.0;
         }
         let x1: Vec<f64> = match xi.lanes() {

@@ -14,9 +14,10 @@
 //! Each test seeds two identical `Pcg64` generators, one for the sampler and one for the
 //! reference. The reference draws a step's n normals with one `sgmcmc::rng::fill_lane_normals`
 //! (the samplers key the vectorised noise once per step, before any other draw, and consume
-//! it in coordinate order; HMC draws the momentum first, then one uniform for the accept test),
-//! and SGMGT's per-coordinate ζ_θ, ζ_ξ with `standard_normal_f64/_f32` after it, so both sides
-//! see bit-identical noise. Before every step the reference reads the sampler's current θ, p and
+//! it in coordinate order; HMC draws the momentum first, then one uniform for the accept test);
+//! SGMGT's further normals (ζ_θ, ζ_ξ and the splitting step's second O) come from the same
+//! keyed generator, block by block after each block's z ([`sgmgt_normals`]), so both sides see
+//! bit-identical noise. Before every step the reference reads the sampler's current θ, p and
 //! ξ (exact inputs) and computes one step straight from the equations in the module docs; the
 //! sampler's new state and its `StepStats` must agree. Every length n = 1 ..= 67 is run in every
 //! proptest case (up to eight full 8-lane chunks plus every tail length: the lengths 1…67 the
@@ -121,7 +122,6 @@ trait Fl: Real + Num<Self> + std::fmt::LowerExp {
     fn exp_std(self) -> Self;
     fn sqrt_std(self) -> Self;
     fn powf_std(self, y: Self) -> Self;
-    fn normal(rng: &mut Pcg64) -> Self;
     fn fill_normals(rng: &mut Pcg64, out: &mut [Self]);
     fn unif(rng: &mut Pcg64) -> Self;
 }
@@ -144,9 +144,6 @@ impl Fl for f64 {
     }
     fn powf_std(self, y: Self) -> Self {
         f64::powf(self, y)
-    }
-    fn normal(rng: &mut Pcg64) -> Self {
-        sgmcmc::rng::standard_normal_f64(rng)
     }
     fn fill_normals(rng: &mut Pcg64, out: &mut [Self]) {
         sgmcmc::rng::fill_lane_normals(rng, out)
@@ -174,9 +171,6 @@ impl Fl for f32 {
     }
     fn powf_std(self, y: Self) -> Self {
         f32::powf(self, y)
-    }
-    fn normal(rng: &mut Pcg64) -> Self {
-        sgmcmc::rng::standard_normal_f32(rng)
     }
     fn fill_normals(rng: &mut Pcg64, out: &mut [Self]) {
         sgmcmc::rng::fill_lane_normals(rng, out)
@@ -1065,16 +1059,37 @@ struct MgIn<'a, T> {
     bhats: Option<&'a [T]>,
 }
 
+/// An SGMGT step's normals as the sampler draws them: one generator keyed from `rr`, and per
+/// block of 128 coordinates the block's z, then `extra` blocks of further normals (Euler: ζ_θ,
+/// ζ_ξ; splitting: ζ_ξ, ζ_θ, ζ_ξ and the second O's z), whether or not σ_θ, σ_ξ > 0.
+fn sgmgt_normals<T: Fl>(rr: &mut Pcg64, n: usize, extra: usize) -> (Vec<T>, Vec<[T; 4]>) {
+    use sgmcmc::rng::NormalLanes;
+    const BLOCK: usize = 128;
+    let mut lanes = <T as Real>::NormalLanes::keyed(rr);
+    let (mut z, mut zeta) = (vec![T::ZERO; n], vec![[T::ZERO; 4]; n]);
+    for (b, block) in z.chunks_mut(BLOCK).enumerate() {
+        lanes.fill(block);
+        for e in 0..extra {
+            let mut more = vec![T::ZERO; block.len()];
+            lanes.fill(&mut more);
+            for (k, v) in more.into_iter().enumerate() {
+                zeta[b * BLOCK + k][e] = v;
+            }
+        }
+    }
+    (z, zeta)
+}
+
 /// One SGMGT step (Zhang et al. 2017, eq. 13) from (θ, p, ξ), straight from the equations in
-/// `euler.rs` (Euler–Maruyama) and `splitting.rs` (A–O–B–O–A), with K and F given; draws the
-/// per-coordinate normals from `rr` in the samplers' order after the n normals `z`.
+/// `euler.rs` (Euler–Maruyama) and `splitting.rs` (A–O–B–O–A), with K and F given; `zeta` holds
+/// each coordinate's further normals ([`sgmgt_normals`]).
 fn sgmgt_reference<T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
     q: &Quad<T>,
     (k, f): (&K, &F),
     scheme: Integrator,
     (theta, p, xi, z): (&[T], &[T], &[T], &[T]),
     s: &MgIn<'_, T>,
-    rr: &mut Pcg64,
+    zeta: &[[T; 4]],
 ) -> SdeOut<T> {
     let n = theta.len();
     let nn = X::lit(T::from_usize(n));
@@ -1107,11 +1122,11 @@ fn sgmgt_reference<T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
                 let mut t = t0 + k1 * (v * h);
                 if s.sigma_theta > T::ZERO {
                     let sd_t = (two * st * share * h).sqrt();
-                    t = t + (-st * g * h + sd_t * X::lit(T::normal(rr)));
+                    t = t + (-st * g * h + sd_t * X::lit(zeta[i][0]));
                 }
                 let mut x = x0 + gamma * (k1 * k1 - c1) * h;
                 if s.sigma_xi > T::ZERO {
-                    x = x + (-sx * fx * h + sd_xi * X::lit(T::normal(rr)));
+                    x = x + (-sx * fx * h + sd_xi * X::lit(zeta[i][1]));
                 }
                 th1.push(t);
                 p1.push(p);
@@ -1136,20 +1151,20 @@ fn sgmgt_reference<T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
                 // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
                 if s.sigma_xi > T::ZERO {
                     let flowed = given2(x_half, flow_t, |x, t| f.friction_flow(i, x, t));
-                    x_half = flowed + sd_xi * X::lit(T::normal(rr));
+                    x_half = flowed + sd_xi * X::lit(zeta[i][0]);
                 }
                 if s.sigma_theta > T::ZERO {
                     let sd_t = (two * st * share * h).sqrt();
-                    t_half = t_half + (-st * g * h + sd_t * X::lit(T::normal(rr)));
+                    t_half = t_half + (-st * g * h + sd_t * X::lit(zeta[i][1]));
                 }
                 let kappa = sp + gamma * grad_f(i, x_half);
                 p = given2(p, kappa * h, |p, kt| k.friction_flow(i, p, kt));
                 if s.sigma_xi > T::ZERO {
-                    let kicked = x_half + sd_xi * X::lit(T::normal(rr));
+                    let kicked = x_half + sd_xi * X::lit(zeta[i][2]);
                     x_half = given2(kicked, flow_t, |x, t| f.friction_flow(i, x, t));
                 }
                 // O(h/2) with its own normal, A(h/2) with the new p.
-                p = p - g * hh + sd_p * X::lit(T::normal(rr));
+                p = p - g * hh + sd_p * X::lit(zeta[i][3]);
                 let (k1, c1) = (grad_k(i, p), curv_k(i, p));
                 th1.push(t_half + k1 * dh);
                 p1.push(p);
@@ -1231,9 +1246,13 @@ fn check_sgmgt_with<T: Fl, K: Kinetic<T>>(
                 smp.momentum().to_vec(),
                 smp.thermostat().to_vec(),
             );
-            let z = normals::<T>(&mut rr, n);
+            let extra = match scheme {
+                Integrator::Euler => 2,
+                Integrator::Splitting => 4,
+            };
+            let (z, zeta) = sgmgt_normals::<T>(&mut rr, n, extra);
             let state0 = (&t0[..], &p0[..], &x0[..], &z[..]);
-            let want = sgmgt_reference(&q, (&kinetic, &potential), scheme, state0, &input, &mut rr);
+            let want = sgmgt_reference(&q, (&kinetic, &potential), scheme, state0, &input, &zeta);
             let st = smp.step(&mut model, &mut rk).unwrap();
             let state = (smp.position(), smp.momentum(), smp.thermostat());
             check_sde_step(&ctx, st, state, h, &want);

@@ -13,8 +13,10 @@
 //! ```
 //!
 //! Li et al. write the same chain with θ updated first and the gradient at the new θ: the same
-//! sequence of states read at a shifted index. The normals ζ of the kick fill the scratch buffer
-//! first; ζ_θ and ζ_ξ are drawn per coordinate, in that order, only when σ_θ, σ_ξ > 0. One
+//! sequence of states read at a shifted index. The normals come from the step's keyed lane
+//! generator block by block inside the fused pass: ζ of the kick, then (SGMGT only, whose θ
+//! term and ξ law have Langevin parts) a block of ζ_θ and a block of ζ_ξ, drawn whether or not
+//! σ_θ, σ_ξ > 0 (with a dense mass ζ fills the scratch buffer first). One
 //! gradient evaluation per step, before anything changes, so a non-finite gradient leaves θ, p
 //! and ξ as they were. A separable kinetic energy runs kick and drift in one fused pass; a dense
 //! mass forms M⁻¹p before the kick and again before the drift.
@@ -23,7 +25,9 @@ use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{Coordinate, LANES, Noise, finiteness_probe, reduce, sum_map, sweep};
+use crate::lanes::{
+    Coordinate, LANES, NOISE_BLOCK, Noise, finiteness_probe, reduce, sum_map, sweep,
+};
 use crate::noise::NormalLanes;
 use crate::real::Real;
 use core::marker::PhantomData;
@@ -63,14 +67,16 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         };
         // The drift of θ and ξᵢ with the new p (p1, already stored), and the sums. The values
         // are passed along rather than read back from the slots the loop just wrote.
-        let mut drift = |kin: &K, c: Coordinate<'_, T>, p1: T, x0: T, rng: &mut R| {
+        // ζ_θ = ζ[0], ζ_ξ = ζ[1] (zero, and unread, unless the term or the law has Langevin
+        // parts: SGMGT).
+        let mut drift = |kin: &K, c: Coordinate<'_, T>, p1: T, x0: T| {
             let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
             let (drift_h, theta_sd) = term.at(c.i, theta_scalar, h, h);
-            let t1 = term.langevin(*c.theta + k1 * drift_h, c.g, h, theta_sd, rng);
+            let t1 = term.langevin(*c.theta + k1 * drift_h, c.g, h, theta_sd, c.zeta[0]);
             *c.theta = t1;
             if X::PER_COORDINATE {
                 let fx = law.potential_grad(c.i, x0);
-                let x1 = law.langevin_euler(law.drift(x0, k1, c1, h), fx, h, rng);
+                let x1 = law.langevin_euler(law.drift(x0, k1, c1, h), fx, h, c.zeta[1]);
                 *c.xi = x1;
                 acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
             } else {
@@ -83,17 +89,27 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             normals.fill(phase.scratch);
         }
         let (theta, p, g, z) = phase.split();
+        // ζ_θ and ζ_ξ only for a θ term or a ξ law with Langevin parts (known at compile time:
+        // the other samplers' blocks are never written or read, so they cost nothing).
+        let langevin = L::LANGEVIN || <X::Law as Law<T>>::LANGEVIN;
+        let mut extra = [[T::ZERO; NOISE_BLOCK]; 2];
+        let extra = &mut extra[..if langevin { 2 } else { 0 }];
         if K::SEPARABLE {
             let kin = &*kinetics;
-            let noise = Noise::Lanes(&mut normals);
+            let noise = Noise::Lanes(&mut normals, extra);
             sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
                 let x0 = *c.xi;
                 let p1 = kick(kin, &c, *c.p, x0);
                 *c.p = p1;
-                drift(kin, c, p1, x0, rng);
+                drift(kin, c, p1, x0);
             });
         } else {
             // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
+            // (No sampler with Langevin parts has a dense mass: SGMGT's kinetics are separable.)
+            debug_assert!(
+                !langevin,
+                "a dense mass with Langevin terms draws no ζ_θ, ζ_ξ"
+            );
             let kin = &*kinetics;
             sweep(theta, p, g, Noise::Drawn(z), &mut *thermostat, kin, |c| {
                 *c.p = kick(kin, &c, *c.p, *c.xi)
@@ -102,7 +118,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             let kin = &*kinetics;
             sweep(theta, p, g, Noise::Drawn(z), &mut *thermostat, kin, |c| {
                 let (p1, x0) = (*c.p, *c.xi);
-                drift(kin, c, p1, x0, rng)
+                drift(kin, c, p1, x0)
             });
         }
         let sums = acc.sums(thermostat.values());

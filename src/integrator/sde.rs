@@ -29,7 +29,6 @@ use crate::kinetic::{Kinetic, Mass};
 use crate::kinetic::{MassBuffer, MassParts};
 use crate::lanes::{LaneSource, Lanes, Stream, StreamSource};
 use crate::real::Real;
-use rand_core::Rng;
 
 /// The kinetic energy's part of the sub-steps (see the module docs). `a` is the coordinate's
 /// datum from [`Kinetics::stream`]: m⁻¹ᵢ for a diagonal mass, (M⁻¹p)ᵢ for a prepared dense
@@ -335,17 +334,22 @@ pub(crate) trait Law<T: Real>: Copy {
     fn potential_grad(&self, _i: usize, x: T) -> T {
         x
     }
+    /// The law has Langevin terms on ξ, which read normals ([`Coordinate::zeta`]): the schemes
+    /// draw them only for such a law.
+    ///
+    /// [`Coordinate::zeta`]: crate::lanes::Coordinate::zeta
+    const LANGEVIN: bool = false;
     /// The Euler step's first-order Langevin term on ξᵢ, −σ_ξ ∇F(ξ) h + √(2σ_ξh) ζ with ∇F at
-    /// the old ξ (`fx`), added to the drifted `x` (σ_ξ = 0: nothing, no draw).
+    /// the old ξ (`fx`) and the normal ζ, added to the drifted `x` (σ_ξ = 0: nothing).
     #[inline(always)]
-    fn langevin_euler<R: Rng + ?Sized>(&self, x: T, _fx: T, _h: T, _rng: &mut R) -> T {
+    fn langevin_euler(&self, x: T, _fx: T, _h: T, _zeta: T) -> T {
         x
     }
     /// Half of the splitting step's Langevin term on ξᵢ: the flow of −σ_ξ∇F over h/2 and the
-    /// noise √(σ_ξh), flow-then-noise `before` the central piece and noise-then-flow after it,
-    /// so the two halves compose symmetrically (σ_ξ = 0: nothing, no draw).
+    /// noise √(σ_ξh)·ζ, flow-then-noise `before` the central piece and noise-then-flow after
+    /// it, so the two halves compose symmetrically (σ_ξ = 0: nothing).
     #[inline(always)]
-    fn langevin_half<R: Rng + ?Sized>(&self, _i: usize, x: T, _before: bool, _rng: &mut R) -> T {
+    fn langevin_half(&self, _i: usize, x: T, _before: bool, _zeta: T) -> T {
         x
     }
 }
@@ -553,23 +557,23 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
     fn potential_grad(&self, i: usize, x: T) -> T {
         self.potential.gradient(i, x)
     }
+    const LANGEVIN: bool = true;
     #[inline(always)]
-    fn langevin_euler<R: Rng + ?Sized>(&self, x: T, fx: T, h: T, rng: &mut R) -> T {
+    fn langevin_euler(&self, x: T, fx: T, h: T, zeta: T) -> T {
         if self.sigma_xi > T::ZERO {
-            x + (-self.sigma_xi * fx * h + self.langevin_sd * T::standard_normal(rng))
+            x + (-self.sigma_xi * fx * h + self.langevin_sd * zeta)
         } else {
             x
         }
     }
     #[inline(always)]
-    fn langevin_half<R: Rng + ?Sized>(&self, i: usize, x: T, before: bool, rng: &mut R) -> T {
+    fn langevin_half(&self, i: usize, x: T, before: bool, zeta: T) -> T {
         if self.sigma_xi > T::ZERO {
             let (sd, flow) = (self.langevin_sd, self.langevin_flow);
             if before {
-                self.potential.friction_flow(i, x, flow) + sd * T::standard_normal(rng)
+                self.potential.friction_flow(i, x, flow) + sd * zeta
             } else {
-                self.potential
-                    .friction_flow(i, x + sd * T::standard_normal(rng), flow)
+                self.potential.friction_flow(i, x + sd * zeta, flow)
             }
         } else {
             x
@@ -587,8 +591,10 @@ pub(crate) trait PositionTerm<T: Real>: Copy {
     fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T);
     /// Coordinate i's drift step alone.
     fn drift_at(&self, i: usize, scalar: T, t: T) -> T;
+    /// The term has a Langevin part, which reads a normal ζ: the schemes draw one only then.
+    const LANGEVIN: bool;
     /// θ plus the Langevin increment −σ_θ g h + sd·ζ.
-    fn langevin<R: Rng + ?Sized>(&self, theta: T, g: T, h: T, sd: T, rng: &mut R) -> T;
+    fn langevin(&self, theta: T, g: T, h: T, sd: T, zeta: T) -> T;
 }
 
 /// No θ term: v = 1, σ_θ = 0.
@@ -608,8 +614,9 @@ impl<T: Real> PositionTerm<T> for NoThetaTerm {
     fn drift_at(&self, _i: usize, scalar: T, _t: T) -> T {
         scalar
     }
+    const LANGEVIN: bool = false;
     #[inline(always)]
-    fn langevin<R: Rng + ?Sized>(&self, theta: T, _g: T, _h: T, _sd: T, _rng: &mut R) -> T {
+    fn langevin(&self, theta: T, _g: T, _h: T, _sd: T, _zeta: T) -> T {
         theta
     }
 }
@@ -671,10 +678,11 @@ impl<T: Real> PositionTerm<T> for ThetaTerm<'_, T> {
             Some(b) => Self::factors(self.sigma_theta, Self::estimate(b, i)).0 * t,
         }
     }
+    const LANGEVIN: bool = true;
     #[inline(always)]
-    fn langevin<R: Rng + ?Sized>(&self, theta: T, g: T, h: T, sd: T, rng: &mut R) -> T {
+    fn langevin(&self, theta: T, g: T, h: T, sd: T, zeta: T) -> T {
         if self.sigma_theta > T::ZERO {
-            theta + (-self.sigma_theta * g * h + sd * T::standard_normal(rng))
+            theta + (-self.sigma_theta * g * h + sd * zeta)
         } else {
             theta
         }

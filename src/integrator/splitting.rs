@@ -32,7 +32,7 @@ use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{Coordinate, Noise, sweep, zip_out, zip3};
+use crate::lanes::{Coordinate, EXTRA_NORMALS, NOISE_BLOCK, Noise, sweep, zip_out, zip3};
 use crate::noise::NormalLanes;
 use crate::real::Real;
 use rand_core::Rng;
@@ -120,10 +120,10 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         let (theta, p, g, z) = phase.split();
         if K::SEPARABLE {
             let kin = &*kinetics;
-            let noise = Noise::Lanes(&mut normals);
             match composition {
                 Composition::Aboba => {
                     let scalars = (h, half_h, full_sd, drift_half);
+                    let noise = Noise::Lanes(&mut normals, &mut []);
                     sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
                         aboba_coordinate::<T, K, X, L>(
                             kin,
@@ -138,8 +138,11 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 }
                 Composition::Aoboa => {
                     let scalars = (h, half_h, half_sd, drift_half, theta_sd);
+                    // The further normals of each coordinate (see `aoboa_coordinate`).
+                    let mut extra = [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS];
+                    let noise = Noise::Lanes(&mut normals, &mut extra);
                     sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
-                        aoboa_coordinate::<T, K, X, L, R>(
+                        aoboa_coordinate::<T, K, X, L>(
                             kin,
                             law,
                             term,
@@ -147,7 +150,6 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                             scalars,
                             &mut acc,
                             c,
-                            rng,
                         )
                     })
                 }
@@ -227,9 +229,11 @@ fn aboba_coordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T
 
 /// One coordinate of A–O–B–O–A with a separable kinetics (see the module docs and
 /// [`aboba_coordinate`]); `scalars` are (h, h/2, √(Dh), the θ drift step of h/2, the θ noise sd).
-#[allow(clippy::too_many_arguments)]
+/// Its normals: z for the first O(h/2), and `c.zeta` = (ζ_ξ of the first Lξ(h/2), ζ_θ of
+/// Lθ(h), ζ_ξ of the second Lξ(h/2), z of the second O(h/2)), drawn by the sweep from the
+/// step's lane generator (only SGMGT composes A–O–B–O–A).
 #[inline(always)]
-fn aoboa_coordinate<T, K, X, L, R>(
+fn aoboa_coordinate<T, K, X, L>(
     kin: &K,
     law: X::Law,
     term: L,
@@ -237,13 +241,11 @@ fn aoboa_coordinate<T, K, X, L, R>(
     (h, half_h, half_sd, drift_half, theta_sd): (T, T, T, T, T),
     acc: &mut Accumulators<T, K, X>,
     c: Coordinate<'_, T>,
-    rng: &mut R,
 ) where
     T: Real,
     K: Kinetics<T>,
     X: Thermostat<T>,
     L: PositionTerm<T>,
-    R: Rng + ?Sized,
 {
     let (p0, x0) = (*c.p, *c.xi);
     let (drift_h, sd_theta) = term.at(c.i, (drift_half, theta_sd), half_h, h);
@@ -253,13 +255,13 @@ fn aoboa_coordinate<T, K, X, L, R>(
     let mut x_half = law.drift(x0, k0, c0, half_h);
     let mut p1 = p0 - c.g * half_h + half_sd * c.z;
     // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
-    x_half = law.langevin_half(c.i, x_half, true, rng);
-    t_half = term.langevin(t_half, c.g, h, sd_theta, rng);
+    x_half = law.langevin_half(c.i, x_half, true, c.zeta[0]);
+    t_half = term.langevin(t_half, c.g, h, sd_theta, c.zeta[1]);
     let flow = shared_flow.unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), h));
     p1 = kin.apply(c.i, flow, p1);
-    x_half = law.langevin_half(c.i, x_half, false, rng);
+    x_half = law.langevin_half(c.i, x_half, false, c.zeta[2]);
     // O(h/2), with a normal of its own.
-    p1 = p1 - c.g * half_h + half_sd * T::standard_normal(rng);
+    p1 = p1 - c.g * half_h + half_sd * c.zeta[3];
     // A(h/2) with the new p.
     let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
     let t1 = t_half + k1 * drift_h;
