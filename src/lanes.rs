@@ -1,6 +1,7 @@
-//! Chunked, branch-free loop drivers over zipped slices: the only per-coordinate loops in the crate.
+//! Chunked, branch-free loop drivers over zipped slices: the per-coordinate loops of the integrators.
 //!
-//! Every hot loop of every integrator runs through one of these functions. Each splits its slices
+//! Every hot loop of every integrator runs through one of these functions (SGLD's update, a
+//! plain zipped loop the vectoriser takes whole, is the exception). Each splits its slices
 //! with `as_chunks::<LANES>()` into fixed-size arrays plus a scalar tail and runs the body on
 //! local copies of each chunk, so the body sees arrays whose length the compiler knows and that
 //! cannot alias (no bounds checks, no per-element branches), and LLVM vectorises it. Reductions

@@ -143,8 +143,8 @@ impl Xoshiro128x16 {
             a[r] = self.next();
             b[r] = self.next();
         }
-        // r² = −2 ln u lane by lane, then r by the hardware square root of the whole array
-        // (`super::sqrt`), then the angle.
+        // r² = −2 ln u lane by lane, then r by the correctly rounded square root of the whole
+        // array (`super::sqrt`: one SIMD instruction per register on x86-64), then the angle.
         let mut radius = [[0.0f32; LANES32]; B];
         for j in 0..LANES32 {
             for r in 0..B {

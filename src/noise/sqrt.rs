@@ -1,25 +1,18 @@
 //! Correctly rounded square roots of whole lane arrays: the crate's one audited `unsafe` module (x86-64 SIMD intrinsics).
 //!
-//! The Box–Muller radius r = √(−2 ln u) needs a square root that vectorises. `core` has none:
-//! `f32::sqrt` lives in `std`, and `libm::sqrtf` is inline assembly (`sqrtss`) that the loop
-//! vectoriser cannot widen. The branch-free Newton iteration the noise used before is a chain
-//! of a dozen dependent multiplies in a round that is latency-bound, and it cost 1.3 ns of the
-//! 3.2 ns per `f32` normal of the portable x86-64 build (measured with `std`'s `sqrtps` in its
-//! place: 1.9 ns; `docs/performance.md`). So on x86-64 without `std` the lanes are rooted by
-//! the SSE/AVX/AVX-512 square-root instructions through `core::arch`, whose calls are `unsafe`
-//! only because they are `#[target_feature]` functions and because the load and store take raw
-//! pointers.
+//! [`sqrt_lanes32`] and [`sqrt_lanes64`] root a slice in place with the IEEE 754 square root on
+//! every path: the SSE/AVX/AVX-512 `sqrtps`/`sqrtpd` instructions on x86-64 without `std`,
+//! `std`'s `sqrt` with it, `libm` elsewhere (e.g. Cortex-M) and for the tails, so the noise is
+//! bit-identical whichever path a build takes. Why intrinsics (`core` has no square root that
+//! vectorises; the Newton iteration it replaces cost 1.3 of the portable build's 3.2 ns per
+//! `f32` normal): `docs/rng.md`, *Vectorised normals*. Tests: `super::tests` (bit-exact against
+//! `libm` at every length 1…67).
 //!
-//! Every path is the IEEE 754 square root, correctly rounded: `std`'s `sqrt`, the `sqrtps` /
-//! `sqrtpd` family, and `libm::sqrtf`/`libm::sqrt` (the fallback on other targets, e.g.
-//! Cortex-M, and for the tails). So the noise is bit-identical whichever path a build takes,
-//! which the tests in `super::tests` check against `libm` at every length 1…67.
-//!
-//! Audit: the only `unsafe` blocks are below. Each calls intrinsics of a feature the `cfg`
-//! guarantees is enabled at compile time (SSE2 is part of every x86-64 target; AVX and
-//! AVX-512F only when the build enables them), and each load or store reads or writes exactly
-//! the `W` elements of a `chunks_exact_mut(W)` chunk through its own pointer, unaligned
-//! (`loadu`/`storeu`), so no access leaves the slice.
+//! Audit: the only `unsafe` blocks are in `sqrt_chunk32`/`sqrt_chunk64`. Each calls intrinsics
+//! of a feature the `cfg` guarantees is enabled at compile time (SSE2 is part of every x86-64
+//! target; AVX and AVX-512F only when the build enables them), and each unaligned load or store
+//! (`loadu`/`storeu`) covers exactly the `W` elements of a `chunks_exact_mut(W)` chunk, so no
+//! access leaves the slice.
 #![allow(unsafe_code)]
 
 /// Lanes per `f32` square-root instruction of this build (also the chunk of [`sqrt_lanes32`]).
