@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Firmware on Cortex-M0 (thumbv6m-none-eabi, QEMU microbit), M4F (thumbv7em-none-eabihf,
+# mps2-an386) and M33 (thumbv8m.main-none-eabihf, mps2-an505): builds examples/firmware with
+# Debian's rustc and -Zbuild-std=core, runs it under QEMU (semihosting; the exit status is the
+# firmware's own verdict on every sampler's moments), checks that the f32-only builds (libm and
+# micromath) link no software double-precision routine, and writes the size and stack table
+# (docs/firmware.md).
+#
+#   tools/firmware.sh            # needs rustc-web cargo-web rust-web-src lld qemu-system-arm
+#   tools/firmware.sh --install  # apt-get installs them first when missing (CI)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root/examples/firmware"
+if [[ "${1:-}" == "--install" ]] &&
+   ! [[ -x /usr/bin/rustc && -x /usr/bin/cargo && -x /usr/bin/qemu-system-arm && -x /usr/bin/ld.lld ]]; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+    rustc-web cargo-web rust-web-src lld qemu-system-arm >/dev/null
+fi
+export RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
+export CARGO_TARGET_DIR="$PWD/target"
+export RUSTFLAGS="-C linker=ld.lld -C linker-flavor=ld.lld -C link-arg=-Tlink.x"
+CARGO=/usr/bin/cargo
+out_dir="$CARGO_TARGET_DIR/report"
+rm -rf "$out_dir"
+mkdir -p "$out_dir"
+
+declare -A QEMU=(
+  [thumbv6m-none-eabi]="-machine microbit"
+  [thumbv7em-none-eabihf]="-machine mps2-an386 -cpu cortex-m4"
+  [thumbv8m.main-none-eabihf]="-machine mps2-an505 -cpu cortex-m33"
+)
+declare -A CORE=(
+  [thumbv6m-none-eabi]="Cortex-M0"
+  [thumbv7em-none-eabihf]="Cortex-M4F"
+  [thumbv8m.main-none-eabihf]="Cortex-M33"
+)
+# Software double-precision routines of compiler-builtins (EABI and GCC names).
+SOFT_DOUBLE='^(__aeabi_d[a-z0-9]+|__aeabi_[a-z0-9]+2d|__[a-z0-9]*df[0-9a-z]*)$'
+
+status=0
+# target variant build-flags run? (The M0 emulates every float operation in software: it runs
+# the f32 checks with a quarter of the steps, `quick`, whose tolerances widen accordingly.)
+plan=(
+  "thumbv7em-none-eabihf f32+f64 --features=f64 run"
+  "thumbv7em-none-eabihf f32 --no-default-features no"
+  "thumbv7em-none-eabihf f32-micromath --no-default-features,--features=micromath run"
+  "thumbv8m.main-none-eabihf f32+f64 --features=f64 run"
+  "thumbv8m.main-none-eabihf f32 --no-default-features no"
+  "thumbv6m-none-eabi f32+f64 --features=f64 no"
+  "thumbv6m-none-eabi f32-quick --no-default-features,--features=quick run"
+)
+for line in "${plan[@]}"; do
+  read -r target variant flags run <<<"$line"
+  IFS=, read -r -a flag_args <<<"$flags"
+  t0=$(date +%s)
+  $CARGO build -q --release --target "$target" -Zbuild-std=core "${flag_args[@]}"
+  elf="$out_dir/$target-$variant.elf"
+  cp "$CARGO_TARGET_DIR/$target/release/sgmcmc-firmware" "$elf"
+  msg="== ${CORE[$target]} ($target) $variant: built in $(( $(date +%s) - t0 )) s"
+  if [[ $variant != *f64* ]]; then
+    bad=$(readelf -sW "$elf" | awk '$4 == "FUNC" {print $8}' | grep -E "$SOFT_DOUBLE" || true)
+    if [[ -n $bad ]]; then
+      echo "$msg; FAILED: software double-precision routines linked:" $bad; status=1
+    else
+      echo "$msg; no software double-precision routine linked"
+    fi
+  else
+    echo "$msg; $(readelf -sW "$elf" | awk '$4 == "FUNC" {print $8}' | grep -cE "$SOFT_DOUBLE" || true) software double routines (f64 cases)"
+  fi
+  if [[ $run == run ]]; then
+    t0=$(date +%s)
+    # shellcheck disable=SC2086
+    if timeout 900 qemu-system-arm ${QEMU[$target]} -semihosting-config enable=on,target=native \
+        -nographic -monitor none -serial none -kernel "$elf" > "$out_dir/$target-$variant.log" 2>&1; then
+      echo "   QEMU: every check passed, $(( $(date +%s) - t0 )) s"
+    else
+      echo "   QEMU: FAILED (exit status $?), $(( $(date +%s) - t0 )) s"; status=1
+      grep -E "^(FAIL|sgmcmc-firmware)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20
+    fi
+  fi
+done
+python3 "$root/tools/firmware_report.py" "$out_dir" "$root/docs/firmware.md" "$root/README.md"
+echo "wrote docs/firmware.md and the README's firmware table"
+exit $status
