@@ -107,6 +107,15 @@ pub fn uniform_open_f32<R: Rng + ?Sized>(rng: &mut R) -> f32 {
     ((rng.next_u32() >> 9) as f32 + 0.5) * TWO_POW_M23
 }
 
+/// Attempts per ziggurat draw (main loop, and again in the tail), so that a draw does bounded
+/// work whatever the generator. With a working generator an attempt fails with probability
+/// below 3 % in the main loop and below 8 % in the tail (its acceptance is E[e^{−ξ²/2}] ≈
+/// 1 − 1/r² for ξ ~ Exp(r), r ≥ 3.4), so all 64 fail with probability below 10⁻⁷⁰: never in
+/// practice, and the draws are those of the unbounded loop. A degenerate generator (say, one
+/// stuck at a constant) that exhausts them gets the last candidate, a finite value, instead of
+/// a hang.
+pub(crate) const MAX_ATTEMPTS: usize = 64;
+
 /// A standard normal draw N(0, 1) in `f64` by the 256-layer ziggurat (see `docs/rng.md`).
 ///
 /// The common path (98.5 % of draws) consumes exactly one `next_u64`: its low 8 bits pick the
@@ -126,7 +135,8 @@ pub fn uniform_open_f32<R: Rng + ?Sized>(rng: &mut R) -> f32 {
 /// ```
 #[inline]
 pub fn standard_normal_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    loop {
+    let mut x = 0.0;
+    for _ in 0..MAX_ATTEMPTS {
         let bits = rng.next_u64();
         // The layer index is masked to 0..=255, so both `i` and `i + 1` index the 257-entry
         // tables in bounds (the compiler proves it; no panic path).
@@ -134,7 +144,7 @@ pub fn standard_normal_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
         // The top 52 bits as the mantissa of a float in [2, 4); minus 3 gives u in [-1, 1) on the
         // grid k·2⁻⁵¹ (exact). Bits 8..=11 are unused.
         let u = f64::from_bits((bits >> 12) | 0x4000_0000_0000_0000) - 3.0;
-        let x = u * X64[i];
+        x = u * X64[i];
         if x.abs() < X64[i + 1] {
             return x;
         }
@@ -147,21 +157,25 @@ pub fn standard_normal_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
             return x;
         }
     }
+    // Only a degenerate generator gets here (see `MAX_ATTEMPTS`): the last candidate.
+    x
 }
 
 /// The normal tail `|z| > r` of the f64 ziggurat (Marsaglia 1964), with the given sign.
 #[cold]
 #[inline(never)]
 fn tail_f64<R: Rng + ?Sized>(rng: &mut R, negative: bool) -> f64 {
-    loop {
+    let mut z = R64;
+    for _ in 0..MAX_ATTEMPTS {
         // ξ = −ln(u₁)/r and η = −ln(u₂) are Exp(r) and Exp(1); accept r + ξ when 2η ≥ ξ².
         let xi = -ln64(uniform_open_f64(rng)) / R64;
         let eta = -ln64(uniform_open_f64(rng));
+        z = R64 + xi;
         if 2.0 * eta >= xi * xi {
-            let z = R64 + xi;
-            return if negative { -z } else { z };
+            break;
         }
     }
+    if negative { -z } else { z }
 }
 
 /// A standard normal draw N(0, 1) in `f32` by the 128-layer ziggurat (see `docs/rng.md`),
@@ -184,7 +198,8 @@ fn tail_f64<R: Rng + ?Sized>(rng: &mut R, negative: bool) -> f64 {
 /// ```
 #[inline]
 pub fn standard_normal_f32<R: Rng + ?Sized>(rng: &mut R) -> f32 {
-    loop {
+    let mut z = 0.0f32;
+    for _ in 0..MAX_ATTEMPTS {
         let bits = rng.next_u32();
         // Masked to 0..=127: `i` and `i + 1` index the 129-entry tables in bounds.
         let i = (bits & 0x7f) as usize;
@@ -193,8 +208,9 @@ pub fn standard_normal_f32<R: Rng + ?Sized>(rng: &mut R) -> f32 {
         // Top 24 bits: u = k·2⁻²⁴ in [0, 1); k < 2²⁴ converts to f32 exactly.
         let u = (bits >> 8) as f32 * TWO_POW_M24;
         let x = u * X32[i];
+        z = f32::from_bits(x.to_bits() ^ sign);
         if x < X32[i + 1] {
-            return f32::from_bits(x.to_bits() ^ sign);
+            return z;
         }
         if i == 0 {
             return f32::from_bits(tail_f32(rng).to_bits() ^ sign);
@@ -202,16 +218,19 @@ pub fn standard_normal_f32<R: Rng + ?Sized>(rng: &mut R) -> f32 {
         // Wedge: y uniform in (F[i], F[i+1]]; accept when under the curve.
         let y = F32[i + 1] + (F32[i] - F32[i + 1]) * uniform_f32(rng);
         if y < exp32(-0.5 * x * x) {
-            return f32::from_bits(x.to_bits() ^ sign);
+            return z;
         }
     }
+    // Only a degenerate generator gets here (see `MAX_ATTEMPTS`): the last candidate.
+    z
 }
 
 /// The positive normal tail `z > r` of the f32 ziggurat (Marsaglia 1964), in f32 only.
 #[cold]
 #[inline(never)]
 fn tail_f32<R: Rng + ?Sized>(rng: &mut R) -> f32 {
-    loop {
+    let mut z = R32;
+    for _ in 0..MAX_ATTEMPTS {
         // ξ = ln(1/u₁)/r and η = ln(1/u₂) are Exp(r) and Exp(1); accept r + ξ when 2η ≥ ξ².
         // The logarithm is taken of 1/u ∈ (1, 2²⁴], not of u: micromath 2.1's `ln` evaluates
         // arguments below 1 through its 8 %-accurate fast reciprocal (absolute errors up to
@@ -219,16 +238,67 @@ fn tail_f32<R: Rng + ?Sized>(rng: &mut R) -> f32 {
         // exact f32 division costs one rounding (relative 6·10⁻⁸) and only runs in the tail.
         let xi = ln32(1.0 / uniform_open_f32(rng)) / R32;
         let eta = ln32(1.0 / uniform_open_f32(rng));
+        z = R32 + xi;
         if 2.0 * eta >= xi * xi {
-            return R32 + xi;
+            break;
         }
     }
+    z
 }
 
 #[cfg(test)]
 mod tests {
     use super::tables::{V32, V64};
     use super::*;
+
+    /// A generator stuck at one word; counts the words drawn.
+    struct Stuck(u64, usize);
+    impl rand_core::TryRng for Stuck {
+        type Error = core::convert::Infallible;
+        fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
+            self.1 += 1;
+            Ok(self.0 as u32)
+        }
+        fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
+            self.1 += 1;
+            Ok(self.0)
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
+            dst.fill(self.0 as u8);
+            Ok(())
+        }
+    }
+
+    /// A stuck generator cannot hang a draw: every word pattern returns a finite value, and
+    /// some patterns (always in a wedge or the tail, always rejected) do exhaust the attempts,
+    /// so the bound is what ends them (an unbounded loop would hang this test).
+    #[test]
+    fn stuck_generators_terminate() {
+        let mut most = [0usize; 2];
+        let words = [
+            0,
+            u64::MAX,
+            0x8000_0000_0000_0000,
+            0x5555_5555_5555_5555,
+            0xff,
+            0x7f,
+            0x80,
+            0xffff_ffff_0000_0000,
+        ];
+        for w in words {
+            for layer in 0..=255u64 {
+                let word = (w & !0xff) | layer;
+                let (mut g64, mut g32) = (Stuck(word, 0), Stuck(word, 0));
+                assert!(standard_normal_f64(&mut g64).is_finite(), "{word:#x}");
+                assert!(standard_normal_f32(&mut g32).is_finite(), "{word:#x}");
+                most = [most[0].max(g64.1), most[1].max(g32.1)];
+            }
+        }
+        assert!(
+            most[0] >= MAX_ATTEMPTS && most[1] >= MAX_ATTEMPTS,
+            "{most:?}"
+        );
+    }
 
     /// √(π/2) ∫ tail: ∫ᵣ^∞ exp(−x²/2) dx = √(π/2)·erfc(r/√2).
     fn tail_area(r: f64) -> f64 {
