@@ -212,11 +212,6 @@ fn sample<T: Real>(cfg: Config, target: &Gaussian, noise: f64, seed: u64) -> (Mo
         SgmgtParams::new(T::from_f64(H))
             .with_sigma_theta(T::from_f64(SIGMA_THETA))
             .with_sigma_xi(T::from_f64(sigma_xi))
-            .with_noise_estimate(T::from_f64(if std::env::var_os("ZZ_BHAT").is_some() {
-                noise
-            } else {
-                0.0
-            }))
     } else {
         SgmgtParams::new(T::from_f64(H))
     }
