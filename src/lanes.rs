@@ -96,6 +96,27 @@ pub(crate) struct Coordinate<'c, T> {
 /// The most further normals per coordinate a sweep can draw ([`Coordinate::zeta`]).
 pub(crate) const EXTRA_NORMALS: usize = 4;
 
+/// Storage for a sweep's blocks of further normals ([`Noise::Lanes`]): `[[T; NOISE_BLOCK]; N]`
+/// for any N, so the type of a step's θ term says how many it draws, and a sampler that draws
+/// none carries a zero-sized array.
+pub(crate) trait NoiseBlocks<T> {
+    /// The blocks, zeroed.
+    fn zeroed() -> Self;
+    /// All of them.
+    fn blocks(&mut self) -> &mut [[T; NOISE_BLOCK]];
+}
+
+impl<T: Real, const N: usize> NoiseBlocks<T> for [[T; NOISE_BLOCK]; N] {
+    #[inline(always)]
+    fn zeroed() -> Self {
+        [[T::ZERO; NOISE_BLOCK]; N]
+    }
+    #[inline(always)]
+    fn blocks(&mut self) -> &mut [[T; NOISE_BLOCK]] {
+        self
+    }
+}
+
 /// Where a sweep's normals zᵢ come from.
 pub(crate) enum Noise<'a, T: Real> {
     /// Drawn beforehand into a slice (a dense mass's passes need the whole vector).

@@ -26,7 +26,7 @@ use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Coordinate, LANES, NOISE_BLOCK, Noise, finiteness_probe, reduce, sum_map, sweep,
+    Coordinate, LANES, Noise, NoiseBlocks, finiteness_probe, reduce, sum_map, sweep,
 };
 use crate::noise::NormalLanes;
 use crate::real::Real;
@@ -89,11 +89,15 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             normals.fill(phase.scratch);
         }
         let (theta, p, g, z) = phase.split();
-        // ζ_θ and ζ_ξ only for a θ term or a ξ law with Langevin parts (known at compile time:
-        // the other samplers' blocks are never written or read, so they cost nothing).
-        let langevin = L::LANGEVIN || <X::Law as Law<T>>::LANGEVIN;
-        let mut extra = [[T::ZERO; NOISE_BLOCK]; 2];
-        let extra = &mut extra[..if langevin { 2 } else { 0 }];
+        // ζ_θ and ζ_ξ into the θ term's blocks: SGMGT's; none for every other sampler.
+        let mut blocks = L::NoiseBlocks::zeroed();
+        let blocks = blocks.blocks();
+        let used = blocks.len().min(2);
+        let extra = &mut blocks[..used];
+        debug_assert!(
+            used == 2 || !<X::Law as Law<T>>::LANGEVIN,
+            "a ξ law with Langevin terms needs a θ term with noise blocks"
+        );
         if K::SEPARABLE {
             let kin = &*kinetics;
             let noise = Noise::Lanes(&mut normals, extra);
@@ -107,7 +111,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
             // (No sampler with Langevin parts has a dense mass: SGMGT's kinetics are separable.)
             debug_assert!(
-                !langevin,
+                used == 0,
                 "a dense mass with Langevin terms draws no ζ_θ, ζ_ξ"
             );
             let kin = &*kinetics;

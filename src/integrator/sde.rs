@@ -27,7 +27,9 @@
 use super::ThermostatRule;
 use crate::kinetic::{Kinetic, Mass};
 use crate::kinetic::{MassBuffer, MassParts};
-use crate::lanes::{LaneSource, Lanes, Stream, StreamSource};
+use crate::lanes::{
+    EXTRA_NORMALS, LaneSource, Lanes, NOISE_BLOCK, NoiseBlocks, Stream, StreamSource,
+};
 use crate::real::Real;
 
 /// The kinetic energy's part of the sub-steps (see the module docs). `a` is the coordinate's
@@ -334,8 +336,8 @@ pub(crate) trait Law<T: Real>: Copy {
     fn potential_grad(&self, _i: usize, x: T) -> T {
         x
     }
-    /// The law has Langevin terms on ξ, which read normals ([`Coordinate::zeta`]): the schemes
-    /// draw them only for such a law.
+    /// The law has Langevin terms on ξ, which read normals ([`Coordinate::zeta`]): drawn into
+    /// the θ term's [`PositionTerm::NoiseBlocks`], which the schemes check are there.
     ///
     /// [`Coordinate::zeta`]: crate::lanes::Coordinate::zeta
     const LANGEVIN: bool = false;
@@ -591,8 +593,13 @@ pub(crate) trait PositionTerm<T: Real>: Copy {
     fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T);
     /// Coordinate i's drift step alone.
     fn drift_at(&self, i: usize, scalar: T, t: T) -> T;
-    /// The term has a Langevin part, which reads a normal ζ: the schemes draw one only then.
-    const LANGEVIN: bool;
+    /// Storage for the step's further normals ([`Coordinate::zeta`]): none without a θ term;
+    /// [`EXTRA_NORMALS`] blocks for SGMGT's (the one sampler with Langevin parts, on θ and ξ),
+    /// which the Euler step fills with ζ_θ, ζ_ξ and A–O–B–O–A with ζ_ξ, ζ_θ, ζ_ξ and its second
+    /// O's z. Samplers without it carry a zero-sized array.
+    ///
+    /// [`Coordinate::zeta`]: crate::lanes::Coordinate::zeta
+    type NoiseBlocks: NoiseBlocks<T>;
     /// θ plus the Langevin increment −σ_θ g h + sd·ζ.
     fn langevin(&self, theta: T, g: T, h: T, sd: T, zeta: T) -> T;
 }
@@ -614,7 +621,7 @@ impl<T: Real> PositionTerm<T> for NoThetaTerm {
     fn drift_at(&self, _i: usize, scalar: T, _t: T) -> T {
         scalar
     }
-    const LANGEVIN: bool = false;
+    type NoiseBlocks = [[T; NOISE_BLOCK]; 0];
     #[inline(always)]
     fn langevin(&self, theta: T, _g: T, _h: T, _sd: T, _zeta: T) -> T {
         theta
@@ -678,7 +685,7 @@ impl<T: Real> PositionTerm<T> for ThetaTerm<'_, T> {
             Some(b) => Self::factors(self.sigma_theta, Self::estimate(b, i)).0 * t,
         }
     }
-    const LANGEVIN: bool = true;
+    type NoiseBlocks = [[T; NOISE_BLOCK]; EXTRA_NORMALS];
     #[inline(always)]
     fn langevin(&self, theta: T, g: T, h: T, sd: T, zeta: T) -> T {
         if self.sigma_theta > T::ZERO {

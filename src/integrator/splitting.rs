@@ -32,7 +32,7 @@ use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{Coordinate, EXTRA_NORMALS, NOISE_BLOCK, Noise, sweep, zip_out, zip3};
+use crate::lanes::{Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, sweep, zip_out, zip3};
 use crate::noise::NormalLanes;
 use crate::real::Real;
 use rand_core::Rng;
@@ -138,9 +138,11 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 }
                 Composition::Aoboa => {
                     let scalars = (h, half_h, half_sd, drift_half, theta_sd);
-                    // The further normals of each coordinate (see `aoboa_coordinate`).
-                    let mut extra = [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS];
-                    let noise = Noise::Lanes(&mut normals, &mut extra);
+                    // The further normals of each coordinate (see `aoboa_coordinate`), in the
+                    // θ term's blocks (only SGMGT composes A–O–B–O–A, and its term has them).
+                    let mut blocks = L::NoiseBlocks::zeroed();
+                    debug_assert_eq!(blocks.blocks().len(), EXTRA_NORMALS);
+                    let noise = Noise::Lanes(&mut normals, blocks.blocks());
                     sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
                         aoboa_coordinate::<T, K, X, L>(
                             kin,
