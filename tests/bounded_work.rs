@@ -1,24 +1,10 @@
 //! Bounded work per step: every sampler's step terminates with a generator stuck at a constant word (the ziggurat's and every rejection loop's attempts are bounded).
 
-use rand_core::{Infallible, TryRng};
+mod common;
+
+use common::ConstRng;
 use sgmcmc::kinetic::MonomialGamma;
 use sgmcmc::prelude::*;
-
-/// A generator that returns one word forever.
-struct Stuck(u64);
-impl TryRng for Stuck {
-    type Error = Infallible;
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        Ok(self.0 as u32)
-    }
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        Ok(self.0)
-    }
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        dst.fill(self.0 as u8);
-        Ok(())
-    }
-}
 
 /// Words that pin the ziggurat to a wedge or the tail, or the uniforms to their ends.
 const WORDS: [u64; 5] = [
@@ -40,7 +26,7 @@ fn model() -> impl Energy<f64> {
 
 /// Steps `STEPS` times; each step must return (its result, Ok or Err, does not matter here).
 fn drive<S: Sampler<f64, M>, M>(s: &mut S, m: &mut M, word: u64) {
-    let mut rng = Stuck(word);
+    let mut rng = ConstRng(word);
     for _ in 0..STEPS {
         let _ = s.step(m, &mut rng);
     }

@@ -6,6 +6,9 @@
 //! samples to the same checks, showing that each check can fail. Run with `-- --nocapture` to see
 //! the measured statistics.
 
+mod common;
+
+use common::ConstRng;
 use rand_core::{Infallible, SeedableRng, TryRng};
 use rand_pcg::Pcg64;
 use sgmcmc::rng::{
@@ -853,23 +856,6 @@ fn uniform_open_f32_moments_and_ks() {
         .map(|_| f64::from(uniform_open_f32(&mut rng)))
         .collect();
     assert_uniform("uniform_open_f32", xs, true);
-}
-
-/// A generator returning the same 64-bit word forever (its low half for `next_u32`).
-struct ConstRng(u64);
-
-impl TryRng for ConstRng {
-    type Error = Infallible;
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        Ok(self.0 as u32)
-    }
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        Ok(self.0)
-    }
-    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
-        dst.fill(self.0 as u8);
-        Ok(())
-    }
 }
 
 #[test]

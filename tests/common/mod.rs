@@ -1,9 +1,27 @@
 //! Shared helpers of the statistical integration tests: Gaussian targets, noisy gradients, batch-means moments.
 #![allow(dead_code, clippy::needless_range_loop)]
 
+use rand_core::{Infallible, TryRng};
 use rand_pcg::Pcg64;
 use sgmcmc::sampler::Sampler;
 use sgmcmc::{Real, StepError};
+
+/// A generator returning the same 64-bit word forever (its low half for `next_u32`).
+pub struct ConstRng(pub u64);
+
+impl TryRng for ConstRng {
+    type Error = Infallible;
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok(self.0 as u32)
+    }
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(self.0)
+    }
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Infallible> {
+        dst.fill(self.0 as u8);
+        Ok(())
+    }
+}
 
 /// A diagonal Gaussian N(μ, diag(σ²)).
 #[derive(Clone, Debug)]
