@@ -171,12 +171,11 @@ pub(crate) fn sweep<T: Real, X, S, F>(
         .zip(p.chunks_mut(NOISE_BLOCK))
         .zip(g.chunks(NOISE_BLOCK));
     for ((theta, p), g) in blocks {
-        let z = &mut block[..theta.len()];
         let range = first..first + theta.len();
         let mut zeta: [&[T]; EXTRA_NORMALS] = [&zeros[..theta.len()]; EXTRA_NORMALS];
         match &mut noise {
             Noise::Drawn(drawn) => {
-                for (z, d) in z
+                for (z, d) in block
                     .iter_mut()
                     .zip(drawn.get(range.clone()).unwrap_or_default())
                 {
@@ -184,13 +183,18 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 }
             }
             Noise::Lanes(generator, extra) => {
-                generator.fill(z);
+                // Whole rounds (NOISE_BLOCK is a multiple of every GRAIN): the same values in
+                // the first theta.len() slots as a fill of exactly that length, which would
+                // discard the rest of its last round anyway, but written by whole-vector
+                // stores that the pass's vector loads forward from (a short block's
+                // element-wise tail copy stalled them: about a tenth of a d = 17 step).
+                let whole = theta.len().next_multiple_of(T::NormalLanes::GRAIN);
+                generator.fill(block.get_mut(..whole).unwrap_or_default());
                 // (More than EXTRA_NORMALS blocks would be a bug in this crate; the zip keeps
                 // it from ever reading past the block.)
                 for (slot, e) in zeta.iter_mut().zip(extra.iter_mut()) {
-                    let e = &mut e[..theta.len()];
-                    generator.fill(e);
-                    *slot = e;
+                    generator.fill(e.get_mut(..whole).unwrap_or_default());
+                    *slot = e.get(..theta.len()).unwrap_or_default();
                 }
             }
         }
@@ -204,6 +208,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
             Stream::Uniform(a) => Stream::Uniform(a),
             Stream::PerCoordinate(m) => Stream::PerCoordinate(m.get(range).unwrap_or_default()),
         };
+        let z = block.get(..theta.len()).unwrap_or_default();
         sweep_block::<T, X, S, F>(theta, p, g, (z, zeta), lanes, stream, first, &mut f);
         first += theta.len();
     }

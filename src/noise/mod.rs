@@ -63,6 +63,11 @@ mod sealed {
 pub trait NormalLanes<T>: Clone + core::fmt::Debug + sealed::Sealed {
     /// Normals per round (two per lane).
     const ROUND: usize;
+    /// A fill may be rounded up to a multiple of this length without changing the values it
+    /// writes or the stream after it: [`ROUND`](Self::ROUND) for Box–Muller, whose short fills
+    /// discard the rest of their last round; 1 for the `f64` ziggurat of targets without AVX2,
+    /// which draws exactly as many normals as asked.
+    const GRAIN: usize;
     /// A generator keyed from `rng` (four `next_u32` for `f32`, two `next_u64` for `f64`).
     fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self;
     /// Fills `out` with the next standard normals of the stream.
@@ -95,6 +100,7 @@ macro_rules! normal_lanes {
     ($t:ty, $gen:ty, $lanes:expr) => {
         impl NormalLanes<$t> for $gen {
             const ROUND: usize = 2 * $lanes;
+            const GRAIN: usize = 2 * $lanes;
             #[inline]
             fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
                 <$gen>::keyed(rng)
@@ -109,7 +115,13 @@ macro_rules! normal_lanes {
                 }
                 // (Element loops, not `copy_from_slice`: for these short copies that is a call
                 // of `memmove`, a tenth of a small step.)
-                for part in rest.chunks_mut(2 * $lanes) {
+                let (rounds, part) = rest.as_chunks_mut::<{ 2 * $lanes }>();
+                for round in rounds {
+                    let mut one = [[[0.0 as $t; $lanes]; 2]; 1];
+                    self.rounds(&mut one);
+                    *round = copy_array(one.as_flattened().as_flattened());
+                }
+                if !part.is_empty() {
                     let mut one = [[[0.0 as $t; $lanes]; 2]; 1];
                     self.rounds(&mut one);
                     for (x, z) in part.iter_mut().zip(one.as_flattened().as_flattened()) {
@@ -133,6 +145,7 @@ normal_lanes!(f64, Xoshiro256x8, LANES64);
 #[cfg(not(target_feature = "avx2"))]
 impl NormalLanes<f64> for Xoshiro256x8 {
     const ROUND: usize = 2 * LANES64;
+    const GRAIN: usize = 1;
     #[inline]
     fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
         <Xoshiro256x8>::keyed(rng)
