@@ -558,8 +558,10 @@ pub(crate) fn sum_map<T: Real, F: Fn(T) -> T>(a: &[T], f: F) -> T {
             acc[j] += f(a[j]);
         }
     }
-    for (j, a) in at.iter().enumerate() {
-        acc[j] += f(*a);
+    // (Zipped with the accumulators rather than indexed: the tail is shorter than LANES, which
+    // the compiler cannot see, and an index would leave a bounds check and its panic behind.)
+    for (acc, a) in acc.iter_mut().zip(at) {
+        *acc += f(*a);
     }
     reduce(acc)
 }
@@ -575,10 +577,19 @@ pub(crate) fn sum_map2<T: Real, F: Fn(T, T) -> T>(a: &[T], b: &[T], f: F) -> T {
             acc[j] += f(a[j], b[j]);
         }
     }
-    for (j, (a, b)) in at.iter().zip(bt).enumerate() {
-        acc[j] += f(*a, *b);
+    for (acc, (a, b)) in acc.iter_mut().zip(at.iter().zip(bt)) {
+        *acc += f(*a, *b);
     }
     reduce(acc)
+}
+
+/// `dst` ← `src` element by element, over the shorter of the two (equal at every call site:
+/// unlike `copy_from_slice`, a mismatch cannot panic, so no panic path is linked).
+#[inline]
+pub(crate) fn copy_into<T: Copy>(dst: &mut [T], src: &[T]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+    }
 }
 
 /// Adds the lane accumulators pairwise.

@@ -236,12 +236,20 @@ pub fn solve_lower_transpose_in_place<T: Real>(
 ) -> Result<(), LinalgError> {
     check_matrix(l.len(), d)?;
     check_vector(b.len(), d)?;
-    for (k, row) in l.chunks_exact(d.max(1)).enumerate().take(d).rev() {
-        let (head, rest) = b.split_at_mut(k);
-        if let Some(bk) = rest.first_mut() {
-            let xk = *bk / row[k];
+    for k in (0..d).rev() {
+        // Row k of L and the splits by checked access: the lengths were validated above (so
+        // k·d ≤ d² does not overflow), and an access that could fail would link a panic path
+        // (a reversed `chunks_exact` links one).
+        let row = l.get(k * d..).and_then(|r| r.get(..d)).unwrap_or_default();
+        let (Some((head, rest)), Some((row_head, row_rest))) =
+            (b.split_at_mut_checked(k), row.split_at_checked(k))
+        else {
+            continue;
+        };
+        if let (Some(bk), Some(&lkk)) = (rest.first_mut(), row_rest.first()) {
+            let xk = *bk / lkk;
             *bk = xk;
-            for (bi, &lki) in head.iter_mut().zip(&row[..k]) {
+            for (bi, &lki) in head.iter_mut().zip(row_head) {
                 *bi -= lki * xk;
             }
         }

@@ -3,8 +3,8 @@
 # mps2-an386) and M33 (thumbv8m.main-none-eabihf, mps2-an505): builds examples/firmware with
 # Debian's rustc and -Zbuild-std=core, runs it under QEMU (semihosting; the exit status is the
 # firmware's own verdict on every sampler's moments), checks that the f32-only builds (libm and
-# micromath) link no software double-precision routine, and writes the size and stack table
-# (docs/firmware.md).
+# micromath) link no software double-precision routine and that no build links a panic path
+# (tools/panic_sites.py), and writes the size and stack table (docs/firmware.md).
 #
 #   tools/firmware.sh            # needs rustc-web cargo-web rust-web-src lld qemu-system-arm
 #   tools/firmware.sh --install  # apt-get installs them first when missing (CI)
@@ -68,6 +68,15 @@ for line in "${plan[@]}"; do
   else
     echo "$msg; $(readelf -sW "$elf" | awk '$4 == "FUNC" {print $8}' | grep -cE "$SOFT_DOUBLE" || true) software double routines (f64 cases)"
   fi
+  # No panic path may be linked (tools/panic_sites.py: entry points of core's panic machinery in
+  # the symbol table, and the call sites into them).
+  if panics=$(python3 "$root/tools/panic_sites.py" "$elf"); then
+    echo "   no panic entry point linked (entry points, call sites: $panics)"
+  else
+    echo "   FAILED: panic paths linked (entry points, call sites: $panics):"; status=1
+    python3 "$root/tools/panic_sites.py" "$elf" -v | tail -n +2 | head -40 | sed 's/^/   /'
+  fi
+  echo "$panics" > "$out_dir/$target-$variant.panics"
   if [[ $run == run ]]; then
     t0=$(date +%s)
     # shellcheck disable=SC2086

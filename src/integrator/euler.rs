@@ -136,7 +136,10 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
 }
 
 /// The per-lane sums of a pass (see [`Sums`]) and its finiteness guard: Σ of 0·x over θ and
-/// ξ is 0 exactly when all are finite (p is covered by Σ p∇K). Σ (∂K/∂pᵢ)² is summed only when
+/// ξ is 0 exactly when all are finite (p is covered by Σ p∇K).
+/// Lanes are taken modulo [`LANES`] (a mask): the passes hand in lane < `LANES`, but in a
+/// chunk's tail the compiler cannot see it, and a plain index would link a bounds-check panic
+/// into every firmware. Σ (∂K/∂pᵢ)² is summed only when
 /// the thermostat `X` reads it, and for the identity mass `K` is Σ p∇K itself.
 pub(crate) struct Accumulators<T, K, X> {
     virial: [T; LANES],
@@ -160,15 +163,15 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn add(&mut self, lane: usize, virial: T, grad_sq: T, theta: T) {
         self.add_sums(lane, virial, grad_sq);
-        self.guard[lane] += finiteness_probe(theta);
+        self.guard[lane % LANES] += finiteness_probe(theta);
     }
 
     /// One coordinate's p∇K and ∇K² (a first pass over an incoming, finite state).
     #[inline(always)]
     pub fn add_sums(&mut self, lane: usize, virial: T, grad_sq: T) {
-        self.virial[lane] += virial;
+        self.virial[lane % LANES] += virial;
         if X::NEEDS_GRAD_SQ && !K::UNIT {
-            self.grad_sq[lane] += grad_sq;
+            self.grad_sq[lane % LANES] += grad_sq;
         }
     }
 
@@ -178,7 +181,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn add_with_xi(&mut self, lane: usize, virial: T, grad_sq: T, theta: T, xi: T) {
         self.add_sums(lane, virial, grad_sq);
-        self.guard[lane] += finiteness_probe(theta) + finiteness_probe(xi);
+        self.guard[lane % LANES] += finiteness_probe(theta) + finiteness_probe(xi);
     }
 
     /// The sums of the pass; Σ ξᵢ over `xi` for a per-coordinate thermostat (same eight-lane

@@ -32,7 +32,9 @@ use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, check_state, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
-use crate::lanes::{Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, sweep, zip_out, zip3};
+use crate::lanes::{
+    Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, copy_into, sweep, zip_out, zip3,
+};
 use crate::noise::NormalLanes;
 use crate::real::Real;
 use rand_core::Rng;
@@ -93,7 +95,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         thermostat.drift_scalar(&first.sums(&[]), trace, dim, half_h);
         if !K::SEPARABLE {
             // A dense mass's M⁻¹p does not survive its flows: commit the first half drift now.
-            phase.theta.copy_from_slice(phase.scratch);
+            copy_into(phase.theta, phase.scratch);
         }
         // The O pieces' normals: keyed here, drawn block by block inside the fused pass (into
         // the scratch buffer, now free, for a dense mass).

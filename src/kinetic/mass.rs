@@ -348,7 +348,14 @@ impl<'a, T: Real> Mass<'a, T> {
             Repr::Dense { precision, dim, .. } => {
                 let mut s = T::ZERO;
                 for (i, (row, &pi)) in precision.chunks_exact(dim.max(1)).zip(p).enumerate() {
-                    s += pi * (T::HALF * row[i] * pi + dot(&row[..i], &p[..i]));
+                    // Row i's strictly lower part and diagonal, by checked splits (no panic
+                    // path; the lengths were validated when the mass was built).
+                    let (Some((lower, rest)), Some(p_head)) = (row.split_at_checked(i), p.get(..i))
+                    else {
+                        continue;
+                    };
+                    let diagonal = rest.first().copied().unwrap_or(T::ZERO);
+                    s += pi * (T::HALF * diagonal * pi + dot(lower, p_head));
                 }
                 s
             }
@@ -405,9 +412,11 @@ impl<'a, T: Real> Mass<'a, T> {
         match self.repr {
             Repr::Identity => T::from_usize(n),
             Repr::Diagonal(m) => m.iter().fold(T::ZERO, |s, &x| s + x),
-            Repr::Dense { precision, dim, .. } => {
-                (0..dim).fold(T::ZERO, |s, i| s + precision[i * dim + i])
-            }
+            Repr::Dense { precision, dim, .. } => precision
+                .iter()
+                .step_by(dim.saturating_add(1))
+                .take(dim)
+                .fold(T::ZERO, |s, &x| s + x),
         }
     }
 
@@ -476,12 +485,14 @@ impl<T: Real> Mass<'_, T> {
                 ..
             } if work.len() == dim => {
                 // w = Vᵀp scaled by e^{−ctλ}
-                for (j, w) in work.iter_mut().enumerate() {
+                for (j, (w, &lambda_j)) in work.iter_mut().zip(lambda).enumerate() {
+                    // Column j of V (row-major): v[j], v[dim + j], … (iterated, not indexed:
+                    // no bounds check and no panic path).
                     let mut acc = T::ZERO;
-                    for (i, &pi) in p.iter().enumerate() {
-                        acc += v[i * dim + j] * pi;
+                    for (&vij, &pi) in v.iter().skip(j).step_by(dim.max(1)).zip(p.iter()) {
+                        acc += vij * pi;
                     }
-                    *w = acc * (-ct * lambda[j]).exp_poly();
+                    *w = acc * (-ct * lambda_j).exp_poly();
                 }
                 for (row, x) in v.chunks_exact(dim.max(1)).zip(p.iter_mut()) {
                     *x = dot(row, work);
@@ -490,6 +501,17 @@ impl<T: Real> Mass<'_, T> {
             Repr::Dense { .. } => fill_nan(p),
         }
     }
+}
+
+/// (V, λ) from a dense buffer's eigendecomposition storage (V d × d, then λ, then scratch), or
+/// `None` when it is empty. Checked splits: the length was validated when the buffer was built,
+/// and an unchecked split would link a panic path.
+fn eigen_parts<T>(eigen: &[T], dim: usize) -> Option<(&[T], &[T])> {
+    if eigen.is_empty() {
+        return None;
+    }
+    let (v, rest) = eigen.split_at_checked(dim.checked_mul(dim)?)?;
+    Some((v, rest.get(..dim)?))
 }
 
 /// The eigendecomposition of the symmetric d × d `a` by the cyclic Jacobi method: `out` (2d² + d)
@@ -731,12 +753,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 precision,
                 factor,
                 dim: *dim,
-                eigen: if eigen.is_empty() {
-                    None
-                } else {
-                    let (v, rest) = eigen.split_at(dim * dim);
-                    Some((v, &rest[..*dim]))
-                },
+                eigen: eigen_parts(eigen, *dim),
             },
         };
         Mass { repr }
@@ -755,12 +772,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 dim,
                 eigen,
             } => {
-                let eigen = if eigen.is_empty() {
-                    None
-                } else {
-                    let (v, rest) = eigen.split_at(*dim * *dim);
-                    Some((v, &rest[..*dim]))
-                };
+                let eigen = eigen_parts(eigen, *dim);
                 let mass = Mass {
                     repr: Repr::Dense {
                         precision,

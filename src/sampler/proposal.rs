@@ -4,7 +4,7 @@ use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Energy;
 use crate::integrator::state::{check_finite, check_len, check_nonempty, checked_gradient};
 use crate::kinetic::{Mass, MassBuffer};
-use crate::lanes::{sum_map, sum_map2};
+use crate::lanes::{copy_into, sum_map, sum_map2};
 use crate::real::Real;
 use rand_core::Rng;
 
@@ -85,21 +85,21 @@ impl<'a, T: Real> Proposal<'a, T> {
 
     /// Saves θ, ∇U and p.
     pub fn save(&mut self) {
-        self.saved_theta.copy_from_slice(self.theta);
-        self.saved_grad.copy_from_slice(self.grad);
-        self.saved_p.copy_from_slice(self.p);
+        copy_into(self.saved_theta, self.theta);
+        copy_into(self.saved_grad, self.grad);
+        copy_into(self.saved_p, self.p);
     }
 
     /// Restores θ and ∇U (a rejected proposal keeps its momentum).
     pub fn restore_position(&mut self) {
-        self.theta.copy_from_slice(self.saved_theta);
-        self.grad.copy_from_slice(self.saved_grad);
+        copy_into(self.theta, self.saved_theta);
+        copy_into(self.grad, self.saved_grad);
     }
 
     /// Restores θ, ∇U and p (an abandoned step).
     pub fn restore(&mut self) {
         self.restore_position();
-        self.p.copy_from_slice(self.saved_p);
+        copy_into(self.p, self.saved_p);
     }
 
     /// Draws p ~ N(0, M).

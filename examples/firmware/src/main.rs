@@ -25,14 +25,17 @@
 #![no_std]
 #![no_main]
 
+mod out;
 mod stack;
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
+use cortex_m_semihosting::debug;
+use out::Line;
 use rand_pcg::Pcg32;
 use sgmcmc::prelude::*;
 
-/// The two float types, with a name and a way to print through `f32`.
+/// The two float types, with a name and a way to print through `f32` (so an `f32`-only build
+/// formats no `f64`).
 trait Float: Real {
     const NAME: &'static str;
     fn show(self) -> f32;
@@ -103,12 +106,12 @@ fn check<T: Float, S: Sampler<T, M>, M>(
     let step_ok = sampler.step(model, &mut rng).is_ok();
     let step_stack = stack::used_since(sp);
     if !step_ok {
-        hprintln!("FAIL {} {}: first step error", name, T::NAME);
+        fail(name, T::NAME, "first step error");
         return false;
     }
     for _ in 0..BURN.min(per_batch) {
         if sampler.step(model, &mut rng).is_err() {
-            hprintln!("FAIL {} {}: step error in burn-in", name, T::NAME);
+            fail(name, T::NAME, "step error in burn-in");
             return false;
         }
     }
@@ -119,7 +122,7 @@ fn check<T: Float, S: Sampler<T, M>, M>(
         let (mut s1, mut s2) = ([T::ZERO; DIM], [T::ZERO; DIM]);
         for _ in 0..per_batch {
             if sampler.step(model, &mut rng).is_err() {
-                hprintln!("FAIL {} {}: step error", name, T::NAME);
+                fail(name, T::NAME, "step error");
                 return false;
             }
             for (i, &t) in sampler.position().iter().enumerate().take(DIM) {
@@ -141,26 +144,37 @@ fn check<T: Float, S: Sampler<T, M>, M>(
         let z = T::from_f32(Z);
         let pass = dm.abs() <= z * m_se && dv.abs() <= z * v_se;
         ok &= pass;
-        hprintln!(
-            "{} {} {} θ{}: mean {} (μ {}, ±{}), var {} (σ² {}, ±{})",
-            if pass { "PASS" } else { "FAIL" },
-            name,
-            T::NAME,
-            i,
-            Show(m),
-            MEAN[i],
-            Show(z * m_se),
-            Show(v),
-            Show(target_var[i]),
-            Show(z * v_se),
-        );
+        Line::new()
+            .text(if pass { "PASS " } else { "FAIL " })
+            .text(name)
+            .text(" ")
+            .text(T::NAME)
+            .text(" θ")
+            .uint(i as u32)
+            .text(": mean ")
+            .fixed4(m.show())
+            .text(" (μ ")
+            .fixed4(MEAN[i])
+            .text(", ±")
+            .fixed4((z * m_se).show())
+            .text("), var ")
+            .fixed4(v.show())
+            .text(" (σ² ")
+            .fixed4(target_var[i].show())
+            .text(", ±")
+            .fixed4((z * v_se).show())
+            .text(")")
+            .emit();
     }
-    hprintln!(
-        "stack {} {}: {} bytes for one step",
-        name,
-        T::NAME,
-        step_stack
-    );
+    Line::new()
+        .text("stack ")
+        .text(name)
+        .text(" ")
+        .text(T::NAME)
+        .text(": ")
+        .uint(step_stack as u32)
+        .text(" bytes for one step")
+        .emit();
     ok
 }
 
@@ -172,13 +186,16 @@ fn mean_se<T: Real>(values: impl Iterator<Item = T> + Clone) -> (T, T) {
     (mean, (ss / (n * (n - T::ONE))).sqrt())
 }
 
-/// Prints a value of either float type through `f32` (so an `f32`-only build formats no `f64`):
-/// four decimals are plenty for these checks.
-struct Show<T>(T);
-impl<T: Float> core::fmt::Display for Show<T> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{:.4}", self.0.show())
-    }
+/// Prints `FAIL <name> <type>: <what>`.
+fn fail(name: &str, ty: &str, what: &str) {
+    Line::new()
+        .text("FAIL ")
+        .text(name)
+        .text(" ")
+        .text(ty)
+        .text(": ")
+        .text(what)
+        .emit();
 }
 
 /// Every sampler family in type `T`; `true` when every check passed.
@@ -252,10 +269,11 @@ fn run_all<T: Float>(seed: u64) -> bool {
 }
 
 fn report_build_error(name: &str) -> bool {
-    hprintln!(
-        "FAIL {}: the sampler rejected its buffers or parameters",
-        name
-    );
+    Line::new()
+        .text("FAIL ")
+        .text(name)
+        .text(": the sampler rejected its buffers or parameters")
+        .emit();
     false
 }
 
@@ -268,19 +286,21 @@ fn main() -> ! {
         ok &= run_all::<f64>(200);
     }
     if ok {
-        hprintln!("sgmcmc-firmware: ok");
+        Line::new().text("sgmcmc-firmware: ok").emit();
         debug::exit(debug::EXIT_SUCCESS);
     } else {
-        hprintln!("sgmcmc-firmware: FAILED");
+        Line::new().text("sgmcmc-firmware: FAILED").emit();
         debug::exit(debug::EXIT_FAILURE);
     }
     loop {}
 }
 
-/// A panic is a failure: report it and exit with status 1.
+/// A panic is a failure: report it and exit with status 1. (No build links a panic path today
+/// — `tools/panic_sites.py` fails CI if one comes back — so this is never reached; it prints
+/// without `core::fmt` so as not to pull in the formatting machinery itself.)
 #[panic_handler]
-fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
-    hprintln!("sgmcmc-firmware: panic: {}", info);
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    Line::new().text("sgmcmc-firmware: panic").emit();
     debug::exit(debug::EXIT_FAILURE);
     loop {}
 }
