@@ -50,6 +50,22 @@ pub fn gamma<T: Real, R: Rng + ?Sized>(rng: &mut R, shape: T) -> T {
     gamma_at_least_one(rng, shape)
 }
 
+/// shape · ln G for G ~ Gamma(`shape`) (finite, > 0), without forming G: for `shape` < 1 the
+/// boost in log space, shape·ln X + ln U with X ~ Gamma(shape + 1) (so a tiny shape, whose
+/// U^{1/shape} underflows, still gives a finite value); for `shape` ≥ 1, shape·ln G directly.
+/// The scaling keeps the result O(1) for every shape: its sd is about √shape for a large
+/// shape (where ln G ≈ ln shape + N(0, 1/shape)) and 1 for a tiny one (where it tends to ln U).
+#[inline]
+pub(crate) fn scaled_ln_gamma<T: Real, R: Rng + ?Sized>(rng: &mut R, shape: T) -> T {
+    if shape < T::ONE {
+        let x = gamma_at_least_one(rng, shape + T::ONE);
+        let u = T::uniform_open(rng);
+        shape * x.ln() + u.ln()
+    } else {
+        shape * gamma_at_least_one(rng, shape).ln()
+    }
+}
+
 /// Marsaglia & Tsang's Gamma(a) for a ≥ 1 (checked by [`gamma`]), at most 64 attempts.
 #[inline]
 fn gamma_at_least_one<T: Real, R: Rng + ?Sized>(rng: &mut R, shape: T) -> T {

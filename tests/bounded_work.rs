@@ -50,10 +50,12 @@ fn every_sampler_terminates_with_a_stuck_generator() {
             let mut xis = vec![prm.initial_thermostat(); N];
             let mut s = MSgnht::new(prm, &mut theta, &mut p, &mut xis, &mut work[..2 * N]).unwrap();
             drive(&mut s, &mut m, word);
-            // SGMGT redrawing p and ξ at every step, with a sharply softened kinetic energy
-            // (c = 0.05: rejection sampling needs ~10⁴ proposals per coordinate on average,
-            // capped at MonomialGamma::MAX_PROPOSALS) and with the stiff one (Gamma draws).
+            // SGMGT redrawing p and ξ at every step, with sharply softened kinetic energies
+            // (c = 0.05: eq. 12 at a = 2 samples by rejection, acceptance ≥ e^{−2/c} = e^{−40},
+            // so every draw runs into MonomialGamma::MAX_PROPOSALS; at a = 1 it draws directly
+            // from two Gamma variates) and with the stiff one (Gamma draws).
             for kinetic in [
+                MonomialGamma::softened(2.0, 0.05).unwrap(),
                 MonomialGamma::softened(1.0, 0.05).unwrap(),
                 MonomialGamma::stiff(2.0).unwrap(),
             ] {

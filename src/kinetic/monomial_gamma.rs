@@ -8,7 +8,7 @@ use super::Kinetic;
 use crate::error::{LayoutError, Param, ParamError};
 use crate::real::Real;
 use crate::validate::{finite, positive};
-use crate::variates::gamma;
+use crate::variates::{gamma, scaled_ln_gamma};
 use rand_core::Rng;
 
 /// Which form of the monomial-gamma kinetic energy a [`MonomialGamma`] is (formulas in
@@ -88,9 +88,10 @@ pub struct MonomialGamma<T> {
 }
 
 impl<T: Real> MonomialGamma<T> {
-    /// The cap on proposals per draw of the rejection sampler of the softened kinds. Reaching it
-    /// has probability below 10⁻⁷⁹ for c ≥ ½ (but 0.04 at c = ¼); then the last proposal, a
-    /// draw from the stiff density, is returned with this count (`docs/monomial-gamma.md`).
+    /// The cap on proposals per draw of the rejection sampler of eq. 12 with a = 2 and of the
+    /// power softening (eq. 12 with a = 1 is sampled directly). Reaching it has probability
+    /// below 10⁻⁷⁹ for c ≥ ½ (but 0.04 at c = ¼); then the last proposal, a draw from the stiff
+    /// density, is returned with this count (`docs/monomial-gamma.md`).
     pub const MAX_PROPOSALS: u32 = 10_000;
 
     fn new(kind: Softening, a: T, c: T) -> Self {
@@ -138,9 +139,10 @@ impl<T: Real> MonomialGamma<T> {
     /// The softened kinetics K_c of Zhang et al. 2017, eq. 12, for a = 1 or a = 2 and a
     /// softening c > 0.
     ///
-    /// Sampling costs on average Z/Z_c ≤ e^{2/c} proposals per draw (rejection from the stiff
-    /// density; `docs/monomial-gamma.md`), so c well below 1 is not recommended. At a = 2 the
-    /// curvature is unbounded near p = 0 and the friction flow is second order, not exact.
+    /// At a = 1 momenta are drawn directly for every c (two Gamma(1/c) variates per draw); at
+    /// a = 2 by rejection from the stiff density, on average Z/Z_c ≤ e^{2/c} proposals per
+    /// draw (`docs/monomial-gamma.md`), so there c well below 1 is not recommended. At a = 2
+    /// the curvature is unbounded near p = 0 and the friction flow is second order, not exact.
     ///
     /// # Errors
     ///
@@ -508,14 +510,23 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
         }
     }
 
-    /// Stiff: one exact draw (p = ±u^a, u ~ Gamma(a)). Softened: rejection from the stiff
-    /// proposals with acceptance exp(K − K_c), at most [`MonomialGamma::MAX_PROPOSALS`]
-    /// proposals (then the last proposal is returned with that count).
+    /// Stiff: one exact draw (p = ±u^a, u ~ Gamma(a)). Eq. 12 with a = 1: one exact draw,
+    /// p = (ln G₁ − ln G₂)/c with G₁, G₂ ~ Gamma(1/c), as exp(−K_c) ∝ sech(cp/2)^{2/c} is the
+    /// law of a scaled logit of a Beta(1/c, 1/c) variable (`docs/monomial-gamma.md`); every c.
+    /// The other softened kinds: rejection from the stiff proposals with acceptance
+    /// exp(K − K_c), at most [`MonomialGamma::MAX_PROPOSALS`] proposals (then the last proposal
+    /// is returned with that count).
     #[inline]
     fn sample_counted<R: Rng + ?Sized>(&self, _i: usize, rng: &mut R) -> (T, u32) {
         // At a = ½ the power softening is K + ε²: the same density, every proposal accepted.
         if self.kind == Softening::Stiff || (self.kind == Softening::Power && self.half) {
             return (self.stiff_draw(rng), 1);
+        }
+        if self.kind == Softening::Eq12 && self.a == T::ONE {
+            // p = (ln G₁ − ln G₂)/c = ν(ln G₁ − ln G₂) with ν = 1/c, each term formed as
+            // ν·ln G by `scaled_ln_gamma` (finite for every c > 0: no G itself underflows).
+            let nu = T::ONE / self.c;
+            return (scaled_ln_gamma(rng, nu) - scaled_ln_gamma(rng, nu), 1);
         }
         let mut p = T::ZERO;
         for k in 1..=Self::MAX_PROPOSALS {
