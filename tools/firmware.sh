@@ -4,7 +4,11 @@
 # Debian's rustc and -Zbuild-std=core, runs it under QEMU (semihosting; the exit status is the
 # firmware's own verdict on every sampler's moments), checks that the f32-only builds (libm and
 # micromath) link no software double-precision routine and that no build links a panic path
-# (tools/panic_sites.py), and writes the size and stack table (docs/firmware.md).
+# (tools/panic_sites.py), and writes the size and stack table (docs/firmware.md). A last build
+# reports as defmt frames instead of text: its output is decoded on the host by defmt-print
+# (installed from crates.io into the firmware's target directory on first use). QEMU runs with
+# -icount shift=0 (one virtual nanosecond per instruction), so the firmware's SysTick figures
+# count executed instructions per step (examples/firmware/src/cost.rs).
 #
 #   tools/firmware.sh            # needs rustc-web cargo-web rust-web-src lld qemu-system-arm
 #   tools/firmware.sh --install  # apt-get installs them first when missing (CI)
@@ -39,8 +43,9 @@ declare -A CORE=(
 SOFT_DOUBLE='^(__aeabi_d[a-z0-9]+|__aeabi_[a-z0-9]+2d|__[a-z0-9]*df[0-9a-z]*)$'
 
 status=0
-# target variant build-flags run? (The M0 emulates every float operation in software: it runs
-# the f32 checks with a quarter of the steps, `quick`, whose tolerances widen accordingly.)
+# target variant build-flags run|no|defmt (The M0 emulates every float operation in software:
+# it runs the f32 checks with a quarter of the steps, `quick`, whose tolerances widen
+# accordingly; so does the defmt build, whose point is the transport.)
 plan=(
   "thumbv7em-none-eabihf f32+f64 --features=f64 run"
   "thumbv7em-none-eabihf f32 --no-default-features no"
@@ -49,12 +54,25 @@ plan=(
   "thumbv8m.main-none-eabihf f32 --no-default-features no"
   "thumbv6m-none-eabi f32+f64 --features=f64 no"
   "thumbv6m-none-eabi f32-quick --no-default-features,--features=quick run"
+  "thumbv7em-none-eabihf f32-defmt --no-default-features,--features=defmt,--features=quick defmt"
 )
+# The defmt build's host decoder (defmt-print, from crates.io, built with the host toolchain).
+defmt_print="$CARGO_TARGET_DIR/tools/bin/defmt-print"
+if ! [[ -x $defmt_print ]]; then
+  t0=$(date +%s)
+  env -u RUSTC -u RUSTC_BOOTSTRAP -u RUSTFLAGS -u CARGO_TARGET_DIR \
+    cargo install -q defmt-print --version 1.2.0 --locked --root "$CARGO_TARGET_DIR/tools"
+  echo "== defmt-print 1.2.0 installed in $(( $(date +%s) - t0 )) s"
+fi
 for line in "${plan[@]}"; do
   read -r target variant flags run <<<"$line"
   IFS=, read -r -a flag_args <<<"$flags"
   t0=$(date +%s)
-  $CARGO build -q --release --target "$target" -Zbuild-std=core "${flag_args[@]}"
+  # The defmt build also links defmt's section layout (defmt.x).
+  extra_flags=""
+  [[ $run == defmt ]] && extra_flags=" -C link-arg=-Tdefmt.x"
+  RUSTFLAGS="$RUSTFLAGS$extra_flags" \
+    $CARGO build -q --release --target "$target" -Zbuild-std=core "${flag_args[@]}"
   elf="$out_dir/$target-$variant.elf"
   cp "$CARGO_TARGET_DIR/$target/release/sgmcmc-firmware" "$elf"
   msg="== ${CORE[$target]} ($target) $variant: built in $(( $(date +%s) - t0 )) s"
@@ -77,10 +95,28 @@ for line in "${plan[@]}"; do
     python3 "$root/tools/panic_sites.py" "$elf" -v | tail -n +2 | head -40 | sed 's/^/   /'
   fi
   echo "$panics" > "$out_dir/$target-$variant.panics"
+  if [[ $run == defmt ]]; then
+    # defmt frames on QEMU's standard output, decoded on the host against the ELF.
+    t0=$(date +%s)
+    qemu_status=0
+    # shellcheck disable=SC2086
+    timeout 900 qemu-system-arm ${QEMU[$target]} -icount shift=0 -semihosting-config enable=on,target=native \
+      -nographic -monitor none -serial none -kernel "$elf" > "$out_dir/$target-$variant.frames" \
+      2>/dev/null || qemu_status=$?
+    "$defmt_print" -e "$elf" < "$out_dir/$target-$variant.frames" > "$out_dir/$target-$variant.log" 2>&1 || true
+    frames=$(wc -c < "$out_dir/$target-$variant.frames")
+    if [[ $qemu_status -eq 0 ]] && grep -q "^sgmcmc-firmware: ok" "$out_dir/$target-$variant.log" \
+        && ! grep -q "^FAIL" "$out_dir/$target-$variant.log"; then
+      echo "   QEMU: $frames bytes of defmt frames, decoded by defmt-print: every check passed, $(( $(date +%s) - t0 )) s"
+    else
+      echo "   QEMU + defmt-print: FAILED (exit status $qemu_status), $(( $(date +%s) - t0 )) s"; status=1
+      grep -E "^(FAIL|sgmcmc-firmware)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20
+    fi
+  fi
   if [[ $run == run ]]; then
     t0=$(date +%s)
     # shellcheck disable=SC2086
-    if timeout 900 qemu-system-arm ${QEMU[$target]} -semihosting-config enable=on,target=native \
+    if timeout 900 qemu-system-arm ${QEMU[$target]} -icount shift=0 -semihosting-config enable=on,target=native \
         -nographic -monitor none -serial none -kernel "$elf" > "$out_dir/$target-$variant.log" 2>&1; then
       echo "   QEMU: every check passed, $(( $(date +%s) - t0 )) s"
     else

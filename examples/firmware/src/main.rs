@@ -2,7 +2,7 @@
 //!
 //! Each case runs one sampler (SGLD, SGHMC, SGNHT, mSGNHT, SGMGT-D, HMC) on one model in `f32`
 //! and, with the `f64` feature, in `f64`, from θ = 0 for a burn-in, then `BATCHES` batches of
-//! `PER_BATCH` steps (HMC: `HMC_PER_BATCH` proposals of ten leapfrog steps; a quarter of each
+//! `PER_BATCH` steps (HMC: `HMC_PER_BATCH` proposals of ten leapfrog steps; an eighth of each
 //! for the logistic regression); each batch averages θᵢ and (θᵢ − μᵢ)² in the sampler's own
 //! float type (at most 5000 terms: the rounding, below 10⁻⁴ relative in `f32`, is far under
 //! the Monte Carlo error). The posterior mean and variance of each coordinate are the averages
@@ -26,7 +26,9 @@
 //!
 //! Output: one line per case and coordinate (`PASS`/`FAIL`, the estimates and their
 //! tolerances; the logistic regression's cases are prefixed `lr-`), the stack one step of each
-//! sampler used on the Gaussian (`stack.rs`: painted, one step, scanned), then
+//! sampler used on the Gaussian (`stack.rs`: painted, one step, scanned) and the SysTick ticks
+//! of 64 of its steps with those of a calibration loop (`cost.rs`: instructions per step under
+//! QEMU's `-icount`), then
 //! `sgmcmc-firmware: ok` and exit status 0, or `sgmcmc-firmware: FAILED` and status 1
 //! (semihosting `SYS_EXIT`; QEMU passes it on). Output goes through `out.rs`, not `core::fmt`
 //! (the firmware links no panic path).
@@ -34,6 +36,7 @@
 #![no_std]
 #![no_main]
 
+mod cost;
 mod logistic;
 mod out;
 mod ripley;
@@ -41,7 +44,6 @@ mod stack;
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::debug;
-use out::Line;
 use rand_pcg::Pcg32;
 use sgmcmc::prelude::*;
 
@@ -80,11 +82,13 @@ const PER_BATCH: usize = if cfg!(feature = "quick") {
     5_000
 };
 const HMC_PER_BATCH: usize = if cfg!(feature = "quick") { 125 } else { 500 };
-/// The logistic regression's (its gradient sums over 50 points: a quarter of the Gaussian's
-/// steps keeps each QEMU run within about a minute; batches still span ≥ 20 autocorrelation
-/// times of the slowest sampler, SGLD, whose τ ≈ 1/(hλ_min) ≈ 56 steps).
-const LR_PER_BATCH: usize = PER_BATCH / 4;
-const LR_HMC_PER_BATCH: usize = HMC_PER_BATCH / 4;
+/// The logistic regression's (its gradient sums over 50 points: an eighth of the Gaussian's
+/// steps keeps the QEMU runs within CI's budget; batches still span ≥ 10 autocorrelation times
+/// of the slowest sampler, SGLD, whose τ ≈ 1/(hλ_min) ≈ 56 steps, and 62 HMC proposals (15 in
+/// the quick build) of nearly independent draws). Its burn-in is eight batches, at most `BURN`
+/// steps (2000 steps are 36 τ of SGLD from θ = 0, about five posterior sds from the mode).
+const LR_PER_BATCH: usize = PER_BATCH / 8;
+const LR_HMC_PER_BATCH: usize = HMC_PER_BATCH / 8;
 /// Standard errors a moment may deviate.
 const Z: f32 = 5.0;
 
@@ -148,11 +152,24 @@ fn check<T: Float, S: Sampler<T, M>, M>(
         fail((tag, name), T::NAME, "first step error");
         return false;
     }
-    for _ in 0..BURN.min(per_batch) {
+    for _ in 0..BURN.min(setup.burn_batches * per_batch) {
         if sampler.step(model, &mut rng).is_err() {
             fail((tag, name), T::NAME, "step error in burn-in");
             return false;
         }
+    }
+    // The instructions of a step (`cost.rs`; meaningful under QEMU's -icount): SysTick ticks of
+    // a batch of steps after the burn-in, and of the calibration loop.
+    let mut cost_ticks = 0;
+    if setup.stack {
+        let t0 = cost::now();
+        for _ in 0..cost::STEPS {
+            if sampler.step(model, &mut rng).is_err() {
+                fail((tag, name), T::NAME, "step error in the timed batch");
+                return false;
+            }
+        }
+        cost_ticks = cost::ticks(t0, cost::now());
     }
     let mut batch_mean = [[T::ZERO; DIM]; BATCHES];
     let mut batch_var = [[T::ZERO; DIM]; BATCHES];
@@ -183,39 +200,22 @@ fn check<T: Float, S: Sampler<T, M>, M>(
         let z = T::from_f32(Z);
         let pass = dm.abs() <= z * m_se && dv.abs() <= z * v_se;
         ok &= pass;
-        Line::new()
-            .text(if pass { "PASS " } else { "FAIL " })
-            .text(tag)
-            .text(name)
-            .text(" ")
-            .text(T::NAME)
-            .text(" θ")
-            .uint(i as u32)
-            .text(": mean ")
-            .fixed4(m.show())
-            .text(" (μ ")
-            .fixed4(truth_mean[i].show())
-            .text(", ±")
-            .fixed4((z * m_se).show())
-            .text("), var ")
-            .fixed4(v.show())
-            .text(" (σ² ")
-            .fixed4(target_var[i].show())
-            .text(", ±")
-            .fixed4((z * v_se).show())
-            .text(")")
-            .emit();
+        out::check(&out::Check {
+            pass,
+            case: (tag, name, T::NAME),
+            coordinate: i as u32,
+            mean: (m.show(), truth_mean[i].show(), (z * m_se).show()),
+            var: (v.show(), target_var[i].show(), (z * v_se).show()),
+        });
     }
     if setup.stack {
-        Line::new()
-            .text("stack ")
-            .text(name)
-            .text(" ")
-            .text(T::NAME)
-            .text(": ")
-            .uint(step_stack as u32)
-            .text(" bytes for one step")
-            .emit();
+        out::stack(name, T::NAME, step_stack as u32);
+        out::cost(
+            name,
+            T::NAME,
+            (cost_ticks, cost::STEPS),
+            cost::calibration(),
+        );
     }
     ok
 }
@@ -230,15 +230,7 @@ fn mean_se<T: Real>(values: impl Iterator<Item = T> + Clone) -> (T, T) {
 
 /// Prints `FAIL <tag><name> <type>: <what>`.
 fn fail((tag, name): (&str, &str), ty: &str, what: &str) {
-    Line::new()
-        .text("FAIL ")
-        .text(tag)
-        .text(name)
-        .text(" ")
-        .text(ty)
-        .text(": ")
-        .text(what)
-        .emit();
+    out::failure((tag, name, ty), what);
 }
 
 /// A model's sampler settings and truth.
@@ -256,7 +248,9 @@ struct Setup<T> {
     split_h: T,
     sgmgt_h: T,
     hmc_eps: T,
-    /// Steps per batch (HMC: proposals per batch).
+    /// Burn-in: `BURN` steps (HMC: proposals) at most, and at most this many batches.
+    burn_batches: usize,
+    /// Steps per batch.
     per_batch: usize,
     hmc_per_batch: usize,
     /// Print the stack one step used (once per sampler: the Gaussian's runs).
@@ -278,6 +272,7 @@ fn gaussian<T: Float>() -> Setup<T> {
         split_h: T::from_f32(0.1),
         sgmgt_h: T::from_f32(0.05),
         hmc_eps: T::from_f32(0.15),
+        burn_batches: 1,
         per_batch: PER_BATCH,
         hmc_per_batch: HMC_PER_BATCH,
         stack: true,
@@ -301,6 +296,7 @@ fn logistic_regression<T: Float>() -> Option<Setup<T>> {
         split_h: T::from_f32(0.05),
         sgmgt_h: T::from_f32(0.025),
         hmc_eps: T::from_f32(0.08),
+        burn_batches: 8,
         per_batch: LR_PER_BATCH,
         hmc_per_batch: LR_HMC_PER_BATCH,
         stack: false,
@@ -326,7 +322,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
                 let target = (setup.mean, setup.sgld_var);
                 ok &= check((setup, "sgld"), &mut s, m, target, (seed, setup.per_batch))
             }
-            Err(_) => ok = report_build_error("sgld"),
+            Err(_) => ok = report_build_error::<T>("sgld"),
         }
     }
     // SGHMC, SGNHT, mSGNHT: splitting (A–B–O–B–A), friction / diffusion 1.
@@ -344,7 +340,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
                     (seed + 1, setup.per_batch),
                 )
             }
-            Err(_) => ok = report_build_error("sghmc"),
+            Err(_) => ok = report_build_error::<T>("sghmc"),
         }
     }
     {
@@ -362,7 +358,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
                     (seed + 2, setup.per_batch),
                 )
             }
-            Err(_) => ok = report_build_error("sgnht"),
+            Err(_) => ok = report_build_error::<T>("sgnht"),
         }
     }
     {
@@ -380,7 +376,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
                     (seed + 3, setup.per_batch),
                 )
             }
-            Err(_) => ok = report_build_error("msgnht"),
+            Err(_) => ok = report_build_error::<T>("msgnht"),
         }
     }
     // SGMGT-D with its defaults (softened monomial-gamma kinetics, a = 1), splitting.
@@ -399,7 +395,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
                     (seed + 4, setup.per_batch),
                 )
             }
-            Err(_) => ok = report_build_error("sgmgt-d"),
+            Err(_) => ok = report_build_error::<T>("sgmgt-d"),
         }
     }
     // HMC: 10 leapfrog steps per proposal (Metropolis-corrected: exact moments).
@@ -416,7 +412,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
                     (seed + 5, setup.hmc_per_batch),
                 )
             }
-            Err(_) => ok = report_build_error("hmc"),
+            Err(_) => ok = report_build_error::<T>("hmc"),
         }
     }
     ok
@@ -428,28 +424,29 @@ fn run_models<T: Float>(seed: u64) -> bool {
     match logistic_regression::<T>() {
         Some(setup) => ok &= run_all(&setup, seed + 10),
         None => {
-            Line::new()
-                .text("FAIL lr ")
-                .text(T::NAME)
-                .text(": no positive definite Hessian for the reference quadrature")
-                .emit();
+            out::failure(
+                ("lr", "", T::NAME),
+                "no positive definite Hessian for the reference quadrature",
+            );
             ok = false;
         }
     }
     ok
 }
 
-fn report_build_error(name: &str) -> bool {
-    Line::new()
-        .text("FAIL ")
-        .text(name)
-        .text(": the sampler rejected its buffers or parameters")
-        .emit();
+fn report_build_error<T: Float>(name: &str) -> bool {
+    out::failure(
+        ("", name, T::NAME),
+        "the sampler rejected its buffers or parameters",
+    );
     false
 }
 
 #[entry]
 fn main() -> ! {
+    if let Some(peripherals) = cortex_m::Peripherals::take() {
+        cost::start(peripherals.SYST);
+    }
     #[cfg_attr(not(feature = "f64"), allow(unused_mut))]
     let mut ok = run_models::<f32>(100);
     #[cfg(feature = "f64")]
@@ -457,10 +454,10 @@ fn main() -> ! {
         ok &= run_models::<f64>(200);
     }
     if ok {
-        Line::new().text("sgmcmc-firmware: ok").emit();
+        out::message("sgmcmc-firmware: ok");
         debug::exit(debug::EXIT_SUCCESS);
     } else {
-        Line::new().text("sgmcmc-firmware: FAILED").emit();
+        out::message("sgmcmc-firmware: FAILED");
         debug::exit(debug::EXIT_FAILURE);
     }
     loop {}
@@ -471,7 +468,7 @@ fn main() -> ! {
 /// without `core::fmt` so as not to pull in the formatting machinery itself.)
 #[panic_handler]
 fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    Line::new().text("sgmcmc-firmware: panic").emit();
+    out::message("sgmcmc-firmware: panic");
     debug::exit(debug::EXIT_FAILURE);
     loop {}
 }

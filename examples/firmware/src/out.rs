@@ -1,19 +1,255 @@
-//! Semihosting output without `core::fmt`: lines built in a fixed buffer from text, integers and fixed-point decimals.
+//! The firmware's report lines over semihosting: as text built without `core::fmt`, or (feature `defmt`) as defmt frames decoded on the host.
 //!
-//! `core::fmt`'s float formatting (Grisu with a Dragon fallback) and even its integer
+//! Text: `core::fmt`'s float formatting (Grisu with a Dragon fallback) and even its integer
 //! formatting carry bounds checks that link panic entry points; the firmware must link none
-//! (`tools/panic_sites.py` checks it), so it prints through this writer instead: every access
-//! is checked (`get`, iterators), digits come from division by constants, and a line longer
-//! than the buffer is cut, never a panic.
+//! (`tools/panic_sites.py` checks it), so lines are built by [`Line`] instead: every access is
+//! checked (`get`, iterators), digits come from division by constants, and a line longer than
+//! the buffer is cut, never a panic.
+//!
+//! defmt: the same lines (ASCII: `th`, `mu`, `+-`, `s2`) as `defmt::println!` frames, written
+//! to the host's standard output by a global logger over `cortex-m-semihosting` (below; the
+//! published `defmt-semihosting` panics on re-entry, which would link a panic path). The host
+//! decodes them with `defmt-print` against the ELF (`tools/firmware.sh`).
 
+#[cfg(not(feature = "defmt"))]
 use cortex_m_semihosting::hio;
 
+/// One moment check: the estimate, the truth and the tolerance of a mean and a variance.
+pub struct Check<'a> {
+    pub pass: bool,
+    /// Model tag (`""` or `"lr-"`), sampler name, float type.
+    pub case: (&'a str, &'a str, &'a str),
+    pub coordinate: u32,
+    pub mean: (f32, f32, f32),
+    pub var: (f32, f32, f32),
+}
+
+/// `PASS|FAIL <tag><name> <type> θ<i>: mean m (μ μ, ±tol), var v (σ² σ², ±tol)`.
+#[cfg(not(feature = "defmt"))]
+pub fn check(c: &Check<'_>) {
+    let (tag, name, ty) = c.case;
+    Line::new()
+        .text(if c.pass { "PASS " } else { "FAIL " })
+        .text(tag)
+        .text(name)
+        .text(" ")
+        .text(ty)
+        .text(" θ")
+        .uint(c.coordinate)
+        .text(": mean ")
+        .fixed4(c.mean.0)
+        .text(" (μ ")
+        .fixed4(c.mean.1)
+        .text(", ±")
+        .fixed4(c.mean.2)
+        .text("), var ")
+        .fixed4(c.var.0)
+        .text(" (σ² ")
+        .fixed4(c.var.1)
+        .text(", ±")
+        .fixed4(c.var.2)
+        .text(")")
+        .emit();
+}
+
+/// `stack <name> <type>: <bytes> bytes for one step`.
+#[cfg(not(feature = "defmt"))]
+pub fn stack(name: &str, ty: &str, bytes: u32) {
+    Line::new()
+        .text("stack ")
+        .text(name)
+        .text(" ")
+        .text(ty)
+        .text(": ")
+        .uint(bytes)
+        .text(" bytes for one step")
+        .emit();
+}
+
+/// `cost <name> <type>: <ticks> ticks for <steps> steps, <ticks> ticks for <n> instructions`.
+#[cfg(not(feature = "defmt"))]
+pub fn cost(name: &str, ty: &str, (ticks, steps): (u32, u32), (cal_ticks, cal): (u32, u32)) {
+    Line::new()
+        .text("cost ")
+        .text(name)
+        .text(" ")
+        .text(ty)
+        .text(": ")
+        .uint(ticks)
+        .text(" ticks for ")
+        .uint(steps)
+        .text(" steps, ")
+        .uint(cal_ticks)
+        .text(" ticks for ")
+        .uint(cal)
+        .text(" instructions")
+        .emit();
+}
+
+/// `FAIL <tag><name> <type>: <what>`.
+#[cfg(not(feature = "defmt"))]
+pub fn failure((tag, name, ty): (&str, &str, &str), what: &str) {
+    Line::new()
+        .text("FAIL ")
+        .text(tag)
+        .text(name)
+        .text(" ")
+        .text(ty)
+        .text(": ")
+        .text(what)
+        .emit();
+}
+
+/// A line of text.
+#[cfg(not(feature = "defmt"))]
+pub fn message(text: &str) {
+    Line::new().text(text).emit();
+}
+
+#[cfg(feature = "defmt")]
+pub fn check(c: &Check<'_>) {
+    let (tag, name, ty) = c.case;
+    defmt::println!(
+        "{=str} {=str}{=str} {=str} th{=u32}: mean {=f32} (mu {=f32}, +-{=f32}), var {=f32} (s2 {=f32}, +-{=f32})",
+        if c.pass { "PASS" } else { "FAIL" },
+        tag,
+        name,
+        ty,
+        c.coordinate,
+        c.mean.0,
+        c.mean.1,
+        c.mean.2,
+        c.var.0,
+        c.var.1,
+        c.var.2
+    );
+}
+
+#[cfg(feature = "defmt")]
+pub fn stack(name: &str, ty: &str, bytes: u32) {
+    defmt::println!(
+        "stack {=str} {=str}: {=u32} bytes for one step",
+        name,
+        ty,
+        bytes
+    );
+}
+
+#[cfg(feature = "defmt")]
+pub fn cost(name: &str, ty: &str, (ticks, steps): (u32, u32), (cal_ticks, cal): (u32, u32)) {
+    defmt::println!(
+        "cost {=str} {=str}: {=u32} ticks for {=u32} steps, {=u32} ticks for {=u32} instructions",
+        name,
+        ty,
+        ticks,
+        steps,
+        cal_ticks,
+        cal
+    );
+}
+
+#[cfg(feature = "defmt")]
+pub fn failure((tag, name, ty): (&str, &str, &str), what: &str) {
+    defmt::println!("FAIL {=str}{=str} {=str}: {=str}", tag, name, ty, what);
+}
+
+#[cfg(feature = "defmt")]
+pub fn message(text: &str) {
+    defmt::println!("{=str}", text);
+}
+
+/// defmt's global logger: frames encoded by `defmt::Encoder` and written to the host's standard
+/// output through `cortex-m-semihosting`, interrupts masked from `acquire` to `release`.
+#[cfg(feature = "defmt")]
+mod logger {
+    use core::cell::UnsafeCell;
+    use core::sync::atomic::{AtomicBool, Ordering};
+    use cortex_m_semihosting::hio::{self, HostStream};
+
+    #[defmt::global_logger]
+    struct Logger;
+
+    /// What `defmt::panic!` and friends call: report and exit with status 1 (defmt's default
+    /// calls `core::panic!`, which would link a panic path; nothing in the firmware calls it).
+    #[defmt::panic_handler]
+    fn defmt_panic() -> ! {
+        cortex_m_semihosting::debug::exit(cortex_m_semihosting::debug::EXIT_FAILURE);
+        loop {}
+    }
+
+    /// The encoder and the host stream; only touched between `acquire` and `release`.
+    struct State {
+        encoder: UnsafeCell<defmt::Encoder>,
+        stdout: UnsafeCell<Option<HostStream>>,
+        interrupts_were_enabled: UnsafeCell<bool>,
+    }
+    // SAFETY: single core; every access happens with interrupts masked and `TAKEN` set.
+    unsafe impl Sync for State {}
+
+    static STATE: State = State {
+        encoder: UnsafeCell::new(defmt::Encoder::new()),
+        stdout: UnsafeCell::new(None),
+        interrupts_were_enabled: UnsafeCell::new(false),
+    };
+    static TAKEN: AtomicBool = AtomicBool::new(false);
+
+    fn write_bytes(bytes: &[u8]) {
+        // SAFETY: called only while the logger is acquired (below).
+        let stdout = unsafe { &mut *STATE.stdout.get() };
+        if stdout.is_none() {
+            *stdout = hio::hstdout().ok();
+        }
+        if let Some(out) = stdout {
+            let _ = out.write_all(bytes);
+        }
+    }
+
+    // SAFETY: acquire/release bracket every frame with interrupts masked; a re-entrant acquire
+    // (impossible here: nothing logs from an interrupt) drops the frame instead of panicking.
+    unsafe impl defmt::Logger for Logger {
+        fn acquire() {
+            let primask = cortex_m::register::primask::read();
+            cortex_m::interrupt::disable();
+            if TAKEN.swap(true, Ordering::Acquire) {
+                return;
+            }
+            // SAFETY: exclusive: interrupts masked and TAKEN was clear.
+            unsafe {
+                *STATE.interrupts_were_enabled.get() = primask.is_active();
+                (*STATE.encoder.get()).start_frame(write_bytes);
+            }
+        }
+
+        unsafe fn flush() {}
+
+        unsafe fn release() {
+            // SAFETY: the caller acquired the logger.
+            let enable = unsafe {
+                (*STATE.encoder.get()).end_frame(write_bytes);
+                *STATE.interrupts_were_enabled.get()
+            };
+            TAKEN.store(false, Ordering::Release);
+            if enable {
+                // SAFETY: restores the state `acquire` found.
+                unsafe { cortex_m::interrupt::enable() };
+            }
+        }
+
+        unsafe fn write(bytes: &[u8]) {
+            // SAFETY: the caller acquired the logger.
+            unsafe { (*STATE.encoder.get()).write(bytes, write_bytes) };
+        }
+    }
+}
+
 /// One output line, up to [`Line::CAPACITY`] bytes.
+#[cfg(not(feature = "defmt"))]
 pub struct Line {
     buf: [u8; Line::CAPACITY],
     len: usize,
 }
 
+#[cfg(not(feature = "defmt"))]
 impl Line {
     /// Bytes per line (longer text is cut).
     pub const CAPACITY: usize = 200;
