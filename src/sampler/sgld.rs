@@ -129,8 +129,10 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
             .chunks_mut(NOISE_BLOCK)
             .zip(self.grad.chunks(NOISE_BLOCK));
         for (theta, grad) in blocks {
-            let z = &mut block[..theta.len()];
-            normals.fill(z);
+            // Whole rounds, as in `lanes::sweep`: the same values, stored by whole vectors.
+            let whole = theta.len().next_multiple_of(T::NormalLanes::GRAIN);
+            normals.fill(block.get_mut(..whole).unwrap_or_default());
+            let z = block.get(..theta.len()).unwrap_or_default();
             // A plain zipped loop: the slices cannot alias, so the loop vectoriser takes it
             // at the build's full vector width (through `zip3`'s 8-lane chunks the SLP
             // vectoriser produced half-width and scalar code here).
