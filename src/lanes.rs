@@ -186,8 +186,8 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 // Whole rounds (NOISE_BLOCK is a multiple of every GRAIN): the same values in
                 // the first theta.len() slots as a fill of exactly that length, which would
                 // discard the rest of its last round anyway, but written by whole-vector
-                // stores that the pass's vector loads forward from (a short block's
-                // element-wise tail copy stalled them: about a tenth of a d = 17 step).
+                // stores that the pass's vector loads forward from (the element-wise tail
+                // copy of a short block stalled them in profiles of a d = 17 step).
                 let whole = theta.len().next_multiple_of(T::NormalLanes::GRAIN);
                 generator.fill(block.get_mut(..whole).unwrap_or_default());
                 // (More than EXTRA_NORMALS blocks would be a bug in this crate; the zip keeps

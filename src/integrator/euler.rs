@@ -136,11 +136,12 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
 }
 
 /// The per-lane sums of a pass (see [`Sums`]) and its finiteness guard: Σ of 0·x over θ and
-/// ξ is 0 exactly when all are finite (p is covered by Σ p∇K).
+/// ξ is 0 exactly when all are finite (p is covered by Σ p∇K). Σ (∂K/∂pᵢ)² is summed only when
+/// the thermostat `X` reads it, and for the identity mass `K` is Σ p∇K itself.
+///
 /// Lanes are taken modulo [`LANES`] (a mask): the passes hand in lane < `LANES`, but in a
 /// chunk's tail the compiler cannot see it, and a plain index would link a bounds-check panic
-/// into every firmware. Σ (∂K/∂pᵢ)² is summed only when
-/// the thermostat `X` reads it, and for the identity mass `K` is Σ p∇K itself.
+/// into every firmware.
 pub(crate) struct Accumulators<T, K, X> {
     virial: [T; LANES],
     grad_sq: [T; LANES],

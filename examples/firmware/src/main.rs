@@ -28,10 +28,9 @@
 //! tolerances; the logistic regression's cases are prefixed `lr-`), the stack one step of each
 //! sampler used on the Gaussian (`stack.rs`: painted, one step, scanned) and the SysTick ticks
 //! of 64 of its steps with those of a calibration loop (`cost.rs`: instructions per step under
-//! QEMU's `-icount`), then
-//! `sgmcmc-firmware: ok` and exit status 0, or `sgmcmc-firmware: FAILED` and status 1
-//! (semihosting `SYS_EXIT`; QEMU passes it on). Output goes through `out.rs`, not `core::fmt`
-//! (the firmware links no panic path).
+//! QEMU's `-icount`), then `sgmcmc-firmware: ok` and exit status 0, or `sgmcmc-firmware:
+//! FAILED` and status 1 (semihosting `SYS_EXIT`; QEMU passes it on). Output goes through
+//! `out.rs`, not `core::fmt` (the firmware links no panic path).
 
 #![no_std]
 #![no_main]
