@@ -42,6 +42,15 @@ declare -A CORE=(
 # Software double-precision routines of compiler-builtins (EABI and GCC names).
 SOFT_DOUBLE='^(__aeabi_d[a-z0-9]+|__aeabi_[a-z0-9]+2d|__[a-z0-9]*df[0-9a-z]*)$'
 
+# Runs an ELF of $target under QEMU (semihosting for output and exit status; -icount shift=0,
+# one virtual nanosecond per instruction, for the firmware's instruction counts).
+run_qemu() {
+  # shellcheck disable=SC2086
+  timeout 900 qemu-system-arm ${QEMU[$target]} -icount shift=0 \
+    -semihosting-config enable=on,target=native -nographic -monitor none -serial none \
+    -kernel "$1"
+}
+
 status=0
 # target variant build-flags run|no|defmt (The M0 emulates every float operation in software:
 # it runs the f32 checks with a quarter of the steps, `quick`, whose tolerances widen
@@ -99,10 +108,7 @@ for line in "${plan[@]}"; do
     # defmt frames on QEMU's standard output, decoded on the host against the ELF.
     t0=$(date +%s)
     qemu_status=0
-    # shellcheck disable=SC2086
-    timeout 900 qemu-system-arm ${QEMU[$target]} -icount shift=0 -semihosting-config enable=on,target=native \
-      -nographic -monitor none -serial none -kernel "$elf" > "$out_dir/$target-$variant.frames" \
-      2>/dev/null || qemu_status=$?
+    run_qemu "$elf" > "$out_dir/$target-$variant.frames" 2>/dev/null || qemu_status=$?
     "$defmt_print" -e "$elf" < "$out_dir/$target-$variant.frames" > "$out_dir/$target-$variant.log" 2>&1 || true
     frames=$(wc -c < "$out_dir/$target-$variant.frames")
     if [[ $qemu_status -eq 0 ]] && grep -q "^sgmcmc-firmware: ok" "$out_dir/$target-$variant.log" \
@@ -115,9 +121,7 @@ for line in "${plan[@]}"; do
   fi
   if [[ $run == run ]]; then
     t0=$(date +%s)
-    # shellcheck disable=SC2086
-    if timeout 900 qemu-system-arm ${QEMU[$target]} -icount shift=0 -semihosting-config enable=on,target=native \
-        -nographic -monitor none -serial none -kernel "$elf" > "$out_dir/$target-$variant.log" 2>&1; then
+    if run_qemu "$elf" > "$out_dir/$target-$variant.log" 2>&1; then
       echo "   QEMU: every check passed, $(( $(date +%s) - t0 )) s"
     else
       echo "   QEMU: FAILED (exit status $?), $(( $(date +%s) - t0 )) s"; status=1

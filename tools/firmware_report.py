@@ -74,6 +74,22 @@ def step_code(elf):
     return sizes
 
 
+def print_per_sampler(print, values):
+    """A table of {(sampler, type, target, variant): value}: a row per sampler and type (f32
+    first), a column per build that reported any."""
+    order = list(CORES)
+    cols = sorted({(t, v) for (_, _, t, v) in values}, key=lambda c: (order.index(c[0]), c[1]))
+    print("| sampler | type | " + " | ".join(f"{CORES[t]} ({v})" for t, v in cols) + " |")
+    print("|---|---|" + "---:|" * len(cols))
+    samplers = []
+    for (name, ty, _, _) in values:
+        if (name, ty) not in samplers:
+            samplers.append((name, ty))
+    for name, ty in sorted(samplers, key=lambda x: (x[1], x[0])):
+        vals = [str(values.get((name, ty, t, v), "")) for t, v in cols]
+        print(f"| {name} | {ty} | " + " | ".join(vals) + " |")
+
+
 def main():
     d, doc, readme = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     lines = []
@@ -147,16 +163,7 @@ def main():
               "finds the deepest overwritten word (`examples/firmware/src/stack.rs`); it includes the "
               "gradient closure's frame and, for the SDE samplers, the noise blocks on the stack "
               "(128 normals, plus SGMGT's four further blocks).\n")
-        cols = sorted({(t, v) for (_, _, t, v) in stacks}, key=lambda c: (order.index(c[0]), c[1]))
-        print("| sampler | type | " + " | ".join(f"{CORES[t]} ({v})" for t, v in cols) + " |")
-        print("|---|---|" + "---:|" * len(cols))
-        samplers = []
-        for (name, ty, _, _) in stacks:
-            if (name, ty) not in samplers:
-                samplers.append((name, ty))
-        for name, ty in sorted(samplers, key=lambda x: (x[1], x[0])):
-            vals = [str(stacks.get((name, ty, t, v), "")) for t, v in cols]
-            print(f"| {name} | {ty} | " + " | ".join(vals) + " |")
+        print_per_sampler(print, stacks)
     if costs:
         print("\nInstructions per step, executed under QEMU with `-icount shift=0` (its virtual clock "
               "advances one nanosecond per instruction, and SysTick counts it): SysTick ticks of 64 "
@@ -172,16 +179,7 @@ def main():
               "build's counts are within 0.5 % of libm's: a step's transcendental work is the "
               "noise's own polynomials, which no shim touches (only HMC's Metropolis exp and "
               "SGMGT-D's kinetics call the shim).\n")
-        cols = sorted({(t, v) for (_, _, t, v) in costs}, key=lambda c: (order.index(c[0]), c[1]))
-        print("| sampler | type | " + " | ".join(f"{CORES[t]} ({v})" for t, v in cols) + " |")
-        print("|---|---|" + "---:|" * len(cols))
-        samplers = []
-        for (name, ty, _, _) in costs:
-            if (name, ty) not in samplers:
-                samplers.append((name, ty))
-        for name, ty in sorted(samplers, key=lambda x: (x[1], x[0])):
-            vals = [str(costs.get((name, ty, t, v), "")) for t, v in cols]
-            print(f"| {name} | {ty} | " + " | ".join(vals) + " |")
+        print_per_sampler(print, costs)
     doc.write_text("\n".join(lines) + "\n")
     text = readme.read_text()
     begin, end = "<!-- firmware-table -->", "<!-- /firmware-table -->"
