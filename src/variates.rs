@@ -50,19 +50,23 @@ pub fn gamma<T: Real, R: Rng + ?Sized>(rng: &mut R, shape: T) -> T {
     gamma_at_least_one(rng, shape)
 }
 
-/// shape · ln G for G ~ Gamma(`shape`) (finite, > 0), without forming G: for `shape` < 1 the
-/// boost in log space, shape·ln X + ln U with X ~ Gamma(shape + 1) (so a tiny shape, whose
-/// U^{1/shape} underflows, still gives a finite value); for `shape` ≥ 1, shape·ln G directly.
-/// The scaling keeps the result O(1) for every shape: its sd is about √shape for a large
-/// shape (where ln G ≈ ln shape + N(0, 1/shape)) and 1 for a tiny one (where it tends to ln U).
+/// shape · (ln G₁ − ln G₂) for independent G₁, G₂ ~ Gamma(`shape`) (finite, > 0), without
+/// forming an overflowing or underflowing term: for `shape` < 1 each ln G by the boost in log
+/// space, shape·ln X + ln U with X ~ Gamma(shape + 1) (a tiny shape's U^{1/shape} would
+/// underflow); for `shape` ≥ 1 the difference first, then the factor (shape·ln G alone would
+/// overflow `f32` for shape ≳ 10³⁶, while the product stays near √(2·shape)).
 #[inline]
-pub(crate) fn scaled_ln_gamma<T: Real, R: Rng + ?Sized>(rng: &mut R, shape: T) -> T {
+pub(crate) fn scaled_ln_gamma_difference<T: Real, R: Rng + ?Sized>(rng: &mut R, shape: T) -> T {
     if shape < T::ONE {
-        let x = gamma_at_least_one(rng, shape + T::ONE);
-        let u = T::uniform_open(rng);
-        shape * x.ln() + u.ln()
+        let mut term = || {
+            let x = gamma_at_least_one(rng, shape + T::ONE);
+            shape * x.ln() + T::uniform_open(rng).ln()
+        };
+        let first = term();
+        first - term()
     } else {
-        shape * gamma_at_least_one(rng, shape).ln()
+        let first = gamma_at_least_one(rng, shape).ln();
+        shape * (first - gamma_at_least_one(rng, shape).ln())
     }
 }
 

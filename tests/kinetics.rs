@@ -806,3 +806,17 @@ fn sample_all_counts_proposals() {
     );
     assert!((k.total_energy(&p) - p.iter().map(|&x| k.energy(0, x)).sum::<f64>()).abs() < 1e-9);
 }
+
+#[test]
+fn eq12_a1_draws_are_finite_at_extreme_softening() {
+    // The direct sampler at c = 10⁻³⁷ (ν = 10³⁷: ν·ln G alone would overflow f32) and
+    // c = 10³⁷ (ν = 10⁻³⁷: U^{1/ν} would underflow): every draw finite, one proposal each.
+    let mut rng = pcg(160);
+    for c in [1e-37f32, 1e37] {
+        let k = MonomialGamma::softened(1.0f32, c).unwrap();
+        for _ in 0..1000 {
+            let (p, tries) = k.sample_counted(0, &mut rng);
+            assert!(p.is_finite() && tries == 1, "c = {c}: {p}");
+        }
+    }
+}

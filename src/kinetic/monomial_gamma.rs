@@ -8,7 +8,7 @@ use super::Kinetic;
 use crate::error::{LayoutError, Param, ParamError};
 use crate::real::Real;
 use crate::validate::{finite, positive};
-use crate::variates::{gamma, scaled_ln_gamma};
+use crate::variates::{gamma, scaled_ln_gamma_difference};
 use rand_core::Rng;
 
 /// Which form of the monomial-gamma kinetic energy a [`MonomialGamma`] is (formulas in
@@ -523,10 +523,10 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
             return (self.stiff_draw(rng), 1);
         }
         if self.kind == Softening::Eq12 && self.a == T::ONE {
-            // p = (ln G₁ − ln G₂)/c = ν(ln G₁ − ln G₂) with ν = 1/c, each term formed as
-            // ν·ln G by `scaled_ln_gamma` (finite for every c > 0: no G itself underflows).
+            // p = (ln G₁ − ln G₂)/c = ν(ln G₁ − ln G₂) with ν = 1/c, formed by
+            // `scaled_ln_gamma_difference` so that it is finite for every finite c > 0.
             let nu = T::ONE / self.c;
-            return (scaled_ln_gamma(rng, nu) - scaled_ln_gamma(rng, nu), 1);
+            return (scaled_ln_gamma_difference(rng, nu), 1);
         }
         let mut p = T::ZERO;
         for k in 1..=Self::MAX_PROPOSALS {
