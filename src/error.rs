@@ -158,6 +158,8 @@ pub enum Buffer {
     /// SGMGT-D's per-coordinate gradient-noise estimates B̂ᵢ
     /// ([`crate::sampler::Sgmgt::set_noise_estimates`]).
     NoiseEstimates,
+    /// SG-NPHMC's scalar thermostat momentum q (and its thermostat s).
+    ThermostatMomentum,
 }
 
 impl Buffer {
@@ -170,6 +172,7 @@ impl Buffer {
             Buffer::Workspace => "workspace",
             Buffer::InverseMass => "inverse mass",
             Buffer::NoiseEstimates => "noise estimates B̂",
+            Buffer::ThermostatMomentum => "thermostat momentum q",
         }
     }
 }
@@ -294,9 +297,11 @@ pub enum StepError {
     /// The model's energy U(θ) at the current θ is not finite, so Metropolis–Hastings cannot
     /// start (HMC only; a non-finite energy at a *proposal* is a rejection, not an error).
     NonFiniteEnergy,
-    /// The step completed but left a non-finite value in the state (the sampler diverged: the step
-    /// size is too large for the model). The state is left as computed, for inspection; reset it
-    /// before stepping again.
+    /// The step left a non-finite value in the state (the sampler diverged: the step size is too
+    /// large for the model). HMC never returns it (such a proposal is rejected); SG-NPHMC and
+    /// the MCEM wrapper restore the state before the call. The SDE samplers (SGLD, SGHMC,
+    /// SGNHT, mSGNHT, SGMGT) still leave the state as computed, for inspection: reset it before
+    /// stepping again (their rollback would need a copy of θ, p and ξ per step, not built yet).
     NonFiniteState {
         /// Which buffer.
         buffer: Buffer,
@@ -309,9 +314,10 @@ pub enum StepError {
     /// the current (s, q). The step was abandoned and the state is bit-for-bit what it was
     /// before it.
     ThermostatBreakdown,
-    /// An MCEM wrapper ([`crate::adapt::Mcem`]) completed its E-step (the chain moved and the
-    /// momentum was stored) but the M-step that followed failed; M⁻¹ (and Q) are unchanged and
-    /// stepping again is safe.
+    /// An MCEM wrapper ([`crate::adapt::Mcem`]) could not store its E-step sample: a layout
+    /// error of its own statistics, which its constructor rules out (a bug in this crate if
+    /// seen). The step was undone. (A rejected M-step estimate is not an error: the wrapper
+    /// keeps M⁻¹ and counts it, [`crate::adapt::Mcem::m_step_failures`].)
     MStep(MStepError),
 }
 

@@ -1976,10 +1976,10 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
 
     // MCEM workspaces of the wrong length: one entry short, or the dense length around a
     // diagonal sampler (the old workspace's separate shape, which could disagree with the
-    // sampler's, is now the sampler's own). The documented lengths: 16d + 3 (diagonal),
-    // 13d + 3 + 4d² (dense), `usize::MAX` on overflow.
-    assert_eq!(em_len(MassShape::Diagonal), 16 * n + 3);
-    assert_eq!(em_len(MassShape::Dense), 13 * n + 3 + 4 * n * n);
+    // sampler's, is now the sampler's own). The documented lengths: 19d + 3 (diagonal),
+    // 16d + 3 + 4d² (dense), `usize::MAX` on overflow.
+    assert_eq!(em_len(MassShape::Diagonal), 19 * n + 3);
+    assert_eq!(em_len(MassShape::Dense), 16 * n + 3 + 4 * n * n);
     assert_eq!(
         Mcem::<f64, Sghmc<'static, f64>>::workspace_len(usize::MAX, MassShape::Dense),
         usize::MAX

@@ -188,7 +188,7 @@ impl From<StepError> for DemoError {
 /// Runs the demo.
 pub fn run(config: DemoConfig) -> Result<DemoReport, DemoError> {
     let data = LinearRegression::simulate(config.n, config.d, config.seed);
-    let mut grad = data.minibatch_gradient(config.batch, config.seed + 1);
+    let mut grad = data.minibatch_gradient(config.batch, config.seed.wrapping_add(1));
     let d = config.d;
     let mut start = Start {
         theta: vec![0.0; d],

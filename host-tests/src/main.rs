@@ -83,8 +83,8 @@ struct CommonArgs {
     /// Base seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Independent chains per configuration (run in parallel).
-    #[arg(long, default_value_t = 1)]
+    /// Independent chains per configuration (run in parallel; 1 to 1024).
+    #[arg(long, default_value_t = 1, value_parser = chain_count)]
     chains: usize,
     /// Output directory for CSV files and PNG figures.
     #[arg(long, default_value = "host-tests/out")]
@@ -92,6 +92,22 @@ struct CommonArgs {
     /// CI-sized run (seconds) instead of the paper-sized one.
     #[arg(long)]
     quick: bool,
+}
+
+/// The most chains (or runs) one configuration may ask for: every chain keeps its draws in
+/// memory, so an unbounded count (`--chains 100000`) grew memory until killed.
+const MAX_CHAINS: usize = 1024;
+
+/// `--chains` / `--runs`: an integer from 1 to [`MAX_CHAINS`] (clap names the flag).
+fn chain_count(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if (1..=MAX_CHAINS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("must be from 1 to {MAX_CHAINS}, got {n}"))
+    }
 }
 
 impl CommonArgs {
@@ -106,8 +122,8 @@ struct RunsArgs {
     /// Base seed (of the chains; the data sets are fixed).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Independent runs per method (and data set) [default: 5, or 2 with --quick].
-    #[arg(long, visible_alias = "chains")]
+    /// Independent runs per method (and data set; 1 to 1024) [default: 5, or 2 with --quick].
+    #[arg(long, visible_alias = "chains", value_parser = chain_count)]
     runs: Option<usize>,
     /// Output directory for CSV files and PNG figures.
     #[arg(long, default_value = "host-tests/out")]

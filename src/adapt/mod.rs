@@ -7,4 +7,5 @@
 
 mod mcem;
 
+pub(crate) use mcem::SavedState;
 pub use mcem::{EmSampler, MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};

@@ -115,9 +115,14 @@ impl<T: Real> MonomialGamma<T> {
         Self::new(Softening::Eq12, T::ONE, T::from_f32(5.0))
     }
 
-    /// Validates a: finite and ≥ ½.
+    /// Validates a: finite, ≥ ½, and small enough that the draws p = ±u^a, u ~ Gamma(a), stay
+    /// finite in `T`: u^a ≤ `T::MAX` for u up to a + 13√a + 50, beyond which Gamma(a) has
+    /// probability below 10⁻²⁵. That is a ≤ 18.4 in `f32` and a ≤ 123 in `f64` (without the cap
+    /// a draw overflowed to ±∞ from about a ≈ 30 in `f32` and a ≈ 140 in `f64`).
     fn check_a(a: T) -> Result<T, ParamError> {
-        if finite(a, Param::MonomialExponent)? >= T::HALF {
+        let a = finite(a, Param::MonomialExponent)?;
+        let quantile = a + T::from_f32(13.0) * a.sqrt() + T::from_f32(50.0);
+        if a >= T::HALF && a * quantile.ln() <= T::MAX.ln() {
             Ok(a)
         } else {
             Err(ParamError::OutOfRange(Param::MonomialExponent))
@@ -125,12 +130,12 @@ impl<T: Real> MonomialGamma<T> {
     }
 
     /// The stiff kinetics K(p) = |p|^{1/a} of Zhang et al. 2017, eq. 3 (M = I). At a = ½ this is
-    /// K = p², i.e. p ~ N(0, ½). Draws are exact (p = ±u^a, u ~ Gamma(a)); for a large `a` they
-    /// overflow to ±∞ (from about a ≈ 25 in `f32`, a ≈ 140 in `f64`).
+    /// K = p², i.e. p ~ N(0, ½). Draws are exact (p = ±u^a, u ~ Gamma(a)).
     ///
     /// # Errors
     ///
-    /// [`Param::MonomialExponent`]: `a` not finite, or below ½.
+    /// [`Param::MonomialExponent`]: `a` not finite, below ½, or so large that draws could
+    /// overflow `T` (a > 18.4 in `f32`, a > 123 in `f64`; see `docs/monomial-gamma.md`).
     pub fn stiff(a: T) -> Result<Self, ParamError> {
         let a = Self::check_a(a)?;
         Ok(Self::new(Softening::Stiff, a, T::INFINITY))
@@ -163,8 +168,8 @@ impl<T: Real> MonomialGamma<T> {
     ///
     /// # Errors
     ///
-    /// [`Param::MonomialExponent`]: `a` not finite, or below ½. [`Param::Softening`]: `c` not
-    /// finite, ≤ 0, or so extreme that ε² = c^{−2a} underflows to 0 or overflows in `T`.
+    /// [`Param::MonomialExponent`]: `a` not finite, below ½, or above the cap of
+    /// [`MonomialGamma::stiff`]. [`Param::Softening`]: `c` not finite, ≤ 0, or so extreme that ε² = c^{−2a} underflows to 0 or overflows in `T`.
     pub fn softened_power(a: T, c: T) -> Result<Self, ParamError> {
         let a = Self::check_a(a)?;
         let c = positive(c, Param::Softening)?;
@@ -269,6 +274,9 @@ impl<T: Real> MonomialGamma<T> {
         } else {
             u.powf(self.a)
         };
+        // `check_a` makes an overflow of u^a a 10⁻²⁵ event; should it happen, the draw is
+        // clamped to ±MAX so that a redraw never leaves a non-finite momentum.
+        let r = clamp_finite(r);
         if rng.next_u32() & 1 == 0 { r } else { -r }
     }
 

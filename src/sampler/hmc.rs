@@ -8,6 +8,7 @@ use crate::gradient::{Energy, Gradient};
 use crate::integrator::leapfrog;
 use crate::integrator::sde::{Kinetics, KineticsVisitor, visit_mass};
 use crate::kinetic::MassBuffer;
+use crate::lanes::first_non_finite;
 use crate::real::Real;
 use crate::validate::positive;
 use rand_core::Rng;
@@ -68,7 +69,8 @@ pub(crate) fn check_steps(steps: u32) -> Result<(), ParamError> {
 /// the end point with probability min(1, e^{H₀ − H₁}). Exact for any h: the leapfrog's error
 /// lowers the acceptance rate, it does not bias the chain.
 ///
-/// A proposal whose energy is not finite is rejected (a divergence). A proposal whose gradient
+/// A proposal whose energy, end position or end momentum is not finite is rejected (a
+/// divergence; θ, p and the cached gradient are restored). A proposal whose gradient
 /// becomes non-finite is abandoned: θ, p and the cached gradient are restored bit for bit and
 /// [`StepError::NonFiniteGradient`] is returned; stepping again is safe. The mass is the
 /// identity unless [`Hmc::set_mass`] gives one (diagonal or dense, adaptable in place for
@@ -95,6 +97,15 @@ pub struct Hmc<'a, T> {
 }
 
 impl<'a, T: Real> Hmc<'a, T> {
+    /// Saves θ, p, the cached ∇U and U (the MCEM wrapper's rollback).
+    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+    }
+
+    /// Restores what [`Self::save_state`] saved.
+    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+    }
     /// Borrows θ (finite), p and the workspace (`workspace_len(n)` = 4n entries); θ and p of one
     /// length n ≥ 1. The mass is the identity.
     pub fn new(
@@ -188,7 +199,16 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
             s.restore();
             return Err(e);
         }
-        let u1 = model.energy(s.theta);
+        // A proposal that left the finite numbers (θ or p overflowed, e.g. a huge step over a
+        // flat region, where the energy may stay finite) is a divergence: rejected, and p is
+        // restored too, since the end momentum is not finite either (the state contract: an
+        // `Ok` leaves a finite state).
+        let diverged = first_non_finite(s.theta).is_some() || first_non_finite(s.p).is_some();
+        let u1 = if diverged {
+            T::INFINITY
+        } else {
+            model.energy(s.theta)
+        };
         let kinetic = s.kinetic();
         let log_ratio = h0 - (u1 + kinetic);
         // A non-finite energy (a divergence) compares false and is rejected.
@@ -200,9 +220,14 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
         let accepted = T::uniform(rng) < acceptance;
         if accepted {
             s.energy = Some(u1);
+        } else if diverged {
+            s.restore();
         } else {
             s.restore_position();
         }
+        // The kinetic temperature of p as the step leaves it (the proposal's end momentum, but
+        // for a divergence, whose p was restored).
+        let kinetic = if diverged { s.kinetic() } else { kinetic };
         let mut stats = StepStats::new(step_size);
         stats.kinetic_temperature = Some(T::TWO * kinetic / s.dim());
         stats.acceptance = Some(acceptance);

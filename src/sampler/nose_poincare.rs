@@ -135,8 +135,8 @@ impl<T: Real> SgNphmcParams<T> {
 /// A non-finite gradient ([`StepError::NonFiniteGradient`]) or value
 /// ([`StepError::NonFiniteEnergy`]), or a thermostat update without an admissible solution
 /// ([`StepError::ThermostatBreakdown`]), abandons the whole step: θ, p, s, q, H₀ and the cached
-/// gradient are restored bit for bit. A non-finite p or q at the end of a step is
-/// [`StepError::NonFiniteState`] (the state is left as computed).
+/// gradient are restored bit for bit. So is a step that leaves θ, p or q non-finite, which
+/// returns [`StepError::NonFiniteState`] (naming [`Buffer::ThermostatMomentum`] for q).
 ///
 /// # Example
 /// ```
@@ -165,6 +165,23 @@ pub struct SgNphmc<'a, T> {
 }
 
 impl<'a, T: Real> SgNphmc<'a, T> {
+    /// Saves θ, p, the cached ∇U and U, s, q and H₀ (the MCEM wrapper's rollback).
+    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+        saved.scalars[0] = Some(self.s);
+        saved.scalars[1] = Some(self.q);
+        saved.scalars[2] = self.h0;
+    }
+
+    /// Restores what [`Self::save_state`] saved.
+    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+        if let (Some(s), Some(q)) = (saved.scalars[0], saved.scalars[1]) {
+            self.s = s;
+            self.q = q;
+        }
+        self.h0 = saved.scalars[2];
+    }
     /// Borrows θ and p (finite, one length n ≥ 1) and the workspace (`workspace_len(n)` = 4n
     /// entries). The thermostat starts at s = 1, q = 0; the mass is the identity.
     pub fn new(
@@ -307,11 +324,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         }
         self.shell.save();
         let saved = (self.s, self.q, self.h0, self.shell.energy);
-        if let Err(e) = self.leapfrog(model, steps) {
-            self.restore(saved);
-            return Err(e);
-        }
-        self.check_state()
+        self.leapfrog_or_restore(model, steps, saved)
     }
 
     /// One Alg. 4 block of `steps` leapfrog steps (what [`step`](Sampler::step) does with
@@ -329,11 +342,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         let saved = (self.s, self.q, self.h0, self.shell.energy);
         self.draw(rng);
         self.h0 = Some(self.zero_level(u));
-        if let Err(e) = self.leapfrog(model, steps) {
-            self.restore(saved);
-            return Err(e);
-        }
-        self.check_state()?;
+        self.leapfrog_or_restore(model, steps, saved)?;
         Ok(self.stats())
     }
 
@@ -389,16 +398,38 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         Ok(())
     }
 
-    fn check_state(&self) -> Result<(), StepError> {
-        if let Some(index) = first_non_finite(self.shell.p) {
-            return Err(StepError::NonFiniteState {
-                buffer: Buffer::Momentum,
-                index,
-            });
+    /// `steps` leapfrog steps; on any error, or a state that left the finite numbers, the state
+    /// before the call (`saved`, with the shell's saved copies) is restored bit for bit.
+    #[allow(clippy::type_complexity)]
+    fn leapfrog_or_restore<M: Energy<T> + ?Sized>(
+        &mut self,
+        model: &mut M,
+        steps: u32,
+        saved: (T, T, Option<T>, Option<T>),
+    ) -> Result<(), StepError> {
+        let result = self
+            .leapfrog(model, steps)
+            .and_then(|()| self.check_state());
+        if result.is_err() {
+            self.restore(saved);
         }
-        if !self.q.is_finite() {
+        result
+    }
+
+    /// The first non-finite part of the state after a step: θ, p, then the thermostat
+    /// momentum q and the thermostat s (s > 0 and finite is kept by the update itself).
+    fn check_state(&self) -> Result<(), StepError> {
+        let bad = |buffer, a: &[T]| {
+            first_non_finite(a).map(|index| StepError::NonFiniteState { buffer, index })
+        };
+        if let Some(e) =
+            bad(Buffer::Theta, self.shell.theta).or_else(|| bad(Buffer::Momentum, self.shell.p))
+        {
+            return Err(e);
+        }
+        if !(self.q.is_finite() && self.s.is_finite()) {
             return Err(StepError::NonFiniteState {
-                buffer: Buffer::Thermostat,
+                buffer: Buffer::ThermostatMomentum,
                 index: 0,
             });
         }

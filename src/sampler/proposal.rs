@@ -25,6 +25,22 @@ pub(crate) struct Proposal<'a, T> {
 }
 
 impl<'a, T: Real> Proposal<'a, T> {
+    /// Saves θ, p, the cached ∇U and U into `saved` (the MCEM wrapper's rollback).
+    pub fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        copy_into(saved.theta, self.theta);
+        copy_into(saved.p, self.p);
+        copy_into(saved.grad, self.grad);
+        saved.scalars[3] = self.energy;
+    }
+
+    /// Restores what [`Proposal::save_state`] saved.
+    pub fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        copy_into(self.theta, saved.theta);
+        copy_into(self.p, saved.p);
+        copy_into(self.grad, saved.grad);
+        self.energy = saved.scalars[3];
+    }
+
     /// The workspace length for n coordinates: 4n (∇U, saved θ, saved ∇U, saved p).
     pub const fn workspace_len(n: usize) -> usize {
         n.saturating_mul(4)

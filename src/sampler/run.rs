@@ -9,6 +9,12 @@ use rand_core::Rng;
 ///
 /// `kinetic_temperature` is (1/n) Σᵢ pᵢ ∂K/∂pᵢ after the step (pᵀM⁻¹p / n for a Gaussian K): its
 /// long-run mean is 1 when the momentum is in thermal equilibrium (Ding et al. 2014, eq. 4).
+///
+/// The statistics are diagnostics, computed in `T` from a state that is finite (an `Ok` step
+/// guarantees that): a sum over n coordinates (Σ pᵢ∂K/∂pᵢ, Σ ξᵢ) can still overflow to ±∞
+/// when the coordinates are near `T::MAX`, and then the statistic is ±∞ (or NaN for a sum of
+/// +∞ and −∞ parts) while θ, p and ξ are finite. Such a value means "beyond the range of `T`",
+/// never a broken state.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct StepStats<T> {

@@ -38,7 +38,10 @@ impl<T: Real> StepSchedule<T> {
         Ok(StepSchedule::Constant(positive(h, Param::StepSize)?))
     }
 
-    /// The polynomial decay a (b + t)^−γ with a > 0, b > 0 and 0 < γ ≤ 1.
+    /// The polynomial decay a (b + t)^−γ with a > 0, b > 0 and 0 < γ ≤ 1, whose first step
+    /// h₀ = a b^−γ (the largest) must be finite and positive in `T`: a large a over a tiny b
+    /// overflows it to ∞, a tiny a over a large b underflows it to 0 (a frozen chain), and both
+    /// are [`Param::DecayScale`].
     pub fn polynomial(a: T, b: T, gamma: T) -> Result<Self, ParamError> {
         let a = positive(a, Param::DecayScale)?;
         let b = positive(b, Param::DecayOffset)?;
@@ -46,11 +49,18 @@ impl<T: Real> StepSchedule<T> {
         if !(gamma > T::ZERO && gamma <= T::ONE) {
             return Err(ParamError::OutOfRange(Param::DecayExponent));
         }
-        Ok(StepSchedule::Polynomial { a, b, gamma })
+        let schedule = StepSchedule::Polynomial { a, b, gamma };
+        let first = schedule.at(0);
+        if !(first.is_finite() && first > T::ZERO) {
+            return Err(ParamError::OutOfRange(Param::DecayScale));
+        }
+        Ok(schedule)
     }
 
-    /// The step at iteration `t` (always finite and > 0 for a validated schedule, though it may
-    /// underflow towards 0 for astronomically large t).
+    /// The step at iteration `t`: finite and > 0 for a validated schedule (h_t ≤ h₀), though a
+    /// tiny h₀ may underflow to 0 after very many steps (h₀ = 10⁻³⁰ with γ = 1 in `f32` reaches
+    /// the smallest normal number near t = 10⁸ and 0 near t = 10¹⁵), and from there on SGLD's
+    /// steps no longer move θ.
     #[inline]
     pub fn at(&self, t: u64) -> T {
         match *self {

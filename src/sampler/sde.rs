@@ -16,6 +16,7 @@ use crate::integrator::sde::{
 use crate::integrator::state::{Phase, check_finite, check_len};
 use crate::integrator::{Composition, Integrator};
 use crate::kinetic::{Kinetic, MassBuffer, MassShape};
+use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::variates::fill_lane_normals;
 use rand_core::Rng;
@@ -123,6 +124,20 @@ pub(crate) struct Shell<'a, T, M> {
 }
 
 impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
+    /// Saves θ, p and the redraw counters into `saved`.
+    pub fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        copy_into(saved.theta, self.phase.theta);
+        copy_into(saved.p, self.phase.p);
+        saved.counts = self.redrawn;
+    }
+
+    /// Restores what [`Shell::save_state`] saved.
+    pub fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        copy_into(self.phase.theta, saved.theta);
+        copy_into(self.phase.p, saved.p);
+        self.redrawn = saved.counts;
+    }
+
     /// Checks θ, p and the 2n-entry workspace ([`Phase::new`]).
     pub fn new(
         theta: &'a mut [T],

@@ -145,6 +145,15 @@ pub struct Sghmc<'a, T> {
 }
 
 impl<'a, T: Real> Sghmc<'a, T> {
+    /// Saves θ, p and the redraw counters (the MCEM wrapper's rollback).
+    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+    }
+
+    /// Restores what [`Self::save_state`] saved.
+    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+    }
     /// Borrows θ and p (initial values, finite, of one length n ≥ 1) and the workspace
     /// (`workspace_len(n)` = 2n entries); the mass is the identity.
     pub fn new(

@@ -158,17 +158,28 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> SgmgtParams<T, K, F> {
         SgmgtParams { integrator, ..self }
     }
 
-    /// Checks h > 0, σ_p, γ, σ_θ, σ_ξ, B̂ ≥ 0 (all finite) and 2σ_θB̂ < 1; the error names the
-    /// first bad setting.
+    /// Checks h > 0, σ_p, γ, σ_θ, σ_ξ, B̂ ≥ 0 (all finite), 2σh finite for the three
+    /// diffusions σ_p, σ_θ, σ_ξ, and 2σ_θB̂ < 1; the error names the first bad setting.
     pub fn validate(&self) -> Result<(), ParamError> {
-        positive(self.h, Param::StepSize)?;
-        non_negative(self.sigma_p, Param::MomentumDiffusion)?;
+        let h = positive(self.h, Param::StepSize)?;
         non_negative(self.gamma, Param::FrictionScale)?;
-        let sigma_theta = non_negative(self.sigma_theta, Param::ThetaDiffusion)?;
-        non_negative(self.sigma_xi, Param::ThermostatDiffusion)?;
-        // θ's velocity factor 1 − 2σ_θB̂ must stay positive.
-        if T::TWO * sigma_theta * non_negative(self.noise_estimate, Param::NoiseEstimate)? >= T::ONE
-        {
+        // The noise variances 2σh of the three diffusions must be finite numbers (σ = MAX
+        // would make them ∞, and 2σ_θB̂ = ∞·0 = NaN would slip past the check below).
+        let diffusion = |sigma: T, param| {
+            let sigma = non_negative(sigma, param)?;
+            if (T::TWO * sigma * h).is_finite() {
+                Ok(sigma)
+            } else {
+                Err(ParamError::OutOfRange(param))
+            }
+        };
+        diffusion(self.sigma_p, Param::MomentumDiffusion)?;
+        let sigma_theta = diffusion(self.sigma_theta, Param::ThetaDiffusion)?;
+        diffusion(self.sigma_xi, Param::ThermostatDiffusion)?;
+        // θ's velocity factor 1 − 2σ_θB̂ must stay positive (2σ_θ is finite here).
+        let noise = non_negative(self.noise_estimate, Param::NoiseEstimate)?;
+        // (2σ_θ and B̂ are finite and ≥ 0 here, so the product is a number.)
+        if T::TWO * sigma_theta * noise >= T::ONE {
             return Err(ParamError::OutOfRange(Param::NoiseEstimate));
         }
         Ok(())

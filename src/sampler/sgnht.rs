@@ -144,6 +144,19 @@ pub struct Sgnht<'a, T> {
 }
 
 impl<'a, T: Real> Sgnht<'a, T> {
+    /// Saves θ, p, ξ and the redraw counters (the MCEM wrapper's rollback).
+    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+        saved.scalars[0] = Some(*self.xi);
+    }
+
+    /// Restores what [`Self::save_state`] saved.
+    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+        if let Some(xi) = saved.scalars[0] {
+            *self.xi = xi;
+        }
+    }
     /// Borrows θ, p (finite, one length n ≥ 1), the thermostat ξ (finite; the papers start at
     /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 2n); the
     /// mass is the identity.

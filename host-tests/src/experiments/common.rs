@@ -56,7 +56,7 @@ impl RunOptions {
     pub fn prepare(&self) -> Result<(), ExperimentError> {
         if self.chains == 0 {
             return Err(ExperimentError::Invalid(
-                "--chains must be at least 1".into(),
+                "at least one chain (--chains, --runs) is needed".into(),
             ));
         }
         std::fs::create_dir_all(&self.out)

@@ -50,8 +50,32 @@ pub(crate) mod sealed {
         Sgnht,
     }
 
+    /// Everything an E-step can change in its sampler, saved before it by the wrapper so that
+    /// a failed MCEM step can put the sampler back bit for bit (the state contract): θ, p, the
+    /// cached ∇U (HMC, SG-NPHMC), and the scalars — the thermostat (SGNHT's ξ, SG-NPHMC's s and
+    /// q), H₀ and the cached U, and the redraw counters.
+    #[derive(Debug)]
+    pub struct SavedState<'w, T> {
+        /// θ (d entries).
+        pub theta: &'w mut [T],
+        /// p (d entries).
+        pub p: &'w mut [T],
+        /// The cached ∇U (d entries; unused by the SDE samplers).
+        pub grad: &'w mut [T],
+        /// Up to four scalars, each sampler its own.
+        pub scalars: [Option<T>; 4],
+        /// The redraw counters of the SDE samplers.
+        pub counts: (u64, u64),
+    }
+
     /// The E-step and what the wrapper reads after it.
     pub trait EStep<T: Real, M: ?Sized>: ChainState<T> {
+        /// Saves the state an E-step can change ([`SavedState`]).
+        fn save_state(&self, saved: &mut SavedState<'_, T>);
+
+        /// Restores the state saved by [`EStep::save_state`], bit for bit.
+        fn restore_state(&mut self, saved: &SavedState<'_, T>);
+
         /// The test function of §3.2 for this sampler.
         const TEST: TestFunction;
 
@@ -87,7 +111,7 @@ pub(crate) mod sealed {
     }
 }
 
-use sealed::{EStep, TestFunction};
+use sealed::{EStep, SavedState, TestFunction};
 
 /// `steps` ≥ 1 steps of `sampler` (0 is read as 1); the statistics of the last.
 fn inner_steps<T, M, S, R>(
@@ -110,8 +134,22 @@ where
     Ok(last)
 }
 
+/// The delegation of [`EStep::save_state`] and [`EStep::restore_state`] to the sampler's own
+/// `save_state` / `restore_state` (which see its private fields).
+macro_rules! saved_state {
+    () => {
+        fn save_state(&self, saved: &mut SavedState<'_, T>) {
+            Self::save_state(self, saved)
+        }
+        fn restore_state(&mut self, saved: &SavedState<'_, T>) {
+            Self::restore_state(self, saved)
+        }
+    };
+}
+
 impl<T: Real, M: Energy<T> + ?Sized> EStep<T, M> for Hmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
+    saved_state!();
 
     /// Alg. 1: one proposal of `steps` leapfrog steps (p ~ N(0, M), Metropolis–Hastings).
     fn e_step<R: Rng + ?Sized>(
@@ -129,6 +167,7 @@ impl<T: Real, M: Energy<T> + ?Sized> EStep<T, M> for Hmc<'_, T> {
 
 impl<T: Real, M: Gradient<T> + ?Sized> EStep<T, M> for Sghmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
+    saved_state!();
 
     /// Alg. 3: p ~ N(0, M), then `steps` SGHMC steps.
     fn e_step<R: Rng + ?Sized>(
@@ -145,6 +184,7 @@ impl<T: Real, M: Gradient<T> + ?Sized> EStep<T, M> for Sghmc<'_, T> {
 
 impl<T: Real, M: Gradient<T> + ?Sized> EStep<T, M> for Sgnht<'_, T> {
     const TEST: TestFunction = TestFunction::Sgnht;
+    saved_state!();
 
     /// Alg. 2: `steps` SGNHT steps, no momentum redraw.
     fn e_step<R: Rng + ?Sized>(
@@ -164,6 +204,7 @@ impl<T: Real, M: Gradient<T> + ?Sized> EStep<T, M> for Sgnht<'_, T> {
 
 impl<T: Real, M: Energy<T> + ?Sized> EStep<T, M> for SgNphmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
+    saved_state!();
 
     /// [`NphmcEStep::Redraw`]: [`SgNphmc::block`] (p ~ N(0, M), q ~ N(0, Q), s = 1, H_NP = 0,
     /// `steps` steps). [`NphmcEStep::Printed`]: Alg. 5 as printed, `steps` generalized-leapfrog

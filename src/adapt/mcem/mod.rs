@@ -18,6 +18,7 @@ mod test_function;
 #[cfg(test)]
 mod tests;
 
+pub(crate) use e_step::sealed::SavedState;
 pub use e_step::{EmSampler, NphmcEStep};
 pub use m_step::MStepParams;
 pub use sample_size::SampleSize;
@@ -28,6 +29,7 @@ use crate::error::{
 use crate::gradient::Gradient;
 use crate::integrator::state::{check_len, checked_gradient};
 use crate::kinetic::{AdaptiveMass, MassShape};
+use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::sampler::{ChainState, Sampler, StepStats};
 use crate::validate::positive;
@@ -207,6 +209,11 @@ pub struct Mcem<'a, T, S> {
     q_eval: &'a mut [T],
     grad: &'a mut [T],
     inv_mass_p: &'a mut [T],
+    /// The sampler's state before the current step, restored if the step fails.
+    saved: SavedState<'a, T>,
+    /// M-steps that failed (the estimate was rejected; M⁻¹ and Q were kept).
+    m_step_failures: u64,
+    last_m_step_error: Option<MStepError>,
     q_stats: ScalarStats<T>,
     last_kappa: Option<T>,
     bias_correction: bool,
@@ -214,8 +221,8 @@ pub struct Mcem<'a, T, S> {
 }
 
 impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
-    /// The workspace length for dimension d and a diagonal or dense mass: 16d + 3 (diagonal),
-    /// 13d + 3 + 4d² (dense); `usize::MAX` on overflow.
+    /// The workspace length for dimension d and a diagonal or dense mass: 19d + 3 (diagonal),
+    /// 16d + 3 + 4d² (dense); `usize::MAX` on overflow.
     pub fn workspace_len(d: usize, shape: MassShape) -> usize {
         let k = match shape {
             MassShape::Dense => d.checked_mul(d),
@@ -226,11 +233,12 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
         } else {
             Some(0)
         };
-        // sample, mean, p_mean, xi_p_mean, grad_mean, grad, inv_mass_p: 7d; comoment, inv_mass,
-        // pp_mean: 3k; scratch; three q buffers of 2d + 1.
+        // sample, mean, p_mean, xi_p_mean, grad_mean, grad, inv_mass_p, and the saved θ, p and
+        // ∇U of the rollback: 10d; comoment, inv_mass, pp_mean: 3k; scratch; three q buffers of
+        // 2d + 1.
         let q = d.checked_mul(2).and_then(|x| x.checked_add(1));
         let parts = [
-            d.checked_mul(7),
+            d.checked_mul(10),
             k.and_then(|k| k.checked_mul(3)),
             scratch,
             q.and_then(|q| q.checked_mul(3)),
@@ -271,14 +279,20 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
         let (xi_p_mean, rest) = rest.split_at_mut(d);
         let (grad_mean, rest) = rest.split_at_mut(d);
         let (pp_mean, rest) = rest.split_at_mut(k);
-        let (grad, inv_mass_p) = rest.split_at_mut(d);
+        let (grad, rest) = rest.split_at_mut(d);
+        let (inv_mass_p, rest) = rest.split_at_mut(d);
+        let (saved_theta, rest) = rest.split_at_mut(d);
+        let (saved_p, saved_grad) = rest.split_at_mut(d);
         // The split above gives every piece its length, so these cannot fail.
         let layout = |_: LinalgError| LayoutError::LengthMismatch {
             buffer: Buffer::Workspace,
             expected: Self::workspace_len(d, shape),
             found: 0,
         };
-        inv_mass.copy_from_slice(sampler.mass().inverse_slice());
+        // (A safe user implementation of the traits could report one dimension and hold
+        // another: checked rather than trusted, so that nothing below can panic.)
+        check_len(Buffer::InverseMass, k, sampler.mass().inverse_slice().len())?;
+        copy_into(inv_mass, sampler.mass().inverse_slice());
         let moments = if shape == MassShape::Dense {
             MomentStats::dense(mean, comoment)
         } else {
@@ -304,6 +318,15 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
             q_eval,
             grad,
             inv_mass_p,
+            saved: SavedState {
+                theta: saved_theta,
+                p: saved_p,
+                grad: saved_grad,
+                scalars: [None; 4],
+                counts: (0, 0),
+            },
+            m_step_failures: 0,
+            last_m_step_error: None,
             q_stats: ScalarStats {
                 count: 0,
                 mean: T::ZERO,
@@ -343,6 +366,17 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
     /// The number of M-steps taken.
     pub fn m_steps(&self) -> u64 {
         self.m_step.steps()
+    }
+
+    /// The number of M-steps whose estimate was rejected (not finite, not positive definite):
+    /// M⁻¹ and Q were kept, the batch's statistics discarded, and the chain went on.
+    pub fn m_step_failures(&self) -> u64 {
+        self.m_step_failures
+    }
+
+    /// Why the last rejected M-step was rejected, if any was.
+    pub fn last_m_step_error(&self) -> Option<MStepError> {
+        self.last_m_step_error
     }
 
     /// The κ_k of the last M-step.
@@ -444,7 +478,7 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
 
     /// The M-step and the S_count update at the end of a batch. Whatever happens, a new batch
     /// starts (statistics, test statistics and offsets reset).
-    fn m_step_now<M, R>(&mut self, rng: &mut R) -> Result<(), StepError>
+    fn m_step_now<M, R>(&mut self, rng: &mut R) -> Result<(), MStepError>
     where
         M: ?Sized,
         S: EmSampler<T, M>,
@@ -478,13 +512,12 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
     /// Eq. 5 for M⁻¹ (with the bias correction), pushed into the sampler; for SG-NPHMC also
     /// Q⁻¹ ← (1 − κ) Q⁻¹ + κ/Var(q), clamped to the M-step's bounds. On error M⁻¹ and Q are
     /// unchanged; the statistics are reset in every case.
-    fn update_masses<M>(&mut self) -> Result<(), StepError>
+    fn update_masses<M>(&mut self) -> Result<(), MStepError>
     where
         M: ?Sized,
         S: EmSampler<T, M>,
     {
-        self.inv_mass
-            .copy_from_slice(self.sampler.mass().inverse_slice());
+        copy_into(self.inv_mass, self.sampler.mass().inverse_slice());
         let n = self.moments.count();
         let q = self.q_stats;
         self.q_stats = ScalarStats::default();
@@ -493,11 +526,11 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
             .update(&mut self.moments, &mut *self.inv_mass, &mut *self.scratch);
         // `update` keeps the statistics on some errors; a new batch starts anyway.
         self.moments.reset();
-        let kappa = kappa.map_err(StepError::MStep)?;
+        let kappa = kappa?;
         self.correct_bias(n, kappa);
         self.sampler
             .set_inverse_mass(self.inv_mass)
-            .map_err(|e| StepError::MStep(MStepError::Estimate(e)))?;
+            .map_err(MStepError::Estimate)?;
         self.last_kappa = Some(kappa);
         let Some((_, q_mass)) = self.sampler.thermostat_momentum_sample() else {
             return Ok(());
@@ -536,15 +569,40 @@ where
     S: EmSampler<T, M>,
 {
     /// One MCEM iteration: an E-step, the momentum stored, and an M-step every S_count samples
-    /// (module docs). An E-step error is returned as the sampler returns it, nothing stored. An
-    /// M-step error ([`StepError::MStep`]) comes after a completed E-step: the chain moved, M⁻¹
-    /// and Q are unchanged, a new batch begins; stepping again is safe.
+    /// (module docs). Any error — the E-step's, or a non-finite gradient at a subsampling
+    /// offset — leaves the sampler (θ, p, ξ, its caches and counters) and the wrapper (its
+    /// statistics and offsets) exactly as before the call. An M-step whose estimate is rejected
+    /// is not an error: M⁻¹ and Q are kept, a new batch begins, and the failure is counted
+    /// ([`Mcem::m_step_failures`], [`Mcem::last_m_step_error`]).
     fn step<R: Rng + ?Sized>(
         &mut self,
         model: &mut M,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        if self.next_offset == 0 && matches!(self.sample_size, SampleSize::Adaptive { .. }) {
+        let (next_offset, offsets) = (self.next_offset, self.offsets);
+        self.sampler.save_state(&mut self.saved);
+        let result = self.iterate(model, rng);
+        if result.is_err() {
+            self.sampler.restore_state(&self.saved);
+            self.next_offset = next_offset;
+            self.offsets = offsets;
+        }
+        result
+    }
+}
+
+impl<T: Real, S> Mcem<'_, T, S> {
+    /// [`Sampler::step`] without its rollback: everything that can fail (the E-step, the
+    /// gradient at a subsampling offset) runs before anything of the wrapper's statistics
+    /// changes.
+    fn iterate<M, R>(&mut self, model: &mut M, rng: &mut R) -> Result<StepStats<T>, StepError>
+    where
+        M: Gradient<T> + ?Sized,
+        S: EmSampler<T, M>,
+        R: Rng + ?Sized,
+    {
+        let adaptive = matches!(self.sample_size, SampleSize::Adaptive { .. });
+        if self.next_offset == 0 && adaptive {
             self.offsets.reset();
             self.next_offset = self.offsets.next_offset(rng);
         }
@@ -552,6 +610,11 @@ where
             .sampler
             .e_step(model, rng, self.e_steps, self.nphmc_e_step)?;
         self.sampler.momentum_sample(self.sample);
+        let at_offset = adaptive && self.in_batch + 1 == self.next_offset;
+        if at_offset {
+            self.subsample(model)?;
+            self.next_offset = self.offsets.next_offset(rng);
+        }
         self.moments
             .push(self.sample)
             .map_err(|e| StepError::MStep(MStepError::Layout(e)))?;
@@ -563,14 +626,11 @@ where
             st.m2 += delta * (q - st.mean);
         }
         self.in_batch += 1;
-        if matches!(self.sample_size, SampleSize::Adaptive { .. })
-            && self.in_batch == self.next_offset
+        if self.in_batch >= self.sample_size.count()
+            && let Err(e) = self.m_step_now::<M, R>(rng)
         {
-            self.subsample(model)?;
-            self.next_offset = self.offsets.next_offset(rng);
-        }
-        if self.in_batch >= self.sample_size.count() {
-            self.m_step_now::<M, R>(rng)?;
+            self.m_step_failures += 1;
+            self.last_m_step_error = Some(e);
         }
         Ok(stats)
     }

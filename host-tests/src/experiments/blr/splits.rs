@@ -159,6 +159,6 @@ pub fn split_table(spreads: &[SplitSpread]) -> Table {
 pub fn report(table: &Table, splits: usize, opts: &RunOptions) -> String {
     format!(
         "BLR: held-out AUROC of the posterior mode on our split and on {splits} random re-splits with the same held-out fraction (seeds {}…)\n{table}",
-        opts.seed + 1
+        opts.seed.wrapping_add(1)
     )
 }

@@ -1,0 +1,382 @@
+//! The state contract's regression tests (issue 15's findings): after an `Err` the sampler is as before the call, after an `Ok` its state is finite.
+//!
+//! * MCEM: a non-finite gradient at any inner step of an E-step, or at a subsampling offset,
+//!   leaves θ, p, the thermostat, the caches and the wrapper's counters bit for bit as before.
+//! * HMC and SG-NPHMC: a proposal that overflows is rejected (HMC) or undone (SG-NPHMC), never an
+//!   `Ok` with a non-finite state.
+//! * SGMGT: the monomial exponent is capped so that redrawn momenta are finite.
+//! * Parameters whose derived constants overflow are rejected: the SGLD schedule's first step,
+//!   SGMGT's diffusions.
+//! * `Mcem::new` on a user's `AdaptiveMass` whose mass has the wrong dimension: an error.
+
+use rand_pcg::Pcg64;
+use sgmcmc::LinalgError;
+use sgmcmc::adapt::{Mcem, McemParams, SampleSize};
+use sgmcmc::kinetic::{AdaptiveMass, Mass, MassShape};
+use sgmcmc::prelude::*;
+use std::cell::{Cell, RefCell};
+
+const D: usize = 3;
+
+/// ∇U(θ) = θ (and U = ½|θ|²) that writes NaN into g[0] on its `bad`-th call.
+fn gauss_with_nan(calls: &Cell<u32>, bad: u32) -> impl FnMut(&[f64], &mut [f64]) + '_ {
+    move |t: &[f64], g: &mut [f64]| {
+        calls.set(calls.get() + 1);
+        g.copy_from_slice(t);
+        if calls.get() == bad {
+            g[0] = f64::NAN;
+        }
+    }
+}
+
+fn energy(t: &[f64]) -> f64 {
+    0.5 * t.iter().map(|x| x * x).sum::<f64>()
+}
+
+/// Everything observable of a wrapped chain, as bits.
+fn observe<S: ChainState<f64> + AdaptiveMass<f64>>(
+    em: &Mcem<'_, f64, S>,
+    extra: &[f64],
+) -> Vec<u64> {
+    let mut v: Vec<u64> = em
+        .position()
+        .iter()
+        .chain(em.momentum())
+        .chain(extra)
+        .chain(em.inverse_mass())
+        .map(|x| x.to_bits())
+        .collect();
+    v.extend([em.m_steps(), em.batch_len(), em.sample_count()]);
+    v
+}
+
+/// Runs `step` until it fails (the model's `bad`-th gradient call) and checks the failed step
+/// left `observe` unchanged; then that the chain steps on. Returns whether an error was seen.
+fn failing_step_is_undone(
+    mut step: impl FnMut() -> Result<StepStats<f64>, StepError>,
+    observe: &dyn Fn() -> Vec<u64>,
+) -> bool {
+    for _ in 0..200 {
+        let before = observe();
+        match step() {
+            Ok(_) => continue,
+            Err(e) => {
+                assert!(
+                    matches!(e, StepError::NonFiniteGradient { index: 0 }),
+                    "{e:?}"
+                );
+                assert_eq!(observe(), before, "state changed by a failed step");
+                step().expect("the chain steps on after the one bad gradient");
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Runs `case(sample_size, bad, variant)` for a fixed and an adaptive S_count, the model's bad
+/// gradient call `bad` = 1 … 30 and two samplers (`variant`); returns how many cases failed a
+/// step (and had it undone).
+fn undone_cases(mut case: impl FnMut(SampleSize<f64>, u32, bool) -> bool) -> usize {
+    let sizes = [
+        SampleSize::fixed(4).unwrap(),
+        SampleSize::adaptive(4, 0.25, 10).unwrap(),
+    ];
+    let mut seen = 0;
+    for sample_size in sizes {
+        for bad in 1..=30 {
+            for variant in [false, true] {
+                seen += usize::from(case(sample_size, bad, variant));
+            }
+        }
+    }
+    seen
+}
+
+/// LP_S = 3 inner steps: the bad call falls on each inner step and on subsampling offsets.
+const E_STEPS: u32 = 3;
+
+#[test]
+fn mcem_sghmc_and_sgnht_failed_steps_are_undone() {
+    let seen = undone_cases(|sample_size, bad, sgnht| {
+        let (mut theta, mut p, mut work) = ([0.5, -0.3, 0.2], [0.1, 0.2, -0.1], [0.0; 2 * D]);
+        let (mut inv_mass, mut xi) = ([1.0; D], 1.0);
+        let params = McemParams::new(E_STEPS).with_sample_size(sample_size);
+        let mut buf = vec![0.0; Mcem::<f64, Sghmc<f64>>::workspace_len(D, MassShape::Diagonal)];
+        let calls = Cell::new(0);
+        let mut model = gauss_with_nan(&calls, bad);
+        let mut rng = Pcg64::new(7, bad.into());
+        let mass = MassBuffer::diagonal(&mut inv_mass).unwrap();
+        if sgnht {
+            let mut s = Sgnht::new(
+                SgnhtParams::new(0.05),
+                &mut theta,
+                &mut p,
+                &mut xi,
+                &mut work,
+            )
+            .unwrap();
+            s.set_mass(mass).unwrap();
+            let cell = RefCell::new(Mcem::new(s, params, &mut buf).unwrap());
+            failing_step_is_undone(|| cell.borrow_mut().step(&mut model, &mut rng), &|| {
+                let em = cell.borrow();
+                observe(&em, &[em.sampler().thermostat()])
+            })
+        } else {
+            let mut s = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
+            s.set_mass(mass).unwrap();
+            let cell = RefCell::new(Mcem::new(s, params, &mut buf).unwrap());
+            failing_step_is_undone(|| cell.borrow_mut().step(&mut model, &mut rng), &|| {
+                observe(&cell.borrow(), &[])
+            })
+        }
+    });
+    // Every bad call lies within the first few steps: each case must have failed once.
+    assert_eq!(seen, 2 * 30 * 2);
+}
+
+#[test]
+fn mcem_hmc_and_sgnphmc_failed_steps_are_undone() {
+    let seen = undone_cases(|sample_size, bad, nphmc| {
+        let (mut theta, mut p, mut work) = ([0.5, -0.3, 0.2], [0.1, 0.2, -0.1], [0.0; 4 * D]);
+        let mut inv_mass = [1.0; D];
+        let params = McemParams::new(E_STEPS).with_sample_size(sample_size);
+        let mut buf = vec![0.0; Mcem::<f64, Hmc<f64>>::workspace_len(D, MassShape::Diagonal)];
+        let calls = Cell::new(0);
+        let mut model = Model::new(gauss_with_nan(&calls, bad), energy);
+        let mut rng = Pcg64::new(9, bad.into());
+        let mass = MassBuffer::diagonal(&mut inv_mass).unwrap();
+        if nphmc {
+            let mut s =
+                SgNphmc::new(SgNphmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+            s.set_mass(mass).unwrap();
+            let cell = RefCell::new(Mcem::new(s, params, &mut buf).unwrap());
+            failing_step_is_undone(|| cell.borrow_mut().step(&mut model, &mut rng), &|| {
+                let em = cell.borrow();
+                let s = em.sampler();
+                observe(&em, &[s.thermostat(), s.thermostat_momentum()])
+            })
+        } else {
+            let mut s = Hmc::new(HmcParams::new(0.2), &mut theta, &mut p, &mut work).unwrap();
+            s.set_mass(mass).unwrap();
+            let cell = RefCell::new(Mcem::new(s, params, &mut buf).unwrap());
+            failing_step_is_undone(|| cell.borrow_mut().step(&mut model, &mut rng), &|| {
+                let em = cell.borrow();
+                let cached = em.sampler().cached_gradient().map(<[f64]>::to_vec);
+                observe(&em, &cached.unwrap_or_default())
+            })
+        }
+    });
+    assert_eq!(seen, 2 * 30 * 2);
+}
+
+/// A safe user implementation of the public traits whose mass has 3 entries for a 2-d θ.
+struct MismatchedMass {
+    theta: Vec<f64>,
+    p: Vec<f64>,
+    inv_mass: Vec<f64>,
+}
+
+impl ChainState<f64> for MismatchedMass {
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+    fn momentum(&self) -> &[f64] {
+        &self.p
+    }
+    fn phase_mut(&mut self) -> (&mut [f64], &mut [f64]) {
+        (&mut self.theta, &mut self.p)
+    }
+    fn resample_momentum<R: rand_core::Rng + ?Sized>(&mut self, _rng: &mut R) {}
+}
+
+impl AdaptiveMass<f64> for MismatchedMass {
+    fn mass(&self) -> Mass<'_, f64> {
+        Mass::diagonal(&self.inv_mass).unwrap()
+    }
+    fn set_inverse_mass(&mut self, m: &[f64]) -> Result<(), LinalgError> {
+        self.inv_mass.copy_from_slice(m);
+        Ok(())
+    }
+}
+
+#[test]
+fn mcem_new_rejects_a_user_mass_of_the_wrong_dimension() {
+    let user = MismatchedMass {
+        theta: vec![0.0; 2],
+        p: vec![0.0; 2],
+        inv_mass: vec![1.0; 3],
+    };
+    let mut buf = vec![0.0; Mcem::<f64, MismatchedMass>::workspace_len(2, MassShape::Diagonal)];
+    let err = Mcem::new(user, McemParams::new(3), &mut buf).err();
+    assert!(
+        matches!(
+            err,
+            Some(Error::Layout(LayoutError::LengthMismatch {
+                buffer: Buffer::InverseMass,
+                ..
+            }))
+        ),
+        "{err:?}"
+    );
+}
+
+/// ∇U = θ and U = ½θ² inside |θ| < 5, flat (∇U = 0, U = 12.5) outside: a huge step shoots θ
+/// out to ±∞ through the flat region, where the energy stays finite.
+fn flat_outside(t: &[f64], g: &mut [f64]) {
+    for (g, &t) in g.iter_mut().zip(t) {
+        *g = if t.abs() < 5.0 { t } else { 0.0 };
+    }
+}
+
+fn flat_energy(t: &[f64]) -> f64 {
+    t.iter()
+        .map(|&t| if t.abs() < 5.0 { 0.5 * t * t } else { 12.5 })
+        .sum()
+}
+
+fn finite(a: &[f64]) -> bool {
+    a.iter().all(|x| x.is_finite())
+}
+
+#[test]
+fn hmc_overflowing_proposals_are_rejected_with_a_finite_state() {
+    let mut diverged = 0;
+    for h in [1e10f64, 1e100, 1e150, 1e154, 1e160, 1e200, 1e300, 1e308] {
+        for start in [4.9, 1e-3, 1e-150] {
+            let (mut theta, mut p, mut work) = ([start, -start], [0.0; 2], [0.0; 8]);
+            let mut hmc = Hmc::new(
+                HmcParams::new(h).with_leapfrog_steps(3),
+                &mut theta,
+                &mut p,
+                &mut work,
+            )
+            .unwrap();
+            let mut model = Model::new(flat_outside, flat_energy);
+            let mut rng = Pcg64::new(3, h.to_bits().into());
+            for _ in 0..50 {
+                let before = hmc.position().to_vec();
+                let stats = hmc.step(&mut model, &mut rng).unwrap();
+                assert!(
+                    finite(hmc.position()) && finite(hmc.momentum()),
+                    "h = {h:e}"
+                );
+                if stats.accepted == Some(false) && hmc.position() == before.as_slice() {
+                    diverged += 1;
+                }
+            }
+        }
+    }
+    // The probe must have produced rejections (most of these steps overflow).
+    assert!(diverged > 100, "{diverged}");
+}
+
+/// Huge steps on SG-NPHMC: every `Ok` leaves a finite state and every `Err` the state before
+/// the call. (Here the errors are all `ThermostatBreakdown`: the thermostat's update fails
+/// before θ or p can overflow; the `NonFiniteState` path restores through the same code.)
+#[test]
+fn sgnphmc_overflowing_steps_are_undone() {
+    let mut errors = 0;
+    for h in [1e10f64, 1e100, 1e154, 1e200, 1e300, 1e307, 1e308] {
+        let (mut theta, mut p, mut work) = ([4.9, 0.1], [0.0; 2], [0.0; 8]);
+        let params = SgNphmcParams::new(h)
+            .with_leapfrog_steps(3)
+            .with_thermostat_mass(1e300);
+        let mut smp = SgNphmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+        let mut model = Model::new(flat_outside, flat_energy);
+        let mut rng = Pcg64::new(5, h.to_bits().into());
+        let bits = |smp: &SgNphmc<'_, f64>| -> Vec<u64> {
+            let scalars = [smp.thermostat(), smp.thermostat_momentum()];
+            let state = smp.position().iter().chain(smp.momentum()).chain(&scalars);
+            state.map(|x| x.to_bits()).collect()
+        };
+        for _ in 0..20 {
+            let before = bits(&smp);
+            match smp.step(&mut model, &mut rng) {
+                Ok(_) => assert!(finite(smp.position()) && finite(smp.momentum())),
+                Err(_) => {
+                    errors += 1;
+                    assert_eq!(bits(&smp), before, "h = {h:e}");
+                }
+            }
+        }
+    }
+    assert!(errors > 10, "{errors}");
+}
+
+#[test]
+fn monomial_exponent_is_capped_where_draws_would_overflow() {
+    // a · ln(a + 13√a + 50) ≤ ln MAX: a ≤ 18.4 (f32), a ≤ 123 (f64).
+    assert!(MonomialGamma::stiff(18.0f32).is_ok());
+    assert!(MonomialGamma::stiff(19.0f32).is_err());
+    assert!(MonomialGamma::softened_power(18.0f32, 1.0).is_ok());
+    assert!(MonomialGamma::softened_power(19.0f32, 1.0).is_err());
+    assert!(MonomialGamma::stiff(123.0f64).is_ok());
+    assert!(MonomialGamma::stiff(124.0f64).is_err());
+    // At the cap, with p redrawn after every step, every `Ok` leaves a finite momentum (before
+    // the cap, a = 30 in f32 returned `Ok` with p = ±∞).
+    let k = MonomialGamma::stiff(18.0f32).unwrap();
+    let (mut theta, mut p, mut xi, mut work) = ([0.1f32; 4], [0.0; 4], [0.0; 4], [0.0; 8]);
+    let params = SgmgtParams::new(0.01f32)
+        .with_kinetic(k)
+        .with_resampling_steps(1, 1);
+    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut model = |t: &[f32], g: &mut [f32]| g.copy_from_slice(t);
+    let mut rng = Pcg64::new(1, 2);
+    for _ in 0..2000 {
+        if smp.step(&mut model, &mut rng).is_ok() {
+            assert!(smp.momentum().iter().all(|x| x.is_finite()));
+        }
+    }
+}
+
+#[test]
+fn schedule_first_step_must_be_finite_and_positive() {
+    let scale = Err(ParamError::OutOfRange(Param::DecayScale));
+    assert_eq!(StepSchedule::polynomial(1e30f32, 1e-30, 1.0), scale);
+    assert_eq!(StepSchedule::polynomial(1e-30f32, 1e30, 1.0), scale);
+    assert_eq!(
+        SgldParams::with_schedule(StepSchedule::Polynomial {
+            a: 1e30f32,
+            b: 1e-30,
+            gamma: 1.0
+        })
+        .validate(),
+        scale.map(|_| ())
+    );
+    let s = StepSchedule::polynomial(1e-30f32, 1.0, 1.0).unwrap();
+    assert!(s.at(0) > 0.0 && s.at(0).is_finite());
+}
+
+#[test]
+fn sgmgt_diffusions_whose_variance_overflows_are_rejected() {
+    let base = || SgmgtParams::new(0.01f64);
+    let oor = |p| Err(ParamError::OutOfRange(p));
+    assert_eq!(
+        base().with_sigma_theta(f64::MAX).validate(),
+        oor(Param::ThetaDiffusion)
+    );
+    assert_eq!(
+        base().with_sigma_xi(f64::MAX).validate(),
+        oor(Param::ThermostatDiffusion)
+    );
+    assert_eq!(
+        base().with_sigma_p(f64::MAX).validate(),
+        oor(Param::MomentumDiffusion)
+    );
+    // σ_θ = MAX with B̂ = 0 made 2σ_θB̂ = ∞·0 = NaN, which passed the old check.
+    assert_eq!(
+        base()
+            .with_sigma_theta(1e300)
+            .with_noise_estimate(1e-301)
+            .validate(),
+        Ok(())
+    );
+    assert_eq!(
+        base()
+            .with_sigma_theta(1e300)
+            .with_noise_estimate(1.0)
+            .validate(),
+        oor(Param::NoiseEstimate)
+    );
+}
