@@ -159,7 +159,7 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
             let params = SgnhtParams::new(h).with_diffusion(a).with_integrator(integ);
             let mut xi = vec![params.initial_thermostat(); d];
             let mut s =
-                MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..work2]).unwrap();
+                MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * d]).unwrap();
             bench_step(&mut group, &format!("msgnht-{iname}"), d, &mut s, &mut m);
         }
 
@@ -171,7 +171,7 @@ fn step_group<T: Real>(c: &mut Criterion, ty: &str) {
             let mut xi = vec![T::ZERO; d];
             let params = SgmgtParams::sgmgt_d(h).with_integrator(integ);
             let mut s =
-                Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..work2]).unwrap();
+                Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * d]).unwrap();
             bench_step(&mut group, &format!("sgmgt-d-{iname}"), d, &mut s, &mut m);
         }
 

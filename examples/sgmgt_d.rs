@@ -14,7 +14,7 @@ const STEPS: u64 = 400_000;
 const BURN_IN: u64 = 20_000;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let (mut theta, mut p, mut xi, mut work) = ([0.0f64; 2], [0.0; 2], [0.0; 2], [0.0; 4]);
+    let (mut theta, mut p, mut xi, mut work) = ([0.0f64; 2], [0.0; 2], [0.0; 2], [0.0; 6]);
     let params = SgmgtParams::sgmgt_d(0.05);
     let mut sampler = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work)?;
     let mut gradient = |t: &[f64], g: &mut [f64]| {

@@ -297,11 +297,9 @@ pub enum StepError {
     /// The model's energy U(θ) at the current θ is not finite, so Metropolis–Hastings cannot
     /// start (HMC only; a non-finite energy at a *proposal* is a rejection, not an error).
     NonFiniteEnergy,
-    /// The step left a non-finite value in the state (the sampler diverged: the step size is too
-    /// large for the model). HMC never returns it (such a proposal is rejected); SG-NPHMC and
-    /// the MCEM wrapper restore the state before the call. The SDE samplers (SGLD, SGHMC,
-    /// SGNHT, mSGNHT, SGMGT) still leave the state as computed, for inspection: reset it before
-    /// stepping again (their rollback would need a copy of θ, p and ξ per step, not built yet).
+    /// The step produced a non-finite value in the state (the sampler diverged: the step size
+    /// is too large for the model). The step was undone: θ, p and ξ are bit for bit what they
+    /// were before it (`docs/state-contract.md`); HMC rejects such a proposal instead.
     NonFiniteState {
         /// Which buffer.
         buffer: Buffer,
@@ -334,7 +332,7 @@ impl fmt::Display for StepError {
             ),
             StepError::NonFiniteState { buffer, index } => write!(
                 f,
-                "{} became non-finite at coordinate {index}; the sampler diverged",
+                "{} became non-finite at coordinate {index}; the sampler diverged and the step was undone",
                 buffer.name()
             ),
             StepError::MStep(e) => write!(f, "the MCEM M-step failed: {e}"),

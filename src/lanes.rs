@@ -146,11 +146,14 @@ const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_
 /// monomorphisation, and `f` has exactly one call site: LLVM then inlines it however large it is
 /// (a body called from several sites is not inlined, and an out-of-line call per coordinate
 /// keeps the loop scalar).
+///
+/// With a [`Backup`], every coordinate's θ, p and ξ are saved as the loops load them, so that a
+/// step whose result is not finite can be undone: θ and ξ into the backup's slices, p into the
+/// gradient's slot once it has been read (the gradient is not needed after the pass). The old
+/// values are in registers then: the backup costs stores, not a pass.
 #[inline(always)]
 pub(crate) fn sweep<T: Real, X, S, F>(
-    theta: &mut [T],
-    p: &mut [T],
-    g: &[T],
+    slots: Slots<'_, T>,
     mut noise: Noise<'_, T>,
     xi: &mut X,
     aux: &S,
@@ -165,11 +168,18 @@ pub(crate) fn sweep<T: Real, X, S, F>(
     let mut block = [T::ZERO; NOISE_BLOCK];
     // Stands in for the further normals a sweep does not draw (its reads are dead code then).
     let zeros = [T::ZERO; NOISE_BLOCK];
+    let Slots {
+        theta,
+        p,
+        g,
+        mut backup,
+    } = slots;
+    let keep = backup.is_some();
     let mut first = 0;
     let blocks = theta
         .chunks_mut(NOISE_BLOCK)
         .zip(p.chunks_mut(NOISE_BLOCK))
-        .zip(g.chunks(NOISE_BLOCK));
+        .zip(g.chunks_mut(NOISE_BLOCK));
     for ((theta, p), g) in blocks {
         let range = first..first + theta.len();
         let mut zeta: [&[T]; EXTRA_NORMALS] = [&zeros[..theta.len()]; EXTRA_NORMALS];
@@ -204,15 +214,68 @@ pub(crate) fn sweep<T: Real, X, S, F>(
                 Lanes::PerCoordinate(x.get_mut(range.clone()).unwrap_or_default())
             }
         };
+        let kept = match backup.as_mut() {
+            Some(b) => Kept {
+                keep,
+                theta: b.theta.get_mut(range.clone()).unwrap_or_default(),
+                xi: b.xi.get_mut(range.clone()).unwrap_or_default(),
+            },
+            None => Kept {
+                keep,
+                theta: &mut [],
+                xi: &mut [],
+            },
+        };
         let stream = match stream {
             Stream::Uniform(a) => Stream::Uniform(a),
             Stream::PerCoordinate(m) => Stream::PerCoordinate(m.get(range).unwrap_or_default()),
         };
-        let z = block.get(..theta.len()).unwrap_or_default();
-        sweep_block::<T, X, S, F>(theta, p, g, (z, zeta), lanes, stream, first, &mut f);
-        first += theta.len();
+        let (len, z) = (theta.len(), block.get(..theta.len()).unwrap_or_default());
+        let slots = (theta, p, g, kept);
+        sweep_block::<T, X, S, F>(slots, (z, zeta), lanes, stream, first, &mut f);
+        first += len;
     }
 }
+
+/// Where [`sweep`] saves what it overwrites (see there): θ into `theta` (the workspace's
+/// scratch half, free during the pass), ξ into `xi` (per-coordinate thermostats; empty for the
+/// others); p goes into the gradient's slots.
+pub(crate) struct Backup<'a, T> {
+    pub theta: &'a mut [T],
+    pub xi: &'a mut [T],
+}
+
+/// What a [`sweep`] runs over: θ and p (written), ∇Ũ (read, and with a backup written with the
+/// old p after each block), and the backup, if any.
+pub(crate) struct Slots<'a, T> {
+    pub theta: &'a mut [T],
+    pub p: &'a mut [T],
+    pub g: &'a mut [T],
+    pub backup: Option<Backup<'a, T>>,
+}
+
+impl<'a, T> Slots<'a, T> {
+    /// θ, p and ∇Ũ without a backup.
+    #[inline(always)]
+    pub fn new(theta: &'a mut [T], p: &'a mut [T], g: &'a mut [T]) -> Self {
+        Slots {
+            theta,
+            p,
+            g,
+            backup: None,
+        }
+    }
+}
+
+/// One block's share of a [`Backup`] (`keep` false: none, and the slices are empty).
+struct Kept<'a, T> {
+    keep: bool,
+    theta: &'a mut [T],
+    xi: &'a mut [T],
+}
+
+/// A block's θ, p, ∇Ũ (written with the old p when keeping) and its [`Kept`] backup.
+type BlockSlots<'a, T> = (&'a mut [T], &'a mut [T], &'a mut [T], Kept<'a, T>);
 
 /// A block's normals: z, and the further normals ζ (one slice per [`Coordinate::zeta`] entry,
 /// each as long as z).
@@ -223,9 +286,7 @@ type Normals<'a, T> = (&'a [T], [&'a [T]; EXTRA_NORMALS]);
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn sweep_block<T: Real, X, S, F>(
-    theta: &mut [T],
-    p: &mut [T],
-    g: &[T],
+    slots: BlockSlots<'_, T>,
     z: Normals<'_, T>,
     lanes: Lanes<'_, T>,
     stream: Stream<'_, T>,
@@ -242,18 +303,18 @@ fn sweep_block<T: Real, X, S, F>(
             if S::UNROLL {
                 let a_lanes = [a; LANES];
                 let chunks = (repeat([c; LANES]), repeat(&a_lanes));
-                sweep_chunked(theta, p, g, z, chunks, (repeat(c), repeat(&a)), first, f)
+                sweep_chunked(slots, z, chunks, (repeat(c), repeat(&a)), first, f)
             } else {
-                sweep_flat(theta, p, g, z, repeat(c), repeat(&a), first, f)
+                sweep_flat(slots, z, repeat(c), repeat(&a), first, f)
             }
         }
         (Lanes::Uniform(c), Stream::PerCoordinate(m)) if X::UNIFORM && !S::UNIFORM => {
             if S::UNROLL {
                 let (mc, mt) = m.as_chunks::<LANES>();
                 let chunks = (repeat([c; LANES]), mc.iter());
-                sweep_chunked(theta, p, g, z, chunks, (repeat(c), mt.iter()), first, f)
+                sweep_chunked(slots, z, chunks, (repeat(c), mt.iter()), first, f)
             } else {
-                sweep_flat(theta, p, g, z, repeat(c), m.iter(), first, f)
+                sweep_flat(slots, z, repeat(c), m.iter(), first, f)
             }
         }
         (Lanes::PerCoordinate(x), Stream::Uniform(a)) if !X::UNIFORM && S::UNIFORM => {
@@ -261,18 +322,9 @@ fn sweep_block<T: Real, X, S, F>(
                 let (xc, xt) = x.as_chunks_mut::<LANES>();
                 let a_lanes = [a; LANES];
                 let chunks = (xc.iter_mut(), repeat(&a_lanes));
-                sweep_chunked(
-                    theta,
-                    p,
-                    g,
-                    z,
-                    chunks,
-                    (xt.iter_mut(), repeat(&a)),
-                    first,
-                    f,
-                )
+                sweep_chunked(slots, z, chunks, (xt.iter_mut(), repeat(&a)), first, f)
             } else {
-                sweep_flat(theta, p, g, z, x.iter_mut(), repeat(&a), first, f)
+                sweep_flat(slots, z, x.iter_mut(), repeat(&a), first, f)
             }
         }
         (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) if !X::UNIFORM && !S::UNIFORM => {
@@ -280,9 +332,9 @@ fn sweep_block<T: Real, X, S, F>(
                 let (xc, xt) = x.as_chunks_mut::<LANES>();
                 let (mc, mt) = m.as_chunks::<LANES>();
                 let chunks = (xc.iter_mut(), mc.iter());
-                sweep_chunked(theta, p, g, z, chunks, (xt.iter_mut(), mt.iter()), first, f)
+                sweep_chunked(slots, z, chunks, (xt.iter_mut(), mt.iter()), first, f)
             } else {
-                sweep_flat(theta, p, g, z, x.iter_mut(), m.iter(), first, f)
+                sweep_flat(slots, z, x.iter_mut(), m.iter(), first, f)
             }
         }
         // A source whose variant disagrees with its UNIFORM constant: a bug in this crate,
@@ -313,13 +365,11 @@ impl<T> TailSlot<T> for &mut T {
 }
 
 /// The flat loop of [`sweep`]: one call of `f` per coordinate from a single site. The slices
-/// start at coordinate `first`.
-#[allow(clippy::too_many_arguments)]
+/// start at coordinate `first`. When keeping a backup, each coordinate's old θ, ξ and p are
+/// stored (p into ∇Ũ's slot, read just before) before `f` runs.
 #[inline(always)]
 fn sweep_flat<'m, T, E, F>(
-    theta: &mut [T],
-    p: &mut [T],
-    g: &[T],
+    (theta, p, g, kept): BlockSlots<'_, T>,
     (z, [z0, z1, z2, z3]): Normals<'_, T>,
     xi: impl Iterator<Item = E>,
     aux: impl Iterator<Item = &'m T>,
@@ -330,6 +380,11 @@ fn sweep_flat<'m, T, E, F>(
     E: TailSlot<T>,
     F: FnMut(Coordinate<'_, T>),
 {
+    let Kept {
+        keep,
+        theta: kept_theta,
+        xi: kept_xi,
+    } = kept;
     let zeta = z0.iter().zip(z1).zip(z2).zip(z3);
     let all = theta
         .iter_mut()
@@ -341,12 +396,22 @@ fn sweep_flat<'m, T, E, F>(
         .zip(aux);
     for (k, ((((((t, p), g), z), (((e0, e1), e2), e3)), mut x), a)) in all.enumerate() {
         let i = first + k;
+        let gk = *g;
+        if keep {
+            *g = *p;
+            if let Some(b) = kept_theta.get_mut(k) {
+                *b = *t;
+            }
+            if let Some(b) = kept_xi.get_mut(k) {
+                *b = *x.slot();
+            }
+        }
         f(Coordinate {
             i,
             lane: i % LANES,
             theta: t,
             p,
-            g: *g,
+            g: gk,
             z: *z,
             zeta: [*e0, *e1, *e2, *e3],
             xi: x.slot(),
@@ -359,14 +424,12 @@ fn sweep_flat<'m, T, E, F>(
 /// arrays, the body run on those, the results stored back; then the tail through
 /// [`sweep_flat`]. Locals cannot alias, so after inlining the lanes of a chunk are independent
 /// chains of SSA values that LLVM packs into vectors (run on the slices directly the body stays
-/// scalar: LLVM cannot prove that a store to pⱼ leaves θⱼ₊₁ alone). Coordinates are numbered
-/// from `first`.
-#[allow(clippy::too_many_arguments)]
+/// scalar: LLVM cannot prove that a store to pⱼ leaves θⱼ₊₁ alone). When keeping a backup, the
+/// old chunks of θ, ξ and p (the last into ∇Ũ's chunk, already copied) are stored from the
+/// locals. Coordinates are numbered from `first`.
 #[inline(always)]
 fn sweep_chunked<'m, T, C, E, F>(
-    theta: &mut [T],
-    p: &mut [T],
-    g: &[T],
+    (theta, p, g, kept): BlockSlots<'_, T>,
     (z, zeta): Normals<'_, T>,
     (xi_chunks, aux_chunks): (
         impl Iterator<Item = C>,
@@ -381,10 +444,17 @@ fn sweep_chunked<'m, T, C, E, F>(
     E: TailSlot<T>,
     F: FnMut(Coordinate<'_, T>),
 {
+    let Kept {
+        keep,
+        theta: kept_theta,
+        xi: kept_xi,
+    } = kept;
     let (tc, tt) = theta.as_chunks_mut::<LANES>();
     let (pc, pt) = p.as_chunks_mut::<LANES>();
-    let (gc, gt) = g.as_chunks::<LANES>();
+    let (gc, gt) = g.as_chunks_mut::<LANES>();
     let (zc, zt) = z.as_chunks::<LANES>();
+    let (ktc, ktt) = kept_theta.as_chunks_mut::<LANES>();
+    let (kxc, kxt) = kept_xi.as_chunks_mut::<LANES>();
     let [(e0c, e0t), (e1c, e1t), (e2c, e2t), (e3c, e3t)] = zeta.map(|e| e.as_chunks::<LANES>());
     let zeta_chunks = e0c.iter().zip(e1c).zip(e2c).zip(e3c);
     let chunks = tc
@@ -396,9 +466,18 @@ fn sweep_chunked<'m, T, C, E, F>(
         .zip(xi_chunks)
         .zip(aux_chunks);
     let mut base = first;
-    for ((((((t, p), g), z), (((e0, e1), e2), e3)), mut x), a) in chunks {
+    for (k, ((((((t, p), g), z), (((e0, e1), e2), e3)), mut x), a)) in chunks.enumerate() {
         let x = x.lanes();
         let (mut tl, mut pl, mut xl, gl, zl, al) = (*t, *p, *x, *g, *z, *a);
+        if keep {
+            *g = pl;
+            if let Some(b) = ktc.get_mut(k) {
+                *b = tl;
+            }
+            if let Some(b) = kxc.get_mut(k) {
+                *b = xl;
+            }
+        }
         let el = [*e0, *e1, *e2, *e3];
         for j in 0..LANES {
             f(Coordinate {
@@ -417,7 +496,19 @@ fn sweep_chunked<'m, T, C, E, F>(
         base += LANES;
     }
     let zeta_tail = [e0t, e1t, e2t, e3t];
-    sweep_flat(tt, pt, gt, (zt, zeta_tail), xi_tail, aux_tail, base, f);
+    let kept = Kept {
+        keep,
+        theta: ktt,
+        xi: kxt,
+    };
+    sweep_flat(
+        (tt, pt, gt, kept),
+        (zt, zeta_tail),
+        xi_tail,
+        aux_tail,
+        base,
+        f,
+    );
 }
 
 /// `f(i, lane, aᵢ, bᵢ, cᵢ)` with `a` written, `b` read and `c` a [`Stream`].
@@ -714,15 +805,45 @@ mod tests {
             Stream::Uniform(c) => std::vec![c; n],
             Stream::PerCoordinate(m) => m.to_vec(),
         };
-        let (mut t1, mut p1) = (base.to_vec(), g.to_vec());
+        // p starts apart from g, so that the backup of p in g's slots is seen.
+        let p0: Vec<f64> = g.iter().map(|x| 0.25 - 0.5 * x).collect();
+        let (mut t1, mut p1) = (base.to_vec(), p0.clone());
         let mut seen = Vec::new();
-        sweep(&mut t1, &mut p1, g, noise, xi, aux, |c| {
+        // With the generator's noise the sweep also keeps a backup (as the integrators do): it
+        // must end up holding the old θ, ξ and (in the gradient's slots) p.
+        let mut g1 = g.to_vec();
+        let per_coordinate = !X::UNIFORM;
+        let (mut saved_theta, mut saved_xi) = (std::vec![0.0; n], std::vec![0.0; n]);
+        let backup = (!drawn).then(|| Backup {
+            theta: &mut saved_theta,
+            xi: if per_coordinate {
+                &mut saved_xi
+            } else {
+                &mut []
+            },
+        });
+        let slots = Slots {
+            theta: &mut t1,
+            p: &mut p1,
+            g: &mut g1,
+            backup,
+        };
+        sweep(slots, noise, xi, aux, |c| {
             *c.theta += *c.p * 2.0 + c.g + c.aux * *c.xi;
             *c.p = c.z * *c.xi + mix(c.zeta);
             *c.xi += 1.0;
             seen.push((c.i, c.lane));
         });
-        let (mut t2, mut p2, mut x2) = (base.to_vec(), g.to_vec(), xi0.clone());
+        if drawn {
+            assert_eq!(g1, g, "no backup: the gradient is only read");
+        } else {
+            assert_eq!(saved_theta, base, "the old θ");
+            assert_eq!(g1, p0, "the old p, in the gradient's slots");
+            if per_coordinate {
+                assert_eq!(saved_xi, xi0, "the old ξ");
+            }
+        }
+        let (mut t2, mut p2, mut x2) = (base.to_vec(), p0.clone(), xi0.clone());
         for i in 0..n {
             t2[i] += p2[i] * 2.0 + g[i] + a[i] * x2[i];
             p2[i] = z[i] * x2[i] + mix(zeta[i]);

@@ -48,7 +48,7 @@ fn every_sampler_terminates_with_a_stuck_generator() {
             let mut s = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work[..2 * N]).unwrap();
             drive(&mut s, &mut m, word);
             let mut xis = vec![prm.initial_thermostat(); N];
-            let mut s = MSgnht::new(prm, &mut theta, &mut p, &mut xis, &mut work[..2 * N]).unwrap();
+            let mut s = MSgnht::new(prm, &mut theta, &mut p, &mut xis, &mut work[..3 * N]).unwrap();
             drive(&mut s, &mut m, word);
             // SGMGT redrawing p and ξ at every step, with sharply softened kinetic energies
             // (c = 0.05: eq. 12 at a = 2 samples by rejection, acceptance ≥ e^{−2/c} = e^{−40},
@@ -65,7 +65,7 @@ fn every_sampler_terminates_with_a_stuck_generator() {
                     .with_integrator(scheme);
                 let mut xis = vec![0.0; N];
                 let mut s =
-                    Sgmgt::new(prm, &mut theta, &mut p, &mut xis, &mut work[..2 * N]).unwrap();
+                    Sgmgt::new(prm, &mut theta, &mut p, &mut xis, &mut work[..3 * N]).unwrap();
                 drive(&mut s, &mut m, word);
             }
         }

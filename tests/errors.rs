@@ -9,7 +9,8 @@
 //! * A gradient with a NaN or ±∞ makes `step` return `NonFiniteGradient` with the first bad
 //!   coordinate and leaves θ, p and ξ bit-for-bit unchanged — for every sampler, integrator and
 //!   float type; for HMC also when the NaN appears in the middle of the leapfrog trajectory.
-//! * A step that overflows returns `NonFiniteState` naming the buffer and the first bad index.
+//! * A step that overflows returns `NonFiniteState` naming the buffer and the first bad index,
+//!   with the state bit for bit as before the step.
 //! * Display strings are non-empty and name the parameter or buffer.
 //! * Hostile input (extreme or non-finite parameters, buffers and gradients, wrong lengths) never
 //!   panics.
@@ -144,6 +145,7 @@ fn sgnht_err<T: Fl>(params: SgnhtParams<T>) -> Option<ParamError> {
         let r = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work);
         assert_eq!(r.err(), e.map(Error::Param), "Sgnht::new vs validate");
         let mut xi = [T::ONE; 2];
+        let mut work = [T::ZERO; 6];
         let r = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work);
         assert_eq!(r.err(), e.map(Error::Param), "MSgnht::new vs validate");
     }
@@ -430,7 +432,8 @@ fn layout(e: Error) -> LayoutError {
 }
 
 /// Lengths of θ, p, ξ and the inverse mass, and the offset of the workspace's length from the
-/// documented one (`workspace_len(θ's length)`: 2n for the SG samplers, 4n for HMC).
+/// documented one (`workspace_len(θ's length)`: 2n for the SG samplers, 3n for mSGNHT and
+/// SGMGT, 4n for HMC).
 #[derive(Clone, Copy, Debug)]
 struct Lens {
     theta: usize,
@@ -532,6 +535,8 @@ fn uses(name: &str, buffer: Buffer) -> bool {
 fn workspace_len(name: &str, n: usize) -> usize {
     if name.starts_with("Hmc") {
         Hmc::<f64>::workspace_len(n)
+    } else if name.starts_with("MSgnht") {
+        MSgnht::<f64>::workspace_len(n)
     } else {
         Sghmc::<f64>::workspace_len(n)
     }
@@ -732,7 +737,8 @@ impl<T: Fl> Bufs<T> {
             p,
             xi: vec![T::ZERO; n],
             xi_scalar: T::ZERO,
-            work: vec![T::ZERO; 2 * n],
+            // 3n: mSGNHT's (the others take the first 2n).
+            work: vec![T::ZERO; 3 * n],
         }
     }
 }
@@ -746,7 +752,12 @@ fn build<T: Fl>(
     a: T,
     b: &mut Bufs<T>,
 ) -> Box<dyn Chain<T> + '_> {
-    let work = &mut b.work;
+    let n = b.theta.len();
+    let work = if kind == Kind::MSgnht {
+        &mut b.work[..]
+    } else {
+        &mut b.work[..2 * n]
+    };
     match kind {
         Kind::Sgld => {
             let params = SgldParams::new(h);
@@ -1024,6 +1035,9 @@ fn hmc_non_finite_proposal_energy_is_a_rejection() {
 
 /// Sets up θ = 0 (or `theta`), p = 1 (so a thermostat's half drift (p² − 1)h/2 is exactly 0),
 /// A = 0 (no noise, ξ₀ = 0), runs one step and returns its result and the state after it.
+///
+/// Every failed step must leave the state bit for bit as it was (the state contract): checked
+/// here for every caller.
 fn diverge<T: Fl>(
     kind: Kind,
     scheme: Integrator,
@@ -1033,8 +1047,17 @@ fn diverge<T: Fl>(
 ) -> (Result<StepStats<T>, StepError>, [Vec<T>; 3]) {
     let mut b = Bufs::new(theta, vec![T::ONE; n]);
     let mut smp = build(kind, scheme, h, T::ZERO, &mut b);
+    let before = state_bits(&smp.state());
     let r = smp.go(model, &mut rng(11));
-    (r, smp.state())
+    let after = smp.state();
+    if r.is_err() {
+        assert_eq!(
+            state_bits(&after),
+            before,
+            "{kind:?} {scheme:?} n={n}: {r:?} undone"
+        );
+    }
+    (r, after)
 }
 
 fn non_finite_state<T: Fl>() {
@@ -1058,7 +1081,7 @@ fn non_finite_state<T: Fl>() {
                 let hn = (n, T::of(T::STEEP_H));
                 let (r, s) = diverge(kind, scheme, hn, vec![T::ZERO; n], &mut steep);
                 assert_eq!(r.err(), want, "{ctx}: steep gradient");
-                assert!(!s[0][k].is_finite(), "{ctx}: θ left as computed");
+                assert!(s[0].iter().all(|x| x.is_finite()), "{ctx}: θ restored");
 
                 // A huge step with the gradient θᵢ at k and at the last coordinate (θ = 100
                 // there, 0 elsewhere; the other coordinates' gradient is 0).
@@ -1105,8 +1128,8 @@ fn thermostat_overflow<T: Fl>(kind: Kind) {
                     index,
                 };
                 assert_eq!(r.err(), Some(want), "{ctx}: ξ = {:?}", s[2]);
-                // The state is left as computed, for inspection.
-                assert!(!s[2][index].is_finite(), "{ctx}: ξ = {:?}", s[2]);
+                // The step was undone (`diverge` compares every bit).
+                assert!(s[2].iter().all(|x| x.is_finite()), "{ctx}: ξ = {:?}", s[2]);
             }
         }
     }
@@ -1120,7 +1143,7 @@ fn msgnht_thermostat_overflow_is_reported() {
 
 /// The scalar thermostat of SGNHT: ξ + (pᵀp/n − 1)h overflows while θ and p stay finite, and
 /// the step reports `NonFiniteState { Thermostat, 0 }` (it used to return `Ok` with ξ = +∞, for
-/// both integrators) and `Sgnht` keeps the non-finite ξ for inspection.
+/// both integrators) with the step undone.
 #[test]
 fn sgnht_scalar_thermostat_overflow_is_reported() {
     thermostat_overflow::<f32>(Kind::Sgnht);
@@ -1336,7 +1359,8 @@ fn msgnht_non_finite_thermostat_is_refused_by_set_thermostat() {
                     let mut b = Bufs::new(start::<T>(n, 1.0), start::<T>(n, 0.7));
                     let mut xi = params.initial_thermostat();
                     let (t, p) = (&mut b.theta, &mut b.p);
-                    let mut smp = Sgnht::new(params, t, p, &mut xi, &mut b.work).unwrap();
+                    let work = &mut b.work[..2 * n];
+                    let mut smp = Sgnht::new(params, t, p, &mut xi, work).unwrap();
                     for bad in non_finite::<T>() {
                         let want = ParamError::NonFinite(Param::Thermostat);
                         assert_eq!(smp.set_thermostat(bad), Err(want), "{ctx}");
@@ -1837,11 +1861,11 @@ proptest! {
 #[test]
 fn msgnht_new_keeps_and_checks_the_thermostats() {
     let params = sgnht(0.05f64, 1.0).with_integrator(Integrator::Euler);
-    let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 6]);
+    let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 9]);
     let mut xi = [0.5, -0.25, 2.0];
     let smp = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work).unwrap();
     assert_eq!(smp.thermostat(), &[0.5, -0.25, 2.0]);
-    let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 6]);
+    let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 9]);
     let mut xi = [0.5, f64::NAN, 2.0];
     let err = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work).unwrap_err();
     assert_eq!(
@@ -1882,7 +1906,7 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
     );
 
     // A dense mass: splitting is refused (without the eigendecomposition), and the work buffer
-    // needs room for M⁻¹p (d² + d entries; the old separate M⁻¹p buffer).
+    // needs room for M⁻¹p and the step backup (d² + 3d entries).
     let (mut prec, mut fac) = (vec![0.0; n * n], vec![0.0; n * n]);
     for i in 0..n {
         prec[i * n + i] = 2.0;
@@ -1890,7 +1914,7 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
     assert_eq!(
         MassBuffer::dense(&mut prec, &mut fac, n).err(),
         Some(LinalgError::DimensionMismatch {
-            expected: n * n + n,
+            expected: n * n + 3 * n,
             found: n * n
         })
     );

@@ -668,7 +668,7 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
     let a = T::of(case.friction);
     let mut theta: Vec<T> = conv(&case.theta, n);
     let mut p: Vec<T> = conv(&case.p, n);
-    let mut work = vec![T::ZERO; 2 * n];
+    let mut work = vec![T::ZERO; 3 * n]; // mSGNHT's 3n; SGHMC and SGNHT take 2n
     let (mut rk, mut rr) = (rng(case.seed), rng(case.seed));
     let mut model = |t: &[T], g: &mut [T]| q.fill(t, g);
     let ctx = |step: usize| format!("{kind:?} {scheme:?} {} n={n} step {step}", T::NAME);
@@ -684,7 +684,7 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
                 .with_friction(a)
                 .with_noise_estimate(b)
                 .with_integrator(scheme);
-            let mut smp = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+            let mut smp = Sghmc::new(params, &mut theta, &mut p, &mut work[..2 * n]).unwrap();
             for step in 0..case.steps {
                 let (t0, p0) = (smp.position().to_vec(), smp.momentum().to_vec());
                 let z = normals::<T>(&mut rr, n);
@@ -710,7 +710,8 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
                 .with_integrator(scheme);
             assert_eq!(params.initial_thermostat().f().to_bits(), a.f().to_bits()); // ξ₀ = A
             let mut xi = params.initial_thermostat();
-            let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut smp =
+                Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..2 * n]).unwrap();
             smp.set_thermostat(T::of(case.xi0)).unwrap();
             for step in 0..case.steps {
                 let (t0, p0) = (smp.position().to_vec(), smp.momentum().to_vec());
@@ -1222,7 +1223,7 @@ fn check_sgmgt_with<T: Fl, K: Kinetic<T>>(
         let mut xi: Vec<T> = (0..n)
             .map(|i| T::of(case.xi0 * 0.25 + 0.1 * case.gc[i]))
             .collect();
-        let mut work = vec![T::ZERO; 2 * n];
+        let mut work = vec![T::ZERO; 3 * n];
         let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
         if per {
             smp.set_noise_estimates(&bhats).unwrap();

@@ -20,7 +20,8 @@ const INTEGRATORS: [Integrator; 2] = [Integrator::Euler, Integrator::Splitting];
 
 /// Buffers θ, p, ξ and the workspace (2n) for one chain.
 fn buffers<T: Real>(n: usize) -> [Vec<T>; 4] {
-    core::array::from_fn(|i| vec![T::ZERO; if i == 3 { 2 * n } else { n }])
+    // The workspace: SGMGT's and mSGNHT's 3n (SGHMC takes its first 2n).
+    core::array::from_fn(|i| vec![T::ZERO; if i == 3 { 3 * n } else { n }])
 }
 
 /// Max |a − b| / max(1, |b|) over two trajectories' final states.
@@ -116,7 +117,7 @@ fn frozen_thermostat_reduces_to_sghmc() {
         let sghmc_params = SghmcParams::new(h)
             .with_friction(a)
             .with_integrator(integrator);
-        let mut sghmc = Sghmc::new(sghmc_params, &mut t1, &mut p1, &mut w1).unwrap();
+        let mut sghmc = Sghmc::new(sghmc_params, &mut t1, &mut p1, &mut w1[..2 * DIM]).unwrap();
         let prm = SgmgtParams::new(h)
             .with_sigma_p(a)
             .with_gamma(0.0)

@@ -316,7 +316,7 @@ fn monomial_exponent_is_capped_where_draws_would_overflow() {
     // At the cap, with p redrawn after every step, every `Ok` leaves a finite momentum (before
     // the cap, a = 30 in f32 returned `Ok` with p = ±∞).
     let k = MonomialGamma::stiff(18.0f32).unwrap();
-    let (mut theta, mut p, mut xi, mut work) = ([0.1f32; 4], [0.0; 4], [0.0; 4], [0.0; 8]);
+    let (mut theta, mut p, mut xi, mut work) = ([0.1f32; 4], [0.0; 4], [0.0; 4], [0.0; 12]);
     let params = SgmgtParams::new(0.01f32)
         .with_kinetic(k)
         .with_resampling_steps(1, 1);

@@ -344,7 +344,7 @@ fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
             .with_diffusion(T::from_f64(1.0))
             .with_integrator(integrator);
         let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let (mut xi, mut work) = ([params.initial_thermostat(); N], [T::ZERO; 2 * N]);
+        let (mut xi, mut work) = ([params.initial_thermostat(); N], [T::ZERO; 3 * N]);
         let mut smp = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
             s.thermostat().to_vec()
@@ -427,7 +427,7 @@ fn sgmgt_case<T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
     noise_estimates: Option<&[T]>,
 ) {
     let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-    let (mut xi, mut work) = (initial_xi::<T>(), [T::ZERO; 2 * N]);
+    let (mut xi, mut work) = (initial_xi::<T>(), [T::ZERO; 3 * N]);
     let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if let Some(b) = noise_estimates {
         smp.set_noise_estimates(b).unwrap();

@@ -325,14 +325,14 @@ struct Buffers<T> {
     thermostat: Vec<T>,
     /// SGNHT's ξ.
     thermostat_scalar: T,
-    /// The SDE samplers' workspace (2d).
+    /// The SDE samplers' workspace (3d: mSGNHT's and SGMGT's; the others take 2d).
     work: Vec<T>,
     /// HMC's and SG-NPHMC's workspace (4d).
     proposal_work: Vec<T>,
     inv_mass: Vec<T>,
     /// A mutable copy of `inv_mass` for `MassBuffer::diagonal`.
     mass_diag: Vec<T>,
-    /// A dense M⁻¹ (d²) and its work buffer (factor and M⁻¹p, d² + d).
+    /// A dense M⁻¹ (d²) and its work buffer (factor, M⁻¹p and the step backup, d² + 3d).
     precision: Vec<T>,
     factor: Vec<T>,
     /// V, λ and the Jacobi work matrix of a dense mass (2d² + d).
@@ -354,7 +354,7 @@ impl<T: Real> Buffers<T> {
             momentum: zeros(),
             thermostat: zeros(),
             thermostat_scalar: T::ZERO,
-            work: vec![T::ZERO; Sghmc::<T>::workspace_len(DIM)],
+            work: vec![T::ZERO; MSgnht::<T>::workspace_len(DIM)],
             proposal_work: vec![T::ZERO; Hmc::<T>::workspace_len(DIM)],
             inv_mass: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
             mass_diag: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
@@ -402,7 +402,13 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
     };
     let h = |x: f64| T::from_f64(x);
     let mut grad = noisy_gradient::<T>(model_seed);
-    let work = &mut b.work;
+    // mSGNHT and SGMGT take the whole 3d workspace, the others its first 2d.
+    let per_coordinate = matches!(kind, Kind::MSgnht(_) | Kind::Sgmgt { .. });
+    let work = if per_coordinate {
+        &mut b.work[..]
+    } else {
+        &mut b.work[..2 * DIM]
+    };
     match kind {
         Kind::Sgld => match Sgld::new(SgldParams::new(h(0.01)), &mut b.theta, work) {
             Ok(mut s) => drive(&mut s, &mut grad, rng),
@@ -619,7 +625,7 @@ fn run_mass<T: Real>(
                 .with_friction(h(1.0))
                 .with_integrator(integrator);
             go!(
-                with_mass!(Sghmc::new(params, theta, p, &mut b.work)),
+                with_mass!(Sghmc::new(params, theta, p, &mut b.work[..2 * DIM])),
                 &mut grad
             )
         }
@@ -630,7 +636,7 @@ fn run_mass<T: Real>(
             b.thermostat_scalar = params.initial_thermostat();
             let xi = &mut b.thermostat_scalar;
             go!(
-                with_mass!(Sgnht::new(params, theta, p, xi, &mut b.work)),
+                with_mass!(Sgnht::new(params, theta, p, xi, &mut b.work[..2 * DIM])),
                 &mut grad
             )
         }

@@ -12,11 +12,12 @@
  *   returns, so calling it k times with m steps continues the same chain as one call with k*m
  *   steps, bit for bit (SGMGT: when the step counter is passed).
  * - Lengths: every array argument holds `n` elements of the function's float type, except
- *   `work` (2n elements) and SGNHT's `xi` (ONE element). `n` must be >= 1.
+ *   `work` (2n elements; 3n for mSGNHT and SGMGT) and SGNHT's `xi` (ONE element). `n` must
+ *   be >= 1.
  * - All pointer arguments must be pairwise disjoint: the arrays, the generator, the stats
  *   struct, SGNHT's `xi`, SGMGT's step counter and noise estimates (every pair is checked:
  *   SGMCMC_ERR_OVERLAP). Nothing else may access them during a call.
- * - `work` is the workspace, one array of 2n elements: its contents on entry are ignored (it
+ * - `work` is the workspace, one array of 2n (3n) elements: its contents on entry are ignored (it
  *   need not be initialised) and on return are unspecified. theta, p and xi must be finite on
  *   entry.
  * - Every function returns SGMCMC_OK (0) or a negative SGMCMC_ERR_* code. Checks run in this
@@ -24,8 +25,11 @@
  *   writes nothing, not even `stats` — then parameters (first bad one in declaration order,
  *   but SGMGT checks noise_estimate right after sigma_xi), the generator state,
  *   the initial state's finiteness, each before the state is touched. Errors during stepping
- *   (non-finite gradient or state) stop the call; `stats->steps` says how many steps
- *   completed.
+ *   (non-finite gradient or state) stop the call with the failed step undone: theta, p, xi
+ *   (and the step counter) are exactly as after the last completed step, and `stats->steps`
+ *   says how many steps completed.
+ * - ABI change: mSGNHT and SGMGT take a `work` array of 3n elements (it was 2n): the third n
+ *   holds the thermostats' backup that undoes a step whose result is not finite.
  * - ABI change: earlier versions of this header declared two workspace arrays, `grad` and
  *   `scratch` of n elements each, where the step functions now take one `work` array of 2n
  *   elements (the core samplers need one contiguous workspace). Callers built against the old
@@ -60,8 +64,8 @@ extern "C" {
 /** grad_fn wrote a NaN or +-inf. That step was not taken: theta, p, xi are exactly as after the
  *  last completed step. */
 #define SGMCMC_ERR_NON_FINITE_GRADIENT (-6)
-/** A step left a NaN or +-inf in theta, p or xi (the chain diverged: reduce h). The state is
- *  left as computed; reset it before calling again. */
+/** A step produced a NaN or +-inf in theta, p or xi (the chain diverged: reduce h). The step
+ *  was undone: the state is bit-for-bit that after the last completed step. */
 #define SGMCMC_ERR_NON_FINITE_STATE (-7)
 /** Step size h not finite or not > 0. */
 #define SGMCMC_ERR_BAD_STEP_SIZE (-10)
@@ -199,7 +203,7 @@ int32_t sgmcmc_sgnht_f64(double h, double diffusion, int32_t integrator,
 /**
  * mSGNHT (Li et al. 2016), one thermostat per coordinate: step h > 0, diffusion D >= 0.
  * Buffers: theta, p, xi (n each, in/out; start with xi_i = D; the chain continues from the
- * caller's xi) and work (2n).
+ * caller's xi) and work (3n).
  */
 int32_t sgmcmc_msgnht_f32(float h, float diffusion, int32_t integrator,
                           sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
@@ -251,7 +255,7 @@ typedef struct sgmcmc_sgmgt_params_f64 {
 
 /**
  * SGMGT / SGMGT-D. Buffers: theta, p, xi (n each, in/out; xi = 0 is the natural start), work
- * (2n). `step_count` is the chain's step counter (in/out): read at the start, incremented
+ * (3n). `step_count` is the chain's step counter (in/out): read at the start, incremented
  * after every completed step; p is redrawn right after the steps at which it becomes a
  * multiple of T_p, then xi at multiples of T_xi (statistics are taken before the redraw). Pass
  * the same counter to every call of a chain so that the resampling periods run across calls;

@@ -5,7 +5,7 @@
 //! it describes the conventions. In short:
 //!
 //! * **The caller owns all memory.** Every function takes the chain's state (θ, p, ξ) and one
-//!   workspace of 2n values as caller pointers of documented lengths, builds the sampler over
+//!   workspace (2n values, 3n for mSGNHT and SGMGT) as caller pointers of documented lengths, builds the sampler over
 //!   them, runs `steps` steps and returns. Nothing is allocated and nothing is kept between
 //!   calls: the chain's state lives entirely in the caller's buffers, the generator
 //!   ([`SgmcmcRng`]) and, for SGMGT, the caller's step counter.
@@ -73,8 +73,8 @@ pub const SGMCMC_ERR_NON_FINITE_INPUT: i32 = -5;
 /// The gradient callback wrote a NaN or ±∞. The failing step was not taken: θ, p and ξ are
 /// bit-for-bit those after the last completed step (`stats.steps` of them in this call).
 pub const SGMCMC_ERR_NON_FINITE_GRADIENT: i32 = -6;
-/// A step completed but left a NaN or ±∞ in θ, p or ξ (the chain diverged; reduce h). The
-/// state is left as computed; reset it before calling again.
+/// A step produced a NaN or ±∞ in θ, p or ξ (the chain diverged; reduce h). The step was
+/// undone: the state is bit-for-bit that after the last completed step.
 pub const SGMCMC_ERR_NON_FINITE_STATE: i32 = -7;
 /// The step size h is not finite or not > 0.
 pub const SGMCMC_ERR_BAD_STEP_SIZE: i32 = -10;
@@ -478,7 +478,8 @@ struct Buffers<'a, T> {
     theta: &'a mut [T],
     p: &'a mut [T],
     xi: &'a mut [T],
-    /// 2n values, zeroed (the C caller need not initialise them).
+    /// 2n values (3n with per-coordinate thermostats), zeroed (the C caller need not
+    /// initialise them).
     work: &'a mut [T],
     noise_estimates: Option<&'a [T]>,
     step_count: Option<&'a mut u64>,
@@ -558,16 +559,18 @@ impl<T: Real> Call<T> {
     /// accesses them during the call.
     unsafe fn prepare<'a>(self) -> Result<(Buffers<'a, T>, Chain<'a, T>), i32> {
         let n = self.n;
-        let (xi, xi_len) = match self.xi {
-            Some((ptr, XiLen::One)) => (Some(ptr), 1),
-            Some((ptr, XiLen::PerCoordinate)) => (Some(ptr), n),
-            None => (None, 0),
+        // The workspace: 2n, or 3n with per-coordinate thermostats (their backup, which undoes
+        // a failed step).
+        let (xi, xi_len, work_len) = match self.xi {
+            Some((ptr, XiLen::One)) => (Some(ptr), 1, n.saturating_mul(2)),
+            Some((ptr, XiLen::PerCoordinate)) => (Some(ptr), n, n.saturating_mul(3)),
+            None => (None, 0, n.saturating_mul(2)),
         };
         let regions = [
             Region::required(self.theta, n),
             Region::taken(self.p.map(<*mut T>::cast_const), n),
             Region::taken(xi.map(<*mut T>::cast_const), xi_len),
-            Region::required(self.work, n.saturating_mul(2)),
+            Region::required(self.work, work_len),
             Region::taken(self.noise_estimates, n),
             Region::nullable(self.step_count, 1),
             Region::required(self.rng, 1),
@@ -601,11 +604,11 @@ impl<T: Real> Call<T> {
         let p = unsafe { slice_or_empty(self.p.unwrap_or(core::ptr::null_mut()), n) };
         // SAFETY: as for θ, with the thermostat's own length (1 or n).
         let xi = unsafe { slice_or_empty(xi.unwrap_or(core::ptr::null_mut()), xi_len) };
-        // SAFETY: checked as above; `work` points to 2n writable values that nothing else
-        // accesses during the call. They need not be initialised: `MaybeUninit` claims nothing
-        // of them.
+        // SAFETY: checked as above; `work` points to `work_len` writable values that nothing
+        // else accesses during the call. They need not be initialised: `MaybeUninit` claims
+        // nothing of them.
         let work = unsafe {
-            core::slice::from_raw_parts_mut(self.work.cast::<MaybeUninit<T>>(), n.saturating_mul(2))
+            core::slice::from_raw_parts_mut(self.work.cast::<MaybeUninit<T>>(), work_len)
         };
         work.fill(MaybeUninit::new(T::ZERO));
         // SAFETY: the same memory, now initialised (just filled); `MaybeUninit<T>` has `T`'s
@@ -898,7 +901,7 @@ macro_rules! entry_points {
             /// mSGNHT (one thermostat per coordinate) with diffusion D ≥ 0.
             ///
             /// Buffers: `theta`, `p`, `xi` (n values each, in/out, finite; start ξᵢ = D) and
-            /// `work` (2n values).
+            /// `work` (3n values).
             ///
             /// # Safety
             ///
@@ -910,7 +913,7 @@ macro_rules! entry_points {
             /// SGMGT / SGMGT-D with the softened monomial-gamma kinetics K_c (eq. 12, a ∈ {1, 2}).
             ///
             /// Buffers: `theta`, `p`, `xi` (n values each, in/out, finite; ξ = 0 is the natural
-            /// start), `work` (2n values). `step_count` (may be null = 0 at every call) is the
+            /// start), `work` (3n values). `step_count` (may be null = 0 at every call) is the
             /// chain's step counter: read at the start, incremented after every completed step;
             /// p (ξ) is resampled after the steps at which it becomes a multiple of T_p (T_ξ).
             ///

@@ -180,7 +180,7 @@ struct Chain<T> {
     theta: [T; N],
     p: [T; N],
     xi: [T; N],
-    work: [T; 2 * N],
+    work: [T; 3 * N],
     rng: SgmcmcRng,
     count: u64,
     model: Grad<T>,
@@ -192,7 +192,7 @@ impl<T: Abi> Chain<T> {
             theta: [T::default(); N],
             p: [T::default(); N],
             xi: [T::of(xi0); N],
-            work: [T::default(); 2 * N],
+            work: [T::default(); 3 * N],
             rng: SgmcmcRng::from_seed(seed),
             count: 0,
             model: gaussian::<T>,
@@ -506,7 +506,7 @@ fn abi_matches_the_core_samplers() {
             }
             assert_eq!(c.count, 450);
 
-            let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.0; N], [0.0; 2 * N]);
+            let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.0; N], [0.0; 3 * N]);
             let prm = SgmgtParams::new(0.02)
                 .with_resampling_steps(100, 100)
                 .with_integrator(integ)
@@ -527,11 +527,12 @@ fn abi_matches_the_core_samplers() {
             let mut c = Chain::<f64>::new(5, 0.3);
             let mut stats = NO_STATS_PROBE;
             assert_eq!(call(kind, 0.05, &mut c, 100, true, &mut stats), 0);
-            let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.3; N], [0.0; 2 * N]);
+            let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.3; N], [0.0; 3 * N]);
             let last = match kind {
                 Kind::Sgnht(_) => {
                     let mut core =
-                        Sgnht::new(params, &mut theta, &mut p, &mut xi[0], &mut work).unwrap();
+                        Sgnht::new(params, &mut theta, &mut p, &mut xi[0], &mut work[..2 * N])
+                            .unwrap();
                     run_core(&mut core, 5, 100)
                 }
                 _ => {
@@ -887,16 +888,33 @@ fn step_errors_report_the_completed_steps() {
             "{kind:?}"
         );
     }
-    // Divergence: SGLD with an enormous step overflows θ on the first step.
-    let mut c = Chain::<f64>::new(4, 0.0);
-    c.theta = [1e300; N];
-    let mut stats = NO_STATS_PROBE;
-    assert_eq!(
-        call(Kind::Sgld, 1e10, &mut c, 5, true, &mut stats),
-        SGMCMC_ERR_NON_FINITE_STATE
-    );
-    assert_eq!(stats.steps, 0);
+    // Divergence: an enormous step overflows θ on the first step, which is undone (the state
+    // contract), for SGLD and a per-coordinate thermostat under both integrators.
+    for kind in [
+        Kind::Sgld,
+        Kind::MSgnht(SGMCMC_EULER),
+        Kind::MSgnht(SGMCMC_SPLITTING),
+    ] {
+        let mut c = Chain::<f64>::new(4, 0.0);
+        c.theta = [1e300; N];
+        let before = c.state();
+        let mut stats = NO_STATS_PROBE;
+        assert_eq!(
+            call(kind, 1e10, &mut c, 5, true, &mut stats),
+            SGMCMC_ERR_NON_FINITE_STATE,
+            "{kind:?}"
+        );
+        assert_eq!(stats.steps, 0);
+        // θ, p, ξ and the step counter as before (the generator's draws are spent).
+        let after = c.state();
+        assert_eq!(
+            (before.0, before.1, before.2, before.4),
+            (after.0, after.1, after.2, after.4),
+            "{kind:?}: the failed step was undone"
+        );
+    }
     // steps = 0 validates and does nothing.
+    let mut stats = NO_STATS_PROBE;
     let mut c = Chain::<f64>::new(4, 1.0);
     let before = c.state();
     let kind = Kind::MSgnht(SGMCMC_SPLITTING);
@@ -920,7 +938,7 @@ fn core_sgmgt_d(
     seed: u64,
     steps: u64,
 ) -> [[f64; N]; 3] {
-    let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.0; N], [0.0; 2 * N]);
+    let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.0; N], [0.0; 3 * N]);
     let prm = SgmgtParams::new(0.02)
         .with_sigma_theta(0.2)
         .with_sigma_xi(0.1)
@@ -1042,16 +1060,17 @@ fn home(arg: Arg) -> usize {
         Arg::Theta => 0,
         Arg::P => N,
         Arg::Xi => 2 * N,
+        // 3n: mSGNHT's and SGMGT's workspace (the others use the first 2n).
         Arg::Work => 3 * N,
-        Arg::Noise => 5 * N,
-        Arg::Rng => 6 * N,
-        Arg::Stats => 6 * N + 2,
-        Arg::Count => 6 * N + 5,
+        Arg::Noise => 6 * N,
+        Arg::Rng => 7 * N,
+        Arg::Stats => 7 * N + 2,
+        Arg::Count => 7 * N + 5,
     }
 }
 
 /// The arguments plus room for an array moved onto the last of them.
-const WORDS: usize = 8 * N + 6;
+const WORDS: usize = 9 * N + 6;
 
 impl Entry {
     const ALL: [Entry; 6] = [

@@ -21,12 +21,13 @@
 //! and ξ as they were. A separable kinetic energy runs kick and drift in one fused pass; a dense
 //! mass forms M⁻¹p before the kick and again before the drift.
 
+use super::finish_step;
 use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
-use super::state::{Phase, check_state, checked_gradient};
+use super::state::{Phase, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Coordinate, LANES, Noise, NoiseBlocks, finiteness_probe, reduce, sum_map, sweep,
+    Coordinate, LANES, Noise, NoiseBlocks, Slots, finiteness_probe, reduce, sum_map, sweep,
 };
 use crate::noise::NormalLanes;
 use crate::real::Real;
@@ -43,6 +44,9 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         rng: &mut R,
     ) -> Result<Sums<T>, StepError> {
         checked_gradient(model, phase.theta, phase.grad)?;
+        // From here on the step is committed; what it changes is saved for `finish_step`.
+        let saved_xi = self.thermostat.scalar_state();
+        self.kinetics.save_state(phase.theta, phase.p);
         // The kick's normals: keyed here, drawn block by block inside the fused pass.
         let mut normals = T::NormalLanes::keyed(rng);
         let n = phase.len();
@@ -88,7 +92,6 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         if !K::SEPARABLE {
             normals.fill(phase.scratch);
         }
-        let (theta, p, g, z) = phase.split();
         // ζ_θ and ζ_ξ into the θ term's blocks: SGMGT's; none for every other sampler.
         let mut blocks = L::NoiseBlocks::zeroed();
         let blocks = blocks.blocks();
@@ -101,7 +104,8 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         if K::SEPARABLE {
             let kin = &*kinetics;
             let noise = Noise::Lanes(&mut normals, extra);
-            sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
+            let slots = phase.slots_with_backup();
+            sweep(slots, noise, &mut *thermostat, kin, |c| {
                 let x0 = *c.xi;
                 let p1 = kick(kin, &c, *c.p, x0);
                 *c.p = p1;
@@ -114,13 +118,17 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 used == 0,
                 "a dense mass with Langevin terms draws no ζ_θ, ζ_ξ"
             );
+            // (θ and p were saved whole by `save_state`: these sweeps keep no backup.)
+            let (theta, p, g, z) = phase.split();
             let kin = &*kinetics;
-            sweep(theta, p, g, Noise::Drawn(z), &mut *thermostat, kin, |c| {
+            let slots = Slots::new(&mut *theta, &mut *p, &mut *g);
+            sweep(slots, Noise::Drawn(z), &mut *thermostat, kin, |c| {
                 *c.p = kick(kin, &c, *c.p, *c.xi)
             });
             kinetics.prepare(p);
             let kin = &*kinetics;
-            sweep(theta, p, g, Noise::Drawn(z), &mut *thermostat, kin, |c| {
+            let slots = Slots::new(theta, p, g);
+            sweep(slots, Noise::Drawn(z), &mut *thermostat, kin, |c| {
                 let (p1, x0) = (*c.p, *c.xi);
                 drift(kin, c, p1, x0)
             });
@@ -128,9 +136,8 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         let sums = acc.sums(thermostat.values());
         let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
         thermostat.drift_scalar(&sums, trace, dim, h);
-        if !(acc.finite(&sums) && thermostat.scalar_finite()) {
-            check_state(phase.theta, phase.p, thermostat.values())?;
-        }
+        let finite = acc.finite(&sums) && thermostat.scalar_finite();
+        finish_step(kinetics, thermostat, phase, finite, saved_xi)?;
         Ok(sums)
     }
 }

@@ -44,6 +44,31 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
     }
 }
 
+/// The end of every Euler and splitting step, and the one place the SDE samplers keep the state
+/// contract: if the pass's finiteness guard fired (`finite` false), the first non-finite
+/// coordinate is named ([`state::check_state`]; a guard that fired on an overflowing but finite
+/// sum finds none and the step stands), then the step is undone — θ, p and a per-coordinate ξ
+/// from the sweep's backup or a dense mass's copy, a scalar ξ from `saved_xi` — and
+/// [`StepError::NonFiniteState`] returned with the state bit for bit as before the step.
+#[inline(always)]
+fn finish_step<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
+    kinetics: &mut K,
+    thermostat: &mut X,
+    phase: &mut Phase<'_, T>,
+    finite: bool,
+    saved_xi: T,
+) -> Result<(), StepError> {
+    if finite {
+        return Ok(());
+    }
+    let checked = state::check_state(phase.theta, phase.p, thermostat.values());
+    if checked.is_err() {
+        kinetics.restore_state(phase, thermostat.values_mut());
+        thermostat.restore_scalar_state(saved_xi);
+    }
+    checked
+}
+
 /// The discretisation of the SDE samplers (SGHMC, SGNHT, mSGNHT, SGMGT); both take one gradient
 /// evaluation per step.
 ///

@@ -25,10 +25,11 @@
 //!   (`docs/sgmgt-noise-estimate.md`); absent (σ_θ = 0, v = 1) for the other samplers.
 
 use super::ThermostatRule;
+use super::state::Phase;
 use crate::kinetic::{Kinetic, Mass};
 use crate::kinetic::{MassBuffer, MassParts};
 use crate::lanes::{
-    EXTRA_NORMALS, LaneSource, Lanes, NOISE_BLOCK, NoiseBlocks, Stream, StreamSource,
+    EXTRA_NORMALS, LaneSource, Lanes, NOISE_BLOCK, NoiseBlocks, Stream, StreamSource, copy_into,
 };
 use crate::real::Real;
 
@@ -69,6 +70,17 @@ pub(crate) trait Kinetics<T: Real>: StreamSource<T> {
     fn flow_all(&mut self, _p: &mut [T], _kappa: T, _t: T) {}
     /// tr M⁻¹ for a state of dimension n (the derived SGNHT thermostat's normalisation).
     fn trace(&self, n: usize) -> T;
+    /// A dense mass saves θ and p, whole, into its own buffer before a step changes them (its
+    /// passes are not one fused sweep that could save them as it goes); nothing for the
+    /// separable ones, whose sweep does ([`crate::lanes::Backup`]).
+    #[inline(always)]
+    fn save_state(&mut self, _theta: &[T], _p: &[T]) {}
+    /// Undoes a step from what [`Kinetics::save_state`] saved (dense) or from the sweep's
+    /// backup in `phase` (separable), with `xi` the per-coordinate thermostats (or empty).
+    #[inline(always)]
+    fn restore_state(&mut self, phase: &mut Phase<'_, T>, xi: &mut [T]) {
+        phase.rollback(xi);
+    }
 }
 
 /// The identity mass, K(p) = ½|p|².
@@ -177,6 +189,8 @@ pub(crate) struct DenseMass<'m, T> {
     pub mass: Mass<'m, T>,
     /// M⁻¹p after [`Kinetics::prepare`]; the flow's work vector in between.
     pub inv_mass_p: &'m mut [T],
+    /// θ and p before the step (2d), for undoing a step whose result is not finite.
+    pub backup: &'m mut [T],
 }
 
 impl<T: Real> StreamSource<T> for DenseMass<'_, T> {
@@ -229,6 +243,18 @@ impl<T: Real> Kinetics<T> for DenseMass<'_, T> {
     #[inline(always)]
     fn trace(&self, n: usize) -> T {
         self.mass.trace_inverse(n)
+    }
+    fn save_state(&mut self, theta: &[T], p: &[T]) {
+        let (saved_theta, saved_p) = self.backup.split_at_mut(theta.len().min(self.backup.len()));
+        copy_into(saved_theta, theta);
+        copy_into(saved_p, p);
+    }
+    fn restore_state(&mut self, phase: &mut Phase<'_, T>, _xi: &mut [T]) {
+        let (saved_theta, saved_p) = self
+            .backup
+            .split_at(phase.theta.len().min(self.backup.len()));
+        copy_into(phase.theta, saved_theta);
+        copy_into(phase.p, saved_p);
     }
 }
 
@@ -323,6 +349,20 @@ pub(crate) trait Thermostat<T: Real>: LaneSource<T> {
     }
     /// ξ as a slice, for naming the first non-finite entry after a failed step.
     fn values(&self) -> &[T];
+    /// ξ as a mutable slice (per-coordinate thermostats; empty for the others), for undoing a
+    /// step.
+    #[inline(always)]
+    fn values_mut(&mut self) -> &mut [T] {
+        &mut []
+    }
+    /// A scalar ξ's value before a step (0 for the others), to undo the step.
+    #[inline(always)]
+    fn scalar_state(&self) -> T {
+        T::ZERO
+    }
+    /// Puts back a scalar ξ saved by [`Thermostat::scalar_state`] (nothing for the others).
+    #[inline(always)]
+    fn restore_scalar_state(&mut self, _saved: T) {}
 }
 
 /// κ(ξ) and the motion of one ξᵢ (see [`Thermostat`]).
@@ -444,6 +484,14 @@ impl<T: Real> Thermostat<T> for ScalarThermostat<'_, T> {
     fn values(&self) -> &[T] {
         core::slice::from_ref(self.xi)
     }
+    #[inline(always)]
+    fn scalar_state(&self) -> T {
+        *self.xi
+    }
+    #[inline(always)]
+    fn restore_scalar_state(&mut self, saved: T) {
+        *self.xi = saved;
+    }
 }
 
 /// One thermostat ξᵢ per coordinate, in the caller's buffer, moving by the law `L`:
@@ -485,6 +533,10 @@ impl<T: Real, L: PerCoordinateLaw<T>> Thermostat<T> for PerCoordinate<'_, T, L> 
         T::ZERO
     }
     fn values(&self) -> &[T] {
+        self.xi
+    }
+    #[inline(always)]
+    fn values_mut(&mut self) -> &mut [T] {
         self.xi
     }
 }
@@ -724,6 +776,10 @@ pub(crate) fn visit_mass<T: Real, V: KineticsVisitor<T>>(
     match mass.parts() {
         MassParts::Identity => visitor.visit(UnitMass),
         MassParts::Diagonal(m) => visitor.visit(DiagonalMass(m)),
-        MassParts::Dense(mass, inv_mass_p) => visitor.visit(DenseMass { mass, inv_mass_p }),
+        MassParts::Dense(mass, inv_mass_p, backup) => visitor.visit(DenseMass {
+            mass,
+            inv_mass_p,
+            backup,
+        }),
     }
 }

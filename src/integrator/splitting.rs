@@ -28,12 +28,13 @@
 //! implementation notes: `docs/splitting-composition.md`.
 
 use super::euler::Accumulators;
+use super::finish_step;
 use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
-use super::state::{Phase, check_state, checked_gradient};
+use super::state::{Phase, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, copy_into, sweep, zip_out, zip3,
+    Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, copy_into, sweep, zip_out, zip3,
 };
 use crate::noise::NormalLanes;
 use crate::real::Real;
@@ -90,7 +91,10 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         }
         checked_gradient(model, phase.scratch, phase.grad)?;
 
-        // From here on the step is committed.
+        // From here on the step is committed; what it changes is saved for `finish_step` (a
+        // separable kinetics' sweep saves θ, p and ξ as it goes).
+        let saved_xi = thermostat.scalar_state();
+        kinetics.save_state(phase.theta, phase.p);
         let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
         thermostat.drift_scalar(&first.sums(&[]), trace, dim, half_h);
         if !K::SEPARABLE {
@@ -119,14 +123,14 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         });
         let mut acc = Accumulators::<T, K, X>::new();
 
-        let (theta, p, g, z) = phase.split();
         if K::SEPARABLE {
             let kin = &*kinetics;
+            let slots = phase.slots_with_backup();
             match composition {
                 Composition::Aboba => {
                     let scalars = (h, half_h, full_sd, drift_half);
                     let noise = Noise::Lanes(&mut normals, &mut []);
-                    sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
+                    sweep(slots, noise, &mut *thermostat, kin, |c| {
                         aboba_coordinate::<T, K, X, L>(
                             kin,
                             law,
@@ -145,7 +149,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                     let mut blocks = L::NoiseBlocks::zeroed();
                     debug_assert_eq!(blocks.blocks().len(), EXTRA_NORMALS);
                     let noise = Noise::Lanes(&mut normals, blocks.blocks());
-                    sweep(theta, p, g, noise, &mut *thermostat, kin, |c| {
+                    sweep(slots, noise, &mut *thermostat, kin, |c| {
                         aoboa_coordinate::<T, K, X, L>(
                             kin,
                             law,
@@ -161,6 +165,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         } else {
             // A dense mass (a shared friction only): the B pieces are whole-vector flows, the O
             // pieces per coordinate, then M⁻¹p of the new p for the last A(h/2).
+            let (theta, p, g, z) = phase.split();
             let kappa = law.friction(0, thermostat.shared());
             match composition {
                 Composition::Aboba => {
@@ -171,14 +176,15 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 Composition::Aoboa => {
                     zip3(p, g, z, |_, p, g, z| *p = *p - g * half_h + half_sd * z);
                     kinetics.flow_all(p, kappa, h);
-                    for (p, &g) in p.iter_mut().zip(g) {
+                    for (p, &g) in p.iter_mut().zip(g.iter()) {
                         *p = *p - g * half_h + half_sd * T::standard_normal(rng);
                     }
                 }
             }
             kinetics.prepare(p);
             let kin = &*kinetics;
-            sweep(theta, p, g, Noise::Drawn(z), &mut *thermostat, kin, |c| {
+            let slots = Slots::new(theta, p, g);
+            sweep(slots, Noise::Drawn(z), &mut *thermostat, kin, |c| {
                 let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
                 let t1 = *c.theta + k1 * term.drift_at(c.i, drift_half, half_h);
                 *c.theta = t1;
@@ -187,9 +193,8 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         }
         let sums = acc.sums(thermostat.values());
         thermostat.drift_scalar(&sums, trace, dim, half_h);
-        if !(acc.finite(&sums) && thermostat.scalar_finite()) {
-            check_state(phase.theta, phase.p, thermostat.values())?;
-        }
+        let finite = acc.finite(&sums) && thermostat.scalar_finite();
+        finish_step(kinetics, thermostat, phase, finite, saved_xi)?;
         Ok(sums)
     }
 }

@@ -2,42 +2,88 @@
 
 use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Gradient;
-use crate::lanes::first_non_finite;
+use crate::lanes::{Backup, Slots, copy_into, first_non_finite};
 use crate::real::Real;
 
-/// θ, p and the two halves of the caller's workspace (∇Ũ, then the scratch that holds the
-/// splitting scheme's half-step position and then the step's normals), all of one length.
+/// θ, p and the parts of the caller's workspace, all of one length: ∇Ũ, then the scratch that
+/// holds the splitting scheme's half-step position, and, for a per-coordinate thermostat, the
+/// backup of ξ. During the fused pass the scratch receives the old θ and ∇Ũ's slots the old p
+/// ([`Backup`]), so that a step whose result is not finite is undone by [`Phase::rollback`].
 #[derive(Debug)]
 pub(crate) struct Phase<'a, T> {
     pub theta: &'a mut [T],
     pub p: &'a mut [T],
     pub grad: &'a mut [T],
     pub scratch: &'a mut [T],
+    /// The old ξᵢ of a per-coordinate thermostat (empty otherwise).
+    pub xi_backup: &'a mut [T],
 }
 
 impl<'a, T: Real> Phase<'a, T> {
+    /// The workspace length for n coordinates: 2n, or 3n with a per-coordinate thermostat
+    /// (`usize::MAX` on overflow).
+    pub const fn workspace_len(n: usize, per_coordinate: bool) -> usize {
+        n.saturating_mul(if per_coordinate { 3 } else { 2 })
+    }
+
     /// Checks that θ is non-empty and finite, p has θ's length and is finite, and the workspace
-    /// holds 2n entries; splits the workspace.
-    pub fn new(theta: &'a mut [T], p: &'a mut [T], work: &'a mut [T]) -> Result<Self, LayoutError> {
+    /// holds [`Phase::workspace_len`] entries; splits the workspace.
+    pub fn new(
+        theta: &'a mut [T],
+        p: &'a mut [T],
+        work: &'a mut [T],
+        per_coordinate: bool,
+    ) -> Result<Self, LayoutError> {
         let n = theta.len();
         check_nonempty(n)?;
         check_len(Buffer::Momentum, n, p.len())?;
-        check_len(Buffer::Workspace, 2 * n, work.len())?;
+        check_len(
+            Buffer::Workspace,
+            Self::workspace_len(n, per_coordinate),
+            work.len(),
+        )?;
         check_finite(Buffer::Theta, theta)?;
         check_finite(Buffer::Momentum, p)?;
-        let (grad, scratch) = work.split_at_mut(n);
+        let (grad, rest) = work.split_at_mut(n);
+        // (`min`: the lengths were checked; it keeps a panic path out of the firmware.)
+        let (scratch, xi_backup) = rest.split_at_mut(n.min(rest.len()));
         Ok(Phase {
             theta,
             p,
             grad,
             scratch,
+            xi_backup,
         })
     }
 
-    /// (θ, p, ∇Ũ, scratch) for a pass that writes θ and p.
+    /// (θ, p, ∇Ũ, scratch) for the passes of a dense mass, which saves θ and p whole
+    /// beforehand ([`Slots::new`] makes their sweeps' slots, without a backup).
     #[inline(always)]
-    pub fn split(&mut self) -> (&mut [T], &mut [T], &[T], &[T]) {
+    pub fn split(&mut self) -> (&mut [T], &mut [T], &mut [T], &[T]) {
         (self.theta, self.p, self.grad, self.scratch)
+    }
+
+    /// The slots of the fused pass of a separable kinetics, which saves the old state as it
+    /// goes ([`Backup`]: θ into the scratch, p into ∇Ũ's slots, ξ into its own backup).
+    #[inline(always)]
+    pub fn slots_with_backup(&mut self) -> Slots<'_, T> {
+        Slots {
+            theta: self.theta,
+            p: self.p,
+            g: self.grad,
+            backup: Some(Backup {
+                theta: self.scratch,
+                xi: self.xi_backup,
+            }),
+        }
+    }
+
+    /// Undoes a fused pass that ran with [`Phase::split_with_backup`]: θ, p and the
+    /// per-coordinate ξ (`xi`, empty for the other thermostats) from their backups.
+    pub fn rollback(&mut self, xi: &mut [T]) {
+        copy_into(self.theta, self.scratch);
+        copy_into(self.p, self.grad);
+        copy_into(xi, self.xi_backup);
     }
 
     /// The dimension.

@@ -634,6 +634,8 @@ enum BufRepr<'a, T> {
         factor: &'a mut [T],
         /// M⁻¹p of the current step (d entries).
         inv_mass_p: &'a mut [T],
+        /// θ and p before an SDE step (2d), to undo a step whose result is not finite.
+        backup: &'a mut [T],
         dim: usize,
         /// Empty, or 2d² + d: V, λ and a d² work matrix for the Jacobi iteration.
         eigen: &'a mut [T],
@@ -644,7 +646,7 @@ enum BufRepr<'a, T> {
 pub(crate) enum MassParts<'b, T> {
     Identity,
     Diagonal(&'b [T]),
-    Dense(Mass<'b, T>, &'b mut [T]),
+    Dense(Mass<'b, T>, &'b mut [T], &'b mut [T]),
 }
 
 impl<'a, T: Real> MassBuffer<'a, T> {
@@ -672,12 +674,16 @@ impl<'a, T: Real> MassBuffer<'a, T> {
         })
     }
 
-    /// The work-buffer length of a dense mass of dimension d: d² for its Cholesky factor and d
-    /// for M⁻¹p (`usize::MAX` on overflow).
+    /// The work-buffer length of a dense mass of dimension d: d² for its Cholesky factor, d for
+    /// M⁻¹p and 2d for the copy of θ and p that undoes an SDE step whose result is not finite
+    /// (`usize::MAX` on overflow).
     pub const fn dense_work_len(d: usize) -> usize {
         match d.checked_mul(d) {
-            Some(dd) => match dd.checked_add(d) {
-                Some(x) => x,
+            Some(dd) => match d.checked_mul(3) {
+                Some(d3) => match dd.checked_add(d3) {
+                    Some(x) => x,
+                    None => usize::MAX,
+                },
                 None => usize::MAX,
             },
             None => usize::MAX,
@@ -686,7 +692,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
 
     /// A dense mass given by its precision M⁻¹ = `precision` (d × d, row-major); `work`
     /// ([`MassBuffer::dense_work_len`]`(d)` entries, contents ignored) receives the lower
-    /// Cholesky factor and later the samplers' M⁻¹p. Errors as [`Mass::dense`], and
+    /// Cholesky factor and later the samplers' M⁻¹p and step backup. Errors as [`Mass::dense`], and
     /// [`LinalgError::DimensionMismatch`] for `work`.
     pub fn dense(precision: &'a mut [T], work: &'a mut [T], d: usize) -> Result<Self, LinalgError> {
         Self::dense_with_eigen(precision, work, &mut [], d)
@@ -721,7 +727,8 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 found: eigen.len(),
             });
         }
-        let (factor, inv_mass_p) = work.split_at_mut(d * d);
+        let (factor, rest) = work.split_at_mut(d * d);
+        let (inv_mass_p, backup) = rest.split_at_mut(d);
         Mass::dense(precision, factor, d)?;
         if !eigen.is_empty() {
             symmetric_eigen(precision, eigen, d);
@@ -731,6 +738,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 precision,
                 factor,
                 inv_mass_p,
+                backup,
                 dim: d,
                 eigen,
             },
@@ -769,6 +777,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 precision,
                 factor,
                 inv_mass_p,
+                backup,
                 dim,
                 eigen,
             } => {
@@ -781,7 +790,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                         eigen,
                     },
                 };
-                MassParts::Dense(mass, inv_mass_p)
+                MassParts::Dense(mass, inv_mass_p, backup)
             }
         }
     }
@@ -796,7 +805,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 },
                 &mut [],
             ),
-            MassParts::Dense(mass, inv_mass_p) => (mass, inv_mass_p),
+            MassParts::Dense(mass, inv_mass_p, _) => (mass, inv_mass_p),
         }
     }
 

@@ -138,16 +138,18 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
         self.redrawn = saved.counts;
     }
 
-    /// Checks θ, p and the 2n-entry workspace ([`Phase::new`]).
+    /// Checks θ, p and the workspace of 2n entries, 3n with a per-coordinate thermostat
+    /// ([`Phase::new`]).
     pub fn new(
         theta: &'a mut [T],
         p: &'a mut [T],
         work: &'a mut [T],
         kinetics: M,
         integrator: Integrator,
+        per_coordinate: bool,
     ) -> Result<Self, LayoutError> {
         Ok(Shell {
-            phase: Phase::new(theta, p, work)?,
+            phase: Phase::new(theta, p, work, per_coordinate)?,
             kinetics,
             integrator,
             redrawn: (0, 0),

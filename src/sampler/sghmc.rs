@@ -169,6 +169,7 @@ impl<'a, T: Real> Sghmc<'a, T> {
             work,
             MassBuffer::identity(),
             params.integrator,
+            false,
         )?;
         Ok(Sghmc { params, shell })
     }

@@ -7,7 +7,7 @@ use crate::gradient::Gradient;
 use crate::integrator::state::{
     check_finite, check_len, check_nonempty, check_state, checked_gradient,
 };
-use crate::lanes::{NOISE_BLOCK, finiteness_probe, sum_map};
+use crate::lanes::{NOISE_BLOCK, copy_into, finiteness_probe, sum_map};
 use crate::noise::NormalLanes;
 use crate::real::Real;
 use rand_core::Rng;
@@ -73,6 +73,9 @@ pub struct Sgld<'a, T> {
     params: SgldParams<T>,
     theta: &'a mut [T],
     grad: &'a mut [T],
+    /// θ before the current step, saved block by block, to undo a step whose result is not
+    /// finite.
+    saved_theta: &'a mut [T],
     t: u64,
 }
 
@@ -88,18 +91,18 @@ impl<'a, T: Real> Sgld<'a, T> {
         check_nonempty(n)?;
         check_len(Buffer::Workspace, Self::workspace_len(n), work.len())?;
         check_finite(Buffer::Theta, theta)?;
-        let (grad, _) = work.split_at_mut(n);
+        let (grad, saved_theta) = work.split_at_mut(n);
         Ok(Sgld {
             params,
             theta,
             grad,
+            saved_theta,
             t: 0,
         })
     }
 
-    /// The workspace length for n coordinates: 2n, the same as every SDE sampler's (the C ABI
-    /// hands all of them one 2n array). SGLD uses the first n for the gradient; its noise is
-    /// drawn into a stack block, so the second half is left untouched.
+    /// The workspace length for n coordinates: 2n (the gradient, and θ before the step, which
+    /// undoes a step whose result is not finite).
     pub const fn workspace_len(n: usize) -> usize {
         n.saturating_mul(2)
     }
@@ -127,8 +130,9 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         let blocks = self
             .theta
             .chunks_mut(NOISE_BLOCK)
-            .zip(self.grad.chunks(NOISE_BLOCK));
-        for (theta, grad) in blocks {
+            .zip(self.grad.chunks(NOISE_BLOCK))
+            .zip(self.saved_theta.chunks_mut(NOISE_BLOCK));
+        for ((theta, grad), saved) in blocks {
             // Whole rounds, as in `lanes::sweep`: the same values, stored by whole vectors.
             let whole = theta.len().next_multiple_of(T::NormalLanes::GRAIN);
             normals.fill(block.get_mut(..whole).unwrap_or_default());
@@ -136,15 +140,25 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
             // A plain zipped loop: the slices cannot alias, so the loop vectoriser takes it
             // at the build's full vector width (through `zip3`'s 8-lane chunks the SLP
             // vectoriser produced half-width and scalar code here).
-            for ((t, g), z) in theta.iter_mut().zip(grad.iter()).zip(z.iter()) {
+            // The old θ is saved as it is loaded (the state contract's rollback below).
+            let all = theta
+                .iter_mut()
+                .zip(grad.iter())
+                .zip(z.iter())
+                .zip(saved.iter_mut());
+            for (((t, g), z), s) in all {
+                *s = *t;
                 *t += sd * *z - h * *g;
             }
             guard += sum_map(theta, finiteness_probe);
         }
-        self.t += 1;
-        if guard != T::ZERO {
-            check_state(self.theta, &[], &[])?;
+        if guard != T::ZERO
+            && let Err(e) = check_state(self.theta, &[], &[])
+        {
+            copy_into(self.theta, self.saved_theta);
+            return Err(e);
         }
+        self.t += 1;
         Ok(StepStats::new(h))
     }
 }

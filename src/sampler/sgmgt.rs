@@ -253,7 +253,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> SgmgtParams<T, K, F> {
 /// ```
 /// use rand_pcg::Pcg64;
 /// use sgmcmc::prelude::*;
-/// let (mut theta, mut p, mut xi, mut work) = ([0.0f64; 4], [0.0; 4], [0.0; 4], [0.0; 8]);
+/// let (mut theta, mut p, mut xi, mut work) = ([0.0f64; 4], [0.0; 4], [0.0; 4], [0.0; 12]);
 /// let mut sampler =
 ///     Sgmgt::new(SgmgtParams::sgmgt_d(0.01), &mut theta, &mut p, &mut xi, &mut work).unwrap();
 /// let mut rng = Pcg64::new(3, 5);
@@ -273,7 +273,7 @@ pub struct Sgmgt<'a, T, K = MonomialGamma<T>, F = Gaussian<'static, T>> {
 
 impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
     /// Borrows θ, p and the thermostats ξ (finite, one length n ≥ 1) and the workspace
-    /// (`workspace_len(n)` = 2n).
+    /// (`workspace_len(n)` = 3n).
     pub fn new(
         params: SgmgtParams<T, K, F>,
         theta: &'a mut [T],
@@ -288,6 +288,7 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
             work,
             Separable(params.kinetic),
             params.integrator,
+            true,
         )?;
         let n = shell.phase.len();
         check_len(Buffer::Thermostat, n, thermostat.len())?;
@@ -303,9 +304,10 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
         })
     }
 
-    /// The workspace length for n coordinates: 2n.
+    /// The workspace length for n coordinates: 3n (the gradient, scratch, and the backup of
+    /// the thermostats that undoes a step whose result is not finite).
     pub const fn workspace_len(n: usize) -> usize {
-        n.saturating_mul(2)
+        n.saturating_mul(3)
     }
 
     /// Per-coordinate gradient-noise estimates B̂ᵢ ≥ 0 for the θ term (SGHMC's units, B̂ᵢ = ½hVᵢ

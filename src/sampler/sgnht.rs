@@ -174,6 +174,7 @@ impl<'a, T: Real> Sgnht<'a, T> {
             work,
             MassBuffer::identity(),
             params.integrator,
+            false,
         )?;
         check_finite(Buffer::Thermostat, core::slice::from_ref(thermostat))?;
         Ok(Sgnht {
@@ -252,7 +253,7 @@ mass_adaptive!(['a, T: Real] Sgnht<'a, T>, shell.kinetics);
 /// use rand_pcg::Pcg64;
 /// use sgmcmc::prelude::*;
 /// let params = SgnhtParams::new(0.05);
-/// let (mut theta, mut p, mut work) = ([0.0f64; 5], [0.0; 5], [0.0; 10]);
+/// let (mut theta, mut p, mut work) = ([0.0f64; 5], [0.0; 5], [0.0; 15]);
 /// let mut xi = [params.initial_thermostat(); 5];
 /// let mut sampler = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
 /// let mut rng = Pcg64::new(3, 5);
@@ -269,7 +270,7 @@ pub struct MSgnht<'a, T> {
 
 impl<'a, T: Real> MSgnht<'a, T> {
     /// Borrows θ, p and the thermostats ξ (finite, one length n ≥ 1; the papers start at ξᵢ =
-    /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 2n).
+    /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 3n).
     pub fn new(
         params: SgnhtParams<T>,
         theta: &'a mut [T],
@@ -278,7 +279,7 @@ impl<'a, T: Real> MSgnht<'a, T> {
         work: &'a mut [T],
     ) -> Result<Self, Error> {
         params.validate()?;
-        let shell = Shell::new(theta, momentum, work, UnitMass, params.integrator)?;
+        let shell = Shell::new(theta, momentum, work, UnitMass, params.integrator, true)?;
         check_len(Buffer::Thermostat, shell.phase.len(), thermostat.len())?;
         check_finite(Buffer::Thermostat, thermostat)?;
         Ok(MSgnht {
@@ -288,9 +289,10 @@ impl<'a, T: Real> MSgnht<'a, T> {
         })
     }
 
-    /// The workspace length for n coordinates: 2n.
+    /// The workspace length for n coordinates: 3n (the gradient, scratch, and the backup of
+    /// the thermostats that undoes a step whose result is not finite).
     pub const fn workspace_len(n: usize) -> usize {
-        n.saturating_mul(2)
+        n.saturating_mul(3)
     }
 
     /// The parameters.

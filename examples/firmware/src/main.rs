@@ -365,7 +365,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
         let mut p = [T::ZERO; DIM];
         let params = SgnhtParams::new(setup.split_h).with_diffusion(T::ONE);
         let mut xi = [params.initial_thermostat(); DIM];
-        match MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..2 * DIM]) {
+        match MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * DIM]) {
             Ok(mut s) => {
                 ok &= check(
                     (setup, "msgnht"),
@@ -384,7 +384,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
         let mut p = [T::ZERO; DIM];
         let mut xi = [T::ZERO; DIM];
         let params = SgmgtParams::sgmgt_d(setup.sgmgt_h);
-        match Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..2 * DIM]) {
+        match Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * DIM]) {
             Ok(mut s) => {
                 ok &= check(
                     (setup, "sgmgt-d"),

@@ -68,7 +68,7 @@ static int judge(const char* name, const acc* a, long calls, long expected_calls
 static acc results;
 
 static int run_f32(int msgnht, int integrator, uint64_t seed) {
-    float theta[N] = {0}, p[N] = {0}, work[2 * N]; /* workspace: contents ignored */
+    float theta[N] = {0}, p[N] = {0}, work[3 * N]; /* workspace: contents ignored; 3n for mSGNHT (SGNHT uses 2n) */
     float xi[N] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}; /* xi_0 = A = 1 */
     const float h = 0.05f, a = 1.0f;
     sgmcmc_rng rng;
@@ -96,7 +96,7 @@ static int run_f32(int msgnht, int integrator, uint64_t seed) {
 }
 
 static int run_f64(int msgnht, int integrator, uint64_t seed) {
-    double theta[N] = {0}, p[N] = {0}, work[2 * N];
+    double theta[N] = {0}, p[N] = {0}, work[3 * N];
     double xi[N] = {1.0, 1.0, 1.0, 1.0, 1.0};
     const double h = 0.05, a = 1.0;
     const long chunk = 10; /* several steps per call: the chain continues across calls */
@@ -130,8 +130,8 @@ static int run_f64(int msgnht, int integrator, uint64_t seed) {
 static int other_entry_points(void) {
     int ok = 1;
     long calls = 0;
-    float t32[N] = {0}, p32[N] = {0}, x32[N] = {0}, w32[2 * N];
-    double t64[N] = {0}, p64[N] = {0}, x64[N] = {0}, w64[2 * N];
+    float t32[N] = {0}, p32[N] = {0}, x32[N] = {0}, w32[3 * N];
+    double t64[N] = {0}, p64[N] = {0}, x64[N] = {0}, w64[3 * N];
     uint64_t count32 = 0, count64 = 0;
     sgmcmc_rng rng;
     sgmcmc_stats st;

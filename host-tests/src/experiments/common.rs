@@ -337,7 +337,10 @@ where
     let s = settings;
     let Start { theta, p, rng } = start;
     let steps = steps as u64;
-    let mut work = vec![0.0; Sgnht::<f64>::workspace_len(theta.len())];
+    // mSGNHT's 3n; SGHMC and SGNHT take the first 2n.
+    let n = theta.len();
+    let mut work = vec![0.0; MSgnht::<f64>::workspace_len(n)];
+    let work2 = Sgnht::<f64>::workspace_len(n);
     let thermostat = SgnhtParams::new(s.h)
         .with_diffusion(s.a)
         .with_integrator(s.integrator);
@@ -347,11 +350,11 @@ where
                 .with_friction(s.a)
                 .with_noise_estimate(s.noise_estimate)
                 .with_integrator(s.integrator);
-            Sghmc::new(params, theta, p, &mut work)?.run(model, rng, steps, observer)?;
+            Sghmc::new(params, theta, p, &mut work[..work2])?.run(model, rng, steps, observer)?;
         }
         Dynamics::Sgnht => {
             let mut xi = thermostat.initial_thermostat();
-            Sgnht::new(thermostat, theta, p, &mut xi, &mut work)?
+            Sgnht::new(thermostat, theta, p, &mut xi, &mut work[..work2])?
                 .run(model, rng, steps, observer)?;
         }
         Dynamics::MSgnht => {

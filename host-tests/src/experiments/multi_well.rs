@@ -608,7 +608,7 @@ pub fn run_chain(
             .with_noise_estimate(b_hat);
             let mut rng = Pcg64::new(seed as u128, STREAM);
             let mut theta = model.means()[0];
-            let (mut p, mut xi, mut work) = ([0.0; 2], [0.0; 2], [0.0; 4]);
+            let (mut p, mut xi, mut work) = ([0.0; 2], [0.0; 2], [0.0; 6]);
             let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work)
                 .map_err(|e| named(e.into()))?;
             smp.resample_momentum(&mut rng);
