@@ -160,6 +160,8 @@ pub enum Buffer {
     NoiseEstimates,
     /// SG-NPHMC's scalar thermostat momentum q (and its thermostat s).
     ThermostatMomentum,
+    /// The data of a checkpoint ([`crate::sampler::Checkpoint`]).
+    Checkpoint,
 }
 
 impl Buffer {
@@ -173,6 +175,7 @@ impl Buffer {
             Buffer::InverseMass => "inverse mass",
             Buffer::NoiseEstimates => "noise estimates B̂",
             Buffer::ThermostatMomentum => "thermostat momentum q",
+            Buffer::Checkpoint => "checkpoint data",
         }
     }
 }

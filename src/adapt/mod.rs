@@ -8,4 +8,4 @@
 mod mcem;
 
 pub(crate) use mcem::SavedState;
-pub use mcem::{EmSampler, MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};
+pub use mcem::{EmSampler, MStepParams, Mcem, McemParams, McemScalars, NphmcEStep, SampleSize};

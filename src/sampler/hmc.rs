@@ -256,3 +256,18 @@ impl<T: Real> ChainState<T> for Hmc<'_, T> {
 }
 
 mass_adaptive!(['a, T: Real] Hmc<'a, T>, shell.mass);
+
+/// θ, the cached ∇U and p; the cached U.
+impl<T: Real> crate::sampler::Checkpoint<T> for Hmc<'_, T> {
+    type State = crate::sampler::Scalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        self.shell.checkpoint_len()
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        self.shell.save_checkpoint(out)
+    }
+    /// (p may be non-finite: HMC redraws it before using it.)
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        self.shell.restore_checkpoint(state, data, false)
+    }
+}

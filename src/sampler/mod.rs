@@ -5,7 +5,10 @@
 //! is built) and `work` a slice of the sampler's `workspace_len(n)` entries — and driven by
 //! [`Sampler::step`] or [`Sampler::run`]. HMC, SGHMC, SGNHT and SG-NPHMC take a mass afterwards
 //! with `set_mass` ([`crate::kinetic::MassBuffer`]); SGMGT takes its kinetics in its parameters.
+//! Every sampler (and the MCEM wrapper) can be checkpointed and resumed bit for bit
+//! ([`Checkpoint`]).
 
+mod checkpoint;
 mod hmc;
 mod nose_poincare;
 mod proposal;
@@ -18,6 +21,8 @@ mod sgmgt;
 mod sgnht;
 
 pub use crate::integrator::ThermostatRule;
+pub use checkpoint::{Checkpoint, Scalars};
+pub(crate) use checkpoint::{read_parts, write_parts};
 pub use hmc::{Hmc, HmcParams};
 pub use nose_poincare::{SgNphmc, SgNphmcParams};
 pub use run::{ChainState, Observer, RunError, Sampler, StepStats};

@@ -482,3 +482,43 @@ impl<T: Real> crate::kinetic::AdaptiveMass<T> for SgNphmc<'_, T> {
         Ok(())
     }
 }
+
+/// θ, the cached ∇U and p; s, q, H₀ and the cached U.
+impl<T: Real> crate::sampler::Checkpoint<T> for SgNphmc<'_, T> {
+    type State = crate::sampler::Scalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        self.shell.checkpoint_len()
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        let (s, q, h0, q_mass) = (self.s, self.q, self.h0, self.params.thermostat_mass);
+        Ok(crate::sampler::Scalars {
+            thermostat: Some(s),
+            thermostat_momentum: Some(q),
+            energy_level: h0,
+            thermostat_mass: Some(q_mass),
+            ..self.shell.save_checkpoint(out)?
+        })
+    }
+    /// (s and Q must be finite and > 0, q finite.)
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        let (Some(s), Some(q)) = (state.thermostat, state.thermostat_momentum) else {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: 0,
+            });
+        };
+        let q_mass = state.thermostat_mass.unwrap_or(self.params.thermostat_mass);
+        if !(s.is_finite() && q_mass.is_finite()) || s <= T::ZERO || q_mass <= T::ZERO {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: 0,
+            });
+        }
+        self.shell.restore_checkpoint(state, data, true)?;
+        self.params.thermostat_mass = q_mass;
+        self.s = s;
+        self.q = q;
+        self.h0 = state.energy_level;
+        Ok(())
+    }
+}

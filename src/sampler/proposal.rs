@@ -4,8 +4,9 @@ use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Energy;
 use crate::integrator::state::{check_finite, check_len, check_nonempty, checked_gradient};
 use crate::kinetic::{Mass, MassBuffer};
-use crate::lanes::{copy_into, sum_map, sum_map2};
+use crate::lanes::{copy_into, first_non_finite, sum_map, sum_map2};
 use crate::real::Real;
+use crate::sampler::Scalars;
 use rand_core::Rng;
 
 /// θ, p, ∇U at θ, the copies of θ, ∇U and p that restore an abandoned or rejected proposal,
@@ -25,6 +26,51 @@ pub(crate) struct Proposal<'a, T> {
 }
 
 impl<'a, T: Real> Proposal<'a, T> {
+    /// The buffer part of a checkpoint: θ, the cached ∇U and p.
+    pub fn checkpoint_len(&self) -> usize {
+        self.theta.len().saturating_mul(3)
+    }
+
+    /// Writes θ, the cached ∇U and p into `out` ([`crate::sampler::Checkpoint::save`]); the
+    /// scalars with the cached U.
+    pub fn save_checkpoint(&self, out: &mut [T]) -> Result<Scalars<T>, LayoutError> {
+        crate::sampler::write_parts(out, &[self.theta, self.grad, self.p])?;
+        Ok(Scalars {
+            energy: self.energy,
+            ..Scalars::default()
+        })
+    }
+
+    /// Restores θ, ∇U and p from `data` and U from `state`, after checking that θ, p (when
+    /// `finite_momentum`) and a cached ∇U (when U is cached) are finite.
+    pub fn restore_checkpoint(
+        &mut self,
+        state: &Scalars<T>,
+        data: &[T],
+        finite_momentum: bool,
+    ) -> Result<(), LayoutError> {
+        state.check()?;
+        let n = self.theta.len();
+        let [theta, grad, p] = crate::sampler::read_parts(data, [n, n, n], 1)?;
+        let invalid = |index| LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        };
+        if state.energy.is_some()
+            && let Some(i) = first_non_finite(grad)
+        {
+            return Err(invalid(n + i));
+        }
+        if finite_momentum && let Some(i) = first_non_finite(p) {
+            return Err(invalid(2 * n + i));
+        }
+        copy_into(self.theta, theta);
+        copy_into(self.grad, grad);
+        copy_into(self.p, p);
+        self.energy = state.energy;
+        Ok(())
+    }
+
     /// Saves θ, p, the cached ∇U and U into `saved` (the MCEM wrapper's rollback).
     pub fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
         copy_into(saved.theta, self.theta);

@@ -18,6 +18,7 @@ use crate::integrator::{Composition, Integrator};
 use crate::kinetic::{Kinetic, MassBuffer, MassShape};
 use crate::lanes::copy_into;
 use crate::real::Real;
+use crate::sampler::Scalars;
 use crate::variates::fill_lane_normals;
 use rand_core::Rng;
 
@@ -136,6 +137,39 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
         copy_into(self.phase.theta, saved.theta);
         copy_into(self.phase.p, saved.p);
         self.redrawn = saved.counts;
+    }
+
+    /// The buffer part of a checkpoint: θ, p and the per-coordinate ξ (`xi`, or empty).
+    pub fn checkpoint_len(&self, xi: &[T]) -> usize {
+        self.phase.len().saturating_mul(2).saturating_add(xi.len())
+    }
+
+    /// Writes θ, p and `xi` into `out` ([`crate::sampler::Checkpoint::save`]); the scalars
+    /// with the redraw counters.
+    pub fn save(&self, xi: &[T], out: &mut [T]) -> Result<Scalars<T>, LayoutError> {
+        crate::sampler::write_parts(out, &[self.phase.theta, self.phase.p, xi])?;
+        Ok(Scalars {
+            redrawn: self.redrawn,
+            ..Scalars::default()
+        })
+    }
+
+    /// Restores θ, p and `xi` from `data` and the redraw counters from `state`; checks all
+    /// of it first.
+    pub fn restore(
+        &mut self,
+        xi: &mut [T],
+        state: &Scalars<T>,
+        data: &[T],
+    ) -> Result<(), LayoutError> {
+        state.check()?;
+        let n = self.phase.len();
+        let [theta, p, saved_xi] = crate::sampler::read_parts(data, [n, n, xi.len()], 3)?;
+        copy_into(self.phase.theta, theta);
+        copy_into(self.phase.p, p);
+        copy_into(xi, saved_xi);
+        self.redrawn = state.redrawn;
+        Ok(())
     }
 
     /// Checks θ, p and the workspace of 2n entries, 3n with a per-coordinate thermostat
@@ -275,6 +309,42 @@ macro_rules! shell_chain_state {
     };
 }
 pub(crate) use shell_chain_state;
+
+/// The [`Checkpoint`](crate::sampler::Checkpoint) of a shell sampler without scalars of its
+/// own: θ, p and, with a field name, its per-coordinate ξ; the redraw counters.
+macro_rules! shell_checkpoint {
+    ([$($generics:tt)*] $ty:ty) => {
+        /// θ and p; the redraw counters.
+        impl<$($generics)*> $crate::sampler::Checkpoint<T> for $ty {
+            type State = $crate::sampler::Scalars<T>;
+            fn checkpoint_len(&self) -> usize {
+                self.shell.checkpoint_len(&[])
+            }
+            fn save(&self, out: &mut [T]) -> Result<Self::State, $crate::LayoutError> {
+                self.shell.save(&[], out)
+            }
+            fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), $crate::LayoutError> {
+                self.shell.restore(&mut [], state, data)
+            }
+        }
+    };
+    ([$($generics:tt)*] $ty:ty, $xi:ident) => {
+        /// θ, p and ξ; the redraw counters.
+        impl<$($generics)*> $crate::sampler::Checkpoint<T> for $ty {
+            type State = $crate::sampler::Scalars<T>;
+            fn checkpoint_len(&self) -> usize {
+                self.shell.checkpoint_len(self.$xi)
+            }
+            fn save(&self, out: &mut [T]) -> Result<Self::State, $crate::LayoutError> {
+                self.shell.save(self.$xi, out)
+            }
+            fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), $crate::LayoutError> {
+                self.shell.restore(self.$xi, state, data)
+            }
+        }
+    };
+}
+pub(crate) use shell_checkpoint;
 
 /// The [`AdaptiveMass`](crate::kinetic::AdaptiveMass) of a sampler whose shell holds a
 /// [`MassBuffer`] (in its `shell.kinetics`, or in `shell.mass` for the proposal samplers).

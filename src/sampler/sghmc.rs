@@ -1,7 +1,7 @@
 //! Stochastic gradient Hamiltonian Monte Carlo (SGHMC; Chen, Fox & Guestrin 2014, as in Chen 2016, Alg. 2).
 
 use super::run::{Sampler, StepStats};
-use super::sde::{Shell, mass_adaptive, shell_chain_state};
+use super::sde::{Shell, mass_adaptive, shell_chain_state, shell_checkpoint};
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::Integrator;
@@ -217,3 +217,5 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
 
 shell_chain_state!(['a, T: Real] Sghmc<'a, T>);
 mass_adaptive!(['a, T: Real] Sghmc<'a, T>, shell.kinetics);
+
+shell_checkpoint!(['a, T: Real] Sghmc<'a, T>);

@@ -2,7 +2,7 @@
 
 use super::run::{ChainState, Sampler, StepStats};
 use super::schedule::StepSchedule;
-use crate::error::{Buffer, Error, ParamError, StepError};
+use crate::error::{Buffer, Error, LayoutError, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::state::{
     check_finite, check_len, check_nonempty, check_state, checked_gradient,
@@ -177,4 +177,25 @@ impl<T: Real> ChainState<T> for Sgld<'_, T> {
     }
 
     fn resample_momentum<R: Rng + ?Sized>(&mut self, _rng: &mut R) {}
+}
+
+/// θ; the schedule's step counter t.
+impl<T: Real> crate::sampler::Checkpoint<T> for Sgld<'_, T> {
+    type State = crate::sampler::Scalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        self.theta.len()
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        crate::sampler::write_parts(out, &[self.theta])?;
+        Ok(crate::sampler::Scalars {
+            steps: self.t,
+            ..Default::default()
+        })
+    }
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        let [theta] = crate::sampler::read_parts(data, [self.theta.len()], 1)?;
+        copy_into(self.theta, theta);
+        self.t = state.steps;
+        Ok(())
+    }
 }

@@ -429,3 +429,23 @@ where
 }
 
 shell_chain_state!(['a, T: Real, K: Kinetic<T>, F: Kinetic<T>] Sgmgt<'a, T, K, F>);
+
+/// θ, p and ξ; the step counter (the resampling clock) and the redraw counters.
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> crate::sampler::Checkpoint<T> for Sgmgt<'_, T, K, F> {
+    type State = crate::sampler::Scalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        self.shell.checkpoint_len(self.xi)
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        let steps = self.steps;
+        Ok(crate::sampler::Scalars {
+            steps,
+            ..self.shell.save(self.xi, out)?
+        })
+    }
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        self.shell.restore(self.xi, state, data)?;
+        self.steps = state.steps;
+        Ok(())
+    }
+}

@@ -1,7 +1,7 @@
 //! Stochastic gradient Nosé–Hoover thermostats: SGNHT (one scalar ξ; Ding et al. 2014) and mSGNHT (one ξᵢ per coordinate; Li et al. 2016).
 
 use super::run::{Sampler, StepStats};
-use super::sde::{Shell, copy_thermostat, mass_adaptive, shell_chain_state};
+use super::sde::{Shell, copy_thermostat, mass_adaptive, shell_chain_state, shell_checkpoint};
 use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{NoseLaw, PerCoordinate, ScalarThermostat, UnitMass};
@@ -334,3 +334,29 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
 }
 
 shell_chain_state!(['a, T: Real] MSgnht<'a, T>);
+
+/// θ and p; ξ and the redraw counters.
+impl<T: Real> crate::sampler::Checkpoint<T> for Sgnht<'_, T> {
+    type State = crate::sampler::Scalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        self.shell.checkpoint_len(&[])
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        let thermostat = Some(*self.xi);
+        Ok(crate::sampler::Scalars {
+            thermostat,
+            ..self.shell.save(&[], out)?
+        })
+    }
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        let xi = state.thermostat.ok_or(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index: 0,
+        })?;
+        self.shell.restore(&mut [], state, data)?;
+        *self.xi = xi;
+        Ok(())
+    }
+}
+
+shell_checkpoint!(['a, T: Real] MSgnht<'a, T>, xi);

@@ -147,6 +147,11 @@ impl<T: Real> MStep<T> {
     }
 
     /// The number of successful M-steps so far (the next one uses κ_{steps + 1}).
+    /// Sets the number of M-steps taken (a resumed checkpoint).
+    pub(crate) fn set_steps(&mut self, steps: u64) {
+        self.steps = steps;
+    }
+
     pub(crate) fn steps(&self) -> u64 {
         self.steps
     }

@@ -31,7 +31,7 @@ use crate::integrator::state::{check_len, checked_gradient};
 use crate::kinetic::{AdaptiveMass, MassShape};
 use crate::lanes::copy_into;
 use crate::real::Real;
-use crate::sampler::{ChainState, Sampler, StepStats};
+use crate::sampler::{ChainState, Checkpoint, Sampler, StepStats, read_parts, write_parts};
 use crate::validate::positive;
 use e_step::sealed::TestFunction;
 use m_step::MStep;
@@ -633,5 +633,151 @@ impl<T: Real, S> Mcem<'_, T, S> {
             self.last_m_step_error = Some(e);
         }
         Ok(stats)
+    }
+}
+
+/// The scalar part of an MCEM wrapper's checkpoint ([`Checkpoint::State`]): the wrapped
+/// sampler's, and the wrapper's counters, S_count, pending subsampling offset and running
+/// statistics of SG-NPHMC's q.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct McemScalars<T, S> {
+    sampler: S,
+    moments: u64,
+    test: u64,
+    post: u64,
+    m_steps: u64,
+    sample_size: SampleSize<T>,
+    offsets: PoissonOffsets<T>,
+    next_offset: u64,
+    in_batch: u64,
+    q_stats: (u64, T, T),
+    last_kappa: Option<T>,
+    m_step_failures: u64,
+    last_m_step_error: Option<MStepError>,
+}
+
+/// The wrapped sampler's checkpoint, then M⁻¹ and the wrapper's statistics: the moments of the
+/// stored momenta, the test statistics and the post-M-step means of the adaptive S_count.
+impl<T, S> Checkpoint<T> for Mcem<'_, T, S>
+where
+    T: Real,
+    S: Checkpoint<T> + AdaptiveMass<T> + ChainState<T>,
+{
+    type State = McemScalars<T, S::State>;
+
+    fn checkpoint_len(&self) -> usize {
+        self.own_lens()
+            .iter()
+            .fold(self.sampler.checkpoint_len(), |n, &l| n.saturating_add(l))
+    }
+
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        let inner = self.sampler.checkpoint_len();
+        if out.len() != self.checkpoint_len() {
+            return Err(LayoutError::LengthMismatch {
+                buffer: Buffer::Checkpoint,
+                expected: self.checkpoint_len(),
+                found: out.len(),
+            });
+        }
+        let (head, own) = out.split_at_mut(inner.min(out.len()));
+        let sampler = self.sampler.save(head)?;
+        let (mean, comoment, moments) = self.moments.export();
+        let (q_mean, q_m2, test) = self.test.export();
+        let ([p, xi_p, grad, pp], post) = self.post.export();
+        let inv_mass = self.sampler.mass().inverse_slice();
+        write_parts(
+            own,
+            &[inv_mass, mean, comoment, q_mean, q_m2, p, xi_p, grad, pp],
+        )?;
+        let q = self.q_stats;
+        Ok(McemScalars {
+            sampler,
+            moments,
+            test,
+            post,
+            m_steps: self.m_step.steps(),
+            sample_size: self.sample_size,
+            offsets: self.offsets,
+            next_offset: self.next_offset,
+            in_batch: self.in_batch,
+            q_stats: (q.count, q.mean, q.m2),
+            last_kappa: self.last_kappa,
+            m_step_failures: self.m_step_failures,
+            last_m_step_error: self.last_m_step_error,
+        })
+    }
+
+    /// M⁻¹ is checked (finite, positive definite) before anything changes.
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        let inner = self.sampler.checkpoint_len();
+        let lens = self.own_lens();
+        let own_len = lens.iter().fold(0usize, |n, &l| n.saturating_add(l));
+        if data.len() != inner.saturating_add(own_len) {
+            return Err(LayoutError::LengthMismatch {
+                buffer: Buffer::Checkpoint,
+                expected: inner.saturating_add(own_len),
+                found: data.len(),
+            });
+        }
+        let (head, own) = data.split_at(inner.min(data.len()));
+        let [inv_mass, mean, comoment, q_mean, q_m2, p, xi_p, grad, pp] = read_parts(own, lens, 0)?;
+        // The statistics and M⁻¹ must be finite, M⁻¹ positive definite (checked into the
+        // scratch, which holds nothing between steps).
+        let bad = LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index: inner,
+        };
+        if own.iter().any(|x| !x.is_finite()) {
+            return Err(bad);
+        }
+        let d = self.sample.len();
+        let valid = if self.moments.is_dense() && d > 1 {
+            crate::kinetic::Mass::dense(inv_mass, self.scratch, d).is_ok()
+        } else {
+            crate::kinetic::Mass::diagonal(inv_mass).is_ok()
+        };
+        if !valid {
+            return Err(bad);
+        }
+        self.sampler.restore(&state.sampler, head)?;
+        // Valid as checked above, so this cannot fail.
+        let _ = self.sampler.set_inverse_mass(inv_mass);
+        self.moments.import(mean, comoment, state.moments);
+        self.test.import(q_mean, q_m2, state.test);
+        self.post.import([p, xi_p, grad, pp], state.post);
+        self.m_step.set_steps(state.m_steps);
+        self.sample_size = state.sample_size;
+        self.offsets = state.offsets;
+        self.next_offset = state.next_offset;
+        self.in_batch = state.in_batch;
+        let (count, mean, m2) = state.q_stats;
+        self.q_stats = ScalarStats { count, mean, m2 };
+        self.last_kappa = state.last_kappa;
+        self.m_step_failures = state.m_step_failures;
+        self.last_m_step_error = state.last_m_step_error;
+        Ok(())
+    }
+}
+
+impl<T: Real, S> Mcem<'_, T, S> {
+    /// The lengths of the wrapper's own part of a checkpoint: M⁻¹, the moments' mean and
+    /// comoment, the test statistics' mean and m2, the post-M-step means.
+    fn own_lens(&self) -> [usize; 9] {
+        let d = self.sample.len();
+        let (mean, comoment, _) = self.moments.export();
+        let (q_mean, q_m2, _) = self.test.export();
+        let ([p, xi_p, grad, pp], _) = self.post.export();
+        [
+            comoment.len(),
+            mean.len(),
+            comoment.len(),
+            q_mean.len(),
+            q_m2.len(),
+            p.len().min(d),
+            xi_p.len(),
+            grad.len(),
+            pp.len(),
+        ]
     }
 }

@@ -1,6 +1,7 @@
 //! Welford's online mean and co-moment of the momentum samples of one MCEM batch, in caller buffers.
 
 use crate::error::LinalgError;
+use crate::lanes::copy_into;
 use crate::real::Real;
 
 /// d² for a d × d matrix, `usize::MAX` on overflow (no slice can be that long).
@@ -119,6 +120,18 @@ impl<'a, T: Real> MomentStats<'a, T> {
         self.mean.fill(T::ZERO);
         self.comoment.fill(T::ZERO);
         self.count = 0;
+    }
+
+    /// (mean, comoment, count), for a checkpoint.
+    pub(crate) fn export(&self) -> (&[T], &[T], u64) {
+        (self.mean, self.comoment, self.count)
+    }
+
+    /// Restores what [`MomentStats::export`] gave (lengths as this one's).
+    pub(crate) fn import(&mut self, mean: &[T], comoment: &[T], count: u64) {
+        copy_into(self.mean, mean);
+        copy_into(self.comoment, comoment);
+        self.count = count;
     }
 
     /// The number of samples accumulated since the last reset.

@@ -2,6 +2,7 @@
 
 use super::moments::square;
 use crate::error::{LinalgError, Param, ParamError};
+use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::validate::{finite, positive};
 use crate::variates::poisson;
@@ -207,6 +208,21 @@ impl<'a, T: Real> PostMStepQ<'a, T> {
         Ok(())
     }
 
+    /// (p̄, (ξp)‾, (∇L)‾, (ppᵀ)‾, count), for a checkpoint.
+    pub(crate) fn export(&self) -> ([&[T]; 4], u64) {
+        let means = [&*self.p_mean, self.xi_p_mean, self.grad_mean, self.pp_mean];
+        (means, self.count)
+    }
+
+    /// Restores what [`PostMStepQ::export`] gave (lengths as this one's).
+    pub(crate) fn import(&mut self, [p, xi_p, grad, pp]: [&[T]; 4], count: u64) {
+        copy_into(self.p_mean, p);
+        copy_into(self.xi_p_mean, xi_p);
+        copy_into(self.grad_mean, grad);
+        copy_into(self.pp_mean, pp);
+        self.count = count;
+    }
+
     #[cfg(test)]
     /// The number of subsampled steps added since the last reset.
     pub(crate) fn count(&self) -> u64 {
@@ -382,6 +398,18 @@ impl<'a, T: Real> TestStats<'a, T> {
             let half = z * self.variance(i);
             (q - self.mean[i]).abs() <= half
         })
+    }
+
+    /// (mean, m2, count), for a checkpoint.
+    pub(crate) fn export(&self) -> (&[T], &[T], u64) {
+        (self.mean, self.m2, self.count)
+    }
+
+    /// Restores what [`TestStats::export`] gave (lengths as this one's).
+    pub(crate) fn import(&mut self, mean: &[T], m2: &[T], count: u64) {
+        copy_into(self.mean, mean);
+        copy_into(self.m2, m2);
+        self.count = count;
     }
 
     /// Forgets every evaluation.
