@@ -380,3 +380,42 @@ fn sgmgt_diffusions_whose_variance_overflows_are_rejected() {
         oor(Param::NoiseEstimate)
     );
 }
+
+/// Found by the fuzzer: a failed HMC or SG-NPHMC step from a fresh sampler left U and ∇U cached
+/// (evaluated at the start of the step), so the next step would not call the model where the
+/// chain without the failed call would have; and HMC, given a non-finite initial p (which it
+/// accepts and never uses), put it back after a divergent proposal and returned `Ok`.
+#[test]
+fn failed_proposals_leave_no_cache_and_a_finite_momentum() {
+    let calls = Cell::new(0);
+    let mut model = Model::new(gauss_with_nan(&calls, 2), energy);
+    let (mut theta, mut p, mut work) = ([0.5, -0.3, 0.2], [0.0; D], [0.0; 4 * D]);
+    let params = HmcParams::new(0.1).with_leapfrog_steps(3);
+    let mut hmc = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+    assert!(hmc.step(&mut model, &mut Pcg64::new(1, 1)).is_err());
+    assert_eq!(
+        hmc.cached_gradient(),
+        None,
+        "HMC kept the cache of a failed step"
+    );
+    let calls = Cell::new(0);
+    let mut model = Model::new(gauss_with_nan(&calls, 2), energy);
+    let (mut theta, mut p, mut work) = ([0.5, -0.3, 0.2], [0.0; D], [0.0; 4 * D]);
+    let params = SgNphmcParams::new(0.1).with_leapfrog_steps(3);
+    let mut np = SgNphmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+    assert!(np.step(&mut model, &mut Pcg64::new(1, 1)).is_err());
+    assert_eq!(
+        np.cached_gradient(),
+        None,
+        "SG-NPHMC kept the cache of a failed step"
+    );
+
+    // A non-finite initial p and a step that overflows θ through the flat region.
+    let (mut theta, mut p, mut work) = ([4.9], [f64::NEG_INFINITY], [0.0; 4]);
+    let params = HmcParams::new(1e308).with_leapfrog_steps(2);
+    let mut hmc = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+    let mut flat = Model::new(flat_outside, flat_energy);
+    let stats = hmc.step(&mut flat, &mut Pcg64::new(2, 2)).unwrap();
+    assert_eq!(stats.accepted, Some(false));
+    assert!(finite(hmc.momentum()), "{:?}", hmc.momentum());
+}

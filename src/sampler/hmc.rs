@@ -182,6 +182,9 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let s = &mut self.shell;
+        // The cache as before the call, for an abandoned step (a failed step must not leave a
+        // freshly cached U behind: with a stochastic U it would change the next step).
+        let cached = s.energy;
         let u0 = s.ensure_energy(model)?;
         s.save();
         s.draw_momentum(rng);
@@ -197,6 +200,7 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
         };
         if let Err(e) = visit_mass(&mut s.mass, run) {
             s.restore();
+            s.energy = cached;
             return Err(e);
         }
         // A proposal that left the finite numbers (θ or p overflowed, e.g. a huge step over a
@@ -222,6 +226,11 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
             s.energy = Some(u1);
         } else if diverged {
             s.restore();
+            // p before the step is finite but for an initial p that was not (accepted by `new`,
+            // never used: HMC redraws it); an `Ok` leaves a finite state, so that p becomes 0.
+            s.p.iter_mut()
+                .filter(|x| !x.is_finite())
+                .for_each(|x| *x = T::ZERO);
         } else {
             s.restore_position();
         }

@@ -318,12 +318,14 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         model: &mut M,
         steps: u32,
     ) -> Result<(), StepError> {
+        // Everything as before the call, the caches included (a failed call must not leave a
+        // freshly cached U behind: with a stochastic U it would change the next step).
+        let saved = (self.s, self.q, self.h0, self.shell.energy);
         let u = self.shell.ensure_energy(model)?;
         if self.h0.is_none() {
             self.h0 = Some(self.zero_level(u));
         }
         self.shell.save();
-        let saved = (self.s, self.q, self.h0, self.shell.energy);
         self.leapfrog_or_restore(model, steps, saved)
     }
 
@@ -337,9 +339,9 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         rng: &mut R,
         steps: u32,
     ) -> Result<StepStats<T>, StepError> {
+        let saved = (self.s, self.q, self.h0, self.shell.energy);
         let u = self.shell.ensure_energy(model)?;
         self.shell.save();
-        let saved = (self.s, self.q, self.h0, self.shell.energy);
         self.draw(rng);
         self.h0 = Some(self.zero_level(u));
         self.leapfrog_or_restore(model, steps, saved)?;

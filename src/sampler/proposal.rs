@@ -35,6 +35,12 @@ impl<'a, T: Real> Proposal<'a, T> {
     /// scalars with the cached U.
     pub fn save_checkpoint(&self, out: &mut [T]) -> Result<Scalars<T>, LayoutError> {
         crate::sampler::write_parts(out, &[self.theta, self.grad, self.p])?;
+        if self.energy.is_none() {
+            // No cached ∇U: the buffer holds nothing of the state (zeros, so that two
+            // checkpoints of one state are equal).
+            let n = self.theta.len();
+            out.iter_mut().skip(n).take(n).for_each(|g| *g = T::ZERO);
+        }
         Ok(Scalars {
             energy: self.energy,
             ..Scalars::default()

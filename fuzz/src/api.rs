@@ -1,0 +1,381 @@
+//! The Rust API under the fuzzer: any sampler, any parameters, any starting state, a gradient that turns NaN, ±∞ or huge at chosen calls.
+//!
+//! After every step the state contract must hold: an `Err` leaves the whole exported state
+//! ([`Checkpoint::save`]: buffers and scalars) bit for bit as before the step; an `Ok` leaves
+//! θ, p and ξ finite. Constructors and setters may refuse anything, but nothing may panic.
+
+use crate::{PARAMS, Reader, VALUES};
+use rand_pcg::Pcg64;
+use sgmcmc::adapt::{Mcem, McemParams, SampleSize};
+use sgmcmc::kinetic::{MassBuffer, MassShape};
+use sgmcmc::prelude::*;
+use sgmcmc::sampler::Checkpoint;
+
+/// Counts of what a run did, for the summary the fuzz stage prints.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    /// Samplers built.
+    pub built: u64,
+    /// Steps taken.
+    pub steps: u64,
+    /// Steps that returned an error (and were checked to have changed nothing).
+    pub errors: u64,
+}
+
+/// Runs one fuzz input; panics on a broken promise.
+pub fn run(data: &[u8]) {
+    let _ = run_counted(data);
+}
+
+/// [`run`], returning what it did.
+pub fn run_counted(data: &[u8]) -> Tally {
+    let mut r = Reader::new(data);
+    if r.bool() {
+        run_typed::<f32>(&mut r)
+    } else {
+        run_typed::<f64>(&mut r)
+    }
+}
+
+/// A model whose gradient is w ⊙ θ, except at the chosen calls, where one coordinate becomes
+/// NaN, ±∞ or huge (and the energy likewise for HMC and SG-NPHMC).
+struct FuzzModel {
+    weights: Vec<f64>,
+    calls: u64,
+    /// (call, coordinate, value) faults.
+    faults: Vec<(u64, usize, f64)>,
+}
+
+impl FuzzModel {
+    fn fault(&self) -> Option<(usize, f64)> {
+        self.faults
+            .iter()
+            .find(|f| f.0 == self.calls)
+            .map(|f| (f.1, f.2))
+    }
+}
+
+impl<T: Real> Gradient<T> for FuzzModel {
+    fn gradient(&mut self, theta: &[T], grad: &mut [T]) {
+        self.calls += 1;
+        for ((g, &t), &w) in grad.iter_mut().zip(theta).zip(&self.weights) {
+            *g = T::from_f64(w * t.to_f64());
+        }
+        if let Some((k, v)) = self.fault()
+            && let Some(g) = grad.get_mut(k)
+        {
+            *g = T::from_f64(v);
+        }
+    }
+}
+
+impl<T: Real> Energy<T> for FuzzModel {
+    fn energy(&mut self, theta: &[T]) -> T {
+        let u: f64 = theta
+            .iter()
+            .zip(&self.weights)
+            .map(|(&t, &w)| 0.5 * w * t.to_f64() * t.to_f64())
+            .sum();
+        match self.fault() {
+            Some((0, v)) => T::from_f64(v),
+            _ => T::from_f64(u),
+        }
+    }
+}
+
+/// A sampler under test, object-safe.
+trait Fuzzed<T: Real> {
+    fn step(&mut self, model: &mut FuzzModel, rng: &mut Pcg64) -> Result<(), StepError>;
+    /// The exported state: the buffers' bits and the scalars' `Debug` form.
+    fn exported(&self) -> (Vec<u64>, String);
+    /// θ, p and ξ finite (what an `Ok` promises).
+    fn finite(&self) -> bool;
+}
+
+/// The samplers whose whole exported buffer part is θ, p and ξ (or, for HMC and SG-NPHMC, θ,
+/// ∇U and p): all of it must be finite after an `Ok`.
+struct Whole<S>(S);
+/// The MCEM wrapper: θ and p must be finite (its statistics are diagnostics of the chain).
+struct Wrapped<S>(S);
+
+fn exported<T: Real, S: Checkpoint<T>>(s: &S) -> (Vec<u64>, String) {
+    let mut data = vec![T::ZERO; s.checkpoint_len()];
+    let state = s.save(&mut data).expect("save of a live sampler");
+    let bits = data.iter().map(|x| x.to_f64().to_bits()).collect();
+    (bits, format!("{state:?}"))
+}
+
+fn all_finite<T: Real>(a: &[T]) -> bool {
+    a.iter().all(|x| x.is_finite())
+}
+
+impl<T: Real, S: Sampler<T, FuzzModel> + Checkpoint<T>> Fuzzed<T> for Whole<S> {
+    fn step(&mut self, model: &mut FuzzModel, rng: &mut Pcg64) -> Result<(), StepError> {
+        self.0.step(model, rng).map(|_| ())
+    }
+    fn exported(&self) -> (Vec<u64>, String) {
+        exported(&self.0)
+    }
+    fn finite(&self) -> bool {
+        let mut data = vec![T::ZERO; self.0.checkpoint_len()];
+        let state = self.0.save(&mut data).expect("save");
+        let scalars = format!("{state:?}");
+        all_finite(&data) && !scalars.contains("NaN") && !scalars.contains("inf")
+    }
+}
+
+impl<T: Real, S: Sampler<T, FuzzModel> + Checkpoint<T>> Fuzzed<T> for Wrapped<S> {
+    fn step(&mut self, model: &mut FuzzModel, rng: &mut Pcg64) -> Result<(), StepError> {
+        self.0.step(model, rng).map(|_| ())
+    }
+    fn exported(&self) -> (Vec<u64>, String) {
+        exported(&self.0)
+    }
+    fn finite(&self) -> bool {
+        all_finite(self.0.position()) && all_finite(self.0.momentum())
+    }
+}
+
+/// The buffers a sampler may borrow.
+struct Bufs<T> {
+    theta: Vec<T>,
+    p: Vec<T>,
+    xi: Vec<T>,
+    xi_scalar: T,
+    work: Vec<T>,
+    inv_diag: Vec<T>,
+    precision: Vec<T>,
+    mass_work: Vec<T>,
+    eigen: Vec<T>,
+    em_work: Vec<T>,
+}
+
+fn param<T: Real>(r: &mut Reader) -> T {
+    T::from_f64(r.pick(&PARAMS))
+}
+
+fn run_typed<T: Real>(r: &mut Reader) -> Tally {
+    let mut tally = Tally::default();
+    let n = 1 + r.below(9);
+    let value = |r: &mut Reader| T::from_f64(r.pick(&VALUES));
+    let mut b = Bufs {
+        theta: (0..n).map(|_| value(r)).collect(),
+        p: (0..n).map(|_| value(r)).collect(),
+        xi: (0..n).map(|_| value(r)).collect(),
+        xi_scalar: value(r),
+        work: vec![T::ZERO; 4 * n],
+        inv_diag: (0..n).map(|_| param::<T>(r)).collect(),
+        precision: (0..n * n)
+            .map(|k| {
+                if k % (n + 1) == 0 {
+                    T::from_f64(2.0 + n as f64)
+                } else {
+                    T::from_f64(0.3)
+                }
+            })
+            .collect(),
+        mass_work: vec![T::ZERO; MassBuffer::<T>::dense_work_len(n)],
+        eigen: vec![T::ZERO; 2 * n * n + n],
+        em_work: vec![T::ZERO; Mcem::<T, Sghmc<T>>::workspace_len(n, MassShape::Dense)],
+    };
+    let weights: Vec<f64> = (0..n)
+        .map(|_| r.pick(&[1.0, 0.5, 4.0, 0.0, -1.0, 1e10, 1e300]))
+        .collect();
+    let faults = (0..r.below(4))
+        .map(|_| {
+            let call = 1 + r.below(60) as u64;
+            let coord = r.below(n);
+            let v = r.pick(&[
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                1e300,
+                -1e38,
+                1e38,
+            ]);
+            (call, coord, v)
+        })
+        .collect();
+    let mut model = FuzzModel {
+        weights,
+        calls: 0,
+        faults,
+    };
+    let kind = r.below(14);
+    let (h, a) = (param::<T>(r), param::<T>(r));
+    let integrator = if r.bool() {
+        Integrator::Euler
+    } else {
+        Integrator::Splitting
+    };
+    let steps = r.below(40);
+    let seed = r.u64();
+    let Some(mut sampler) = build(kind, h, a, integrator, &mut b, r) else {
+        return tally;
+    };
+    tally.built = 1;
+    let mut rng = Pcg64::new(u128::from(seed), 1);
+    for _ in 0..steps {
+        let before = sampler.exported();
+        tally.steps += 1;
+        match sampler.step(&mut model, &mut rng) {
+            Ok(()) => assert!(
+                sampler.finite(),
+                "kind {kind}: Ok with a non-finite state {:?}",
+                sampler.exported()
+            ),
+            Err(e) => {
+                tally.errors += 1;
+                assert_eq!(
+                    sampler.exported(),
+                    before,
+                    "kind {kind}: {e:?} changed the state"
+                );
+            }
+        }
+    }
+    tally
+}
+
+/// Builds sampler `kind`; `None` where a constructor or setter refused (fine).
+fn build<'b, T: Real>(
+    kind: usize,
+    h: T,
+    a: T,
+    integrator: Integrator,
+    b: &'b mut Bufs<T>,
+    r: &mut Reader,
+) -> Option<Box<dyn Fuzzed<T> + 'b>> {
+    let n = b.theta.len();
+    Some(match kind {
+        0 => {
+            let schedule = if r.bool() {
+                StepSchedule::polynomial(h, a, param(r)).ok()?
+            } else {
+                StepSchedule::constant(h).ok()?
+            };
+            Box::new(Whole(
+                Sgld::new(
+                    SgldParams::with_schedule(schedule),
+                    &mut b.theta,
+                    &mut b.work[..2 * n],
+                )
+                .ok()?,
+            ))
+        }
+        1 | 2 => {
+            let params = SghmcParams::new(h)
+                .with_friction(a)
+                .with_noise_estimate(param(r))
+                .with_integrator(integrator);
+            let mut s = Sghmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..2 * n]).ok()?;
+            if kind == 2 {
+                s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).ok()?)
+                    .ok()?;
+            }
+            Box::new(Whole(s))
+        }
+        3..=5 => {
+            let params = SgnhtParams::new(h)
+                .with_diffusion(a)
+                .with_integrator(integrator);
+            let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
+            let mut s = Sgnht::new(params, t, p, xi, &mut b.work[..2 * n]).ok()?;
+            if kind == 4 {
+                s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).ok()?)
+                    .ok()?;
+            }
+            if kind == 5 {
+                let mass = MassBuffer::dense_with_eigen(
+                    &mut b.precision,
+                    &mut b.mass_work,
+                    &mut b.eigen,
+                    n,
+                )
+                .ok()?;
+                s.set_mass(mass).ok()?;
+            }
+            Box::new(Whole(s))
+        }
+        6 => {
+            let params = SgnhtParams::new(h)
+                .with_diffusion(a)
+                .with_integrator(integrator);
+            let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
+            Box::new(Whole(
+                MSgnht::new(params, t, p, xi, &mut b.work[..3 * n]).ok()?,
+            ))
+        }
+        7..=9 => {
+            let kinetic = match kind {
+                7 => MonomialGamma::softened(r.pick(&[1.0, 2.0]).into_t(), param(r)).ok()?,
+                8 => MonomialGamma::stiff(param(r)).ok()?,
+                _ => MonomialGamma::softened_power(param(r), param(r)).ok()?,
+            };
+            let params = SgmgtParams::new(h)
+                .with_kinetic(kinetic)
+                .with_sigma_p(a)
+                .with_gamma(param(r))
+                .with_sigma_theta(param(r))
+                .with_sigma_xi(param(r))
+                .with_noise_estimate(param(r))
+                .with_resampling_steps(r.below(4) as u32, r.below(4) as u32)
+                .with_integrator(integrator);
+            let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
+            Box::new(Whole(
+                Sgmgt::new(params, t, p, xi, &mut b.work[..3 * n]).ok()?,
+            ))
+        }
+        10 => {
+            let params = HmcParams::new(h).with_leapfrog_steps(1 + r.below(4) as u32);
+            Box::new(Whole(
+                Hmc::new(params, &mut b.theta, &mut b.p, &mut b.work).ok()?,
+            ))
+        }
+        11 => {
+            let params = SgNphmcParams::new(h)
+                .with_thermostat_mass(param(r))
+                .with_leapfrog_steps(1 + r.below(4) as u32);
+            Box::new(Whole(
+                SgNphmc::new(params, &mut b.theta, &mut b.p, &mut b.work).ok()?,
+            ))
+        }
+        12 => {
+            let params = SghmcParams::new(h)
+                .with_friction(a)
+                .with_integrator(integrator);
+            let mut s = Sghmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..2 * n]).ok()?;
+            s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).ok()?)
+                .ok()?;
+            let size = if r.bool() {
+                SampleSize::fixed(2 + r.below(4) as u64).ok()?
+            } else {
+                SampleSize::adaptive(2 + r.below(4) as u64, T::from_f64(0.25), 2).ok()?
+            };
+            let em = McemParams::new(1 + r.below(3) as u32).with_sample_size(size);
+            let len = Mcem::<T, Sghmc<T>>::workspace_len(n, MassShape::Diagonal);
+            Box::new(Wrapped(Mcem::new(s, em, &mut b.em_work[..len]).ok()?))
+        }
+        _ => {
+            let params = HmcParams::new(h).with_leapfrog_steps(1 + r.below(3) as u32);
+            let mut s = Hmc::new(params, &mut b.theta, &mut b.p, &mut b.work).ok()?;
+            s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).ok()?)
+                .ok()?;
+            let em = McemParams::new(1 + r.below(3) as u32)
+                .with_sample_size(SampleSize::fixed(2 + r.below(4) as u64).ok()?);
+            let len = Mcem::<T, Hmc<T>>::workspace_len(n, MassShape::Diagonal);
+            Box::new(Wrapped(Mcem::new(s, em, &mut b.em_work[..len]).ok()?))
+        }
+    })
+}
+
+/// `f64` → `T` for the picked exponents.
+trait IntoT {
+    fn into_t<T: Real>(self) -> T;
+}
+
+impl IntoT for f64 {
+    fn into_t<T: Real>(self) -> T {
+        T::from_f64(self)
+    }
+}
