@@ -1666,8 +1666,10 @@ fn no_panic<T: Fl>(c: &Hostile) {
             gamma: pr(2),
         })),
     ];
-    // The SG samplers' workspace: the old gradient and scratch buffers together.
+    // The SG samplers' workspace: the old gradient and scratch buffers together (mSGNHT's
+    // third part, the thermostats' backup, of ξ's length).
     let sg_work = len(2) + len(3);
+    let msgnht_work = sg_work + len(1);
     for params in params_sgld.into_iter().flatten() {
         let mut theta = fill(&c.theta, c.n);
         let mut work = vec![T::ZERO; sg_work];
@@ -1726,7 +1728,7 @@ fn no_panic<T: Fl>(c: &Hostile) {
             // ξ of the hostile length, starting at D (as the papers do).
             let mut xi = fill(&c.mass, len(1));
             xi.fill(params.initial_thermostat());
-            let mut work = vec![T::ZERO; sg_work];
+            let mut work = vec![T::ZERO; msgnht_work];
             if let Ok(mut smp) = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work) {
                 let mut model = grad;
                 for _ in 0..c.steps {
@@ -1742,7 +1744,7 @@ fn no_panic<T: Fl>(c: &Hostile) {
             // A caller's ξ as it is (possibly non-finite: refused by `new`).
             let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
             let mut xi = fill(&c.mass, len(1));
-            let mut work = vec![T::ZERO; sg_work];
+            let mut work = vec![T::ZERO; msgnht_work];
             if let Ok(mut smp) = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work) {
                 let mut model = grad;
                 for _ in 0..c.steps {

@@ -52,6 +52,7 @@ run_qemu() {
 }
 
 status=0
+runs=()
 # target variant build-flags run|no|defmt (The M0 emulates every float operation in software:
 # it runs the f32 checks with a quarter of the steps, `quick`, whose tolerances widen
 # accordingly; so does the defmt build, whose point is the transport.)
@@ -120,13 +121,27 @@ for line in "${plan[@]}"; do
     fi
   fi
   if [[ $run == run ]]; then
-    t0=$(date +%s)
-    if run_qemu "$elf" > "$out_dir/$target-$variant.log" 2>&1; then
-      echo "   QEMU: every check passed, $(( $(date +%s) - t0 )) s"
-    else
-      echo "   QEMU: FAILED (exit status $?), $(( $(date +%s) - t0 )) s"; status=1
-      grep -E "^(FAIL|sgmcmc-firmware)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20
-    fi
+    # In the background, while the next builds run (QEMU is one thread; -icount makes the
+    # instruction counts independent of the host's load). Reported after the last build.
+    (
+      t0=$(date +%s)
+      qemu_status=0
+      run_qemu "$elf" > "$out_dir/$target-$variant.log" 2>&1 || qemu_status=$?
+      echo "$qemu_status $(( $(date +%s) - t0 ))" > "$out_dir/$target-$variant.qemu"
+    ) &
+    runs+=("$target $variant")
+  fi
+done
+wait
+for run in "${runs[@]}"; do
+  read -r target variant <<<"$run"
+  read -r qemu_status seconds < "$out_dir/$target-$variant.qemu"
+  if [[ $qemu_status -eq 0 ]]; then
+    echo "== QEMU ${CORE[$target]} ($target) $variant: every check passed, $seconds s"
+  else
+    echo "== QEMU ${CORE[$target]} ($target) $variant: FAILED (exit status $qemu_status), $seconds s"
+    status=1
+    grep -E "^(FAIL|sgmcmc-firmware)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20
   fi
 done
 python3 "$root/tools/firmware_report.py" "$out_dir" "$root/docs/firmware.md" "$root/README.md"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the two libFuzzer targets of fuzz/ (api: the state contract of the Rust API; ffi: the C
-# ABI's checks) with sanitizer coverage on the stable toolchain, replays the committed inputs
-# (fuzz/regressions/*, as cargo tests), then fuzzes each target for SECONDS (default 60) from
-# that corpus and prints libFuzzer's final counts. Any crash fails the script and leaves the
+# ABI's checks) with sanitizer coverage on the stable toolchain, then fuzzes each target for
+# SECONDS (default 60) from a corpus seeded with the committed inputs (fuzz/regressions/*, which
+# libFuzzer replays first; `cd fuzz && cargo test` replays them as plain tests, with a smoke run
+# of short and pseudo-random inputs) and prints libFuzzer's final counts. Any crash fails the script and leaves the
 # input in fuzz/artifacts/<target>/ (commit it under fuzz/regressions/<target>/).
 #
 #   tools/fuzz.sh [--install] [SECONDS]   # --install: apt-get installs a C++ compiler if missing
@@ -20,7 +21,6 @@ seconds="${1:-60}"
 target=x86_64-unknown-linux-gnu
 export CARGO_TARGET_DIR="$PWD/target/fuzz"
 
-cargo test --release --quiet
 RUSTFLAGS="--cfg fuzzing -Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 -Cllvm-args=-sanitizer-coverage-trace-compares -Cdebug-assertions -Coverflow-checks" \

@@ -225,16 +225,15 @@ struct DemoArgs {
     seed: u64,
 }
 
-fn run_demo(args: DemoArgs) -> ExitCode {
+/// The demo's settings from its flags, or the message naming the bad flag.
+fn demo_config(args: &DemoArgs) -> Result<DemoConfig, String> {
     if !(args.h.is_finite() && args.h > 0.0) {
-        eprintln!("error: --h must be a finite number > 0, got {}", args.h);
-        return ExitCode::from(2);
+        return Err(format!("--h must be a finite number > 0, got {}", args.h));
     }
     if args.steps == 0 {
-        eprintln!("error: --steps must be at least 1");
-        return ExitCode::from(2);
+        return Err("--steps must be at least 1".into());
     }
-    let config = DemoConfig {
+    Ok(DemoConfig {
         sampler: match args.sampler {
             SamplerArg::Sgld => SamplerKind::Sgld,
             SamplerArg::Sghmc => SamplerKind::Sghmc,
@@ -246,6 +245,16 @@ fn run_demo(args: DemoArgs) -> ExitCode {
         steps: args.steps,
         seed: args.seed,
         ..DemoConfig::default()
+    })
+}
+
+fn run_demo(args: DemoArgs) -> ExitCode {
+    let config = match demo_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
     match demo::run(config) {
         Ok(report) => {
@@ -323,4 +332,122 @@ fn main() -> ExitCode {
         }
     };
     finish(result, &o.out)
+}
+
+/// The command line under random argument vectors: parsing and the checks that run before any
+/// work never panic, and whatever they accept is within the documented bounds.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Words an argument vector is made of: every subcommand and flag, and values that are
+    /// typical, out of range, huge, negative, non-numeric or empty.
+    const WORDS: [&str; 44] = [
+        "blr",
+        "blr-2d",
+        "demo",
+        "double-well",
+        "double-well-kl",
+        "gaussian-mean",
+        "multi-well",
+        "normal-1d",
+        "normal-gamma",
+        "--chains",
+        "--runs",
+        "--seed",
+        "--splits",
+        "--quick",
+        "--tune",
+        "--batch-sweep",
+        "--h",
+        "--steps",
+        "--sampler",
+        "--integrator",
+        "--out",
+        "--gradient-noise",
+        "0",
+        "1",
+        "2",
+        "1024",
+        "1025",
+        "100000",
+        "-1",
+        "0.05",
+        "1e308",
+        "nan",
+        "inf",
+        "-inf",
+        "18446744073709551615",
+        "18446744073709551616",
+        "sgld",
+        "msgnht",
+        "euler",
+        "splitting",
+        "per-step",
+        "x",
+        "",
+        "--",
+    ];
+
+    /// Checks one argument vector; returns whether clap accepted it.
+    fn check(args: &[&str]) -> bool {
+        let Ok(cli) =
+            Cli::try_parse_from(std::iter::once("host-tests").chain(args.iter().copied()))
+        else {
+            return false;
+        };
+        let bounded = |o: &RunOptions| (1..=MAX_CHAINS).contains(&o.chains);
+        match cli.command {
+            None => {}
+            Some(Command::Demo(a)) => {
+                if let Ok(c) = demo_config(&a) {
+                    assert!(c.h.is_finite() && c.h > 0.0 && c.steps > 0, "{args:?}");
+                }
+            }
+            Some(Command::Blr(a)) => {
+                assert!(bounded(&a.runs.options()), "{args:?}");
+                if let blr::Mode::Splits(n) = a.mode() {
+                    assert!(n >= 1, "{args:?}");
+                }
+            }
+            Some(Command::Blr2d(a)) | Some(Command::Normal1d(a)) => {
+                assert!(bounded(&a.options()), "{args:?}")
+            }
+            Some(Command::DoubleWell { common, .. })
+            | Some(Command::DoubleWellKl { common })
+            | Some(Command::GaussianMean { common, .. })
+            | Some(Command::MultiWell { common, .. })
+            | Some(Command::NormalGamma { common, .. }) => {
+                assert!(bounded(&common.options()), "{args:?}")
+            }
+        }
+        true
+    }
+
+    /// `CLI_CASES` random vectors of 1–6 words (default 200 000; the table used 10⁶).
+    #[test]
+    fn random_command_lines_never_panic_and_stay_in_bounds() {
+        let cases: u64 = std::env::var("CLI_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(200_000);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut accepted = 0u64;
+        for _ in 0..cases {
+            let len = 1 + (next() % 6) as usize;
+            let args: Vec<&str> = (0..len)
+                .map(|_| WORDS[(next() % WORDS.len() as u64) as usize])
+                .collect();
+            accepted += u64::from(check(&args));
+        }
+        // The vocabulary makes valid command lines common enough to exercise the checks.
+        assert!(accepted > cases / 50, "{accepted} of {cases} accepted");
+        println!("{cases} command lines, {accepted} accepted");
+    }
 }
