@@ -271,6 +271,13 @@ fn hmc_overflowing_proposals_are_rejected_with_a_finite_state() {
     assert!(diverged > 100, "{diverged}");
 }
 
+/// θ, p, s and q of an SG-NPHMC chain, as bits.
+fn nphmc_bits(smp: &SgNphmc<'_, f64>) -> Vec<u64> {
+    let scalars = [smp.thermostat(), smp.thermostat_momentum()];
+    let state = smp.position().iter().chain(smp.momentum()).chain(&scalars);
+    state.map(|x| x.to_bits()).collect()
+}
+
 /// Huge steps on SG-NPHMC: every `Ok` leaves a finite state and every `Err` the state before
 /// the call. (Here the errors are all `ThermostatBreakdown`: the thermostat's update fails
 /// before θ or p can overflow; the `NonFiniteState` path restores through the same code.)
@@ -285,18 +292,13 @@ fn sgnphmc_overflowing_steps_are_undone() {
         let mut smp = SgNphmc::new(params, &mut theta, &mut p, &mut work).unwrap();
         let mut model = Model::new(flat_outside, flat_energy);
         let mut rng = Pcg64::new(5, h.to_bits().into());
-        let bits = |smp: &SgNphmc<'_, f64>| -> Vec<u64> {
-            let scalars = [smp.thermostat(), smp.thermostat_momentum()];
-            let state = smp.position().iter().chain(smp.momentum()).chain(&scalars);
-            state.map(|x| x.to_bits()).collect()
-        };
         for _ in 0..20 {
-            let before = bits(&smp);
+            let before = nphmc_bits(&smp);
             match smp.step(&mut model, &mut rng) {
                 Ok(_) => assert!(finite(smp.position()) && finite(smp.momentum())),
                 Err(_) => {
                     errors += 1;
-                    assert_eq!(bits(&smp), before, "h = {h:e}");
+                    assert_eq!(nphmc_bits(&smp), before, "h = {h:e}");
                 }
             }
         }
@@ -418,4 +420,37 @@ fn failed_proposals_leave_no_cache_and_a_finite_momentum() {
     let stats = hmc.step(&mut flat, &mut Pcg64::new(2, 2)).unwrap();
     assert_eq!(stats.accepted, Some(false));
     assert!(finite(hmc.momentum()), "{:?}", hmc.momentum());
+}
+
+/// SG-NPHMC's `NonFiniteState` path (a probe over step sizes, thermostat masses and gradients
+/// found this case: a huge Q keeps the thermostat update admissible while a steep gradient
+/// overflows p): the error names the buffer and the step is undone, s and q included. Before,
+/// the state was left as computed.
+#[test]
+fn sgnphmc_non_finite_state_is_undone() {
+    let w = 1e100;
+    let mut model = Model::new(
+        move |t: &[f64], g: &mut [f64]| {
+            for (g, t) in g.iter_mut().zip(t) {
+                *g = w * t;
+            }
+        },
+        move |t: &[f64]| t.iter().map(|x| 0.5 * w * x * x).sum::<f64>().min(1e300),
+    );
+    let (mut theta, mut p, mut work) = ([0.0, -0.0], [0.0; 2], [0.0; 8]);
+    let params = SgNphmcParams::new(1e-3)
+        .with_thermostat_mass(1e300)
+        .with_leapfrog_steps(2);
+    let mut smp = SgNphmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+    let mut rng = Pcg64::new(1, 1);
+    let mut undone = 0;
+    for _ in 0..5 {
+        let before = nphmc_bits(&smp);
+        if let Err(e) = smp.step(&mut model, &mut rng) {
+            assert!(matches!(e, StepError::NonFiniteState { .. }), "{e:?}");
+            assert_eq!(nphmc_bits(&smp), before, "{e:?} left the state changed");
+            undone += 1;
+        }
+    }
+    assert!(undone > 0);
 }
