@@ -280,7 +280,7 @@ fn nphmc_bits(smp: &SgNphmc<'_, f64>) -> Vec<u64> {
 
 /// Huge steps on SG-NPHMC: every `Ok` leaves a finite state and every `Err` the state before
 /// the call. (Here the errors are all `ThermostatBreakdown`: the thermostat's update fails
-/// before θ or p can overflow; the `NonFiniteState` path restores through the same code.)
+/// before θ or p can overflow; `sgnphmc_non_finite_state_is_undone` reaches `NonFiniteState`.)
 #[test]
 fn sgnphmc_overflowing_steps_are_undone() {
     let mut errors = 0;
