@@ -245,8 +245,8 @@ pub(crate) struct Backup<'a, T> {
     pub xi: &'a mut [T],
 }
 
-/// What a [`sweep`] runs over: θ and p (written), ∇Ũ (read, and with a backup written with the
-/// old p after each block), and the backup, if any.
+/// What a [`sweep`] runs over: θ and p (written), ∇Ũ (read; with a backup, each slot then
+/// receives the old p once read), and the backup, if any.
 pub(crate) struct Slots<'a, T> {
     pub theta: &'a mut [T],
     pub p: &'a mut [T],
@@ -283,7 +283,6 @@ type Normals<'a, T> = (&'a [T], [&'a [T]; EXTRA_NORMALS]);
 
 /// One block of [`sweep`], its coordinates numbered from `first` (a multiple of [`LANES`]):
 /// chunks of [`LANES`] for small bodies ([`StreamSource::UNROLL`]), else one flat loop.
-#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn sweep_block<T: Real, X, S, F>(
     slots: BlockSlots<'_, T>,

@@ -73,8 +73,8 @@ pub struct Sgld<'a, T> {
     params: SgldParams<T>,
     theta: &'a mut [T],
     grad: &'a mut [T],
-    /// θ before the current step, saved block by block, to undo a step whose result is not
-    /// finite.
+    /// θ before the current step, saved as the pass loads it, to undo a step whose result is
+    /// not finite.
     saved_theta: &'a mut [T],
     t: u64,
 }
