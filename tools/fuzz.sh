@@ -7,7 +7,7 @@
 # input in fuzz/artifacts/<target>/ (commit it under fuzz/regressions/<target>/).
 #
 #   tools/fuzz.sh [--install] [SECONDS]   # --install: apt-get installs a C++ compiler if missing
-# (`cargo fuzz run api` works too, on nightly, with cargo-fuzz installed.)
+# (`cargo +nightly fuzz run api` works too, with cargo-fuzz installed, under AddressSanitizer.)
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 if [[ "${1:-}" == "--install" ]]; then
