@@ -77,6 +77,23 @@ pub(crate) trait StreamSource<T> {
     fn stream(&self) -> Stream<'_, T>;
 }
 
+/// The per-coordinate body of a [`sweep`]. Any `FnMut(Coordinate)` closure is one; a body that
+/// must end up inside the chunked loop implements it on a struct with an `#[inline(always)]`
+/// [`run`](Body::run) instead. LLVM does not inline a closure as large as SGMGT's body (two
+/// monomial-gamma derivatives, the θ and ξ Langevin terms) into the eight copies of a chunk, and
+/// a call per coordinate keeps the loop scalar; stable Rust takes no `#[inline]` on a closure.
+pub(crate) trait Body<T> {
+    /// Runs the body on one coordinate.
+    fn run(&mut self, c: Coordinate<'_, T>);
+}
+
+impl<T, F: FnMut(Coordinate<'_, T>)> Body<T> for F {
+    #[inline(always)]
+    fn run(&mut self, c: Coordinate<'_, T>) {
+        self(c)
+    }
+}
+
 /// One coordinate as the fused integrator loops see it: its index `i`, its accumulator lane,
 /// θᵢ, pᵢ (both written), ∇Ũᵢ, the step's normal zᵢ, its further normals ζᵢ (SGMGT's Langevin
 /// terms and second O piece; zero where the sweep draws none), the thermostat slot ξᵢ
@@ -161,7 +178,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
 ) where
     X: LaneSource<T> + ?Sized,
     S: StreamSource<T> + ?Sized,
-    F: FnMut(Coordinate<'_, T>),
+    F: Body<T>,
 {
     use crate::noise::NormalLanes;
     let (mut lanes, stream) = (xi.lanes(), aux.stream());
@@ -294,7 +311,7 @@ fn sweep_block<T: Real, X, S, F>(
 ) where
     X: LaneSource<T> + ?Sized,
     S: StreamSource<T> + ?Sized,
-    F: FnMut(Coordinate<'_, T>),
+    F: Body<T>,
 {
     use core::iter::repeat;
     match (lanes, stream) {
@@ -377,7 +394,7 @@ fn sweep_flat<'m, T, E, F>(
 ) where
     T: Real + 'm,
     E: TailSlot<T>,
-    F: FnMut(Coordinate<'_, T>),
+    F: Body<T>,
 {
     let Kept {
         keep,
@@ -405,7 +422,7 @@ fn sweep_flat<'m, T, E, F>(
                 *b = *x.slot();
             }
         }
-        f(Coordinate {
+        f.run(Coordinate {
             i,
             lane: i % LANES,
             theta: t,
@@ -441,7 +458,7 @@ fn sweep_chunked<'m, T, C, E, F>(
     T: Real + 'm,
     C: ChunkSlot<T>,
     E: TailSlot<T>,
-    F: FnMut(Coordinate<'_, T>),
+    F: Body<T>,
 {
     let Kept {
         keep,
@@ -479,7 +496,7 @@ fn sweep_chunked<'m, T, C, E, F>(
         }
         let el = [*e0, *e1, *e2, *e3];
         for j in 0..LANES {
-            f(Coordinate {
+            f.run(Coordinate {
                 i: base + j,
                 lane: j,
                 theta: &mut tl[j],
@@ -827,7 +844,7 @@ mod tests {
             g: &mut g1,
             backup,
         };
-        sweep(slots, noise, xi, aux, |c| {
+        sweep(slots, noise, xi, aux, |c: Coordinate<'_, f64>| {
             *c.theta += *c.p * 2.0 + c.g + c.aux * *c.xi;
             *c.p = c.z * *c.xi + mix(c.zeta);
             *c.xi += 1.0;

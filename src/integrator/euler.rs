@@ -27,7 +27,7 @@ use super::state::{Phase, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Coordinate, LANES, Noise, NoiseBlocks, Slots, finiteness_probe, reduce, sum_map, sweep,
+    Body, Coordinate, LANES, Noise, NoiseBlocks, Slots, finiteness_probe, reduce, sum_map, sweep,
 };
 use crate::noise::NormalLanes;
 use crate::real::Real;
@@ -59,34 +59,15 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         } = self;
         let term = *term;
         thermostat.prepare(h, false);
-        let law = thermostat.law();
-        let theta_scalar = term.scalar(h, h);
+        let body = EulerCoordinate::<T, K, X, L> {
+            law: thermostat.law(),
+            term,
+            theta_scalar: term.scalar(h, h),
+            h,
+            noise_sd,
+            kinds: PhantomData,
+        };
         let mut acc = Accumulators::<T, K, X>::new();
-
-        // The kick, at the old p and ξ.
-        let kick = |kin: &K, c: &Coordinate<'_, T>, p0: T, x0: T| -> T {
-            let kappa = law.friction(c.i, x0);
-            let k0 = kin.grad(c.i, c.aux, p0);
-            p0 - kin.friction_term(c.aux, p0, k0, kappa, h) - c.g * h + noise_sd * c.z
-        };
-        // The drift of θ and ξᵢ with the new p (p1, already stored), and the sums. The values
-        // are passed along rather than read back from the slots the loop just wrote.
-        // ζ_θ = ζ[0], ζ_ξ = ζ[1] (zero, and unread, unless the term or the law has Langevin
-        // parts: SGMGT).
-        let mut drift = |kin: &K, c: Coordinate<'_, T>, p1: T, x0: T| {
-            let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
-            let (drift_h, theta_sd) = term.at(c.i, theta_scalar, h, h);
-            let t1 = term.langevin(*c.theta + k1 * drift_h, c.g, h, theta_sd, c.zeta[0]);
-            *c.theta = t1;
-            if X::PER_COORDINATE {
-                let fx = law.potential_grad(c.i, x0);
-                let x1 = law.langevin_euler(law.drift(x0, k1, c1, h), fx, h, c.zeta[1]);
-                *c.xi = x1;
-                acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
-            } else {
-                acc.add(c.lane, p1 * k1, k1 * k1, t1);
-            }
-        };
 
         kinetics.prepare(phase.p);
         if !K::SEPARABLE {
@@ -102,15 +83,14 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             "a ξ law with Langevin terms needs a θ term with noise blocks"
         );
         if K::SEPARABLE {
-            let kin = &*kinetics;
             let noise = Noise::Lanes(&mut normals, extra);
             let slots = phase.slots_with_backup();
-            sweep(slots, noise, &mut *thermostat, kin, |c| {
-                let x0 = *c.xi;
-                let p1 = kick(kin, &c, *c.p, x0);
-                *c.p = p1;
-                drift(kin, c, p1, x0);
-            });
+            let fused = Fused {
+                body,
+                kin: &*kinetics,
+                acc: &mut acc,
+            };
+            sweep(slots, noise, &mut *thermostat, &*kinetics, fused);
         } else {
             // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
             // (No sampler with Langevin parts has a dense mass: SGMGT's kinetics are separable.)
@@ -122,16 +102,26 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             let (theta, p, g, z) = phase.split();
             let kin = &*kinetics;
             let slots = Slots::new(&mut *theta, &mut *p, &mut *g);
-            sweep(slots, Noise::Drawn(z), &mut *thermostat, kin, |c| {
-                *c.p = kick(kin, &c, *c.p, *c.xi)
-            });
+            sweep(
+                slots,
+                Noise::Drawn(z),
+                &mut *thermostat,
+                kin,
+                |c: Coordinate<'_, T>| *c.p = body.kick(kin, &c, *c.p, *c.xi),
+            );
             kinetics.prepare(p);
             let kin = &*kinetics;
             let slots = Slots::new(theta, p, g);
-            sweep(slots, Noise::Drawn(z), &mut *thermostat, kin, |c| {
-                let (p1, x0) = (*c.p, *c.xi);
-                drift(kin, c, p1, x0)
-            });
+            sweep(
+                slots,
+                Noise::Drawn(z),
+                &mut *thermostat,
+                kin,
+                |c: Coordinate<'_, T>| {
+                    let (p1, x0) = (*c.p, *c.xi);
+                    body.drift(kin, &mut acc, c, p1, x0)
+                },
+            );
         }
         let sums = acc.sums(thermostat.values());
         let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
@@ -139,6 +129,71 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         let finite = acc.finite(&sums) && thermostat.scalar_finite();
         finish_step(kinetics, thermostat, phase, finite, saved_xi)?;
         Ok(sums)
+    }
+}
+
+/// The per-coordinate sub-steps of an Euler step (module docs) and the sums they accumulate.
+/// Methods with `#[inline(always)]`, not closures, so that they end up inside the sweep's
+/// chunked loop and vectorise there ([`crate::lanes::Body`]).
+struct EulerCoordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+    law: X::Law,
+    term: L,
+    /// The θ term's (drift step, noise sd) shared by all coordinates.
+    theta_scalar: (T, T),
+    h: T,
+    /// √(2Dh), the kick's noise scale.
+    noise_sd: T,
+    kinds: PhantomData<(K, X)>,
+}
+
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> EulerCoordinate<T, K, X, L> {
+    /// The kick, at the old p and ξ.
+    #[inline(always)]
+    fn kick(&self, kin: &K, c: &Coordinate<'_, T>, p0: T, x0: T) -> T {
+        let kappa = self.law.friction(c.i, x0);
+        let k0 = kin.grad(c.i, c.aux, p0);
+        p0 - kin.friction_term(c.aux, p0, k0, kappa, self.h) - c.g * self.h + self.noise_sd * c.z
+    }
+
+    /// The drift of θ and ξᵢ with the new p (p1, already stored), and the sums. The values are
+    /// passed along rather than read back from the slots the loop just wrote. ζ_θ = ζ[0],
+    /// ζ_ξ = ζ[1] (zero, and unread, unless the term or the law has Langevin parts: SGMGT).
+    #[inline(always)]
+    fn drift(&self, kin: &K, acc: &mut Accumulators<T, K, X>, c: Coordinate<'_, T>, p1: T, x0: T) {
+        let (law, h) = (self.law, self.h);
+        let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
+        let (drift_h, theta_sd) = self.term.at(c.i, self.theta_scalar, h, h);
+        let t1 = self
+            .term
+            .langevin(*c.theta + k1 * drift_h, c.g, h, theta_sd, c.zeta[0]);
+        *c.theta = t1;
+        if X::PER_COORDINATE {
+            let fx = law.potential_grad(c.i, x0);
+            let x1 = law.langevin_euler(law.drift(x0, k1, c1, h), fx, h, c.zeta[1]);
+            *c.xi = x1;
+            acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);
+        } else {
+            acc.add(c.lane, p1 * k1, k1 * k1, t1);
+        }
+    }
+}
+
+/// A separable kinetics' fused pass: kick, then drift, per coordinate.
+struct Fused<'a, 'k, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+    body: EulerCoordinate<T, K, X, L>,
+    kin: &'k K,
+    acc: &'a mut Accumulators<T, K, X>,
+}
+
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
+    for Fused<'_, '_, T, K, X, L>
+{
+    #[inline(always)]
+    fn run(&mut self, c: Coordinate<'_, T>) {
+        let x0 = *c.xi;
+        let p1 = self.body.kick(self.kin, &c, *c.p, x0);
+        *c.p = p1;
+        self.body.drift(self.kin, self.acc, c, p1, x0);
     }
 }
 

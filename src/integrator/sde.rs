@@ -264,10 +264,10 @@ pub(crate) struct Separable<K>(pub K);
 
 impl<T: Real, K: Kinetic<T>> StreamSource<T> for Separable<K> {
     const UNIFORM: bool = true;
-    /// SGMGT's per-coordinate body (kinetics with exp/log, the ξ law, the θ term and their
-    /// draws) is too large for eight inlined copies: one flat loop inlines it once instead of
-    /// calling it per coordinate.
-    const UNROLL: bool = false;
+    /// Chunks of eight only for a kinetic energy whose methods vectorise ([`Kinetic::UNROLL`]:
+    /// SGMGT-D's default eq. 12 with a = 1); any other SGMGT body (libm's pow, exp and ln, a
+    /// branch on the kind) is too large for eight inlined copies and runs as one flat loop.
+    const UNROLL: bool = K::UNROLL;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
         Stream::Uniform(T::ZERO)
@@ -682,19 +682,20 @@ impl<T: Real> PositionTerm<T> for NoThetaTerm {
 
 /// SGMGT-D's first-order Langevin term on θ, −σ_θ∇Ũ dt + √(2σ_θ(1 − σ_θB̂)) dW, and the factor
 /// v = 1 − 2σ_θB̂ on θ's velocity that makes the gradient noise it shares with p stationary
-/// (derived in `docs/sgmgt-noise-estimate.md`); B̂ is one scalar or one B̂ᵢ per coordinate.
+/// (derived in `docs/sgmgt-noise-estimate.md`); B̂ is one scalar, or one B̂ᵢ per coordinate when
+/// `PER_COORDINATE` (a constant, so that the loop's body has no branch on it and vectorises).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct ThetaTerm<'b, T> {
+pub(crate) struct ThetaTerm<'b, T, const PER_COORDINATE: bool> {
     pub sigma_theta: T,
     /// 1 − 2σ_θB̂ for the scalar B̂.
     pub velocity: T,
     /// 1 − σ_θB̂ for the scalar B̂: the injected share of the diffusion 2σ_θ.
     pub share: T,
-    /// B̂ᵢ per coordinate, replacing the scalar's factors when set.
-    pub noise_estimates: Option<&'b [T]>,
+    /// B̂ᵢ per coordinate, replacing the scalar's factors when `PER_COORDINATE` (else unread).
+    pub noise_estimates: &'b [T],
 }
 
-impl<T: Real> ThetaTerm<'_, T> {
+impl<T: Real, const PER_COORDINATE: bool> ThetaTerm<'_, T, PER_COORDINATE> {
     /// (velocity factor, injected share) for a noise estimate B̂: (1 − 2σ_θB̂, 1 − σ_θB̂).
     #[inline(always)]
     pub fn factors(sigma_theta: T, noise_estimate: T) -> (T, T) {
@@ -711,7 +712,7 @@ impl<T: Real> ThetaTerm<'_, T> {
     }
 }
 
-impl<T: Real> PositionTerm<T> for ThetaTerm<'_, T> {
+impl<T: Real, const PER_COORDINATE: bool> PositionTerm<T> for ThetaTerm<'_, T, PER_COORDINATE> {
     #[inline(always)]
     fn scalar(&self, t: T, h: T) -> (T, T) {
         (
@@ -721,20 +722,21 @@ impl<T: Real> PositionTerm<T> for ThetaTerm<'_, T> {
     }
     #[inline(always)]
     fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T) {
-        match self.noise_estimates {
-            None => scalar,
-            Some(b) => {
-                let (v, share) = Self::factors(self.sigma_theta, Self::estimate(b, i));
-                (v * t, (T::TWO * self.sigma_theta * share * h).sqrt())
-            }
+        if PER_COORDINATE {
+            let b = Self::estimate(self.noise_estimates, i);
+            let (v, share) = Self::factors(self.sigma_theta, b);
+            (v * t, (T::TWO * self.sigma_theta * share * h).sqrt())
+        } else {
+            scalar
         }
     }
     /// (The first pass of the splitting scheme needs no noise scale: no square root there.)
     #[inline(always)]
     fn drift_at(&self, i: usize, scalar: T, t: T) -> T {
-        match self.noise_estimates {
-            None => scalar,
-            Some(b) => Self::factors(self.sigma_theta, Self::estimate(b, i)).0 * t,
+        if PER_COORDINATE {
+            Self::factors(self.sigma_theta, Self::estimate(self.noise_estimates, i)).0 * t
+        } else {
+            scalar
         }
     }
     type NoiseBlocks = [[T; NOISE_BLOCK]; EXTRA_NORMALS];

@@ -34,7 +34,7 @@ use super::state::{Phase, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, copy_into, sweep, zip_out, zip3,
+    Body, Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, copy_into, sweep, zip_out, zip3,
 };
 use crate::noise::NormalLanes;
 use crate::real::Real;
@@ -130,17 +130,15 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 Composition::Aboba => {
                     let scalars = (h, half_h, full_sd, drift_half);
                     let noise = Noise::Lanes(&mut normals, &mut []);
-                    sweep(slots, noise, &mut *thermostat, kin, |c| {
-                        aboba_coordinate::<T, K, X, L>(
-                            kin,
-                            law,
-                            term,
-                            shared_flow,
-                            scalars,
-                            &mut acc,
-                            c,
-                        )
-                    })
+                    let body = Aboba {
+                        kin,
+                        law,
+                        term,
+                        shared_flow,
+                        scalars,
+                        acc: &mut acc,
+                    };
+                    sweep(slots, noise, &mut *thermostat, kin, body)
                 }
                 Composition::Aoboa => {
                     let scalars = (h, half_h, half_sd, drift_half, theta_sd);
@@ -149,17 +147,15 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                     let mut blocks = L::NoiseBlocks::zeroed();
                     debug_assert_eq!(blocks.blocks().len(), EXTRA_NORMALS);
                     let noise = Noise::Lanes(&mut normals, blocks.blocks());
-                    sweep(slots, noise, &mut *thermostat, kin, |c| {
-                        aoboa_coordinate::<T, K, X, L>(
-                            kin,
-                            law,
-                            term,
-                            shared_flow,
-                            scalars,
-                            &mut acc,
-                            c,
-                        )
-                    })
+                    let body = Aoboa {
+                        kin,
+                        law,
+                        term,
+                        shared_flow,
+                        scalars,
+                        acc: &mut acc,
+                    };
+                    sweep(slots, noise, &mut *thermostat, kin, body)
                 }
             }
         } else {
@@ -184,12 +180,18 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             kinetics.prepare(p);
             let kin = &*kinetics;
             let slots = Slots::new(theta, p, g);
-            sweep(slots, Noise::Drawn(z), &mut *thermostat, kin, |c| {
-                let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
-                let t1 = *c.theta + k1 * term.drift_at(c.i, drift_half, half_h);
-                *c.theta = t1;
-                acc.add(c.lane, p1 * k1, k1 * k1, t1);
-            });
+            sweep(
+                slots,
+                Noise::Drawn(z),
+                &mut *thermostat,
+                kin,
+                |c: Coordinate<'_, T>| {
+                    let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
+                    let t1 = *c.theta + k1 * term.drift_at(c.i, drift_half, half_h);
+                    *c.theta = t1;
+                    acc.add(c.lane, p1 * k1, k1 * k1, t1);
+                },
+            );
         }
         let sums = acc.sums(thermostat.values());
         thermostat.drift_scalar(&sums, trace, dim, half_h);
@@ -199,12 +201,66 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
     }
 }
 
+/// The fused pass of A–B–O–B–A with a separable kinetics: [`aboba_coordinate`] per coordinate.
+/// A [`Body`] with `#[inline(always)]` rather than a closure handed to `sweep`: a closure this
+/// size, called from the chunked loop and its tail, is not inlined, and an out-of-line call per
+/// coordinate keeps the loop scalar.
+struct Aboba<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+    kin: &'k K,
+    law: X::Law,
+    term: L,
+    shared_flow: Option<K::Flow>,
+    scalars: (T, T, T, T),
+    acc: &'a mut Accumulators<T, K, X>,
+}
+
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
+    for Aboba<'_, '_, T, K, X, L>
+{
+    #[inline(always)]
+    fn run(&mut self, c: Coordinate<'_, T>) {
+        aboba_coordinate::<T, K, X, L>(
+            self.kin,
+            self.law,
+            self.term,
+            self.shared_flow,
+            self.scalars,
+            self.acc,
+            c,
+        )
+    }
+}
+
+/// The fused pass of A–O–B–O–A with a separable kinetics: [`aoboa_coordinate`] per coordinate
+/// (see [`Aboba`]).
+struct Aoboa<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+    kin: &'k K,
+    law: X::Law,
+    term: L,
+    shared_flow: Option<K::Flow>,
+    scalars: (T, T, T, T, T),
+    acc: &'a mut Accumulators<T, K, X>,
+}
+
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
+    for Aoboa<'_, '_, T, K, X, L>
+{
+    #[inline(always)]
+    fn run(&mut self, c: Coordinate<'_, T>) {
+        aoboa_coordinate::<T, K, X, L>(
+            self.kin,
+            self.law,
+            self.term,
+            self.shared_flow,
+            self.scalars,
+            self.acc,
+            c,
+        )
+    }
+}
+
 /// One coordinate of A–B–O–B–A with a separable kinetics (see the module docs); `scalars` are
 /// (h, h/2, √(2Dh), the θ drift step of h/2).
-///
-/// A function with `#[inline(always)]` rather than the body of the closure handed to `sweep`:
-/// a closure this size, called from the chunked loop and its tail, is not inlined, and an
-/// out-of-line call per coordinate keeps the loop scalar.
 #[inline(always)]
 fn aboba_coordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>>(
     kin: &K,

@@ -36,6 +36,13 @@ use rand_core::Rng;
 /// Implementations are cheap `Copy` values (parameters and at most a borrowed slice), validated
 /// by their constructors; none of the methods can panic or allocate.
 pub trait Kinetic<T: Real>: Copy {
+    /// Whether the samplers run their per-coordinate loops over this kinetic energy in
+    /// unrolled chunks of eight, for the vectoriser: worth it only for a body without branches
+    /// or library calls (the crate's [`Kinetic::specialise`]d forms); otherwise eight inlined
+    /// copies of a large body only cost code size. A hint that never changes a value.
+    #[doc(hidden)]
+    const UNROLL: bool = false;
+
     /// Checks that this kinetic energy fits a state of dimension `n` (a diagonal mass must have
     /// length `n`); called once by the sampler's constructor.
     fn check_dim(&self, n: usize) -> Result<(), LayoutError>;
@@ -92,5 +99,30 @@ pub trait Kinetic<T: Real>: Copy {
             tries += u64::from(k);
         }
         tries
+    }
+
+    /// Runs the crate's `visitor` with this kinetic energy, or with an equal one whose
+    /// per-coordinate methods carry no run-time dispatch: the samplers' loops vectorise only
+    /// without a branch on the kind in their bodies. The default runs it with `self`; the
+    /// visitor trait is private, so this method can be neither called nor overridden outside
+    /// the crate.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn specialise<V: specialise::Visitor<T>>(&self, visitor: V) -> V::Output {
+        visitor.run(*self)
+    }
+}
+
+/// The visitor of [`Kinetic::specialise`] (public in a private module: nameable only here).
+pub(crate) mod specialise {
+    use super::Kinetic;
+    use crate::real::Real;
+
+    /// A computation generic over a [`Kinetic`].
+    pub trait Visitor<T: Real> {
+        /// What the computation returns.
+        type Output;
+        /// Runs the computation with `kinetic`.
+        fn run<K: Kinetic<T>>(self, kinetic: K) -> Self::Output;
     }
 }

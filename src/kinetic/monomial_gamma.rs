@@ -550,6 +550,17 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     /// Exact for the stiff kinds and eq. 12 with a = 1; second order (explicit midpoint in
     /// √|p|, resp. exponential midpoint) for eq. 12 with a = 2 and the power softening
     /// (`docs/monomial-gamma.md`).
+    /// Eq. 12 with a = 1 (SGMGT-D's default) runs as [`Eq12A1`], whose derivatives and flow
+    /// carry no branch on the kind; every other kind runs as itself.
+    #[inline(always)]
+    fn specialise<V: super::specialise::Visitor<T>>(&self, visitor: V) -> V::Output {
+        if self.kind == Softening::Eq12 && self.a == T::ONE {
+            visitor.run(Eq12A1(*self))
+        } else {
+            visitor.run(*self)
+        }
+    }
+
     #[inline]
     fn friction_flow(&self, _i: usize, p: T, kt: T) -> T {
         // ±∞ and NaN pass through unchanged (the clamps below use NaN-ignoring `max`, which
@@ -622,6 +633,48 @@ fn expm1<T: Real>(x: T) -> T {
     let l = u.ln();
     // u = ∞ (x large): d·x/ln u would be ∞·x/∞ = NaN.
     if !l.is_finite() { d } else { d * (x / l) }
+}
+
+/// A [`MonomialGamma`] of eq. 12 with a = 1, known to be so at compile time
+/// ([`Kinetic::specialise`]): the same values as the general type, method by method, without
+/// its `match` on the kind in every call.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Eq12A1<T>(MonomialGamma<T>);
+
+impl<T: Real> Kinetic<T> for Eq12A1<T> {
+    /// Branch-free derivatives (the polynomial tanh and exp).
+    const UNROLL: bool = true;
+    fn check_dim(&self, n: usize) -> Result<(), LayoutError> {
+        self.0.check_dim(n)
+    }
+    #[inline]
+    fn energy(&self, i: usize, p: T) -> T {
+        self.0.energy(i, p)
+    }
+    #[inline(always)]
+    fn gradient(&self, _i: usize, p: T) -> T {
+        self.0.eq12_a1_derivatives(p).0
+    }
+    #[inline(always)]
+    fn curvature(&self, _i: usize, p: T) -> T {
+        self.0.eq12_a1_derivatives(p).1
+    }
+    #[inline(always)]
+    fn gradient_and_curvature(&self, _i: usize, p: T) -> (T, T) {
+        self.0.eq12_a1_derivatives(p)
+    }
+    #[inline]
+    fn sample_counted<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> (T, u32) {
+        self.0.sample_counted(i, rng)
+    }
+    #[inline(always)]
+    fn friction_flow(&self, _i: usize, p: T, kt: T) -> T {
+        // As `MonomialGamma::friction_flow`: ±∞ and NaN pass through unchanged.
+        if !p.is_finite() {
+            return p;
+        }
+        self.0.eq12_a1_flow(p, kt)
+    }
 }
 
 /// (tanh x, sech² x) for x ≥ 0 without overflow or cancellation: tanh by the crate's

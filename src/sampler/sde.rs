@@ -60,14 +60,28 @@ impl<T: Real> KineticsSource<T> for UnitMass {
 }
 
 impl<T: Real, K: Kinetic<T>> KineticsSource<T> for Separable<K> {
+    /// Runs `visitor` under the kinetic energy's specialised form ([`Kinetic::specialise`]).
     #[inline(always)]
     fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
-        visitor.visit(*self)
+        self.0.specialise(SeparableVisitor(visitor))
     }
 
     /// Exact draws from exp(−K) (rejection sampling for the softened kinetics).
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
         self.0.sample_all(rng, p)
+    }
+}
+
+/// A [`KineticsVisitor`] run under a separable kinetic energy's specialised form.
+struct SeparableVisitor<V>(V);
+
+impl<T: Real, V: KineticsVisitor<T>> crate::kinetic::specialise::Visitor<T>
+    for SeparableVisitor<V>
+{
+    type Output = V::Output;
+    #[inline(always)]
+    fn run<K: Kinetic<T>>(self, kinetic: K) -> V::Output {
+        self.0.visit(Separable(kinetic))
     }
 }
 

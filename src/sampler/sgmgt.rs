@@ -393,28 +393,38 @@ where
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let prm = &self.params;
-        let (velocity, share) = ThetaTerm::factors(prm.sigma_theta, prm.noise_estimate);
-        let theta = ThetaTerm {
-            sigma_theta: prm.sigma_theta,
-            velocity,
-            share,
-            noise_estimates: self.noise_estimates,
-        };
+        let (velocity, share) = ThetaTerm::<T, false>::factors(prm.sigma_theta, prm.noise_estimate);
         let thermostat = PerCoordinate {
             xi: &mut *self.xi,
             law: MonomialGammaLaw::new(prm.sigma_p, prm.gamma, prm.potential, prm.sigma_xi),
         };
         let (h, sigma_p) = (prm.h, prm.sigma_p);
         let (tp, tx) = prm.resampling_steps();
-        let (sums, mut stats) = self.shell.step(
-            Composition::Aoboa,
-            thermostat,
-            theta,
-            sigma_p,
-            h,
-            model,
-            rng,
-        )?;
+        let aoboa = Composition::Aoboa;
+        // Per-coordinate estimates or not, decided here once: a θ term of either type, so
+        // that the per-coordinate loop carries no branch on it.
+        let (sums, mut stats) = match self.noise_estimates {
+            None => {
+                let theta = ThetaTerm::<T, false> {
+                    sigma_theta: prm.sigma_theta,
+                    velocity,
+                    share,
+                    noise_estimates: &[],
+                };
+                let shell = &mut self.shell;
+                shell.step(aoboa, thermostat, theta, sigma_p, h, model, rng)?
+            }
+            Some(b) => {
+                let theta = ThetaTerm::<T, true> {
+                    sigma_theta: prm.sigma_theta,
+                    velocity,
+                    share,
+                    noise_estimates: b,
+                };
+                let shell = &mut self.shell;
+                shell.step(aoboa, thermostat, theta, sigma_p, h, model, rng)?
+            }
+        };
         self.steps += 1;
         // Statistics of the dynamics' own state, before any redraw.
         stats.thermostat = Some(sums.thermostat / self.shell.dim());
