@@ -4,7 +4,8 @@
 //! it, so linking `std` into a test binary can never silently change the numbers (`std`'s
 //! inherent `f32::exp` would otherwise shadow a trait method of the same name). `f64` always uses
 //! libm; `f32` uses libm by default and micromath's approximations with the `micromath` feature
-//! (`sqrt` stays libm's: micromath's is up to 6 % off, which would bias every noise scale √(2Ah)).
+//! (`sqrt` stays the IEEE one, libm's or the SSE instruction: micromath's is up to 6 % off,
+//! which would bias every noise scale √(2Ah)).
 //! The f32 functions never widen to f64, so a Cortex-M4F runs them on its single-precision FPU.
 
 #[inline(always)]
@@ -15,9 +16,11 @@ pub(crate) fn exp64(x: f64) -> f64 {
 pub(crate) fn ln64(x: f64) -> f64 {
     libm::log(x)
 }
+/// IEEE 754 √x: the SSE2 instruction on x86-64 (vectorisable, unlike libm's inline assembly
+/// there), libm elsewhere; the same value either way (`crate::noise`'s `sqrt` module).
 #[inline(always)]
 pub(crate) fn sqrt64(x: f64) -> f64 {
-    libm::sqrt(x)
+    crate::noise::sqrt::sqrt64(x)
 }
 #[inline(always)]
 pub(crate) fn pow64(x: f64, y: f64) -> f64 {
@@ -34,9 +37,10 @@ mod f32_backend {
     pub(crate) fn ln32(x: f32) -> f32 {
         libm::logf(x)
     }
+    /// IEEE 754 √x (see `sqrt64`).
     #[inline(always)]
     pub(crate) fn sqrt32(x: f32) -> f32 {
-        libm::sqrtf(x)
+        crate::noise::sqrt::sqrt32(x)
     }
     #[inline(always)]
     pub(crate) fn pow32(x: f32, y: f32) -> f32 {
@@ -64,12 +68,12 @@ mod f32_backend {
             F32Ext::ln(x)
         }
     }
-    /// sqrt stays libm's (correctly rounded) even here: micromath's is off by up to ~6 %
+    /// sqrt stays the IEEE one (correctly rounded) even here: micromath's is off by up to ~6 %
     /// (+2.8 % at 0.1, +6.1 % at 0.5 and 2), which would scale every injected noise √(2Ah) and
     /// make SGLD and SGHMC sample about 6 % too hot.
     #[inline(always)]
     pub(crate) fn sqrt32(x: f32) -> f32 {
-        libm::sqrtf(x)
+        crate::noise::sqrt::sqrt32(x)
     }
     /// micromath 2.1's `powf` inherits the ln problem above (pow(0.9, 1.5) = 0.761 instead of
     /// 0.854), so xʸ = exp(y ln x) through the corrected `ln32` for x > 0; x = 0 and negative or

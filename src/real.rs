@@ -100,11 +100,17 @@ pub trait Real:
     /// tanh x, branch-free on top of [`exp_poly`](Self::exp_poly) (so it vectorises too), within
     /// 2 ulp of libm's (`docs/rng.md`); independent of the math shim.
     fn tanh_poly(self) -> Self;
+    /// ln x for a positive normal x by a branch-free polynomial that vectorises (the musl
+    /// forms of the Box–Muller radius's logarithm, `docs/rng.md`); independent of the math
+    /// shim. For 0, subnormals, ∞ and NaN the result is unspecified (never a panic).
+    fn ln_poly(self) -> Self;
+    /// The smallest positive normal number.
+    const MIN_POSITIVE: Self;
 }
 
 macro_rules! impl_real {
     ($t:ty, $exp:path, $ln:path, $sqrt:path, $pow:path, $normal:path, $unif:path, $open:path,
-     $fill:ty, $exp_poly:path, $tanh_poly:path) => {
+     $fill:ty, $exp_poly:path, $tanh_poly:path, $ln_poly:path) => {
         impl Real for $t {
             type NormalLanes = $fill;
             const ZERO: Self = 0.0;
@@ -114,6 +120,7 @@ macro_rules! impl_real {
             const EPSILON: Self = <$t>::EPSILON;
             const INFINITY: Self = <$t>::INFINITY;
             const MAX: Self = <$t>::MAX;
+            const MIN_POSITIVE: Self = <$t>::MIN_POSITIVE;
 
             #[inline(always)]
             fn from_f64(x: f64) -> Self {
@@ -187,6 +194,10 @@ macro_rules! impl_real {
             fn tanh_poly(self) -> Self {
                 $tanh_poly(self)
             }
+            #[inline(always)]
+            fn ln_poly(self) -> Self {
+                $ln_poly(self)
+            }
         }
     };
 }
@@ -202,7 +213,8 @@ impl_real!(
     ziggurat::uniform_open_f32,
     noise::Xoshiro128x16,
     noise::poly::exp32,
-    noise::poly::tanh32
+    noise::poly::tanh32,
+    noise::poly::ln32
 );
 impl_real!(
     f64,
@@ -215,7 +227,8 @@ impl_real!(
     ziggurat::uniform_open_f64,
     noise::Xoshiro256x8,
     noise::poly::exp64,
-    noise::poly::tanh64
+    noise::poly::tanh64,
+    noise::poly::ln64
 );
 
 #[cfg(test)]

@@ -25,7 +25,7 @@
 
 mod lanes;
 pub(crate) mod poly;
-mod sqrt;
+pub(crate) mod sqrt;
 #[cfg(test)]
 mod tests;
 

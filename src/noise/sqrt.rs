@@ -8,7 +8,8 @@
 //! `f32` normal): `docs/rng.md`, *Vectorised normals*. Tests: `super::tests` (bit-exact against
 //! `libm` at every length 1…67).
 //!
-//! Audit: the only `unsafe` blocks are in `sqrt_chunk32`/`sqrt_chunk64`. Each calls intrinsics
+//! Audit: the only `unsafe` blocks are in `sqrt32`/`sqrt64` (one scalar SSE/SSE2 square root,
+//! no memory access) and `sqrt_chunk32`/`sqrt_chunk64`. Each calls intrinsics
 //! of a feature the `cfg` guarantees is enabled at compile time (SSE2 is part of every x86-64
 //! target; AVX and AVX-512F only when the build enables them), and each unaligned load or store
 //! (`loadu`/`storeu`) covers exactly the `W` elements of a `chunks_exact_mut(W)` chunk, so no
@@ -72,6 +73,39 @@ pub(crate) fn sqrt_lanes64(x: &mut [f64]) {
     #[cfg(not(any(feature = "std", target_arch = "x86_64")))]
     for v in x.iter_mut() {
         *v = libm::sqrt(*v);
+    }
+}
+
+/// √x of one `f32`, correctly rounded: the SSE `sqrtss` intrinsic on x86-64, libm elsewhere
+/// (the same IEEE 754 value either way). The math shim's square root ([`crate::Real::sqrt`]):
+/// libm's own x86 `sqrtf` is inline assembly, which LLVM cannot vectorise, so a square root in
+/// a per-coordinate body (the branch-free monomial-gamma flow) kept the whole loop scalar.
+#[inline(always)]
+pub(crate) fn sqrt32(x: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_cvtss_f32, _mm_set_ss, _mm_sqrt_ss};
+        // SAFETY: SSE is part of every x86-64 target; no memory is accessed.
+        unsafe { _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(x))) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        libm::sqrtf(x)
+    }
+}
+
+/// √x of one `f64` (see [`sqrt32`]): SSE2's `sqrtsd` on x86-64, libm elsewhere.
+#[inline(always)]
+pub(crate) fn sqrt64(x: f64) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_cvtsd_f64, _mm_set_sd, _mm_setzero_pd, _mm_sqrt_sd};
+        // SAFETY: SSE2 is part of every x86-64 target; no memory is accessed.
+        unsafe { _mm_cvtsd_f64(_mm_sqrt_sd(_mm_setzero_pd(), _mm_set_sd(x))) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        libm::sqrt(x)
     }
 }
 
