@@ -15,6 +15,17 @@
 
 use crate::real::Real;
 
+/// Whether this target has the SIMD units that the per-coordinate loops' unrolled chunks and
+/// specialised bodies are for (x86, AArch64, WebAssembly's simd128). Elsewhere (Cortex-M) the
+/// chunks would only multiply code: a large body unrolled eight-fold, in every specialised
+/// copy, overflowed the Cortex-M0's 256 KB of flash. Never changes a value.
+pub(crate) const VECTOR_TARGET: bool = cfg!(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "aarch64",
+    target_feature = "simd128"
+));
+
 /// Width of the unrolled chunk: 8 f64 (two AVX registers) or 8 f32 (one AVX register).
 pub(crate) const LANES: usize = 8;
 

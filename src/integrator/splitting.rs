@@ -128,31 +128,29 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             let slots = phase.slots_with_backup();
             match composition {
                 Composition::Aboba => {
-                    let scalars = (h, half_h, full_sd, drift_half);
                     let noise = Noise::Lanes(&mut normals, &mut []);
-                    let body = Aboba {
+                    let body = SeparablePass::<T, K, X, L, false> {
                         kin,
                         law,
                         term,
                         shared_flow,
-                        scalars,
+                        scalars: [h, half_h, full_sd, drift_half, T::ZERO],
                         acc: &mut acc,
                     };
                     sweep(slots, noise, &mut *thermostat, kin, body)
                 }
                 Composition::Aoboa => {
-                    let scalars = (h, half_h, half_sd, drift_half, theta_sd);
                     // The further normals of each coordinate (see `aoboa_coordinate`), in the
                     // θ term's blocks (only SGMGT composes A–O–B–O–A, and its term has them).
                     let mut blocks = L::NoiseBlocks::zeroed();
                     debug_assert_eq!(blocks.blocks().len(), EXTRA_NORMALS);
                     let noise = Noise::Lanes(&mut normals, blocks.blocks());
-                    let body = Aoboa {
+                    let body = SeparablePass::<T, K, X, L, true> {
                         kin,
                         law,
                         term,
                         shared_flow,
-                        scalars,
+                        scalars: [h, half_h, half_sd, drift_half, theta_sd],
                         acc: &mut acc,
                     };
                     sweep(slots, noise, &mut *thermostat, kin, body)
@@ -201,61 +199,32 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
     }
 }
 
-/// The fused pass of A–B–O–B–A with a separable kinetics: [`aboba_coordinate`] per coordinate.
-/// A [`Body`] with `#[inline(always)]` rather than a closure handed to `sweep`: a closure this
-/// size, called from the chunked loop and its tail, is not inlined, and an out-of-line call per
-/// coordinate keeps the loop scalar.
-struct Aboba<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+/// The fused pass of a separable kinetics: [`aoboa_coordinate`] per coordinate when `AOBOA`,
+/// else [`aboba_coordinate`] (which reads the first four `scalars`). A [`Body`] with
+/// `#[inline(always)]` rather than a closure handed to `sweep`: a closure this size, called
+/// from the chunked loop and its tail, is not inlined, and an out-of-line call per coordinate
+/// keeps the loop scalar.
+struct SeparablePass<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L, const AOBOA: bool> {
     kin: &'k K,
     law: X::Law,
     term: L,
     shared_flow: Option<K::Flow>,
-    scalars: (T, T, T, T),
+    scalars: [T; 5],
     acc: &'a mut Accumulators<T, K, X>,
 }
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
-    for Aboba<'_, '_, T, K, X, L>
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>, const AOBOA: bool> Body<T>
+    for SeparablePass<'_, '_, T, K, X, L, AOBOA>
 {
     #[inline(always)]
     fn run(&mut self, c: Coordinate<'_, T>) {
-        aboba_coordinate::<T, K, X, L>(
-            self.kin,
-            self.law,
-            self.term,
-            self.shared_flow,
-            self.scalars,
-            self.acc,
-            c,
-        )
-    }
-}
-
-/// The fused pass of A–O–B–O–A with a separable kinetics: [`aoboa_coordinate`] per coordinate
-/// (see [`Aboba`]).
-struct Aoboa<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
-    kin: &'k K,
-    law: X::Law,
-    term: L,
-    shared_flow: Option<K::Flow>,
-    scalars: (T, T, T, T, T),
-    acc: &'a mut Accumulators<T, K, X>,
-}
-
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
-    for Aoboa<'_, '_, T, K, X, L>
-{
-    #[inline(always)]
-    fn run(&mut self, c: Coordinate<'_, T>) {
-        aoboa_coordinate::<T, K, X, L>(
-            self.kin,
-            self.law,
-            self.term,
-            self.shared_flow,
-            self.scalars,
-            self.acc,
-            c,
-        )
+        let [a, b, d, e, f] = self.scalars;
+        let (kin, law, term, flow) = (self.kin, self.law, self.term, self.shared_flow);
+        if AOBOA {
+            aoboa_coordinate::<T, K, X, L>(kin, law, term, flow, (a, b, d, e, f), self.acc, c)
+        } else {
+            aboba_coordinate::<T, K, X, L>(kin, law, term, flow, (a, b, d, e), self.acc, c)
+        }
     }
 }
 

@@ -540,10 +540,11 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     /// √|p|, resp. exponential midpoint) for eq. 12 with a = 2 and the power softening
     /// (`docs/monomial-gamma.md`).
     /// Eq. 12 with a = 1 (SGMGT-D's default) runs as [`Eq12A1`], whose derivatives and flow
-    /// carry no branch on the kind; every other kind runs as itself.
+    /// carry no branch on the kind, on targets whose loops vectorise; every other kind, and
+    /// every kind elsewhere, runs as itself (the same values, one copy of the code).
     #[inline(always)]
     fn specialise<V: super::specialise::Visitor<T>>(&self, visitor: V) -> V::Output {
-        if self.kind == Softening::Eq12 && self.a == T::ONE {
+        if crate::lanes::VECTOR_TARGET && self.kind == Softening::Eq12 && self.a == T::ONE {
             visitor.run(Eq12A1(*self))
         } else {
             visitor.run(*self)
@@ -631,23 +632,19 @@ fn expm1<T: Real>(x: T) -> T {
 /// selects p itself there.)
 #[inline(always)]
 fn ln_sinh<T: Real>(x: T) -> T {
-    // 1/(2k + 1)! for k = 9 … 1: Horner from the top.
-    const INV_ODD_FACT: [f64; 9] = [
-        1.0 / 121_645_100_408_832_000.0,
-        1.0 / 355_687_428_096_000.0,
-        1.0 / 1_307_674_368_000.0,
-        1.0 / 6_227_020_800.0,
-        1.0 / 39_916_800.0,
-        1.0 / 362_880.0,
-        1.0 / 5_040.0,
-        1.0 / 120.0,
-        1.0 / 6.0,
-    ];
+    // 1/(2k + 1)! for k = 9 … 1, Horner from the top: written out, each constant a literal
+    // (a loop over an f64 table is not unrolled at the firmware's opt-level "s", and its
+    // f64 → f32 conversions would link software double routines into the f32 builds).
     let z = x * x;
-    let mut s = T::from_f64(INV_ODD_FACT[0]);
-    for c in &INV_ODD_FACT[1..] {
-        s = s * z + T::from_f64(*c);
-    }
+    let mut s = T::from_f64(1.0 / 121_645_100_408_832_000.0);
+    s = s * z + T::from_f64(1.0 / 355_687_428_096_000.0);
+    s = s * z + T::from_f64(1.0 / 1_307_674_368_000.0);
+    s = s * z + T::from_f64(1.0 / 6_227_020_800.0);
+    s = s * z + T::from_f64(1.0 / 39_916_800.0);
+    s = s * z + T::from_f64(1.0 / 362_880.0);
+    s = s * z + T::from_f64(1.0 / 5_040.0);
+    s = s * z + T::from_f64(1.0 / 120.0);
+    s = s * z + T::from_f64(1.0 / 6.0);
     let sinhc = T::ONE + z * s;
     let scale = T::from_f64(18_446_744_073_709_551_616.0); // 2⁶⁴
     let ln_scale = T::from_f64(44.361_419_555_836_5); // 64 ln 2
@@ -685,8 +682,9 @@ fn asinh_exp<T: Real>(l: T) -> T {
 pub(crate) struct Eq12A1<T>(MonomialGamma<T>);
 
 impl<T: Real> Kinetic<T> for Eq12A1<T> {
-    /// Branch-free derivatives (the polynomial tanh and exp).
-    const UNROLL: bool = true;
+    /// Branch-free derivatives and flow (polynomial tanh, exp and ln), on a target that
+    /// vectorises them.
+    const UNROLL: bool = crate::lanes::VECTOR_TARGET;
     fn check_dim(&self, n: usize) -> Result<(), LayoutError> {
         self.0.check_dim(n)
     }
