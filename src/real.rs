@@ -100,9 +100,9 @@ pub trait Real:
     /// tanh x, branch-free on top of [`exp_poly`](Self::exp_poly) (so it vectorises too), within
     /// 2 ulp of libm's (`docs/rng.md`); independent of the math shim.
     fn tanh_poly(self) -> Self;
-    /// ln x for a positive normal x by a branch-free polynomial that vectorises (the musl
-    /// forms of the Box–Muller radius's logarithm, `docs/rng.md`); independent of the math
-    /// shim. For 0, subnormals, ∞ and NaN the result is unspecified (never a panic).
+    /// ln x for a positive normal x by a branch-free polynomial that vectorises (the Box–Muller
+    /// radius's logarithm: Cephes `logf` for `f32`, fdlibm's `e_log.c` for `f64`, `docs/rng.md`);
+    /// independent of the math shim. For 0, subnormals, ∞ and NaN the result is unspecified (never a panic).
     fn ln_poly(self) -> Self;
     /// The smallest positive normal number.
     const MIN_POSITIVE: Self;

@@ -132,9 +132,10 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
     }
 }
 
-/// The per-coordinate sub-steps of an Euler step (module docs) and the sums they accumulate.
-/// Methods with `#[inline(always)]`, not closures, so that they end up inside the sweep's
-/// chunked loop and vectorise there ([`crate::lanes::Body`]).
+/// The per-coordinate sub-steps of an Euler step (module docs). Methods with
+/// `#[inline(always)]`, not closures, so that they end up inside the sweep's chunked loop and
+/// vectorise there ([`crate::lanes::Body`]); the sums go to accumulators passed in, since
+/// accumulators held in this struct (read and written through its pointer) kept the loop scalar.
 struct EulerCoordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
     law: X::Law,
     term: L,
