@@ -29,6 +29,17 @@ struct Ctx {
     nan_at: u64,
 }
 
+/// ∇U(θ) = θ, with NaN in g[0] at the context's chosen call: the body of both gradients below.
+fn identity_gradient<T: Copy>(t: &[T], g: &mut [T], c: &mut Ctx, nan: T) {
+    c.calls += 1;
+    for (g, &t) in g.iter_mut().zip(t) {
+        *g = t;
+    }
+    if c.calls == c.nan_at {
+        g[0] = nan;
+    }
+}
+
 extern "C" fn grad_f64(theta: *const f64, grad: *mut f64, n: usize, ctx: *mut c_void) {
     // SAFETY: the library passes n-element arrays and our `Ctx`.
     let (t, g, c) = unsafe {
@@ -38,13 +49,7 @@ extern "C" fn grad_f64(theta: *const f64, grad: *mut f64, n: usize, ctx: *mut c_
             &mut *(ctx as *mut Ctx),
         )
     };
-    c.calls += 1;
-    for (g, &t) in g.iter_mut().zip(t) {
-        *g = t;
-    }
-    if c.calls == c.nan_at {
-        g[0] = f64::NAN;
-    }
+    identity_gradient(t, g, c, f64::NAN);
 }
 
 extern "C" fn grad_f32(theta: *const f32, grad: *mut f32, n: usize, ctx: *mut c_void) {
@@ -56,13 +61,7 @@ extern "C" fn grad_f32(theta: *const f32, grad: *mut f32, n: usize, ctx: *mut c_
             &mut *(ctx as *mut Ctx),
         )
     };
-    c.calls += 1;
-    for (g, &t) in g.iter_mut().zip(t) {
-        *g = t;
-    }
-    if c.calls == c.nan_at {
-        g[0] = f32::NAN;
-    }
+    identity_gradient(t, g, c, f32::NAN);
 }
 
 /// Pointer arguments, by role.
