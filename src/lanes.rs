@@ -26,6 +26,26 @@ pub(crate) const VECTOR_TARGET: bool = cfg!(any(
     target_feature = "simd128"
 ));
 
+/// `if condition { then() } else { otherwise() }` as a vectorisable loop needs it: on a
+/// [`VECTOR_TARGET`] both are evaluated and one selected (a branch whose arm computes stays a
+/// branch and keeps the loop scalar); elsewhere only the one taken (a scalar core would pay for
+/// both). The same value either way; `then` and `otherwise` must have no side effects.
+#[inline(always)]
+pub(crate) fn either<T>(
+    condition: bool,
+    then: impl FnOnce() -> T,
+    otherwise: impl FnOnce() -> T,
+) -> T {
+    if VECTOR_TARGET {
+        let (a, b) = (then(), otherwise());
+        if condition { a } else { b }
+    } else if condition {
+        then()
+    } else {
+        otherwise()
+    }
+}
+
 /// Width of the unrolled chunk: 8 f64 (two AVX registers) or 8 f32 (one AVX register).
 pub(crate) const LANES: usize = 8;
 

@@ -622,15 +622,17 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
     }
     #[inline(always)]
     fn langevin_half(&self, i: usize, x: T, before: bool, zeta: T) -> T {
-        // Computed whether or not σ_ξ > 0 and then selected (`before` is a constant at every
-        // call): a flow inside a branch on σ_ξ would keep the loop from vectorising.
+        // `either`: a flow inside a branch on σ_ξ would keep the loop from vectorising
+        // (`before` is a constant at every call).
         let (sd, flow) = (self.langevin_sd, self.langevin_flow);
-        let moved = if before {
-            self.potential.friction_flow(i, x, flow) + sd * zeta
-        } else {
-            self.potential.friction_flow(i, x + sd * zeta, flow)
+        let moved = || {
+            if before {
+                self.potential.friction_flow(i, x, flow) + sd * zeta
+            } else {
+                self.potential.friction_flow(i, x + sd * zeta, flow)
+            }
         };
-        if self.sigma_xi > T::ZERO { moved } else { x }
+        crate::lanes::either(self.sigma_xi > T::ZERO, moved, || x)
     }
 }
 

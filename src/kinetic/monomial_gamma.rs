@@ -6,6 +6,7 @@
 
 use super::Kinetic;
 use crate::error::{LayoutError, Param, ParamError};
+use crate::lanes::either;
 use crate::real::Real;
 use crate::validate::{finite, positive};
 use crate::variates::{gamma, scaled_ln_gamma_difference};
@@ -365,9 +366,9 @@ impl<T: Real> MonomialGamma<T> {
     }
 
     /// eq. 12, a = 1: the exact flow sinh(cp(t)/2) = e^{−cκt/2} sinh(cp/2), in log space:
-    /// x = c|p|/2, l = ln sinh x − cκt/2, x(t) = asinh eˡ. Branch-free (both sides of every
-    /// case computed and one selected, polynomial exp and ln), so that the splitting
-    /// integrator's loop vectorises; p itself for x = 0, κt = 0 or a non-finite p. As accurate
+    /// x = c|p|/2, l = ln sinh x − cκt/2, x(t) = asinh eˡ. Branch-free on vector targets
+    /// (both sides of every case computed and one selected, [`either`]; polynomial exp and ln),
+    /// so that the splitting integrator's loop vectorises; p itself for x = 0, κt = 0 or a non-finite p. As accurate
     /// as the libm form it replaced (`tests/kinetics.rs`, `eq12_a1_flow_matches_libm_reference`:
     /// errors in units of the flow's conditioning; `docs/monomial-gamma.md`).
     #[inline(always)]
@@ -626,7 +627,7 @@ fn expm1<T: Real>(x: T) -> T {
     if !l.is_finite() { d } else { d * (x / l) }
 }
 
-/// ln sinh x for x > 0, branch-free. Below 1: ln x + ln(sinh x / x), with sinh x / x =
+/// ln sinh x for x > 0, branch-free on vector targets ([`either`]). Below 1: ln x + ln(sinh x / x), with sinh x / x =
 /// 1 + x²S(x²) by its Taylor series to x¹⁸/19! (below half an `f64` ulp for x < 1) and a
 /// subnormal x scaled by 2⁶⁴ before its logarithm; from 1 on: x − ln 2 + ln(1 − e^{−2x}),
 /// where e^{−2x} ≤ e^{−2} leaves no cancellation. (Unspecified for x = 0, ∞ or NaN; the caller
@@ -646,34 +647,38 @@ fn ln_sinh<T: Real>(x: T) -> T {
     s = s * z + T::from_f64(1.0 / 5_040.0);
     s = s * z + T::from_f64(1.0 / 120.0);
     s = s * z + T::from_f64(1.0 / 6.0);
-    let sinhc = T::ONE + z * s;
-    let scale = T::from_f64(18_446_744_073_709_551_616.0); // 2⁶⁴
-    let ln_scale = T::from_f64(44.361_419_555_836_5); // 64 ln 2
-    // (Every `if` below selects between values computed before it: an arm that computes
-    // stays a branch, and a branch keeps the loop from vectorising.)
-    let tiny = x < T::MIN_POSITIVE;
-    let scaled = if tiny { x * scale } else { x };
-    let ln_x = scaled.ln_poly() - if tiny { ln_scale } else { T::ZERO };
-    let below = ln_x + sinhc.ln_poly();
+    let below = || {
+        let sinhc = T::ONE + z * s;
+        let scale = T::from_f64(18_446_744_073_709_551_616.0); // 2⁶⁴
+        let ln_scale = T::from_f64(44.361_419_555_836_5); // 64 ln 2
+        // (Selects between cheap values: `either` for the arms that compute.)
+        let tiny = x < T::MIN_POSITIVE;
+        let scaled = if tiny { x * scale } else { x };
+        let ln_x = scaled.ln_poly() - if tiny { ln_scale } else { T::ZERO };
+        ln_x + sinhc.ln_poly()
+    };
     let above =
-        x - T::from_f64(core::f64::consts::LN_2) + (T::ONE - (-T::TWO * x).exp_poly()).ln_poly();
-    if x < T::ONE { below } else { above }
+        || x - T::from_f64(core::f64::consts::LN_2) + (T::ONE - (-T::TWO * x).exp_poly()).ln_poly();
+    either(x < T::ONE, below, above)
 }
 
-/// asinh eˡ for any finite l, branch-free: l + ln(1 + √(1 + e^{−2l})) for l > 0 (no overflow
+/// asinh eˡ for any finite l, branch-free on vector targets: l + ln(1 + √(1 + e^{−2l})) for l > 0 (no overflow
 /// of eˡ), ln(1 + w) with w = y + y²/(1 + √(1 + y²)), y = eˡ, at or below 0 (the rounding of
 /// 1 + w cancelled as in [`log1p`]; w = y once y is below half an ulp of 1).
 #[inline(always)]
 fn asinh_exp<T: Real>(l: T) -> T {
-    let e = (-T::TWO * l).exp_poly();
-    let above = l + (T::ONE + (T::ONE + e).sqrt()).ln_poly();
-    let y = l.exp_poly();
-    let w = y + y * y / (T::ONE + (T::ONE + y * y).sqrt());
-    let u = T::ONE + w;
-    let d = u - T::ONE;
-    let corrected = u.ln_poly() * (w / d);
-    let below = if d == T::ZERO { w } else { corrected };
-    if l > T::ZERO { above } else { below }
+    let above = || {
+        let e = (-T::TWO * l).exp_poly();
+        l + (T::ONE + (T::ONE + e).sqrt()).ln_poly()
+    };
+    let below = || {
+        let y = l.exp_poly();
+        let w = y + y * y / (T::ONE + (T::ONE + y * y).sqrt());
+        let u = T::ONE + w;
+        let d = u - T::ONE;
+        either(d == T::ZERO, || w, || u.ln_poly() * (w / d))
+    };
+    either(l > T::ZERO, above, below)
 }
 
 /// A [`MonomialGamma`] of eq. 12 with a = 1, known to be so at compile time
