@@ -46,24 +46,55 @@ pub(crate) fn either<T>(
     }
 }
 
-/// Width of the unrolled chunk: 8 f64 (two AVX registers) or 8 f32 (one AVX register).
+/// Width of the helpers' unrolled chunks and their accumulator lanes: 8 f64 (two AVX
+/// registers) or 8 f32 (one AVX register).
 pub(crate) const LANES: usize = 8;
 
-/// A chunk of ξ slots the fused loops read and may write: a real chunk of a per-coordinate
-/// thermostat (`&mut [T; LANES]`) or a throw-away copy of a value shared by all coordinates
-/// (`[T; LANES]`), whose writes are discarded.
-pub(crate) trait ChunkSlot<T> {
-    fn lanes(&mut self) -> &mut [T; LANES];
+/// Accumulator lanes of a [`sweep`]'s body, enough for every type ([`sweep_lanes`]).
+pub(crate) const SWEEP_LANES: usize = 2 * LANES;
+
+/// Accumulator lanes of a [`sweep`] of `T`: coordinate i adds its sums (Σ p∂K/∂p, …) into lane
+/// i mod this, on every target, so that a chain's value does not depend on the target: sixteen
+/// for `f32`, eight for `f64`. On a [`VECTOR_TARGET`] it is also the width of the sweep's
+/// unrolled chunks ([`sweep_chunk`]; a lane summed into twice per chunk would be a dependency
+/// that keeps the chunk scalar). [`reduce_sweep`] adds the lanes up.
+pub(crate) const fn sweep_lanes<T>() -> usize {
+    if core::mem::size_of::<T>() == 4 {
+        SWEEP_LANES
+    } else {
+        LANES
+    }
 }
-impl<T> ChunkSlot<T> for [T; LANES] {
+
+/// Width of [`sweep`]'s unrolled chunks for `T`: [`sweep_lanes`] on a [`VECTOR_TARGET`], so
+/// sixteen `f32` or eight `f64`; eight elsewhere. One eight-lane f32 chunk is a single AVX
+/// register, so a body with a long dependency chain (mSGNHT-splitting's exp(−ξh), a diagonal
+/// mass, SGMGT's flow) runs one chain at a time and waits on its latencies; sixteen lanes give
+/// the core two independent chains to interleave. f64 chunks of sixteen were slower (four
+/// registers per value spill; +15 % with a diagonal mass, criterion, native).
+pub(crate) const fn sweep_chunk<T>() -> usize {
+    if VECTOR_TARGET {
+        sweep_lanes::<T>()
+    } else {
+        LANES
+    }
+}
+
+/// A chunk of N ξ slots the fused loops read and may write: a real chunk of a per-coordinate
+/// thermostat (`&mut [T; N]`) or a throw-away copy of a value shared by all coordinates
+/// (`[T; N]`), whose writes are discarded.
+pub(crate) trait ChunkSlot<T, const N: usize> {
+    fn lanes(&mut self) -> &mut [T; N];
+}
+impl<T, const N: usize> ChunkSlot<T, N> for [T; N] {
     #[inline(always)]
-    fn lanes(&mut self) -> &mut [T; LANES] {
+    fn lanes(&mut self) -> &mut [T; N] {
         self
     }
 }
-impl<T> ChunkSlot<T> for &mut [T; LANES] {
+impl<T, const N: usize> ChunkSlot<T, N> for &mut [T; N] {
     #[inline(always)]
-    fn lanes(&mut self) -> &mut [T; LANES] {
+    fn lanes(&mut self) -> &mut [T; N] {
         self
     }
 }
@@ -181,7 +212,7 @@ pub(crate) enum Noise<'a, T: Real> {
 /// of [`LANES`], so blocks continue one stream and keep the accumulator lanes aligned; 512 bytes
 /// of stack for `f32`, 1 KiB for `f64`.
 pub(crate) const NOISE_BLOCK: usize = 128;
-const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_of(LANES));
+const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_of(2 * LANES));
 
 /// `f(coordinate)` over all coordinates in order: the driver of the fused integrator steps.
 ///
@@ -202,6 +233,29 @@ const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_
 #[inline(always)]
 pub(crate) fn sweep<T: Real, X, S, F>(
     slots: Slots<'_, T>,
+    noise: Noise<'_, T>,
+    xi: &mut X,
+    aux: &S,
+    f: F,
+) where
+    X: LaneSource<T> + ?Sized,
+    S: StreamSource<T> + ?Sized,
+    F: Body<T>,
+{
+    // A constant after monomorphisation (`const`), so only one arm is generated and `f` keeps
+    // its single call site (see above).
+    if const { sweep_chunk::<T>() == SWEEP_LANES } {
+        sweep_in_chunks::<T, X, S, F, SWEEP_LANES>(slots, noise, xi, aux, f)
+    } else {
+        sweep_in_chunks::<T, X, S, F, LANES>(slots, noise, xi, aux, f)
+    }
+}
+
+/// [`sweep`] with unrolled chunks of `N` coordinates (a multiple of [`LANES`] dividing
+/// [`NOISE_BLOCK`]; the tests run the width of the other targets too).
+#[inline(always)]
+fn sweep_in_chunks<T: Real, X, S, F, const N: usize>(
+    slots: Slots<'_, T>,
     mut noise: Noise<'_, T>,
     xi: &mut X,
     aux: &S,
@@ -212,6 +266,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
     F: Body<T>,
 {
     use crate::noise::NormalLanes;
+    const { assert!(N.is_multiple_of(LANES) && NOISE_BLOCK.is_multiple_of(N)) };
     let (mut lanes, stream) = (xi.lanes(), aux.stream());
     let mut block = [T::ZERO; NOISE_BLOCK];
     // Stands in for the further normals a sweep does not draw (its reads are dead code then).
@@ -280,7 +335,7 @@ pub(crate) fn sweep<T: Real, X, S, F>(
         };
         let (len, z) = (theta.len(), block.get(..theta.len()).unwrap_or_default());
         let slots = (theta, p, g, kept);
-        sweep_block::<T, X, S, F>(slots, (z, zeta), lanes, stream, first, &mut f);
+        sweep_block::<T, X, S, F, N>(slots, (z, zeta), lanes, stream, first, &mut f);
         first += len;
     }
 }
@@ -329,10 +384,10 @@ type BlockSlots<'a, T> = (&'a mut [T], &'a mut [T], &'a mut [T], Kept<'a, T>);
 /// each as long as z).
 type Normals<'a, T> = (&'a [T], [&'a [T]; EXTRA_NORMALS]);
 
-/// One block of [`sweep`], its coordinates numbered from `first` (a multiple of [`LANES`]):
-/// chunks of [`LANES`] for small bodies ([`StreamSource::UNROLL`]), else one flat loop.
+/// One block of [`sweep`], its coordinates numbered from `first` (a multiple of `N`): chunks of
+/// `N` ([`sweep_chunk`]) for bodies that vectorise ([`StreamSource::UNROLL`]), else one flat loop.
 #[inline(always)]
-fn sweep_block<T: Real, X, S, F>(
+fn sweep_block<T: Real, X, S, F, const N: usize>(
     slots: BlockSlots<'_, T>,
     z: Normals<'_, T>,
     lanes: Lanes<'_, T>,
@@ -348,8 +403,8 @@ fn sweep_block<T: Real, X, S, F>(
     match (lanes, stream) {
         (Lanes::Uniform(c), Stream::Uniform(a)) if X::UNIFORM && S::UNIFORM => {
             if S::UNROLL {
-                let a_lanes = [a; LANES];
-                let chunks = (repeat([c; LANES]), repeat(&a_lanes));
+                let a_lanes = [a; N];
+                let chunks = (repeat([c; N]), repeat(&a_lanes));
                 sweep_chunked(slots, z, chunks, (repeat(c), repeat(&a)), first, f)
             } else {
                 sweep_flat(slots, z, repeat(c), repeat(&a), first, f)
@@ -357,8 +412,8 @@ fn sweep_block<T: Real, X, S, F>(
         }
         (Lanes::Uniform(c), Stream::PerCoordinate(m)) if X::UNIFORM && !S::UNIFORM => {
             if S::UNROLL {
-                let (mc, mt) = m.as_chunks::<LANES>();
-                let chunks = (repeat([c; LANES]), mc.iter());
+                let (mc, mt) = m.as_chunks::<N>();
+                let chunks = (repeat([c; N]), mc.iter());
                 sweep_chunked(slots, z, chunks, (repeat(c), mt.iter()), first, f)
             } else {
                 sweep_flat(slots, z, repeat(c), m.iter(), first, f)
@@ -366,8 +421,8 @@ fn sweep_block<T: Real, X, S, F>(
         }
         (Lanes::PerCoordinate(x), Stream::Uniform(a)) if !X::UNIFORM && S::UNIFORM => {
             if S::UNROLL {
-                let (xc, xt) = x.as_chunks_mut::<LANES>();
-                let a_lanes = [a; LANES];
+                let (xc, xt) = x.as_chunks_mut::<N>();
+                let a_lanes = [a; N];
                 let chunks = (xc.iter_mut(), repeat(&a_lanes));
                 sweep_chunked(slots, z, chunks, (xt.iter_mut(), repeat(&a)), first, f)
             } else {
@@ -376,8 +431,8 @@ fn sweep_block<T: Real, X, S, F>(
         }
         (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) if !X::UNIFORM && !S::UNIFORM => {
             if S::UNROLL {
-                let (xc, xt) = x.as_chunks_mut::<LANES>();
-                let (mc, mt) = m.as_chunks::<LANES>();
+                let (xc, xt) = x.as_chunks_mut::<N>();
+                let (mc, mt) = m.as_chunks::<N>();
                 let chunks = (xc.iter_mut(), mc.iter());
                 sweep_chunked(slots, z, chunks, (xt.iter_mut(), mt.iter()), first, f)
             } else {
@@ -455,7 +510,7 @@ fn sweep_flat<'m, T, E, F>(
         }
         f.run(Coordinate {
             i,
-            lane: i % LANES,
+            lane: i % sweep_lanes::<T>(),
             theta: t,
             p,
             g: gk,
@@ -467,7 +522,7 @@ fn sweep_flat<'m, T, E, F>(
     }
 }
 
-/// The chunked loop of [`sweep`]: full chunks of [`LANES`] coordinates copied into local
+/// The chunked loop of [`sweep`]: full chunks of `N` coordinates copied into local
 /// arrays, the body run on those, the results stored back; then the tail through
 /// [`sweep_flat`]. Locals cannot alias, so after inlining the lanes of a chunk are independent
 /// chains of SSA values that LLVM packs into vectors (run on the slices directly the body stays
@@ -475,19 +530,16 @@ fn sweep_flat<'m, T, E, F>(
 /// old chunks of θ, ξ and p (the last into ∇Ũ's chunk, already copied) are stored from the
 /// locals. Coordinates are numbered from `first`.
 #[inline(always)]
-fn sweep_chunked<'m, T, C, E, F>(
+fn sweep_chunked<'m, T, C, E, F, const N: usize>(
     (theta, p, g, kept): BlockSlots<'_, T>,
     (z, zeta): Normals<'_, T>,
-    (xi_chunks, aux_chunks): (
-        impl Iterator<Item = C>,
-        impl Iterator<Item = &'m [T; LANES]>,
-    ),
+    (xi_chunks, aux_chunks): (impl Iterator<Item = C>, impl Iterator<Item = &'m [T; N]>),
     (xi_tail, aux_tail): (impl Iterator<Item = E>, impl Iterator<Item = &'m T>),
     first: usize,
     f: &mut F,
 ) where
     T: Real + 'm,
-    C: ChunkSlot<T>,
+    C: ChunkSlot<T, N>,
     E: TailSlot<T>,
     F: Body<T>,
 {
@@ -496,13 +548,13 @@ fn sweep_chunked<'m, T, C, E, F>(
         theta: kept_theta,
         xi: kept_xi,
     } = kept;
-    let (tc, tt) = theta.as_chunks_mut::<LANES>();
-    let (pc, pt) = p.as_chunks_mut::<LANES>();
-    let (gc, gt) = g.as_chunks_mut::<LANES>();
-    let (zc, zt) = z.as_chunks::<LANES>();
-    let (ktc, ktt) = kept_theta.as_chunks_mut::<LANES>();
-    let (kxc, kxt) = kept_xi.as_chunks_mut::<LANES>();
-    let [(e0c, e0t), (e1c, e1t), (e2c, e2t), (e3c, e3t)] = zeta.map(|e| e.as_chunks::<LANES>());
+    let (tc, tt) = theta.as_chunks_mut::<N>();
+    let (pc, pt) = p.as_chunks_mut::<N>();
+    let (gc, gt) = g.as_chunks_mut::<N>();
+    let (zc, zt) = z.as_chunks::<N>();
+    let (ktc, ktt) = kept_theta.as_chunks_mut::<N>();
+    let (kxc, kxt) = kept_xi.as_chunks_mut::<N>();
+    let [(e0c, e0t), (e1c, e1t), (e2c, e2t), (e3c, e3t)] = zeta.map(|e| e.as_chunks::<N>());
     let zeta_chunks = e0c.iter().zip(e1c).zip(e2c).zip(e3c);
     let chunks = tc
         .iter_mut()
@@ -526,10 +578,16 @@ fn sweep_chunked<'m, T, C, E, F>(
             }
         }
         let el = [*e0, *e1, *e2, *e3];
-        for j in 0..LANES {
+        for j in 0..N {
             f.run(Coordinate {
                 i: base + j,
-                lane: j,
+                // Chunks start at multiples of N, so where N is the lane count the lane is j, a
+                // constant once unrolled.
+                lane: if N == sweep_lanes::<T>() {
+                    j
+                } else {
+                    (base + j) % sweep_lanes::<T>()
+                },
                 theta: &mut tl[j],
                 p: &mut pl[j],
                 g: gl[j],
@@ -540,7 +598,7 @@ fn sweep_chunked<'m, T, C, E, F>(
             })
         }
         (*t, *p, *x) = (tl, pl, xl);
-        base += LANES;
+        base += N;
     }
     let zeta_tail = [e0t, e1t, e2t, e3t];
     let kept = Kept {
@@ -730,16 +788,32 @@ pub(crate) fn copy_into<T: Copy>(dst: &mut [T], src: &[T]) {
     }
 }
 
-/// Adds the lane accumulators pairwise.
+/// Adds the lane accumulators pairwise: the upper half onto the lower, halving until one is
+/// left; for eight lanes ((a₀ + a₄) + (a₂ + a₆)) + ((a₁ + a₅) + (a₃ + a₇)).
 #[inline(always)]
-pub(crate) fn reduce<T: Real>(acc: [T; LANES]) -> T {
-    let a = [
-        acc[0] + acc[4],
-        acc[1] + acc[5],
-        acc[2] + acc[6],
-        acc[3] + acc[7],
-    ];
-    (a[0] + a[2]) + (a[1] + a[3])
+pub(crate) fn reduce<T: Real, const N: usize>(mut acc: [T; N]) -> T {
+    const { assert!(N.is_power_of_two()) };
+    let mut width = N;
+    while width > 1 {
+        width /= 2;
+        let (low, high) = acc.split_at_mut(width);
+        for (a, b) in low.iter_mut().zip(high.iter()) {
+            *a += *b;
+        }
+    }
+    acc.first().copied().unwrap_or(T::ZERO)
+}
+
+/// [`reduce`] over the lanes a [`sweep`] of `T` used ([`sweep_lanes`]): all [`SWEEP_LANES`]
+/// for `f32`, the first [`LANES`] for `f64`.
+#[inline(always)]
+pub(crate) fn reduce_sweep<T: Real>(acc: [T; SWEEP_LANES]) -> T {
+    if const { sweep_lanes::<T>() == SWEEP_LANES } {
+        reduce(acc)
+    } else {
+        acc.first_chunk::<LANES>()
+            .map_or(T::ZERO, |low| reduce(*low))
+    }
 }
 
 /// 0 for a finite `x`, NaN for ±∞ or NaN: summed over a slice, a branch-free finiteness test.
@@ -766,36 +840,36 @@ mod tests {
     use std::vec::Vec;
 
     /// Per-coordinate ξ slots for [`sweep`] in tests.
-    struct PerXi<'a>(&'a mut [f64]);
-    impl LaneSource<f64> for PerXi<'_> {
+    struct PerXi<'a, T>(&'a mut [T]);
+    impl<T: Real> LaneSource<T> for PerXi<'_, T> {
         const UNIFORM: bool = false;
-        fn lanes(&mut self) -> Lanes<'_, f64> {
+        fn lanes(&mut self) -> Lanes<'_, T> {
             Lanes::PerCoordinate(self.0)
         }
     }
     /// A shared ξ.
-    struct SharedXi(f64);
-    impl LaneSource<f64> for SharedXi {
+    struct SharedXi<T>(T);
+    impl<T: Real> LaneSource<T> for SharedXi<T> {
         const UNIFORM: bool = true;
-        fn lanes(&mut self) -> Lanes<'_, f64> {
+        fn lanes(&mut self) -> Lanes<'_, T> {
             Lanes::Uniform(self.0)
         }
     }
     /// Per-coordinate data, chunked (`U`) or flat.
-    struct PerAux<'a, const U: bool>(&'a [f64]);
-    impl<const U: bool> StreamSource<f64> for PerAux<'_, U> {
+    struct PerAux<'a, T, const U: bool>(&'a [T]);
+    impl<T: Real, const U: bool> StreamSource<T> for PerAux<'_, T, U> {
         const UNIFORM: bool = false;
         const UNROLL: bool = U;
-        fn stream(&self) -> Stream<'_, f64> {
+        fn stream(&self) -> Stream<'_, T> {
             Stream::PerCoordinate(self.0)
         }
     }
     /// One datum for all coordinates, chunked (`U`) or flat.
-    struct SharedAux<const U: bool>(f64);
-    impl<const U: bool> StreamSource<f64> for SharedAux<U> {
+    struct SharedAux<T, const U: bool>(T);
+    impl<T: Real, const U: bool> StreamSource<T> for SharedAux<T, U> {
         const UNIFORM: bool = true;
         const UNROLL: bool = U;
-        fn stream(&self) -> Stream<'_, f64> {
+        fn stream(&self) -> Stream<'_, T> {
             Stream::Uniform(self.0)
         }
     }
@@ -808,10 +882,15 @@ mod tests {
     /// normals ζ (every count 0…[`EXTRA_NORMALS`] over the lengths tested), and the reference
     /// replays the same fills (per block: z, then each ζ block) on a second generator. The
     /// body adds ζ₀ − 2ζ₁ + 3ζ₂ − 4ζ₃ to p, so each ζ must be the right draw (or 0).
-    fn check_sweep<X: LaneSource<f64>, S: StreamSource<f64>>(
-        base: &[f64],
-        g: &[f64],
-        z: &[f64],
+    fn check_sweep<
+        T: Real + core::fmt::Debug,
+        X: LaneSource<T>,
+        S: StreamSource<T>,
+        const N: usize,
+    >(
+        base: &[T],
+        g: &[T],
+        z: &[T],
         xi: &mut X,
         aux: &S,
         drawn: bool,
@@ -819,19 +898,19 @@ mod tests {
         use crate::noise::NormalLanes;
         let n = base.len();
         let key = || rand_pcg::Pcg64::new(n as u128, 1);
-        let mut generator = <f64 as Real>::NormalLanes::keyed(&mut key());
+        let mut generator = T::NormalLanes::keyed(&mut key());
         let extra_count = if drawn { 0 } else { n % (EXTRA_NORMALS + 1) };
-        let mut extra = [[0.0; NOISE_BLOCK]; EXTRA_NORMALS];
-        let mut zeta = std::vec![[0.0; EXTRA_NORMALS]; n];
+        let mut extra = [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS];
+        let mut zeta = std::vec![[T::ZERO; EXTRA_NORMALS]; n];
         let (noise, z) = if drawn {
             (Noise::Drawn(z), z.to_vec())
         } else {
-            let mut replay = <f64 as Real>::NormalLanes::keyed(&mut key());
-            let mut zz = std::vec![0.0; n];
+            let mut replay = T::NormalLanes::keyed(&mut key());
+            let mut zz = std::vec![T::ZERO; n];
             for (b, block) in zz.chunks_mut(NOISE_BLOCK).enumerate() {
                 replay.fill(block);
                 for e in 0..extra_count {
-                    let mut ze = std::vec![0.0; block.len()];
+                    let mut ze = std::vec![T::ZERO; block.len()];
                     replay.fill(&mut ze);
                     for (slot, v) in zeta[b * NOISE_BLOCK..].iter_mut().zip(ze) {
                         slot[e] = v;
@@ -840,27 +919,32 @@ mod tests {
             }
             (Noise::Lanes(&mut generator, &mut extra[..extra_count]), zz)
         };
-        let weights = [1.0, -2.0, 3.0, -4.0];
-        let mix = |zeta: [f64; EXTRA_NORMALS]| -> f64 {
-            zeta.iter().zip(weights).map(|(z, w)| z * w).sum()
+        let weights = [1.0, -2.0, 3.0, -4.0].map(T::from_f64);
+        let mix = |zeta: [T; EXTRA_NORMALS]| -> T {
+            zeta.iter()
+                .zip(weights)
+                .fold(T::ZERO, |s, (z, w)| s + *z * w)
         };
-        let xi0: Vec<f64> = match xi.lanes() {
+        let xi0: Vec<T> = match xi.lanes() {
             Lanes::Uniform(c) => std::vec![c; n],
             Lanes::PerCoordinate(x) => x.to_vec(),
         };
-        let a: Vec<f64> = match aux.stream() {
+        let a: Vec<T> = match aux.stream() {
             Stream::Uniform(c) => std::vec![c; n],
             Stream::PerCoordinate(m) => m.to_vec(),
         };
         // p starts apart from g, so that the backup of p in g's slots is seen.
-        let p0: Vec<f64> = g.iter().map(|x| 0.25 - 0.5 * x).collect();
+        let p0: Vec<T> = g
+            .iter()
+            .map(|x| T::from_f64(0.25) - T::from_f64(0.5) * *x)
+            .collect();
         let (mut t1, mut p1) = (base.to_vec(), p0.clone());
         let mut seen = Vec::new();
         // With the generator's noise the sweep also keeps a backup (as the integrators do): it
         // must end up holding the old θ, ξ and (in the gradient's slots) p.
         let mut g1 = g.to_vec();
         let per_coordinate = !X::UNIFORM;
-        let (mut saved_theta, mut saved_xi) = (std::vec![0.0; n], std::vec![0.0; n]);
+        let (mut saved_theta, mut saved_xi) = (std::vec![T::ZERO; n], std::vec![T::ZERO; n]);
         let backup = (!drawn).then(|| Backup {
             theta: &mut saved_theta,
             xi: if per_coordinate {
@@ -875,10 +959,10 @@ mod tests {
             g: &mut g1,
             backup,
         };
-        sweep(slots, noise, xi, aux, |c: Coordinate<'_, f64>| {
-            *c.theta += *c.p * 2.0 + c.g + c.aux * *c.xi;
+        sweep_in_chunks::<T, X, S, _, N>(slots, noise, xi, aux, |c: Coordinate<'_, T>| {
+            *c.theta += *c.p * T::TWO + c.g + c.aux * *c.xi;
             *c.p = c.z * *c.xi + mix(c.zeta);
-            *c.xi += 1.0;
+            *c.xi += T::ONE;
             seen.push((c.i, c.lane));
         });
         if drawn {
@@ -892,11 +976,11 @@ mod tests {
         }
         let (mut t2, mut p2, mut x2) = (base.to_vec(), p0.clone(), xi0.clone());
         for i in 0..n {
-            t2[i] += p2[i] * 2.0 + g[i] + a[i] * x2[i];
+            t2[i] += p2[i] * T::TWO + g[i] + a[i] * x2[i];
             p2[i] = z[i] * x2[i] + mix(zeta[i]);
-            x2[i] += 1.0;
+            x2[i] += T::ONE;
         }
-        let x1: Vec<f64> = match xi.lanes() {
+        let x1: Vec<T> = match xi.lanes() {
             Lanes::Uniform(c) => {
                 assert!(X::UNIFORM);
                 x2 = xi0; // writes to a shared slot are discarded
@@ -904,14 +988,94 @@ mod tests {
             }
             Lanes::PerCoordinate(x) => x.to_vec(),
         };
-        let what = (n, X::UNIFORM, S::UNIFORM, S::UNROLL, drawn);
+        let what = (n, N, X::UNIFORM, S::UNIFORM, S::UNROLL, drawn);
         assert_eq!(
             (t1, p1, x1),
             (t2, p2, x2),
             "n, ξ shared, a shared, unrolled, drawn = {what:?}"
         );
-        let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % LANES)).collect();
+        let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % sweep_lanes::<T>())).collect();
         assert_eq!(seen, expect, "indices and lanes, {what:?}");
+    }
+
+    /// Every pairing of ξ slots and data, each chunked (unrolled) and flat, with the normals
+    /// drawn beforehand and drawn in blocks by the sweep, at length `n`.
+    fn sweep_cases<T: Real + core::fmt::Debug, const N: usize>(n: usize) {
+        let at =
+            |f: fn(f64) -> f64| -> Vec<T> { (0..n).map(|i| T::from_f64(f(i as f64))).collect() };
+        let base = at(|i| (i * 0.37).sin());
+        let g = at(|i| (i * 1.1).cos());
+        let z = at(|i| i - 3.0);
+        let aux = at(|i| 0.25 * i);
+        let (three, half) = (T::from_f64(3.0), T::HALF);
+        for drawn in [true, false] {
+            let (b, z) = (&base, &z);
+            let per = |z: &Vec<T>| z.clone();
+            check_sweep::<T, _, _, N>(
+                b,
+                &g,
+                z,
+                &mut PerXi(&mut per(z)),
+                &PerAux::<T, true>(&aux),
+                drawn,
+            );
+            check_sweep::<T, _, _, N>(
+                b,
+                &g,
+                z,
+                &mut PerXi(&mut per(z)),
+                &PerAux::<T, false>(&aux),
+                drawn,
+            );
+            check_sweep::<T, _, _, N>(
+                b,
+                &g,
+                z,
+                &mut PerXi(&mut per(z)),
+                &SharedAux::<T, true>(three),
+                drawn,
+            );
+            check_sweep::<T, _, _, N>(
+                b,
+                &g,
+                z,
+                &mut PerXi(&mut per(z)),
+                &SharedAux::<T, false>(three),
+                drawn,
+            );
+            check_sweep::<T, _, _, N>(
+                b,
+                &g,
+                z,
+                &mut SharedXi(half),
+                &PerAux::<T, true>(&aux),
+                drawn,
+            );
+            check_sweep::<T, _, _, N>(
+                b,
+                &g,
+                z,
+                &mut SharedXi(half),
+                &PerAux::<T, false>(&aux),
+                drawn,
+            );
+            check_sweep::<T, _, _, N>(
+                b,
+                &g,
+                z,
+                &mut SharedXi(half),
+                &SharedAux::<T, true>(three),
+                drawn,
+            );
+            check_sweep::<T, _, _, N>(
+                b,
+                &g,
+                z,
+                &mut SharedXi(half),
+                &SharedAux::<T, false>(three),
+                drawn,
+            );
+        }
     }
 
     // Each driver against a plain scalar loop over lengths 0..33, so both the chunked body and
@@ -923,55 +1087,11 @@ mod tests {
             let g: Vec<f64> = (0..n).map(|i| (i as f64 * 1.1).cos()).collect();
             let z: Vec<f64> = (0..n).map(|i| i as f64 - 3.0).collect();
 
-            let aux: Vec<f64> = (0..n).map(|i| 0.25 * i as f64).collect();
-            // Every pairing of ξ slots and data, each chunked (unrolled) and flat, with the
-            // normals drawn beforehand and drawn in blocks by the sweep.
-            for drawn in [true, false] {
-                let (b, z) = (&base, &z);
-                check_sweep(
-                    b,
-                    &g,
-                    z,
-                    &mut PerXi(&mut z.clone()),
-                    &PerAux::<true>(&aux),
-                    drawn,
-                );
-                check_sweep(
-                    b,
-                    &g,
-                    z,
-                    &mut PerXi(&mut z.clone()),
-                    &PerAux::<false>(&aux),
-                    drawn,
-                );
-                check_sweep(
-                    b,
-                    &g,
-                    z,
-                    &mut PerXi(&mut z.clone()),
-                    &SharedAux::<true>(3.0),
-                    drawn,
-                );
-                check_sweep(
-                    b,
-                    &g,
-                    z,
-                    &mut PerXi(&mut z.clone()),
-                    &SharedAux::<false>(3.0),
-                    drawn,
-                );
-                check_sweep(b, &g, z, &mut SharedXi(0.5), &PerAux::<true>(&aux), drawn);
-                check_sweep(b, &g, z, &mut SharedXi(0.5), &PerAux::<false>(&aux), drawn);
-                check_sweep(b, &g, z, &mut SharedXi(0.5), &SharedAux::<true>(3.0), drawn);
-                check_sweep(
-                    b,
-                    &g,
-                    z,
-                    &mut SharedXi(0.5),
-                    &SharedAux::<false>(3.0),
-                    drawn,
-                );
-            }
+            // Every element type at the chunk width of every target (f32: 16 on vector
+            // targets, 8 on the others; f64: 8), always with the type's accumulator lanes.
+            sweep_cases::<f64, LANES>(n);
+            sweep_cases::<f32, SWEEP_LANES>(n);
+            sweep_cases::<f32, LANES>(n);
 
             let mut a3 = base.clone();
             zip3_stream(&mut a3, &g, Stream::PerCoordinate(&z), |i, _, a, b, c| {

@@ -27,7 +27,8 @@ use super::state::{Phase, checked_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Body, Coordinate, LANES, Noise, NoiseBlocks, Slots, finiteness_probe, reduce, sum_map, sweep,
+    Body, Coordinate, Noise, NoiseBlocks, SWEEP_LANES, Slots, finiteness_probe, reduce_sweep,
+    sum_map, sweep,
 };
 use crate::noise::NormalLanes;
 use crate::real::Real;
@@ -202,13 +203,13 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
 /// ξ is 0 exactly when all are finite (p is covered by Σ p∇K). Σ (∂K/∂pᵢ)² is summed only when
 /// the thermostat `X` reads it, and for the identity mass `K` is Σ p∇K itself.
 ///
-/// Lanes are taken modulo [`LANES`] (a mask): the passes hand in lane < `LANES`, but in a
-/// chunk's tail the compiler cannot see it, and a plain index would link a bounds-check panic
-/// into every firmware.
+/// Lanes are taken modulo [`SWEEP_LANES`] (a mask): the passes hand in lane < `SWEEP_LANES`,
+/// but in a chunk's tail the compiler cannot see it, and a plain index would link a
+/// bounds-check panic into every firmware.
 pub(crate) struct Accumulators<T, K, X> {
-    virial: [T; LANES],
-    grad_sq: [T; LANES],
-    guard: [T; LANES],
+    virial: [T; SWEEP_LANES],
+    grad_sq: [T; SWEEP_LANES],
+    guard: [T; SWEEP_LANES],
     pieces: PhantomData<(K, X)>,
 }
 
@@ -216,9 +217,9 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn new() -> Self {
         Accumulators {
-            virial: [T::ZERO; LANES],
-            grad_sq: [T::ZERO; LANES],
-            guard: [T::ZERO; LANES],
+            virial: [T::ZERO; SWEEP_LANES],
+            grad_sq: [T::ZERO; SWEEP_LANES],
+            guard: [T::ZERO; SWEEP_LANES],
             pieces: PhantomData,
         }
     }
@@ -227,38 +228,38 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn add(&mut self, lane: usize, virial: T, grad_sq: T, theta: T) {
         self.add_sums(lane, virial, grad_sq);
-        self.guard[lane % LANES] += finiteness_probe(theta);
+        self.guard[lane % SWEEP_LANES] += finiteness_probe(theta);
     }
 
     /// One coordinate's p∇K and ∇K² (a first pass over an incoming, finite state).
     #[inline(always)]
     pub fn add_sums(&mut self, lane: usize, virial: T, grad_sq: T) {
-        self.virial[lane % LANES] += virial;
+        self.virial[lane % SWEEP_LANES] += virial;
         if X::NEEDS_GRAD_SQ && !K::UNIT {
-            self.grad_sq[lane % LANES] += grad_sq;
+            self.grad_sq[lane % SWEEP_LANES] += grad_sq;
         }
     }
 
     /// [`add`](Self::add) for a per-coordinate thermostat: its new ξᵢ joins θᵢ in the guard.
-    /// (Σ ξᵢ is summed after the pass, by [`sums`](Self::sums): a third set of eight
+    /// (Σ ξᵢ is summed after the pass, by [`sums`](Self::sums): a third set of
     /// accumulators in the loop spills to the stack and costs mSGNHT about a tenth of its step.)
     #[inline(always)]
     pub fn add_with_xi(&mut self, lane: usize, virial: T, grad_sq: T, theta: T, xi: T) {
         self.add_sums(lane, virial, grad_sq);
-        self.guard[lane % LANES] += finiteness_probe(theta) + finiteness_probe(xi);
+        self.guard[lane % SWEEP_LANES] += finiteness_probe(theta) + finiteness_probe(xi);
     }
 
-    /// The sums of the pass; Σ ξᵢ over `xi` for a per-coordinate thermostat (same eight-lane
-    /// order as the pass, so the same value as summing in the loop).
+    /// The sums of the pass; Σ ξᵢ over `xi` for a per-coordinate thermostat (in eight lanes,
+    /// by `sum_map`, after the pass).
     #[inline(always)]
     pub fn sums(&self, xi: &[T]) -> Sums<T> {
-        let virial = reduce(self.virial);
+        let virial = reduce_sweep(self.virial);
         Sums {
             virial,
             grad_sq: if K::UNIT {
                 virial
             } else {
-                reduce(self.grad_sq)
+                reduce_sweep(self.grad_sq)
             },
             thermostat: if X::PER_COORDINATE {
                 sum_map(xi, |x| x)
@@ -272,6 +273,6 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     /// coordinate; an overflowing but finite sum only triggers the scan).
     #[inline(always)]
     pub fn finite(&self, sums: &Sums<T>) -> bool {
-        sums.virial.is_finite() && reduce(self.guard) == T::ZERO
+        sums.virial.is_finite() && reduce_sweep(self.guard) == T::ZERO
     }
 }
