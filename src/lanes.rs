@@ -788,20 +788,32 @@ pub(crate) fn copy_into<T: Copy>(dst: &mut [T], src: &[T]) {
     }
 }
 
-/// Adds the lane accumulators pairwise: the upper half onto the lower, halving until one is
-/// left; for eight lanes ((a₀ + a₄) + (a₂ + a₆)) + ((a₁ + a₅) + (a₃ + a₇)).
+/// Adds [`LANES`] or 2·[`LANES`] lane accumulators pairwise: the upper half onto the lower,
+/// halving until one is left; for eight lanes ((a₀ + a₄) + (a₂ + a₆)) + ((a₁ + a₅) + (a₃ + a₇)).
+/// (Written out rather than as a halving loop, which a Cortex-M build at `opt-level = "s"`
+/// kept as a loop: +1000 instructions on an HMC step.)
 #[inline(always)]
-pub(crate) fn reduce<T: Real, const N: usize>(mut acc: [T; N]) -> T {
-    const { assert!(N.is_power_of_two()) };
-    let mut width = N;
-    while width > 1 {
-        width /= 2;
-        let (low, high) = acc.split_at_mut(width);
-        for (a, b) in low.iter_mut().zip(high.iter()) {
-            *a += *b;
-        }
-    }
-    acc.first().copied().unwrap_or(T::ZERO)
+pub(crate) fn reduce<T: Real, const N: usize>(acc: [T; N]) -> T {
+    const { assert!(N == LANES || N == 2 * LANES) };
+    let (Some(l), Some(h)) = (acc.first_chunk::<LANES>(), acc.last_chunk::<LANES>()) else {
+        return T::ZERO; // unreachable: N >= LANES
+    };
+    let a = if N == 2 * LANES {
+        [
+            l[0] + h[0],
+            l[1] + h[1],
+            l[2] + h[2],
+            l[3] + h[3],
+            l[4] + h[4],
+            l[5] + h[5],
+            l[6] + h[6],
+            l[7] + h[7],
+        ]
+    } else {
+        *l
+    };
+    let b = [a[0] + a[4], a[1] + a[5], a[2] + a[6], a[3] + a[7]];
+    (b[0] + b[2]) + (b[1] + b[3])
 }
 
 /// [`reduce`] over the lanes a [`sweep`] of `T` used ([`sweep_lanes`]): all [`SWEEP_LANES`]

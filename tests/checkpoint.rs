@@ -202,6 +202,24 @@ macro_rules! builds {
             );
             Box::new(Sgld::new(params, &mut b.theta, &mut b.work[..2 * N]).unwrap())
         }));
+        v.push(("sgld-constant".into(), |b| {
+            let params = SgldParams::new(<$t>::from_f64(0.05));
+            Box::new(Sgld::new(params, &mut b.theta, &mut b.work[..2 * N]).unwrap())
+        }));
+        v.push(("sghmc-splitting".into(), |b| {
+            let params = SghmcParams::new(0.05);
+            Box::new(Sghmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..2 * N]).unwrap())
+        }));
+        v.push(("sgnht-euler".into(), |b| {
+            let params = SgnhtParams::new(0.05).with_integrator(Integrator::Euler);
+            let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
+            Box::new(Sgnht::new(params, t, p, xi, &mut b.work[..2 * N]).unwrap())
+        }));
+        v.push(("sgnht-splitting".into(), |b| {
+            let params = SgnhtParams::new(0.05);
+            let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
+            Box::new(Sgnht::new(params, t, p, xi, &mut b.work[..2 * N]).unwrap())
+        }));
         v.push(("sghmc-euler".into(), |b| {
             let params = SghmcParams::new(0.05).with_integrator(Integrator::Euler);
             Box::new(Sghmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..2 * N]).unwrap())
