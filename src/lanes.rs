@@ -209,10 +209,10 @@ pub(crate) enum Noise<'a, T: Real> {
 }
 
 /// Coordinates per noise block: a multiple of every generator's round (32 `f32`, 16 `f64`) and
-/// of [`LANES`], so blocks continue one stream and keep the accumulator lanes aligned; 512 bytes
-/// of stack for `f32`, 1 KiB for `f64`.
+/// of the widest sweep chunk ([`SWEEP_LANES`]), so blocks continue one stream and keep the
+/// chunks and accumulator lanes aligned; 512 bytes of stack for `f32`, 1 KiB for `f64`.
 pub(crate) const NOISE_BLOCK: usize = 128;
-const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_of(2 * LANES));
+const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_of(SWEEP_LANES));
 
 /// `f(coordinate)` over all coordinates in order: the driver of the fused integrator steps.
 ///
@@ -1022,12 +1022,11 @@ mod tests {
         let (three, half) = (T::from_f64(3.0), T::HALF);
         for drawn in [true, false] {
             let (b, z) = (&base, &z);
-            let per = |z: &Vec<T>| z.clone();
             check_sweep::<T, _, _, N>(
                 b,
                 &g,
                 z,
-                &mut PerXi(&mut per(z)),
+                &mut PerXi(&mut z.clone()),
                 &PerAux::<T, true>(&aux),
                 drawn,
             );
@@ -1035,7 +1034,7 @@ mod tests {
                 b,
                 &g,
                 z,
-                &mut PerXi(&mut per(z)),
+                &mut PerXi(&mut z.clone()),
                 &PerAux::<T, false>(&aux),
                 drawn,
             );
@@ -1043,7 +1042,7 @@ mod tests {
                 b,
                 &g,
                 z,
-                &mut PerXi(&mut per(z)),
+                &mut PerXi(&mut z.clone()),
                 &SharedAux::<T, true>(three),
                 drawn,
             );
@@ -1051,7 +1050,7 @@ mod tests {
                 b,
                 &g,
                 z,
-                &mut PerXi(&mut per(z)),
+                &mut PerXi(&mut z.clone()),
                 &SharedAux::<T, false>(three),
                 drawn,
             );
