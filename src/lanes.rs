@@ -838,7 +838,22 @@ pub(crate) fn finiteness_probe<T: Real>(x: T) -> T {
 /// summing [`finiteness_probe`]; only a slice that fails it is scanned again.
 #[inline]
 pub(crate) fn first_non_finite<T: Real>(a: &[T]) -> Option<usize> {
-    if sum_map(a, finiteness_probe) == T::ZERO {
+    // The probes' sum is 0 or NaN whatever the order, so the tail goes into its own scalar
+    // rather than into the lane array (as in `sum_map`): a tail merged into that array went
+    // through the stack with a masked store and a full reload, a store-forwarding stall that
+    // cost a d = 17 step about a quarter of its time (perf, native build).
+    let (ac, at) = a.as_chunks::<LANES>();
+    let mut acc = [T::ZERO; LANES];
+    for c in ac {
+        for j in 0..LANES {
+            acc[j] += finiteness_probe(c[j]);
+        }
+    }
+    let mut tail = T::ZERO;
+    for x in at {
+        tail += finiteness_probe(*x);
+    }
+    if reduce(acc) + tail == T::ZERO {
         None
     } else {
         a.iter().position(|x| !x.is_finite())
