@@ -1,13 +1,14 @@
 //! Value stability: 20 steps of every sampler × integrator × mass × float type at fixed seeds, bit for bit against pinned values.
 //!
-//! Each case builds one sampler over an 11-coordinate state (one full 8-lane chunk and a tail of
-//! three), runs 20 steps on the correlated Gaussian U(θ) = ½θᵀAθ (A tridiagonal, below) and
+//! Each case builds one sampler over an 11- or a 37-coordinate state (see [`SMALL`] and
+//! [`LARGE`]: the sweeps' tails alone, and full 16- and 8-lane chunks with a tail), runs 20 steps on the correlated Gaussian U(θ) = ½θᵀAθ (A tridiagonal, below) and
 //! records, after every step, the exact bit patterns of θ, p, the thermostats (and, for the MCEM
 //! wrappers, M⁻¹) into one FNV-1a hash, and the step statistics into a second. The final state is
 //! recorded in full. `tests/data/value_stability.txt` holds the values captured when the samplers'
 //! noise moved to the vectorised Box–Muller path (they were first captured before the
-//! architecture redesign, which left them unchanged); any difference fails with the first
-//! differing case named.
+//! architecture redesign, which left them unchanged; the 37-coordinate cases were added after
+//! the `f32` sweeps moved to chunks of 16); any difference fails with every differing case
+//! named.
 //!
 //! To re-capture after a change that is *meant* to change numbers, run
 //! `SGMCMC_BLESS=1 cargo test --test value_stability` and explain the change in the commit.
@@ -17,8 +18,8 @@
 //! `std` feature's fused multiply-adds (on targets with FMA) give other numbers, so the file is
 //! empty under those builds. (`std` without FMA gives the default build's numbers: its square
 //! root is the same IEEE operation.) The f32 cases hold on every target (checked under
-//! `-C target-cpu=native`); the f64 cases only without AVX2 (with it the f64 noise takes the
-//! vectorised Box–Muller path), so an AVX2 build checks the f32 cases alone.
+//! `-C target-cpu=native` and `x86-64-v3`); the f64 cases only without AVX2 (with it the f64
+//! noise takes the vectorised Box–Muller path), so an AVX2 build checks the f32 cases alone.
 #![cfg(not(any(feature = "micromath", all(feature = "std", target_feature = "fma"))))]
 
 use std::collections::BTreeMap;
@@ -29,8 +30,16 @@ use sgmcmc::adapt::{MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};
 use sgmcmc::kinetic::{Gaussian, Kinetic, MassBuffer, MassShape, MonomialGamma};
 use sgmcmc::prelude::*;
 
-/// Coordinates of every case.
-const N: usize = 11;
+/// The two state sizes: 11 (for `f64` one full 8-lane chunk and a tail of three; for `f32`,
+/// whose sweeps run in chunks of 16, a tail alone), and 37 (two full 16-lane chunks of `f32` or
+/// four 8-lane chunks of `f64`, then a tail of five). Cases at 37 carry `-d37` in their names.
+const SMALL: usize = 11;
+const LARGE: usize = 37;
+
+/// The case-name suffix of a state size.
+fn dim_tag<const N: usize>() -> &'static str {
+    if N == SMALL { "" } else { "-d37" }
+}
 /// Steps recorded per case.
 const STEPS: usize = 20;
 /// The pinned values.
@@ -54,11 +63,13 @@ impl Fl for f64 {
     }
 }
 
-/// A_ii = 1 + i/4, A_{i,i±1} = 0.3: symmetric, diagonally dominant, so positive definite.
+/// A_ii = 1 + (i mod 11)/4, A_{i,i±1} = 0.3: symmetric, diagonally dominant, so positive
+/// definite. (The initial state and the masses below also repeat with period 11, so that the
+/// 37-coordinate cases are as well conditioned as the 11-coordinate ones.)
 fn gradient<T: Fl>(t: &[T], g: &mut [T]) {
     let off = T::from_f64(0.3);
     for i in 0..t.len() {
-        let mut v = T::from_f64(1.0 + i as f64 / 4.0) * t[i];
+        let mut v = T::from_f64(1.0 + (i % SMALL) as f64 / 4.0) * t[i];
         if i > 0 {
             v += off * t[i - 1];
         }
@@ -70,8 +81,8 @@ fn gradient<T: Fl>(t: &[T], g: &mut [T]) {
 }
 
 fn energy<T: Fl>(t: &[T]) -> T {
-    let mut g = [T::ZERO; N];
-    gradient(t, &mut g[..t.len()]);
+    let mut g = vec![T::ZERO; t.len()];
+    gradient(t, &mut g);
     let mut u = T::ZERO;
     for i in 0..t.len() {
         u += T::HALF * t[i] * g[i];
@@ -89,23 +100,23 @@ fn model<T: Fl>() -> TestModel<T> {
     )
 }
 
-fn initial_theta<T: Fl>() -> [T; N] {
-    core::array::from_fn(|i| T::from_f64(0.5 - 0.1 * i as f64))
+fn initial_theta<const N: usize, T: Fl>() -> [T; N] {
+    core::array::from_fn(|i| T::from_f64(0.5 - 0.1 * (i % SMALL) as f64))
 }
-fn initial_momentum<T: Fl>() -> [T; N] {
+fn initial_momentum<const N: usize, T: Fl>() -> [T; N] {
     core::array::from_fn(|i| {
         let sign = if i % 2 == 0 { 1.0 } else { -1.0 };
-        T::from_f64(0.3 * sign * (1.0 + 0.1 * i as f64))
+        T::from_f64(0.3 * sign * (1.0 + 0.1 * (i % SMALL) as f64))
     })
 }
-fn initial_xi<T: Fl>() -> [T; N] {
+fn initial_xi<const N: usize, T: Fl>() -> [T; N] {
     core::array::from_fn(|i| T::from_f64(0.1 * (i % 3) as f64 - 0.1))
 }
-fn diag_inverse_mass<T: Fl>() -> [T; N] {
-    core::array::from_fn(|i| T::from_f64(0.5 + 0.1 * i as f64))
+fn diag_inverse_mass<const N: usize, T: Fl>() -> [T; N] {
+    core::array::from_fn(|i| T::from_f64(0.5 + 0.1 * (i % SMALL) as f64))
 }
 /// A dense SPD M⁻¹: 1.2 on the diagonal, 0.25 on the first off-diagonals, 0.05 on the second.
-fn dense_inverse_mass<T: Fl>() -> Vec<T> {
+fn dense_inverse_mass<const N: usize, T: Fl>() -> Vec<T> {
     let mut m = vec![T::ZERO; N * N];
     for i in 0..N {
         for j in 0..N {
@@ -240,17 +251,17 @@ const SHAPES: [(Shape, &str); 3] = [
 ];
 
 /// Storage for a mass of any shape, built into a `MassBuffer` on demand.
-struct MassStore<T> {
+struct MassStore<const N: usize, T> {
     diag: [T; N],
     precision: Vec<T>,
     factor: Vec<T>,
     eigen: Vec<T>,
 }
-impl<T: Fl> MassStore<T> {
+impl<const N: usize, T: Fl> MassStore<N, T> {
     fn new() -> Self {
         MassStore {
-            diag: diag_inverse_mass(),
-            precision: dense_inverse_mass(),
+            diag: diag_inverse_mass::<N, T>(),
+            precision: dense_inverse_mass::<N, T>(),
             factor: vec![T::ZERO; MassBuffer::<T>::dense_work_len(N)],
             eigen: vec![T::ZERO; 2 * N * N + N],
         }
@@ -272,7 +283,7 @@ impl<T: Fl> MassStore<T> {
     }
 }
 
-fn sgld_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+fn sgld_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
     let schedules = [
         (
             "constant",
@@ -285,8 +296,8 @@ fn sgld_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         ),
     ];
     for (label, schedule) in schedules {
-        let name = format!("sgld-{label}-{}", T::NAME);
-        let (mut theta, mut work) = (initial_theta::<T>(), [T::ZERO; 2 * N]);
+        let name = format!("sgld-{label}-{}{}", T::NAME, dim_tag::<N>());
+        let (mut theta, mut work) = (initial_theta::<N, T>(), vec![T::ZERO; 2 * N]);
         let params = SgldParams::with_schedule(schedule);
         let mut smp = Sgld::new(params, &mut theta, &mut work).unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |_| Vec::new());
@@ -294,14 +305,14 @@ fn sgld_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     }
 }
 
-fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+fn sghmc_sgnht_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
     for (integrator, scheme) in SCHEMES {
         for (shape, shape_name) in SHAPES {
             // SGHMC with a noise estimate.
-            let name = format!("sghmc-{shape_name}-{scheme}-{}", T::NAME);
-            let mut store = MassStore::<T>::new();
-            let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-            let mut work = [T::ZERO; 2 * N];
+            let name = format!("sghmc-{shape_name}-{scheme}-{}{}", T::NAME, dim_tag::<N>());
+            let mut store = MassStore::<N, T>::new();
+            let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+            let mut work = vec![T::ZERO; 2 * N];
             let params = SghmcParams::new(T::from_f64(0.1))
                 .with_friction(T::from_f64(1.0))
                 .with_noise_estimate(T::from_f64(0.25))
@@ -320,10 +331,14 @@ fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
                 ],
             };
             for &(rule, rule_name) in rules {
-                let name = format!("sgnht-{shape_name}{rule_name}-{scheme}-{}", T::NAME);
-                let mut store = MassStore::<T>::new();
-                let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-                let mut work = [T::ZERO; 2 * N];
+                let name = format!(
+                    "sgnht-{shape_name}{rule_name}-{scheme}-{}{}",
+                    T::NAME,
+                    dim_tag::<N>()
+                );
+                let mut store = MassStore::<N, T>::new();
+                let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+                let mut work = vec![T::ZERO; 2 * N];
                 let params = SgnhtParams::new(T::from_f64(0.1))
                     .with_diffusion(T::from_f64(1.0))
                     .with_integrator(integrator)
@@ -339,12 +354,12 @@ fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         }
 
         // mSGNHT (identity mass only); ξ starts at D.
-        let name = format!("msgnht-{scheme}-{}", T::NAME);
+        let name = format!("msgnht-{scheme}-{}{}", T::NAME, dim_tag::<N>());
         let params = SgnhtParams::new(T::from_f64(0.1))
             .with_diffusion(T::from_f64(1.0))
             .with_integrator(integrator);
-        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let (mut xi, mut work) = ([params.initial_thermostat(); N], [T::ZERO; 3 * N]);
+        let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+        let (mut xi, mut work) = ([params.initial_thermostat(); N], vec![T::ZERO; 3 * N]);
         let mut smp = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
             s.thermostat().to_vec()
@@ -353,7 +368,7 @@ fn sghmc_sgnht_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     }
 }
 
-fn sgmgt_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+fn sgmgt_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
     let c = T::from_f64;
     for (integrator, scheme) in SCHEMES {
         let gaussian_params = SgmgtParams::new(c(0.1))
@@ -378,56 +393,64 @@ fn sgmgt_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
 
         // Gaussian kinetics (identity), the Gaussian thermostat potential.
         {
-            let name = format!("sgmgt-gaussian-{scheme}-{}", T::NAME);
+            let name = format!("sgmgt-gaussian-{scheme}-{}{}", T::NAME, dim_tag::<N>());
             let params = gaussian_params.with_kinetic(Gaussian::<T>::identity());
-            sgmgt_case(out, name, params, None);
+            sgmgt_case::<N, _, _, _>(out, name, params, None);
         }
         // Gaussian kinetics with a diagonal mass and a scaled thermostat potential.
         {
-            let name = format!("sgmgt-gaussian-diagonal-{scheme}-{}", T::NAME);
-            let m = diag_inverse_mass::<T>();
+            let name = format!(
+                "sgmgt-gaussian-diagonal-{scheme}-{}{}",
+                T::NAME,
+                dim_tag::<N>()
+            );
+            let m = diag_inverse_mass::<N, T>();
             let params = gaussian_params
                 .with_kinetic(Gaussian::diagonal(&m).unwrap())
                 .with_potential(Gaussian::scaled(c(2.0)).unwrap());
-            sgmgt_case(out, name, params, None);
+            sgmgt_case::<N, _, _, _>(out, name, params, None);
         }
         // SGMGT-D, softened eq. 12, a = 1, c = 5.
         {
-            let name = format!("sgmgt-d-softened-a1-{scheme}-{}", T::NAME);
+            let name = format!("sgmgt-d-softened-a1-{scheme}-{}{}", T::NAME, dim_tag::<N>());
             let params = d_params.with_kinetic(MonomialGamma::softened(c(1.0), c(5.0)).unwrap());
-            sgmgt_case(out, name, params, None);
+            sgmgt_case::<N, _, _, _>(out, name, params, None);
         }
         // SGMGT-D, softened eq. 12, a = 2, c = 5, with per-coordinate noise estimates.
         {
-            let name = format!("sgmgt-d-softened-a2-noise-estimates-{scheme}-{}", T::NAME);
+            let name = format!(
+                "sgmgt-d-softened-a2-noise-estimates-{scheme}-{}{}",
+                T::NAME,
+                dim_tag::<N>()
+            );
             let params = d_params.with_kinetic(MonomialGamma::softened(c(2.0), c(5.0)).unwrap());
-            let b: [T; N] = core::array::from_fn(|i| c(0.1 + 0.05 * i as f64));
-            sgmgt_case(out, name, params, Some(&b));
+            let b: [T; N] = core::array::from_fn(|i| c(0.1 + 0.05 * (i % SMALL) as f64));
+            sgmgt_case::<N, _, _, _>(out, name, params, Some(&b));
         }
         // SGMGT-D with the power softening, a = 2, c = 3, scalar noise estimate.
         {
-            let name = format!("sgmgt-d-power-a2-{scheme}-{}", T::NAME);
+            let name = format!("sgmgt-d-power-a2-{scheme}-{}{}", T::NAME, dim_tag::<N>());
             let params =
                 power_params.with_kinetic(MonomialGamma::softened_power(c(2.0), c(3.0)).unwrap());
-            sgmgt_case(out, name, params, None);
+            sgmgt_case::<N, _, _, _>(out, name, params, None);
         }
         // SGMGT with the stiff kinetics, a = 1, γ = 0.5, σ_p = 0.7.
         {
-            let name = format!("sgmgt-stiff-a1-{scheme}-{}", T::NAME);
+            let name = format!("sgmgt-stiff-a1-{scheme}-{}{}", T::NAME, dim_tag::<N>());
             let params = stiff_params.with_kinetic(MonomialGamma::stiff(c(1.0)).unwrap());
-            sgmgt_case(out, name, params, None);
+            sgmgt_case::<N, _, _, _>(out, name, params, None);
         }
     }
 }
 
-fn sgmgt_case<T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
+fn sgmgt_case<const N: usize, T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
     out: &mut BTreeMap<String, String>,
     name: String,
     params: SgmgtParams<T, K, F>,
     noise_estimates: Option<&[T]>,
 ) {
-    let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-    let (mut xi, mut work) = (initial_xi::<T>(), [T::ZERO; 3 * N]);
+    let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+    let (mut xi, mut work) = (initial_xi::<N, T>(), vec![T::ZERO; 3 * N]);
     let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if let Some(b) = noise_estimates {
         smp.set_noise_estimates(b).unwrap();
@@ -438,17 +461,17 @@ fn sgmgt_case<T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
     out.insert(name, line);
 }
 
-fn hmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+fn hmc_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
     for (shape, shape_name) in SHAPES {
         let steps = match shape {
             Shape::Identity => 3,
             Shape::Diagonal => 2,
             Shape::Dense => 1,
         };
-        let name = format!("hmc-{shape_name}-{}", T::NAME);
-        let mut store = MassStore::<T>::new();
-        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut work = [T::ZERO; 4 * N];
+        let name = format!("hmc-{shape_name}-{}{}", T::NAME, dim_tag::<N>());
+        let mut store = MassStore::<N, T>::new();
+        let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+        let mut work = vec![T::ZERO; 4 * N];
         let params = HmcParams::new(T::from_f64(0.15)).with_leapfrog_steps(steps);
         let mut smp = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
         smp.set_mass(store.buffer(shape, Integrator::Euler))
@@ -467,16 +490,16 @@ fn nphmc_params<T: Fl>(b: f64) -> SgNphmcParams<T> {
         .with_leapfrog_steps(3)
 }
 
-fn nphmc_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+fn nphmc_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
     for (shape, shape_name) in SHAPES {
-        let name = format!("sgnphmc-{shape_name}-{}", T::NAME);
+        let name = format!("sgnphmc-{shape_name}-{}{}", T::NAME, dim_tag::<N>());
         let b = match shape {
             Shape::Dense => 0.0,
             _ => 0.2,
         };
-        let mut store = MassStore::<T>::new();
-        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut work = [T::ZERO; 4 * N];
+        let mut store = MassStore::<N, T>::new();
+        let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+        let mut work = vec![T::ZERO; 4 * N];
         let mut smp = SgNphmc::new(nphmc_params(b), &mut theta, &mut p, &mut work).unwrap();
         smp.set_mass(store.buffer(shape, Integrator::Euler))
             .unwrap();
@@ -504,7 +527,7 @@ fn mcem_params<T: Fl>(adaptive: bool, variant: NphmcEStep) -> McemParams<T> {
         .with_nphmc_e_step(variant)
 }
 
-fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
+fn mcem_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
     type Em<'a, T, S> = Mcem<'a, T, S>;
     let diag_len = Em::<T, Hmc<T>>::workspace_len(N, MassShape::Diagonal);
     let dense_len = Em::<T, Hmc<T>>::workspace_len(N, MassShape::Dense);
@@ -513,10 +536,10 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
 
     // HMC-EM, diagonal mass, fixed S_count.
     {
-        let name = format!("hmc-em-diagonal-{}", T::NAME);
-        let mut store = MassStore::<T>::new();
-        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut work = [T::ZERO; 4 * N];
+        let name = format!("hmc-em-diagonal-{}{}", T::NAME, dim_tag::<N>());
+        let mut store = MassStore::<N, T>::new();
+        let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+        let mut work = vec![T::ZERO; 4 * N];
         let params = HmcParams::new(T::from_f64(0.15)).with_leapfrog_steps(2);
         let mut smp = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
         smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Euler))
@@ -538,10 +561,14 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
             "diagonal",
         ),
     ] {
-        let name = format!("sghmc-em-{shape_name}-{scheme}-{}", T::NAME);
-        let mut store = MassStore::<T>::new();
-        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut work = [T::ZERO; 2 * N];
+        let name = format!(
+            "sghmc-em-{shape_name}-{scheme}-{}{}",
+            T::NAME,
+            dim_tag::<N>()
+        );
+        let mut store = MassStore::<N, T>::new();
+        let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+        let mut work = vec![T::ZERO; 2 * N];
         let params = SghmcParams::new(T::from_f64(0.1))
             .with_friction(T::from_f64(1.0))
             .with_integrator(integrator);
@@ -559,10 +586,10 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
     }
     // SGNHT-EM, diagonal mass, adaptive S_count.
     {
-        let name = format!("sgnht-em-diagonal-adaptive-{}", T::NAME);
-        let mut store = MassStore::<T>::new();
-        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut work = [T::ZERO; 2 * N];
+        let name = format!("sgnht-em-diagonal-adaptive-{}{}", T::NAME, dim_tag::<N>());
+        let mut store = MassStore::<N, T>::new();
+        let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+        let mut work = vec![T::ZERO; 2 * N];
         let params = SgnhtParams::new(T::from_f64(0.1)).with_diffusion(T::from_f64(1.0));
         let mut xi = params.initial_thermostat();
         let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
@@ -582,10 +609,10 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
         (NphmcEStep::Redraw, "redraw"),
         (NphmcEStep::Printed, "printed"),
     ] {
-        let name = format!("sgnphmc-em-diagonal-{label}-{}", T::NAME);
-        let mut store = MassStore::<T>::new();
-        let (mut theta, mut p) = (initial_theta::<T>(), initial_momentum::<T>());
-        let mut work = [T::ZERO; 4 * N];
+        let name = format!("sgnphmc-em-diagonal-{label}-{}{}", T::NAME, dim_tag::<N>());
+        let mut store = MassStore::<N, T>::new();
+        let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
+        let mut work = vec![T::ZERO; 4 * N];
         let mut smp = SgNphmc::new(nphmc_params(0.2), &mut theta, &mut p, &mut work).unwrap();
         smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Euler))
             .unwrap();
@@ -602,20 +629,22 @@ fn mcem_cases<T: Fl>(out: &mut BTreeMap<String, String>) {
 
 fn all_cases() -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    fn each<T: Fl>(out: &mut BTreeMap<String, String>) {
-        sgld_cases::<T>(out);
-        sghmc_sgnht_cases::<T>(out);
-        sgmgt_cases::<T>(out);
-        hmc_cases::<T>(out);
-        nphmc_cases::<T>(out);
-        mcem_cases::<T>(out);
+    fn each<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
+        sgld_cases::<N, T>(out);
+        sghmc_sgnht_cases::<N, T>(out);
+        sgmgt_cases::<N, T>(out);
+        hmc_cases::<N, T>(out);
+        nphmc_cases::<N, T>(out);
+        mcem_cases::<N, T>(out);
     }
-    each::<f32>(&mut out);
+    each::<SMALL, f32>(&mut out);
+    each::<LARGE, f32>(&mut out);
     // With AVX2 the f64 noise is the vectorised Box–Muller, elsewhere the ziggurat on one lane
     // (`docs/rng.md`, *Determinism*): the f64 pins are the latter's, so an AVX2 build checks
     // the f32 cases only (they are the same on every build).
     if !cfg!(target_feature = "avx2") {
-        each::<f64>(&mut out);
+        each::<SMALL, f64>(&mut out);
+        each::<LARGE, f64>(&mut out);
     }
     out
 }

@@ -268,6 +268,7 @@ impl LaneZero {
     }
 }
 
+#[cfg(not(target_feature = "avx2"))]
 impl rand_core::TryRng for LaneZero {
     type Error = core::convert::Infallible;
     #[inline]
