@@ -244,32 +244,12 @@ impl Xoshiro256x8 {
 
 /// Lane 0 of a [`Xoshiro256x8`] stepped alone as one xoshiro256++ generator (the `++` scrambler:
 /// every output bit is good, as the ziggurat reads the low bits too): the word source of the
-/// `f64` ziggurat path on targets without AVX2. A copy of the lane, held by value so that a fill
-/// loop keeps it in registers (borrowed in place, its four words were loaded and stored on every
-/// draw, because the ziggurat's rare path, a call, could read them); [`Self::store`] writes it
-/// back.
+/// `f64` ziggurat path on targets without AVX2.
 #[cfg(not(target_feature = "avx2"))]
-#[derive(Clone, Copy)]
-pub(crate) struct LaneZero(pub [u64; 4]);
+pub(crate) struct LaneZero<'a>(pub &'a mut Xoshiro256x8);
 
 #[cfg(not(target_feature = "avx2"))]
-impl LaneZero {
-    /// Lane 0 of `g`.
-    #[inline(always)]
-    pub(crate) fn load(g: &Xoshiro256x8) -> Self {
-        let [s0, s1, s2, s3] = &g.s;
-        LaneZero([s0[0], s1[0], s2[0], s3[0]])
-    }
-    /// Back into lane 0 of `g`.
-    #[inline(always)]
-    pub(crate) fn store(self, g: &mut Xoshiro256x8) {
-        let [s0, s1, s2, s3] = &mut g.s;
-        [s0[0], s1[0], s2[0], s3[0]] = self.0;
-    }
-}
-
-#[cfg(not(target_feature = "avx2"))]
-impl rand_core::TryRng for LaneZero {
+impl rand_core::TryRng for LaneZero<'_> {
     type Error = core::convert::Infallible;
     #[inline]
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
@@ -277,7 +257,8 @@ impl rand_core::TryRng for LaneZero {
     }
     #[inline]
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
-        let [s0, s1, s2, s3] = &mut self.0;
+        let [s0, s1, s2, s3] = &mut self.0.s;
+        let (s0, s1, s2, s3) = (&mut s0[0], &mut s1[0], &mut s2[0], &mut s3[0]);
         let out = s0.wrapping_add(*s3).rotate_left(23).wrapping_add(*s0);
         let t = *s1 << 17;
         *s2 ^= *s0;

@@ -152,29 +152,9 @@ impl NormalLanes<f64> for Xoshiro256x8 {
     }
     #[inline]
     fn fill(&mut self, out: &mut [f64]) {
-        use crate::ziggurat::{Miss64, normal_f64_first, normal_f64_rest};
-        /// The rare rest of a draw, out of line and with the generator's four words passed as
-        /// scalars (in registers), so that the loop's generator never has its address taken
-        /// and stays in registers: borrowed, or passed as one 32-byte value (by a pointer to a
-        /// stack copy), its words were loaded and stored on every draw.
-        #[cold]
-        #[inline(never)]
-        fn rest(s: [u64; 4], miss: Miss64) -> (f64, [u64; 4]) {
-            let mut words = lanes::LaneZero(s);
-            (normal_f64_rest(&mut words, miss), words.0)
-        }
-        let mut words = lanes::LaneZero::load(self);
+        let mut words = lanes::LaneZero(self);
         for x in out.iter_mut() {
-            // `standard_normal_f64` on `words`, word for word.
-            *x = match normal_f64_first(words.next_u64()) {
-                Ok(z) => z,
-                Err(miss) => {
-                    let (z, next) = rest(words.0, miss);
-                    words.0 = next;
-                    z
-                }
-            };
+            *x = crate::ziggurat::standard_normal_f64(&mut words);
         }
-        words.store(self);
     }
 }

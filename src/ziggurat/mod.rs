@@ -135,69 +135,30 @@ pub(crate) const MAX_ATTEMPTS: usize = 64;
 /// ```
 #[inline]
 pub fn standard_normal_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    match normal_f64_first(rng.next_u64()) {
-        Ok(x) => x,
-        Err(miss) => normal_f64_rest(rng, miss),
-    }
-}
-
-/// A first ziggurat attempt that fell outside its layer's rectangle: what the rest of the
-/// attempt needs ([`normal_f64_rest`]).
-#[derive(Clone, Copy)]
-pub(crate) struct Miss64 {
-    /// The layer.
-    i: usize,
-    /// u ∈ [−1, 1).
-    u: f64,
-    /// The candidate u·x_i.
-    x: f64,
-}
-
-/// The common path of [`standard_normal_f64`] on its first word `bits`: the draw when it falls
-/// inside its layer's rectangle (98.5 %), else the [`Miss64`] to finish with
-/// [`normal_f64_rest`]. Split off so that a fill loop can keep its generator in registers and
-/// pass it by value to the rare rest (`noise::lanes`).
-#[inline(always)]
-pub(crate) fn normal_f64_first(bits: u64) -> Result<f64, Miss64> {
-    // The layer index is masked to 0..=255, so both `i` and `i + 1` index the 257-entry
-    // tables in bounds (the compiler proves it; no panic path).
-    let i = (bits & 0xff) as usize;
-    // The top 52 bits as the mantissa of a float in [2, 4); minus 3 gives u in [-1, 1) on the
-    // grid k·2⁻⁵¹ (exact). Bits 8..=11 are unused.
-    let u = f64::from_bits((bits >> 12) | 0x4000_0000_0000_0000) - 3.0;
-    let x = u * X64[i];
-    if x.abs() < X64[i + 1] {
-        Ok(x)
-    } else {
-        Err(Miss64 { i, u, x })
-    }
-}
-
-/// The rest of a draw of [`standard_normal_f64`] whose first attempt missed: that attempt's
-/// tail or wedge test, then further attempts (up to [`MAX_ATTEMPTS`] in all), drawing exactly
-/// the words the single loop would.
-#[cold]
-#[inline(never)]
-pub(crate) fn normal_f64_rest<R: Rng + ?Sized>(rng: &mut R, first: Miss64) -> f64 {
-    let mut miss = first;
-    for attempt in 1..=MAX_ATTEMPTS {
-        let Miss64 { i, u, x } = miss;
+    let mut x = 0.0;
+    for _ in 0..MAX_ATTEMPTS {
+        let bits = rng.next_u64();
+        // The layer index is masked to 0..=255, so both `i` and `i + 1` index the 257-entry
+        // tables in bounds (the compiler proves it; no panic path).
+        let i = (bits & 0xff) as usize;
+        // The top 52 bits as the mantissa of a float in [2, 4); minus 3 gives u in [-1, 1) on the
+        // grid k·2⁻⁵¹ (exact). Bits 8..=11 are unused.
+        let u = f64::from_bits((bits >> 12) | 0x4000_0000_0000_0000) - 3.0;
+        x = u * X64[i];
+        if x.abs() < X64[i + 1] {
+            return x;
+        }
         if i == 0 {
             return tail_f64(rng, u < 0.0);
         }
         // Wedge: y uniform in (F[i], F[i+1]]; accept when under the curve.
         let y = F64[i + 1] + (F64[i] - F64[i + 1]) * uniform_f64(rng);
-        if y < exp64(-0.5 * x * x) || attempt == MAX_ATTEMPTS {
-            // (The second case only for a degenerate generator, see `MAX_ATTEMPTS`: the last
-            // candidate.)
+        if y < exp64(-0.5 * x * x) {
             return x;
         }
-        match normal_f64_first(rng.next_u64()) {
-            Ok(x) => return x,
-            Err(next) => miss = next,
-        }
     }
-    miss.x
+    // Only a degenerate generator gets here (see `MAX_ATTEMPTS`): the last candidate.
+    x
 }
 
 /// The normal tail `|z| > r` of the f64 ziggurat (Marsaglia 1964), with the given sign.
@@ -305,53 +266,6 @@ mod tests {
         fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
             dst.fill(self.0 as u8);
             Ok(())
-        }
-    }
-
-    /// The f64 draw as one loop, the form it had before its common path was split off for the
-    /// fill loops (`normal_f64_first` / `normal_f64_rest`): the reference the split must match
-    /// value for value and word for word.
-    fn single_loop_f64<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-        let mut x = 0.0;
-        for _ in 0..MAX_ATTEMPTS {
-            let bits = rng.next_u64();
-            let i = (bits & 0xff) as usize;
-            let u = f64::from_bits((bits >> 12) | 0x4000_0000_0000_0000) - 3.0;
-            x = u * X64[i];
-            if x.abs() < X64[i + 1] {
-                return x;
-            }
-            if i == 0 {
-                return tail_f64(rng, u < 0.0);
-            }
-            let y = F64[i + 1] + (F64[i] - F64[i + 1]) * uniform_f64(rng);
-            if y < exp64(-0.5 * x * x) {
-                return x;
-            }
-        }
-        x
-    }
-
-    /// 10⁶ draws from a working generator (about 15 000 through the rest path) and every
-    /// stuck word pattern of `stuck_generators_terminate` (which exhaust the attempts) give the
-    /// same values and leave the generators in the same state.
-    #[test]
-    fn split_f64_draw_matches_the_single_loop() {
-        let (mut a, mut b) = (rand_pcg::Pcg64::new(11, 13), rand_pcg::Pcg64::new(11, 13));
-        for _ in 0..1_000_000 {
-            assert_eq!(
-                standard_normal_f64(&mut a).to_bits(),
-                single_loop_f64(&mut b).to_bits()
-            );
-        }
-        assert_eq!(a.next_u64(), b.next_u64());
-        for w in [0, u64::MAX, 0x8000_0000_0000_0000, 0xff, 0x7f, 0x80, 0x1234] {
-            let (mut a, mut b) = (Stuck(w, 0), Stuck(w, 0));
-            assert_eq!(
-                standard_normal_f64(&mut a).to_bits(),
-                single_loop_f64(&mut b).to_bits()
-            );
-            assert_eq!(a.1, b.1, "words drawn for {w:#x}");
         }
     }
 
