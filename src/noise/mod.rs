@@ -3,8 +3,9 @@
 //! [`crate::rng::fill_lane_normals`] keys a multi-lane generator from the caller's RNG (four
 //! `next_u32` for `f32`, two `next_u64` for `f64`; nothing is kept between calls, so a step's
 //! noise is a function of the caller's RNG state alone) and fills the slice two lanes-wide
-//! rounds at a time: 0.50 ns per `f32` normal and 1.35 per `f64` natively on AVX-512, 1.7 for
-//! `f32` in the portable build, against 2.7–3.3 for a ziggurat (`docs/performance.md`). `f32`
+//! rounds at a time: natively on AVX-512 a seventh to a tenth (`f32`) and a third to a half
+//! (`f64`) of a scalar ziggurat's time per normal, in the portable build about half (`f32`;
+//! the last two bench runs; `docs/performance.md` has the latest). `f32`
 //! draws the bit-identical stream on every build (portable, `x86-64-v3`, `native`, Cortex-M):
 //! the lane count is fixed, the arithmetic unfused and the square root correctly rounded. `f64`
 //! does so on every build with AVX2; without AVX2 (the portable x86-64 build, microcontrollers)
