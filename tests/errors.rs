@@ -21,14 +21,17 @@ use rand_pcg::Pcg64;
 use sgmcmc::LinalgError;
 use sgmcmc::prelude::{
     Buffer, ChainState, Error, Hmc, HmcParams, Integrator, LayoutError, MSgnht, MassBuffer, Model,
-    Param, ParamError, Real, Sampler, Sghmc, SghmcParams, Sgld, SgldParams, Sgnht, SgnhtParams,
-    StepError, StepSchedule, StepStats,
+    Param, ParamError, Real, Sampler, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams,
+    Sgnht, SgnhtParams, StepError, StepSchedule, StepStats,
 };
 use std::cell::Cell;
 
 const SCHEMES: [Integrator; 2] = [Integrator::Euler, Integrator::Splitting];
-/// Lengths around the 8-lane chunk boundaries.
+/// Lengths around the 8- and 16-lane chunk boundaries.
 const LENGTHS: [usize; 8] = [1, 2, 7, 8, 9, 16, 17, 33];
+/// Longer than one 128-coordinate noise block of the fused pass, which checks the gradient block
+/// by block: a bad entry at n/2 = 150 is in the second block.
+const MULTI_BLOCK: usize = 300;
 
 // ---------------------------------------------------------------------------------------------
 // Float types
@@ -710,6 +713,7 @@ chain_impl!(Sgld, |_| Vec::new());
 chain_impl!(Sghmc, |_| Vec::new());
 chain_impl!(Sgnht, |s| vec![s.thermostat()]);
 chain_impl!(MSgnht, |s| s.thermostat().to_vec());
+chain_impl!(Sgmgt, |s| s.thermostat().to_vec());
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -717,6 +721,8 @@ enum Kind {
     Sghmc,
     Sgnht,
     MSgnht,
+    /// SGMGT-D (its splitting step is the other composition, A–O–B–O–A); in the gradient tests.
+    Sgmgt,
 }
 const KINDS: [Kind; 4] = [Kind::Sgld, Kind::Sghmc, Kind::Sgnht, Kind::MSgnht];
 
@@ -753,7 +759,7 @@ fn build<T: Fl>(
     b: &mut Bufs<T>,
 ) -> Box<dyn Chain<T> + '_> {
     let n = b.theta.len();
-    let work = if kind == Kind::MSgnht {
+    let work = if matches!(kind, Kind::MSgnht | Kind::Sgmgt) {
         &mut b.work[..]
     } else {
         &mut b.work[..2 * n]
@@ -779,6 +785,12 @@ fn build<T: Fl>(
             let xi = &mut b.xi;
             Box::new(MSgnht::new(params, &mut b.theta, &mut b.p, xi, work).unwrap())
         }
+        Kind::Sgmgt => {
+            let params = SgmgtParams::sgmgt_d(h).with_integrator(scheme);
+            b.xi.fill(T::ZERO);
+            let xi = &mut b.xi;
+            Box::new(Sgmgt::new(params, &mut b.theta, &mut b.p, xi, work).unwrap())
+        }
     }
 }
 
@@ -802,8 +814,9 @@ fn state_bits<T: Fl>(s: &[Vec<T>; 3]) -> [Vec<u64>; 3] {
 // ---------------------------------------------------------------------------------------------
 
 fn non_finite_gradient<T: Fl>() {
-    for (kind, scheme) in configs() {
-        for n in LENGTHS {
+    let sgmgt = SCHEMES.map(|scheme| (Kind::Sgmgt, scheme));
+    for (kind, scheme) in configs().into_iter().chain(sgmgt) {
+        for n in LENGTHS.into_iter().chain([MULTI_BLOCK]) {
             for k in [0, n / 2, n - 1] {
                 for bad in non_finite::<T>() {
                     let ctx = format!("{} {kind:?} {scheme:?} n={n} k={k} bad={bad}", T::NAME);

@@ -17,13 +17,14 @@
 //! generator block by block inside the fused pass: ζ of the kick, then (SGMGT only, whose θ
 //! term and ξ law have Langevin parts) a block of ζ_θ and a block of ζ_ξ, drawn whether or not
 //! σ_θ, σ_ξ > 0 (with a dense mass ζ fills the scratch buffer first). One
-//! gradient evaluation per step, before anything changes, so a non-finite gradient leaves θ, p
-//! and ξ as they were. A separable kinetic energy runs kick and drift in one fused pass; a dense
-//! mass forms M⁻¹p before the kick and again before the drift.
+//! gradient evaluation per step. A separable kinetic energy runs kick and drift in one fused
+//! pass, which checks the gradient block by block as it goes and keeps a backup, so a
+//! non-finite gradient leaves θ, p and ξ as they were (`docs/state-contract.md`); a dense mass
+//! checks the gradient first, then forms M⁻¹p before the kick and again before the drift.
 
-use super::finish_step;
 use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, checked_gradient};
+use super::{finish_step, reject_bad_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
@@ -44,7 +45,12 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         model: &mut G,
         rng: &mut R,
     ) -> Result<Sums<T>, StepError> {
-        checked_gradient(model, phase.theta, phase.grad)?;
+        if K::SEPARABLE {
+            // Checked inside the fused pass, block by block (see `lanes::sweep`).
+            model.gradient(phase.theta, phase.grad);
+        } else {
+            checked_gradient(model, phase.theta, phase.grad)?;
+        }
         // From here on the step is committed; what it changes is saved for `finish_step`.
         let saved_xi = self.thermostat.scalar_state();
         self.kinetics.save_state(phase.theta, phase.p);
@@ -83,6 +89,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             used == 2 || !<X::Law as Law<T>>::LANGEVIN,
             "a ξ law with Langevin terms needs a θ term with noise blocks"
         );
+        let mut bad_gradient = None;
         if K::SEPARABLE {
             let noise = Noise::Lanes(&mut normals, extra);
             let slots = phase.slots_with_backup();
@@ -91,7 +98,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 kin: &*kinetics,
                 acc: &mut acc,
             };
-            sweep(slots, noise, &mut *thermostat, &*kinetics, fused);
+            bad_gradient = sweep(slots, noise, &mut *thermostat, &*kinetics, fused);
         } else {
             // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
             // (No sampler with Langevin parts has a dense mass: SGMGT's kinetics are separable.)
@@ -124,6 +131,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 },
             );
         }
+        reject_bad_gradient(kinetics, thermostat, phase, bad_gradient, saved_xi)?;
         let sums = acc.sums(thermostat.values());
         let (dim, trace) = (T::from_usize(n), kinetics.trace(n));
         thermostat.drift_scalar(&sums, trace, dim, h);

@@ -63,10 +63,40 @@ fn finish_step<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
     }
     let checked = state::check_state(phase.theta, phase.p, thermostat.values());
     if checked.is_err() {
-        kinetics.restore_state(phase, thermostat.values_mut());
-        thermostat.restore_scalar_state(saved_xi);
+        undo_step(kinetics, thermostat, phase, saved_xi);
     }
     checked
+}
+
+/// [`StepError::NonFiniteGradient`] at `bad_gradient`, the first NaN or ±∞ of ∇Ũ that a fused
+/// pass found (`lanes::sweep` with a backup, which checks the gradient block by block as it
+/// goes), after undoing the step; `Ok` for `None`.
+fn reject_bad_gradient<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
+    kinetics: &mut K,
+    thermostat: &mut X,
+    phase: &mut Phase<'_, T>,
+    bad_gradient: Option<usize>,
+    saved_xi: T,
+) -> Result<(), StepError> {
+    match bad_gradient {
+        None => Ok(()),
+        Some(index) => {
+            undo_step(kinetics, thermostat, phase, saved_xi);
+            Err(StepError::NonFiniteGradient { index })
+        }
+    }
+}
+
+/// Puts θ, p and ξ back as they were before a committed step (from the fused pass's backup, or
+/// what a dense mass saved).
+fn undo_step<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
+    kinetics: &mut K,
+    thermostat: &mut X,
+    phase: &mut Phase<'_, T>,
+    saved_xi: T,
+) {
+    kinetics.restore_state(phase, thermostat.values_mut());
+    thermostat.restore_scalar_state(saved_xi);
 }
 
 /// The discretisation of the SDE samplers (SGHMC, SGNHT, mSGNHT, SGMGT); both take one gradient

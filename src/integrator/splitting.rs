@@ -22,15 +22,16 @@
 //!   The θ term is frozen at the half-step position: O(σ_θh) for SGMGT-D, second order for
 //!   σ_θ = 0.
 //!
-//! One gradient evaluation per step, at θ½ = θ + v∇K(p)h/2 in the scratch buffer, so a
-//! rejected gradient leaves θ, p and ξ bit for bit as they were; the scratch then receives the
-//! step's normals. The derivation, the reason for A–O–B–O–A and its measurements, and the
+//! One gradient evaluation per step, at θ½ = θ + v∇K(p)h/2 in the scratch buffer (checked by
+//! the fused pass as it goes, or first with a dense mass), and a rejected gradient leaves θ, p
+//! and ξ bit for bit as they were; the scratch then receives θ's backup (separable kinetics) or
+//! the step's normals (dense mass). The derivation, the reason for A–O–B–O–A and its measurements, and the
 //! implementation notes: `docs/splitting-composition.md`.
 
 use super::euler::Accumulators;
-use super::finish_step;
 use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::{Phase, checked_gradient};
+use super::{finish_step, reject_bad_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
@@ -89,7 +90,12 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 },
             );
         }
-        checked_gradient(model, phase.scratch, phase.grad)?;
+        if K::SEPARABLE {
+            // Checked inside the fused pass, block by block (see `lanes::sweep`).
+            model.gradient(phase.scratch, phase.grad);
+        } else {
+            checked_gradient(model, phase.scratch, phase.grad)?;
+        }
 
         // From here on the step is committed; what it changes is saved for `finish_step` (a
         // separable kinetics' sweep saves θ, p and ξ as it goes).
@@ -123,10 +129,11 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         });
         let mut acc = Accumulators::<T, K, X>::new();
 
+        let mut bad_gradient = None;
         if K::SEPARABLE {
             let kin = &*kinetics;
             let slots = phase.slots_with_backup();
-            match composition {
+            bad_gradient = match composition {
                 Composition::Aboba => {
                     let noise = Noise::Lanes(&mut normals, &mut []);
                     let body = SeparablePass::<T, K, X, L, false> {
@@ -155,7 +162,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                     };
                     sweep(slots, noise, &mut *thermostat, kin, body)
                 }
-            }
+            };
         } else {
             // A dense mass (a shared friction only): the B pieces are whole-vector flows, the O
             // pieces per coordinate, then M⁻¹p of the new p for the last A(h/2).
@@ -191,6 +198,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 },
             );
         }
+        reject_bad_gradient(kinetics, thermostat, phase, bad_gradient, saved_xi)?;
         let sums = acc.sums(thermostat.values());
         thermostat.drift_scalar(&sums, trace, dim, half_h);
         let finite = acc.finite(&sums) && thermostat.scalar_finite();

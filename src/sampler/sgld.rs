@@ -4,10 +4,8 @@ use super::run::{ChainState, Sampler, StepStats};
 use super::schedule::StepSchedule;
 use crate::error::{Buffer, Error, LayoutError, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::state::{
-    check_finite, check_len, check_nonempty, check_state, checked_gradient,
-};
-use crate::lanes::{NOISE_BLOCK, copy_into, finiteness_probe, sum_map};
+use crate::integrator::state::{check_finite, check_len, check_nonempty, check_state};
+use crate::lanes::{NOISE_BLOCK, copy_into, finiteness_probe, first_non_finite, sum_map};
 use crate::noise::NormalLanes;
 use crate::real::Real;
 use rand_core::Rng;
@@ -120,9 +118,11 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let h = self.params.schedule.at(self.t);
-        checked_gradient(model, self.theta, self.grad)?;
+        // Checked block by block below, while each block is in L1 (as `lanes::sweep` does).
+        model.gradient(self.theta, self.grad);
         let sd = (T::TWO * h).sqrt();
         let mut guard = T::ZERO;
+        let (mut first, mut bad_gradient) = (0, None);
         // The normals in blocks that stay in L1 (`NOISE_BLOCK` is a multiple of the generator's
         // round, so the blocks continue one stream), not in a pass over the workspace.
         let mut normals = T::NormalLanes::keyed(rng);
@@ -133,6 +133,10 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
             .zip(self.grad.chunks(NOISE_BLOCK))
             .zip(self.saved_theta.chunks_mut(NOISE_BLOCK));
         for ((theta, grad), saved) in blocks {
+            if bad_gradient.is_none() {
+                bad_gradient = first_non_finite(grad).map(|k| first + k);
+            }
+            first += theta.len();
             // Whole rounds, as in `lanes::sweep`: the same values, stored by whole vectors.
             let whole = theta.len().next_multiple_of(T::NormalLanes::GRAIN);
             normals.fill(block.get_mut(..whole).unwrap_or_default());
@@ -151,6 +155,10 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
                 *t += sd * *z - h * *g;
             }
             guard += sum_map(theta, finiteness_probe);
+        }
+        if let Some(index) = bad_gradient {
+            copy_into(self.theta, self.saved_theta);
+            return Err(StepError::NonFiniteGradient { index });
         }
         if guard != T::ZERO
             && let Err(e) = check_state(self.theta, &[], &[])
