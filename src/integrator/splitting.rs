@@ -24,9 +24,9 @@
 //!
 //! One gradient evaluation per step, at θ½ = θ + v∇K(p)h/2 in the scratch buffer (checked by
 //! the fused pass as it goes, or first with a dense mass), and a rejected gradient leaves θ, p
-//! and ξ bit for bit as they were; the scratch then receives θ's backup (separable kinetics) or
-//! the step's normals (dense mass). The derivation, the reason for A–O–B–O–A and its measurements, and the
-//! implementation notes: `docs/splitting-composition.md`.
+//! and ξ bit for bit as they were; the scratch then receives θ's backup (separable kinetics)
+//! or the step's normals (dense mass). The derivation, the reason for A–O–B–O–A and its
+//! measurements, and the implementation notes: `docs/splitting-composition.md`.
 
 use super::euler::Accumulators;
 use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
