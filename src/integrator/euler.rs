@@ -23,8 +23,8 @@
 //! checks the gradient first, then forms M⁻¹p before the kick and again before the drift.
 
 use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
-use super::state::{Phase, checked_gradient};
-use super::{finish_step, reject_bad_gradient};
+use super::state::Phase;
+use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
@@ -45,12 +45,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         model: &mut G,
         rng: &mut R,
     ) -> Result<Sums<T>, StepError> {
-        if K::SEPARABLE {
-            // Checked inside the fused pass, block by block (see `lanes::sweep`).
-            model.gradient(phase.theta, phase.grad);
-        } else {
-            checked_gradient(model, phase.theta, phase.grad)?;
-        }
+        step_gradient::<T, K, G>(model, phase.theta, phase.grad)?;
         // From here on the step is committed; what it changes is saved for `finish_step`.
         let saved_xi = self.thermostat.scalar_state();
         self.kinetics.save_state(phase.theta, phase.p);
@@ -89,8 +84,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             used == 2 || !<X::Law as Law<T>>::LANGEVIN,
             "a ξ law with Langevin terms needs a θ term with noise blocks"
         );
-        let mut bad_gradient = None;
-        if K::SEPARABLE {
+        let bad_gradient = if K::SEPARABLE {
             let noise = Noise::Lanes(&mut normals, extra);
             let slots = phase.slots_with_backup();
             let fused = Fused {
@@ -98,7 +92,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 kin: &*kinetics,
                 acc: &mut acc,
             };
-            bad_gradient = sweep(slots, noise, &mut *thermostat, &*kinetics, fused);
+            sweep(slots, noise, &mut *thermostat, &*kinetics, fused)
         } else {
             // ∇K needs all of p: kick every coordinate, form M⁻¹p of the new p, then drift.
             // (No sampler with Langevin parts has a dense mass: SGMGT's kinetics are separable.)
@@ -130,7 +124,8 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                     body.drift(kin, &mut acc, c, p1, x0)
                 },
             );
-        }
+            None // checked before the step
+        };
         reject_bad_gradient(kinetics, thermostat, phase, bad_gradient, saved_xi)?;
         let sums = acc.sums(thermostat.values());
         let (dim, trace) = (T::from_usize(n), kinetics.trace(n));

@@ -68,6 +68,23 @@ fn finish_step<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
     checked
 }
 
+/// ∇Ũ at `at` into `grad` for an SDE step: unchecked for a separable kinetics, whose fused pass
+/// checks it block by block as it goes (`lanes::sweep`, then [`reject_bad_gradient`]); checked
+/// now, before anything changes, for a dense mass.
+#[inline(always)]
+fn step_gradient<T: Real, K: Kinetics<T>, G: Gradient<T> + ?Sized>(
+    model: &mut G,
+    at: &[T],
+    grad: &mut [T],
+) -> Result<(), StepError> {
+    if K::SEPARABLE {
+        model.gradient(at, grad);
+        Ok(())
+    } else {
+        state::checked_gradient(model, at, grad)
+    }
+}
+
 /// [`StepError::NonFiniteGradient`] at `bad_gradient`, the first NaN or ±∞ of ∇Ũ that a fused
 /// pass found (`lanes::sweep` with a backup, which checks the gradient block by block as it
 /// goes), after undoing the step; `Ok` for `None`.

@@ -30,8 +30,8 @@
 
 use super::euler::Accumulators;
 use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
-use super::state::{Phase, checked_gradient};
-use super::{finish_step, reject_bad_gradient};
+use super::state::Phase;
+use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
@@ -90,12 +90,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                 },
             );
         }
-        if K::SEPARABLE {
-            // Checked inside the fused pass, block by block (see `lanes::sweep`).
-            model.gradient(phase.scratch, phase.grad);
-        } else {
-            checked_gradient(model, phase.scratch, phase.grad)?;
-        }
+        step_gradient::<T, K, G>(model, phase.scratch, phase.grad)?;
 
         // From here on the step is committed; what it changes is saved for `finish_step` (a
         // separable kinetics' sweep saves θ, p and ξ as it goes).
@@ -129,11 +124,10 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         });
         let mut acc = Accumulators::<T, K, X>::new();
 
-        let mut bad_gradient = None;
-        if K::SEPARABLE {
+        let bad_gradient = if K::SEPARABLE {
             let kin = &*kinetics;
             let slots = phase.slots_with_backup();
-            bad_gradient = match composition {
+            match composition {
                 Composition::Aboba => {
                     let noise = Noise::Lanes(&mut normals, &mut []);
                     let body = SeparablePass::<T, K, X, L, false> {
@@ -162,7 +156,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                     };
                     sweep(slots, noise, &mut *thermostat, kin, body)
                 }
-            };
+            }
         } else {
             // A dense mass (a shared friction only): the B pieces are whole-vector flows, the O
             // pieces per coordinate, then M⁻¹p of the new p for the last A(h/2).
@@ -197,7 +191,8 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                     acc.add(c.lane, p1 * k1, k1 * k1, t1);
                 },
             );
-        }
+            None // checked before the step
+        };
         reject_bad_gradient(kinetics, thermostat, phase, bad_gradient, saved_xi)?;
         let sums = acc.sums(thermostat.values());
         thermostat.drift_scalar(&sums, trace, dim, half_h);
