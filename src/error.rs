@@ -36,6 +36,10 @@ pub enum Param {
     DecayExponent,
     /// The momentum weight α = Ah of the learning-rate form (must lie in \[0, 1\]).
     MomentumWeight,
+    /// The steps per cycle of the cyclical step size (Zhang et al. 2020; must be ≥ 1).
+    CycleLength,
+    /// The exploration fraction β ∈ \[0, 1) of each cycle of the cyclical step size.
+    ExplorationFraction,
     /// A thermostat value ξ set on a running sampler.
     Thermostat,
     /// The friction rescaling γ of SGMGT (Zhang et al. 2017, eq. 13).
@@ -94,6 +98,8 @@ impl Param {
             Param::DecayOffset => "decay offset b",
             Param::DecayExponent => "decay exponent γ",
             Param::MomentumWeight => "momentum weight α",
+            Param::CycleLength => "cycle length",
+            Param::ExplorationFraction => "exploration fraction β",
             Param::MonomialExponent => "monomial exponent a",
             Param::Softening => "softening c",
             Param::InverseMass => "inverse mass m⁻¹",

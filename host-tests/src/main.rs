@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use harness::demo::{self, DemoConfig, SamplerKind};
 use harness::experiments::{
-    ExperimentError, RunOptions, blr, blr_2d, double_well, double_well_kl, gaussian_mean,
+    ExperimentError, RunOptions, blr, blr_2d, bnn, double_well, double_well_kl, gaussian_mean,
     multi_well, normal_1d, normal_gamma,
 };
 use harness::models::multi_well::GradientNoise;
@@ -31,6 +31,11 @@ enum Command {
     /// Bayesian logistic regression; per-iteration times on it, Pima and Ripley.
     #[command(name = "blr-2d")]
     Blr2d(RunsArgs),
+    /// Ding et al. 2014 §5 and Li et al. 2016 §5: Bayesian neural networks on the 8×8 digits,
+    /// every sampler tuned on a validation split (--quick: SGNHT and mSGNHT-S, 5000 iterations);
+    /// with --depth, Li et al. 2016 Fig. 4 (mSGNHT-E vs mSGNHT-S on depth 2–4); with
+    /// --schedules, constant vs polynomial vs cyclical step sizes.
+    Bnn(BnnArgs),
     /// Sample a Bayesian linear regression with minibatch gradients; print the posterior beside
     /// the exact one.
     Demo(DemoArgs),
@@ -138,6 +143,44 @@ impl RunsArgs {
         let runs = self.runs.unwrap_or(if self.quick { 2 } else { 5 });
         RunOptions::new(self.seed, runs, &self.out, self.quick)
     }
+}
+
+/// The options of an experiment that runs one chain per setting.
+#[derive(Args)]
+struct SeedArgs {
+    /// Base seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output directory for CSV files and PNG figures.
+    #[arg(long, default_value = "host-tests/out")]
+    out: PathBuf,
+    /// CI-sized run (seconds) instead of the paper-sized one.
+    #[arg(long)]
+    quick: bool,
+}
+
+impl SeedArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions::new(self.seed, 1, &self.out, self.quick)
+    }
+}
+
+#[derive(Args)]
+struct BnnArgs {
+    #[command(flatten)]
+    common: SeedArgs,
+    /// Instead of the table: mSGNHT-E against mSGNHT-S on networks of depth 2–4 (Li et al. 2016,
+    /// Fig. 4) over a range of step sizes.
+    #[arg(long, conflicts_with_all = ["schedules", "timing"])]
+    depth: bool,
+    /// Instead of the table: constant, polynomial and cyclical step sizes (Zhang et al. 2020)
+    /// for SGLD, SGHMC and SGNHT.
+    #[arg(long, conflicts_with = "timing")]
+    schedules: bool,
+    /// Instead of the table: each sampler's cost per iteration, gradient and sampler apart, on
+    /// one thread (beside blackjax's if tools/peer_bench/bnn.sh has run).
+    #[arg(long)]
+    timing: bool,
 }
 
 #[derive(Args)]
@@ -303,6 +346,18 @@ fn main() -> ExitCode {
             let o = a.options();
             (blr_2d::cli(&o), o)
         }
+        Some(Command::Bnn(a)) => {
+            let o = a.common.options();
+            if a.depth {
+                (bnn::depth_cli(&o), o)
+            } else if a.schedules {
+                (bnn::schedules_cli(&o), o)
+            } else if a.timing {
+                (bnn::timing_cli(&o), o)
+            } else {
+                (bnn::cli(&o), o)
+            }
+        }
         Some(Command::DoubleWell { common, integrator }) => {
             let o = common.options();
             (double_well::cli(&o, integrator.into()), o)
@@ -342,8 +397,9 @@ mod tests {
 
     /// Words an argument vector is made of: every subcommand and flag, and values that are
     /// typical, out of range, huge, negative, non-numeric or empty.
-    const WORDS: [&str; 44] = [
+    const WORDS: [&str; 48] = [
         "blr",
+        "bnn",
         "blr-2d",
         "demo",
         "double-well",
@@ -359,6 +415,9 @@ mod tests {
         "--quick",
         "--tune",
         "--batch-sweep",
+        "--depth",
+        "--schedules",
+        "--timing",
         "--h",
         "--steps",
         "--sampler",
@@ -410,6 +469,7 @@ mod tests {
                     assert!(n >= 1, "{args:?}");
                 }
             }
+            Some(Command::Bnn(a)) => assert!(bounded(&a.common.options()), "{args:?}"),
             Some(Command::Blr2d(a)) | Some(Command::Normal1d(a)) => {
                 assert!(bounded(&a.options()), "{args:?}")
             }

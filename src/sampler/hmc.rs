@@ -280,3 +280,20 @@ impl<T: Real> crate::sampler::Checkpoint<T> for Hmc<'_, T> {
         self.shell.restore_checkpoint(state, data, false)
     }
 }
+
+impl<T: Real> crate::sampler::StepSize<T> for Hmc<'_, T> {
+    fn step_size(&self) -> T {
+        self.params.step_size
+    }
+
+    /// Sets h after checking the settings with it ([`HmcParams::validate`]).
+    fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
+        let params = HmcParams {
+            step_size: h,
+            ..self.params
+        };
+        params.validate()?;
+        self.params = params;
+        Ok(())
+    }
+}

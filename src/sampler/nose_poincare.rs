@@ -524,3 +524,20 @@ impl<T: Real> crate::sampler::Checkpoint<T> for SgNphmc<'_, T> {
         Ok(())
     }
 }
+
+impl<T: Real> crate::sampler::StepSize<T> for SgNphmc<'_, T> {
+    fn step_size(&self) -> T {
+        self.params.step_size
+    }
+
+    /// Sets h after checking the settings with it ([`SgNphmcParams::validate`]).
+    fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
+        let params = SgNphmcParams {
+            step_size: h,
+            ..self.params
+        };
+        params.validate()?;
+        self.params = params;
+        Ok(())
+    }
+}

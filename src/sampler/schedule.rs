@@ -1,8 +1,15 @@
-//! Step-size schedules: constant, or the polynomial decay h_t = a (b + t)^−γ of SGLD.
+//! Step-size schedules — constant, the polynomial decay h_t = a (b + t)^−γ of SGLD, the cyclical cosine of Zhang et al. 2020 — and the driver that runs any sampler on one.
+//!
+//! SGLD takes a schedule in its parameters ([`SgldParams::with_schedule`](super::SgldParams::with_schedule));
+//! every sampler runs on one through [`run_scheduled`], which sets h_t before each step
+//! ([`StepSize::set_step_size`]).
 
+use super::run::{Observer, RunError, Sampler};
 use crate::error::{Param, ParamError};
 use crate::real::Real;
 use crate::validate::{finite, positive};
+use core::fmt;
+use rand_core::Rng;
 
 /// A step size per iteration t = 0, 1, 2, …
 ///
@@ -29,6 +36,17 @@ pub enum StepSchedule<T> {
         b: T,
         /// Exponent γ ∈ (0, 1].
         gamma: T,
+    },
+    /// The cyclical cosine of Zhang et al. 2020 (eq. 1): h_t = (h₀/2)(cos(π r_t) + 1) with
+    /// r_t = (t mod L)/L, restarting at h₀ every L steps; the first fraction β of each cycle is
+    /// its exploration stage ([`StepSchedule::sampling`]).
+    Cyclical {
+        /// The largest step h₀ > 0, at the start of every cycle.
+        h0: T,
+        /// Steps per cycle L ≥ 1 (the paper's ⌈K/M⌉ for K steps in M cycles).
+        cycle: u64,
+        /// The exploration fraction β ∈ \[0, 1) of each cycle.
+        exploration: T,
     },
 }
 
@@ -57,6 +75,79 @@ impl<T: Real> StepSchedule<T> {
         Ok(schedule)
     }
 
+    /// The cyclical cosine of Zhang et al. 2020 with the largest step h₀ > 0, `cycle` ≥ 1 steps per
+    /// cycle and exploration fraction β ∈ \[0, 1): errors [`Param::StepSize`],
+    /// [`Param::CycleLength`], [`Param::ExplorationFraction`]. The smallest step, at the end of a
+    /// cycle, is (h₀/2)(1 − cos(π/L)) ≈ h₀π²/(4L²); if it is not a positive number in `T` (an
+    /// f32 h₀ = 10⁻³⁰ with L = 10⁶) the error is [`Param::CycleLength`].
+    ///
+    /// ```
+    /// use sgmcmc::sampler::StepSchedule;
+    /// let s = StepSchedule::cyclical(0.1f64, 100, 0.8).unwrap();
+    /// assert_eq!(s.at(0), 0.1);
+    /// assert!((s.at(50) - 0.05).abs() < 1e-12); // half way down the cosine
+    /// assert_eq!(s.at(100), 0.1); // the next cycle
+    /// assert!(!s.sampling(79) && s.sampling(80));
+    /// ```
+    pub fn cyclical(h0: T, cycle: u64, exploration: T) -> Result<Self, ParamError> {
+        let h0 = positive(h0, Param::StepSize)?;
+        if cycle == 0 {
+            return Err(ParamError::OutOfRange(Param::CycleLength));
+        }
+        let exploration = finite(exploration, Param::ExplorationFraction)?;
+        if !(exploration >= T::ZERO && exploration < T::ONE) {
+            return Err(ParamError::OutOfRange(Param::ExplorationFraction));
+        }
+        let schedule = StepSchedule::Cyclical {
+            h0,
+            cycle,
+            exploration,
+        };
+        let smallest = schedule.at(cycle - 1);
+        if !(smallest.is_finite() && smallest > T::ZERO) {
+            return Err(ParamError::OutOfRange(Param::CycleLength));
+        }
+        Ok(schedule)
+    }
+
+    /// Checks a schedule built by hand (its variants are public) as its constructor would.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        match *self {
+            StepSchedule::Constant(h) => StepSchedule::constant(h).map(|_| ()),
+            StepSchedule::Polynomial { a, b, gamma } => {
+                StepSchedule::polynomial(a, b, gamma).map(|_| ())
+            }
+            StepSchedule::Cyclical {
+                h0,
+                cycle,
+                exploration,
+            } => StepSchedule::cyclical(h0, cycle, exploration).map(|_| ()),
+        }
+    }
+
+    /// The largest step of the schedule: h, a b^−γ, or h₀.
+    pub fn first(&self) -> T {
+        self.at(0)
+    }
+
+    /// Whether iteration `t` is in a sampling stage: always, but in a cyclical schedule's
+    /// exploration stage r_t < β (Zhang et al. 2020, §2: draws are collected only in the
+    /// sampling stage, the last 1 − β of each cycle, where the step is small).
+    pub fn sampling(&self, t: u64) -> bool {
+        match *self {
+            StepSchedule::Cyclical {
+                cycle, exploration, ..
+            } => Self::phase(t, cycle) >= exploration,
+            _ => true,
+        }
+    }
+
+    /// r_t = (t mod L)/L.
+    fn phase(t: u64, cycle: u64) -> T {
+        let cycle = cycle.max(1);
+        T::from_u64(t % cycle) / T::from_u64(cycle)
+    }
+
     /// The step at iteration `t`: finite and > 0 for a validated schedule (h_t ≤ h₀), though a
     /// tiny h₀ may underflow to 0 after very many steps (h₀ = 10⁻³⁰ with γ = 1 in `f32` reaches
     /// the smallest normal number near t = 10⁸ and 0 near t = 10¹⁵), and from there on SGLD's
@@ -66,6 +157,106 @@ impl<T: Real> StepSchedule<T> {
         match *self {
             StepSchedule::Constant(h) => h,
             StepSchedule::Polynomial { a, b, gamma } => a * (b + T::from_u64(t)).powf(-gamma),
+            StepSchedule::Cyclical { h0, cycle, .. } => {
+                let r = Self::phase(t, cycle);
+                h0 / T::TWO * ((T::PI * r).cos() + T::ONE)
+            }
         }
     }
+}
+
+/// A sampler whose step size may change between steps, so that it can run on a
+/// [`StepSchedule`] ([`run_scheduled`]). Every sampler of the crate implements it.
+pub trait StepSize<T> {
+    /// The step size h of the next step.
+    fn step_size(&self) -> T;
+
+    /// Sets the step size of the following steps. The sampler's settings are checked with the
+    /// new h as its constructor checks them; on an error nothing changes.
+    fn set_step_size(&mut self, h: T) -> Result<(), ParamError>;
+}
+
+/// A [`run_scheduled`] that stopped.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum ScheduledRunError {
+    /// The schedule's step at this iteration was refused by the sampler (a polynomial decay
+    /// that underflowed to 0 after very many steps): the steps before it were taken.
+    StepSize {
+        /// The schedule's iteration t.
+        iteration: u64,
+        /// Why the sampler refused it.
+        error: ParamError,
+    },
+    /// A step failed ([`RunError`] counts the steps of this call completed before it).
+    Step(RunError),
+}
+
+impl fmt::Display for ScheduledRunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ScheduledRunError::StepSize { iteration, error } => {
+                write!(f, "the schedule's step at iteration {iteration}: {error}")
+            }
+            ScheduledRunError::Step(e) => e.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for ScheduledRunError {}
+
+/// Runs `steps` steps of `sampler` on `schedule`, iterations `first`, `first + 1`, …: before
+/// each step the sampler's step size is set to h_t ([`StepSize::set_step_size`]); every
+/// completed step goes to `observer` with its index within this call (t − `first`), and
+/// [`StepSchedule::sampling`] tells an observer which steps to keep. Resuming a chain is a
+/// second call with `first` advanced by the steps already run. Stops at the first error; the
+/// sampler's step size is then that of the last step attempted.
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+/// use sgmcmc::sampler::run_scheduled;
+/// let (mut theta, mut p, mut xi, mut work) = ([1.0f64; 3], [0.0; 3], 1.0, [0.0; 6]);
+/// let params = SgnhtParams::new(0.1);
+/// let mut sgnht = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+/// let schedule = StepSchedule::cyclical(0.1, 50, 0.5).unwrap();
+/// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
+/// let mut kept = 0;
+/// let mut keep = |step: u64, _: &mut Sgnht<f64>, _: &StepStats<f64>| {
+///     kept += u32::from(schedule.sampling(step));
+/// };
+/// run_scheduled(&mut sgnht, &schedule, 0, &mut model, &mut Pcg64::new(1, 1), 200, &mut keep)
+///     .unwrap();
+/// assert_eq!(kept, 100); // the second half of each of four cycles
+/// ```
+pub fn run_scheduled<T, M, S, R, O>(
+    sampler: &mut S,
+    schedule: &StepSchedule<T>,
+    first: u64,
+    model: &mut M,
+    rng: &mut R,
+    steps: u64,
+    observer: &mut O,
+) -> Result<(), ScheduledRunError>
+where
+    T: Real,
+    M: ?Sized,
+    S: Sampler<T, M> + StepSize<T>,
+    R: Rng + ?Sized,
+    O: Observer<S, T> + ?Sized,
+{
+    for step in 0..steps {
+        let iteration = first.saturating_add(step);
+        sampler
+            .set_step_size(schedule.at(iteration))
+            .map_err(|error| ScheduledRunError::StepSize { iteration, error })?;
+        let stats = sampler.step(model, rng).map_err(|error| {
+            ScheduledRunError::Step(RunError {
+                completed: step,
+                error,
+            })
+        })?;
+        observer.observe(step, sampler, &stats);
+    }
+    Ok(())
 }

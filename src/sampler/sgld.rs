@@ -32,12 +32,7 @@ impl<T: Real> SgldParams<T> {
 
     /// Checks the schedule (its variants are public, so it may have been built by hand).
     pub fn validate(&self) -> Result<(), ParamError> {
-        match self.schedule {
-            StepSchedule::Constant(h) => StepSchedule::constant(h).map(|_| ()),
-            StepSchedule::Polynomial { a, b, gamma } => {
-                StepSchedule::polynomial(a, b, gamma).map(|_| ())
-            }
-        }
+        self.schedule.validate()
     }
 
     /// The schedule.
@@ -204,6 +199,19 @@ impl<T: Real> crate::sampler::Checkpoint<T> for Sgld<'_, T> {
         let [theta] = crate::sampler::read_parts(data, [self.theta.len()], 1)?;
         copy_into(self.theta, theta);
         self.t = state.steps;
+        Ok(())
+    }
+}
+
+impl<T: Real> crate::sampler::StepSize<T> for Sgld<'_, T> {
+    /// The step of the next step, h_t of the schedule.
+    fn step_size(&self) -> T {
+        self.params.schedule.at(self.t)
+    }
+
+    /// Replaces the schedule by the constant h > 0 (its step counter t is kept).
+    fn set_step_size(&mut self, h: T) -> Result<(), ParamError> {
+        self.params.schedule = StepSchedule::constant(h)?;
         Ok(())
     }
 }

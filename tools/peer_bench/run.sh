@@ -10,11 +10,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-VENV="$HERE/.venv"
-PY="$VENV/bin/python"
-REQ="$HERE/requirements.txt"
 OUTDIR="$HERE/out"
-PYTHON="${PYTHON:-python3}"
 
 QUICK=0
 for a in "$@"; do [[ "$a" == "--quick" ]] && QUICK=1; done
@@ -25,17 +21,8 @@ TMP="$OUT.tmp"
 command -v taskset >/dev/null || { echo "run.sh: taskset (util-linux) is required" >&2; exit 1; }
 
 # --- venv (re)install only when requirements.txt changed -------------------
-STAMP="$VENV/.requirements.sha256"
-want="$(sha256sum "$REQ" | cut -d' ' -f1)"
-if [[ ! -x "$PY" ]]; then
-  echo "run.sh: creating venv $VENV" >&2
-  "$PYTHON" -m venv "$VENV"
-fi
-if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$want" ]]; then
-  echo "run.sh: installing $REQ" >&2
-  "$PY" -m pip install --quiet --disable-pip-version-check -r "$REQ"
-  echo "$want" > "$STAMP"
-fi
+# shellcheck source=venv.sh
+source "$HERE/venv.sh"
 
 # --- optional: wait (up to $WAIT_IDLE seconds) for the machine to go idle ---
 # Other processes on a 2-core box distort the timings; the bench retries rows

@@ -2,6 +2,7 @@
 
 pub mod blr;
 pub mod blr_2d;
+pub mod bnn;
 pub mod common;
 pub mod double_well;
 pub mod double_well_kl;

@@ -1,5 +1,6 @@
 //! Benchmark models with (stochastic) gradients.
 
+pub mod bnn;
 pub mod double_well;
 pub mod gaussian_mean;
 mod linear_regression;

@@ -781,3 +781,15 @@ impl<T: Real, S> Mcem<'_, T, S> {
         ]
     }
 }
+
+impl<T, S: crate::sampler::StepSize<T>> crate::sampler::StepSize<T> for Mcem<'_, T, S> {
+    /// The wrapped sampler's step size.
+    fn step_size(&self) -> T {
+        self.sampler.step_size()
+    }
+
+    /// Sets the wrapped sampler's step size.
+    fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
+        self.sampler.set_step_size(h)
+    }
+}
