@@ -1,4 +1,4 @@
-//! The one math shim: `exp`, `ln`, `sqrt`, `powf` and `cos` for `f32` and `f64`, from libm or micromath.
+//! The one math shim: `exp`, `ln`, `sqrt` and `powf` for `f32` and `f64`, from libm or micromath.
 //!
 //! This is the only module that names `libm` or `micromath`; [`crate::Real`] and the ziggurat call
 //! it, so linking `std` into a test binary can never silently change the numbers (`std`'s
@@ -26,11 +26,6 @@ pub(crate) fn sqrt64(x: f64) -> f64 {
 pub(crate) fn pow64(x: f64, y: f64) -> f64 {
     libm::pow(x, y)
 }
-/// cos x (the cyclical step-size schedule's; never in a per-coordinate loop).
-#[inline(always)]
-pub(crate) fn cos64(x: f64) -> f64 {
-    libm::cos(x)
-}
 
 #[cfg(not(feature = "micromath"))]
 mod f32_backend {
@@ -50,10 +45,6 @@ mod f32_backend {
     #[inline(always)]
     pub(crate) fn pow32(x: f32, y: f32) -> f32 {
         libm::powf(x, y)
-    }
-    #[inline(always)]
-    pub(crate) fn cos32(x: f32) -> f32 {
-        libm::cosf(x)
     }
 }
 
@@ -95,11 +86,6 @@ mod f32_backend {
             F32Ext::powf(x, y)
         }
     }
-    /// micromath's cosine (≈ 10⁻³ absolute error): only the cyclical step-size schedule uses it.
-    #[inline(always)]
-    pub(crate) fn cos32(x: f32) -> f32 {
-        F32Ext::cos(x)
-    }
 }
 
-pub(crate) use f32_backend::{cos32, exp32, ln32, pow32, sqrt32};
+pub(crate) use f32_backend::{exp32, ln32, pow32, sqrt32};

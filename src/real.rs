@@ -76,10 +76,6 @@ pub trait Real:
     fn sqrt(self) -> Self;
     /// xʸ through the math shim.
     fn powf(self, y: Self) -> Self;
-    /// cos x through the math shim.
-    fn cos(self) -> Self;
-    /// π
-    const PI: Self;
     /// |x|
     fn abs(self) -> Self;
     /// `true` when the value is neither infinite nor NaN.
@@ -113,7 +109,7 @@ pub trait Real:
 }
 
 macro_rules! impl_real {
-    ($t:ty, $exp:path, $ln:path, $sqrt:path, $pow:path, $cos:path, $normal:path, $unif:path, $open:path,
+    ($t:ty, $exp:path, $ln:path, $sqrt:path, $pow:path, $normal:path, $unif:path, $open:path,
      $fill:ty, $exp_poly:path, $tanh_poly:path, $ln_poly:path) => {
         impl Real for $t {
             type NormalLanes = $fill;
@@ -125,7 +121,6 @@ macro_rules! impl_real {
             const INFINITY: Self = <$t>::INFINITY;
             const MAX: Self = <$t>::MAX;
             const MIN_POSITIVE: Self = <$t>::MIN_POSITIVE;
-            const PI: Self = core::f64::consts::PI as $t;
 
             #[inline(always)]
             fn from_f64(x: f64) -> Self {
@@ -162,10 +157,6 @@ macro_rules! impl_real {
             #[inline(always)]
             fn powf(self, y: Self) -> Self {
                 $pow(self, y)
-            }
-            #[inline(always)]
-            fn cos(self) -> Self {
-                $cos(self)
             }
             #[inline(always)]
             fn abs(self) -> Self {
@@ -217,7 +208,6 @@ impl_real!(
     math::ln32,
     math::sqrt32,
     math::pow32,
-    math::cos32,
     ziggurat::standard_normal_f32,
     ziggurat::uniform_f32,
     ziggurat::uniform_open_f32,
@@ -232,7 +222,6 @@ impl_real!(
     math::ln64,
     math::sqrt64,
     math::pow64,
-    math::cos64,
     ziggurat::standard_normal_f64,
     ziggurat::uniform_f64,
     ziggurat::uniform_open_f64,

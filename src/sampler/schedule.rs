@@ -158,11 +158,39 @@ impl<T: Real> StepSchedule<T> {
             StepSchedule::Constant(h) => h,
             StepSchedule::Polynomial { a, b, gamma } => a * (b + T::from_u64(t)).powf(-gamma),
             StepSchedule::Cyclical { h0, cycle, .. } => {
-                let r = Self::phase(t, cycle);
-                h0 / T::TWO * ((T::PI * r).cos() + T::ONE)
+                h0 / T::TWO * (cos_pi(Self::phase(t, cycle)) + T::ONE)
             }
         }
     }
+}
+
+/// cos(πr) for r ∈ [0, 1], in `T` alone: the Taylor series of cos y to y²⁰ on y = πx,
+/// x = min(r, 1 − r) ≤ ½ (cos(π(1 − x)) = −cos(πx)), whose truncation error is below
+/// (π/2)²²/22! ≈ 2·10⁻¹⁷. Not libm's `cosf`, which computes in `f64` and would link software
+/// double-precision routines into an f32 build for a Cortex-M4F.
+fn cos_pi<T: Real>(r: T) -> T {
+    let (x, sign) = if r > T::HALF {
+        (T::ONE - r, -T::ONE)
+    } else {
+        (r, T::ONE)
+    };
+    let y = T::from_f64(core::f64::consts::PI) * x;
+    let y2 = y * y;
+    // (−1)ᵏ/(2k)! for k = 10 down to 1, by Horner in y², written out: each constant is then
+    // converted to `T` at compile time (a loop over an f64 array, kept as a loop at
+    // opt-level "s", linked the soft-float `__aeabi_d2f` into the Cortex-M f32 builds).
+    let k = T::from_f64;
+    let c = k(4.110317623312165e-19);
+    let c = c * y2 + k(-1.5619206968586225e-16);
+    let c = c * y2 + k(4.779477332387385e-14);
+    let c = c * y2 + k(-1.1470745597729725e-11);
+    let c = c * y2 + k(2.08767569878681e-9);
+    let c = c * y2 + k(-2.755731922398589e-7);
+    let c = c * y2 + k(2.48015873015873e-5);
+    let c = c * y2 + k(-1.388888888888889e-3);
+    let c = c * y2 + k(4.1666666666666664e-2);
+    let c = c * y2 + k(-0.5);
+    sign * (c * y2 + T::ONE)
 }
 
 /// A sampler whose step size may change between steps, so that it can run on a

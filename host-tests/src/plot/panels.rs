@@ -166,11 +166,26 @@ pub fn stacked_line_panels(
                 .iter()
                 .copied()
                 .filter(|p| p.0.is_finite() && p.1.is_finite());
+            let legend = move |(x, y): (i32, i32)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
+            };
             if s.dashed {
-                ctx.draw_series(DashedLineSeries::new(pts, 6, 4, c.mix(0.6).stroke_width(1)))?;
+                ctx.draw_series(DashedLineSeries::new(pts, 6, 4, c.mix(0.6).stroke_width(1)))?
+                    .label(format!("{} (dashed)", s.label))
+                    .legend(legend);
             } else {
-                ctx.draw_series(LineSeries::new(pts, c.stroke_width(1)))?;
+                ctx.draw_series(LineSeries::new(pts, c.stroke_width(1)))?
+                    .label(&s.label)
+                    .legend(legend);
             }
+        }
+        if series.iter().any(|s| !s.label.is_empty()) {
+            ctx.configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .label_font(("sans-serif", 12))
+                .position(SeriesLabelPosition::UpperRight)
+                .draw()?;
         }
     }
     root.present()?;

@@ -629,8 +629,8 @@ pub fn search(opts: &RunOptions, cells: &[Cell], label: &str) -> Result<Vec<Row>
                 Ok(o) if o.max_temperature > UNSTABLE => searched.push((
                     *s,
                     Err(format!(
-                        "unstable: kinetic temperature reached {}",
-                        sig(o.max_temperature, 2)
+                        "unstable: kinetic temperature reached {:.1e}",
+                        o.max_temperature
                     )),
                 )),
                 Ok(o) => {
