@@ -125,11 +125,6 @@ impl<T: Real> StepSchedule<T> {
         }
     }
 
-    /// The largest step of the schedule: h, a b^−γ, or h₀.
-    pub fn first(&self) -> T {
-        self.at(0)
-    }
-
     /// Whether iteration `t` is in a sampling stage: always, but in a cyclical schedule's
     /// exploration stage r_t < β (Zhang et al. 2020, §2: draws are collected only in the
     /// sampling stage, the last 1 − β of each cycle, where the step is small).

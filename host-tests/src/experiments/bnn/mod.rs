@@ -22,6 +22,11 @@
 //! layer, D = 5, h = 10⁻⁴ halved at epoch 20 of 40) and report that mSGNHT-E fails on the 4-layer
 //! network at h = 10⁻⁴ while mSGNHT-S works. We run both integrators at that protocol on every
 //! depth and over a range of h around it, and report where each fails.
+//!
+//! **Schedules** ([`schedules`]): constant, polynomial and cyclical (Zhang et al. 2020) step
+//! sizes ([`ScheduleKind`]) for SGLD, SGHMC and SGNHT, each with its own validation search.
+//! **Timing** ([`timing`]): each sampler's cost per iteration on one thread, the gradient and
+//! the sampler's own work apart.
 
 mod depth;
 mod timing;
@@ -121,8 +126,8 @@ pub struct Setting {
 /// The validation grid of `method`. The momentum samplers' h is on the scale of Ding et al.'s
 /// √η (η ∈ {2, 4, 6, 8}·10⁻⁷ on MNIST's 50 000 images, so h ≈ 4.5–8.9·10⁻⁴) times
 /// √(50 000/1197) ≈ 6.5 for our smaller training set, whose posterior is that much less stiff;
-/// A spans their a = Ah ∈ {0.001, 0.01}. SGLD's ε is on the scale of h²/2, the step of
-/// the Langevin limit of the momentum samplers.
+/// A ∈ {1, 10} brackets their a = Ah ∈ {0.001, 0.01} at their h ≈ 7·10⁻⁴ (A ≈ 1.4 and 14).
+/// SGLD's ε is on the scale of h²/2, the step of the Langevin limit of the momentum samplers.
 pub fn grid(method: Method, quick: bool) -> Vec<Setting> {
     let hs: &[f64] = match (method, quick) {
         (Method::Sgld, false) => &[2.5e-6, 5e-6, 1e-5, 2e-5],
