@@ -281,19 +281,4 @@ impl<T: Real> crate::sampler::Checkpoint<T> for Hmc<'_, T> {
     }
 }
 
-impl<T: Real> crate::sampler::StepSize<T> for Hmc<'_, T> {
-    fn step_size(&self) -> T {
-        self.params.step_size
-    }
-
-    /// Sets h after checking the settings with it ([`HmcParams::validate`]).
-    fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
-        let params = HmcParams {
-            step_size: h,
-            ..self.params
-        };
-        params.validate()?;
-        self.params = params;
-        Ok(())
-    }
-}
+super::schedule::step_size_from_params!(Hmc, HmcParams, step_size);

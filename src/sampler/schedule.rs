@@ -199,6 +199,31 @@ pub trait StepSize<T> {
     fn set_step_size(&mut self, h: T) -> Result<(), ParamError>;
 }
 
+/// [`StepSize`] for a sampler whose `Copy` parameters hold h in `$field` and check
+/// themselves with `validate`: the new h is checked with the other settings, and stored only
+/// if they pass.
+macro_rules! step_size_from_params {
+    ($sampler:ident, $params:ident, $field:ident) => {
+        impl<T: $crate::real::Real> $crate::sampler::StepSize<T> for $sampler<'_, T> {
+            fn step_size(&self) -> T {
+                self.params.$field
+            }
+
+            /// Sets h after checking the settings with it (the parameters' `validate`).
+            fn set_step_size(&mut self, h: T) -> Result<(), $crate::error::ParamError> {
+                let params = $params {
+                    $field: h,
+                    ..self.params
+                };
+                params.validate()?;
+                self.params = params;
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use step_size_from_params;
+
 /// A [`run_scheduled`] that stopped.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

@@ -220,16 +220,4 @@ mass_adaptive!(['a, T: Real] Sghmc<'a, T>, shell.kinetics);
 
 shell_checkpoint!(['a, T: Real] Sghmc<'a, T>);
 
-impl<T: Real> crate::sampler::StepSize<T> for Sghmc<'_, T> {
-    fn step_size(&self) -> T {
-        self.params.h
-    }
-
-    /// Sets h after checking the settings with it ([`SghmcParams::validate`]).
-    fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
-        let params = SghmcParams { h, ..self.params };
-        params.validate()?;
-        self.params = params;
-        Ok(())
-    }
-}
+super::schedule::step_size_from_params!(Sghmc, SghmcParams, h);

@@ -468,12 +468,9 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> crate::sampler::StepSize<T> for Sgmg
     /// Sets h after checking the settings with it ([`SgmgtParams::validate`]: 2σh must stay
     /// finite for each diffusion).
     fn set_step_size(&mut self, h: T) -> Result<(), ParamError> {
-        let old = self.params.h;
-        self.params.h = h;
-        let checked = self.params.validate();
-        if checked.is_err() {
-            self.params.h = old;
-        }
-        checked
+        let params = SgmgtParams { h, ..self.params };
+        params.validate()?;
+        self.params = params;
+        Ok(())
     }
 }

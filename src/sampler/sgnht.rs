@@ -361,30 +361,6 @@ impl<T: Real> crate::sampler::Checkpoint<T> for Sgnht<'_, T> {
 
 shell_checkpoint!(['a, T: Real] MSgnht<'a, T>, xi);
 
-impl<T: Real> crate::sampler::StepSize<T> for Sgnht<'_, T> {
-    fn step_size(&self) -> T {
-        self.params.h
-    }
+super::schedule::step_size_from_params!(Sgnht, SgnhtParams, h);
 
-    /// Sets h after checking the settings with it ([`SgnhtParams::validate`]).
-    fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
-        let params = SgnhtParams { h, ..self.params };
-        params.validate()?;
-        self.params = params;
-        Ok(())
-    }
-}
-
-impl<T: Real> crate::sampler::StepSize<T> for MSgnht<'_, T> {
-    fn step_size(&self) -> T {
-        self.params.h
-    }
-
-    /// Sets h after checking the settings with it ([`SgnhtParams::validate`]).
-    fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
-        let params = SgnhtParams { h, ..self.params };
-        params.validate()?;
-        self.params = params;
-        Ok(())
-    }
-}
+super::schedule::step_size_from_params!(MSgnht, SgnhtParams, h);

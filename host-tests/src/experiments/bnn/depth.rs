@@ -19,11 +19,9 @@
 //! end of the first half (before h is halved) is more than [`DEGRADED`] nats per image above
 //! the lowest it had reached — the paper's "failing as learning progresses".
 
-use super::{WIDTH, data};
+use super::{data, network};
 use crate::experiments::common::{ExperimentError, Progress, RunOptions, sig};
-use crate::models::bnn::{
-    Activation, Architecture, Bnn, Classification, EVAL_ROWS, Workspace, score,
-};
+use crate::models::bnn::{Bnn, Classification, EVAL_ROWS, Workspace, score};
 use crate::plot::{Series, stacked_line_panels};
 use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
@@ -219,17 +217,10 @@ pub fn depth(opts: &RunOptions) -> Result<DepthResult, ExperimentError> {
     } else {
         (&DEPTHS, &STEPS, ITERATIONS, SEEDS)
     };
-    let mut nets = Vec::new();
-    for &depth in depths {
-        let arch = Architecture::new(
-            train.features,
-            depth,
-            WIDTH,
-            train.classes,
-            Activation::Relu,
-        );
-        nets.push(Bnn::new(arch, &train).map_err(|e| ExperimentError::Invalid(e.to_string()))?);
-    }
+    let nets = depths
+        .iter()
+        .map(|&depth| network(&train, depth))
+        .collect::<Result<Vec<_>, _>>()?;
     let configs: Vec<(usize, f64, usize, Integrator)> = (0..depths.len())
         .flat_map(|k| {
             steps

@@ -299,6 +299,18 @@ impl<S: ChainState<f64>> Observer<S, f64> for Recorder<'_> {
     }
 }
 
+/// The ReLU network of `depth` hidden layers of [`WIDTH`] units on `train`.
+pub(super) fn network(train: &Classification, depth: usize) -> Result<Bnn<'_>, ExperimentError> {
+    let arch = Architecture::new(
+        train.features,
+        depth,
+        WIDTH,
+        train.classes,
+        Activation::Relu,
+    );
+    Bnn::new(arch, train).map_err(|e| ExperimentError::Invalid(e.to_string()))
+}
+
 /// A step-size schedule of the table's runs, built around a sampler's step h.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScheduleKind {
@@ -581,19 +593,8 @@ pub struct Cell {
 pub fn search(opts: &RunOptions, cells: &[Cell], label: &str) -> Result<Vec<Row>, ExperimentError> {
     opts.prepare()?;
     let (train, validation, test) = data()?;
-    let invalid = |e: crate::models::bnn::DataError| ExperimentError::Invalid(e.to_string());
     // [no hidden layer (the multinomial logistic regression baseline), one of WIDTH units]
-    let [linear, net] = [0, 1].map(|depth| {
-        let arch = Architecture::new(
-            train.features,
-            depth,
-            WIDTH,
-            train.classes,
-            Activation::Relu,
-        );
-        Bnn::new(arch, &train)
-    });
-    let nets = [linear.map_err(invalid)?, net.map_err(invalid)?];
+    let nets = [network(&train, 0)?, network(&train, 1)?];
     let configs: Vec<(Cell, Setting)> = cells
         .iter()
         .flat_map(|&c| grid(c.method, opts.quick).into_iter().map(move |s| (c, s)))

@@ -5,9 +5,9 @@
 //! harness is built as shipped (the portable build, no `target-cpu`): its per-coordinate
 //! kernels then run at the portable figures of `docs/performance.md`.
 
-use super::{Drive, Method, Setting, Timed, WIDTH, data, with_sampler};
+use super::{Drive, Method, Setting, Timed, WIDTH, data, network, with_sampler};
 use crate::experiments::common::{ExperimentError, RunOptions, Start, sig};
-use crate::models::bnn::{Activation, Architecture, Bnn};
+use crate::models::bnn::Bnn;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::StepSize;
@@ -104,8 +104,7 @@ fn time_one(
 pub fn timing(opts: &RunOptions) -> Result<Vec<Cost>, ExperimentError> {
     opts.prepare()?;
     let (train, _, _) = data()?;
-    let arch = Architecture::new(train.features, 1, WIDTH, train.classes, Activation::Relu);
-    let bnn = Bnn::new(arch, &train).map_err(|e| ExperimentError::Invalid(e.to_string()))?;
+    let bnn = network(&train, 1)?;
     let iterations = if opts.quick { 300 } else { TIMED };
     let mut costs = Vec::new();
     for &batch in &TIMING_BATCHES {
