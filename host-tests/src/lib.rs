@@ -3,6 +3,7 @@
 pub mod demo;
 pub mod diagnostics;
 pub mod experiments;
+pub mod export;
 pub mod models;
 pub mod plot;
 pub mod report;

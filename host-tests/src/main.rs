@@ -3,9 +3,10 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use harness::demo::{self, DemoConfig, SamplerKind};
 use harness::experiments::{
-    ExperimentError, RunOptions, blr, blr_2d, bnn, double_well, double_well_kl, gaussian_mean,
+    ExperimentError, RunOptions, blr, blr_2d, bnn, double_well, double_well_kl, gaussian_mean, lda,
     multi_well, normal_1d, normal_gamma,
 };
+use harness::export::{self, DrawsOptions};
 use harness::models::multi_well::GradientNoise;
 use sgmcmc::prelude::Integrator;
 use std::path::PathBuf;
@@ -39,6 +40,16 @@ enum Command {
     /// Sample a Bayesian linear regression with minibatch gradients; print the posterior beside
     /// the exact one.
     Demo(DemoArgs),
+    /// Our summary (mean, sd, ESS, split-R̂) of draws written with --draws: each FILE is one
+    /// chain of the same run, as CSV on standard output (tools/arviz compares it with ArviZ).
+    Summarize {
+        /// The chains' CSV files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Drop this many draws from the start of every chain.
+        #[arg(long, default_value_t = 0)]
+        skip: usize,
+    },
     /// Ding et al. 2014 §3 (Fig. 1, 4): fixed friction ξ ∈ {0.1, 1, 10} vs SGNHT on the double well.
     DoubleWell {
         #[command(flatten)]
@@ -60,6 +71,11 @@ enum Command {
         #[arg(long, value_enum, default_value = "euler")]
         integrator: IntegratorArg,
     },
+    /// Ding et al. 2014 §5 and Li et al. 2016 §5: semi-collapsed LDA (30 topics, minibatch 100)
+    /// on synthetic corpora drawn from LDA, ICML-sized and 100× larger; held-out perplexity of
+    /// every sampler tuned on validation, topic recovery, the true topics' perplexity (--quick:
+    /// SGNHT and mSGNHT-S, ICML-sized, 600 iterations).
+    Lda(SeedArgs),
     /// Zhang et al. 2017 §4.1 (Fig. 3): SGNHT vs SGMGT vs SGMGT-D (a = 2) on a five-mode 2-d potential.
     MultiWell {
         #[command(flatten)]
@@ -97,6 +113,31 @@ struct CommonArgs {
     /// CI-sized run (seconds) instead of the paper-sized one.
     #[arg(long)]
     quick: bool,
+    #[command(flatten)]
+    draws: DrawsArgs,
+}
+
+/// `--draws DIR` and `--draws-every N`: write every chain's draws (harness::export).
+#[derive(Args, Clone)]
+struct DrawsArgs {
+    /// Write every chain's draws and per-step statistics to DIR as CmdStan-style CSV files
+    /// (one per chain), which ArviZ's from_cmdstan reads (tools/arviz/).
+    #[arg(long, value_name = "DIR")]
+    draws: Option<PathBuf>,
+    /// With --draws: write every N-th step only.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "draws",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    draws_every: u64,
+}
+
+impl DrawsArgs {
+    fn apply(&self, mut o: RunOptions) -> RunOptions {
+        o.draws = self.draws.as_ref().map(|dir| DrawsOptions {
+            dir: dir.clone(),
+            every: self.draws_every,
+        });
+        o
+    }
 }
 
 /// The most chains (or runs) one configuration may ask for: every chain keeps its draws in
@@ -117,7 +158,12 @@ fn chain_count(s: &str) -> Result<usize, String> {
 
 impl CommonArgs {
     fn options(&self) -> RunOptions {
-        RunOptions::new(self.seed, self.chains, &self.out, self.quick)
+        self.draws.apply(RunOptions::new(
+            self.seed,
+            self.chains,
+            &self.out,
+            self.quick,
+        ))
     }
 }
 
@@ -136,12 +182,15 @@ struct RunsArgs {
     /// CI-sized run (seconds) instead of the paper-sized one.
     #[arg(long)]
     quick: bool,
+    #[command(flatten)]
+    draws: DrawsArgs,
 }
 
 impl RunsArgs {
     fn options(&self) -> RunOptions {
         let runs = self.runs.unwrap_or(if self.quick { 2 } else { 5 });
-        RunOptions::new(self.seed, runs, &self.out, self.quick)
+        self.draws
+            .apply(RunOptions::new(self.seed, runs, &self.out, self.quick))
     }
 }
 
@@ -157,11 +206,14 @@ struct SeedArgs {
     /// CI-sized run (seconds) instead of the paper-sized one.
     #[arg(long)]
     quick: bool,
+    #[command(flatten)]
+    draws: DrawsArgs,
 }
 
 impl SeedArgs {
     fn options(&self) -> RunOptions {
-        RunOptions::new(self.seed, 1, &self.out, self.quick)
+        self.draws
+            .apply(RunOptions::new(self.seed, 1, &self.out, self.quick))
     }
 }
 
@@ -312,10 +364,32 @@ fn run_demo(args: DemoArgs) -> ExitCode {
 }
 
 fn finish(result: Result<String, ExperimentError>, out: &std::path::Path) -> ExitCode {
+    // A chain that could not write its draws (--draws) fails the run after its report.
+    let result = result.and_then(|text| match export::take_error() {
+        None => Ok(text),
+        Some(e) => {
+            println!("{text}");
+            Err(ExperimentError::Io(format!("writing the draws: {e}")))
+        }
+    });
     match result {
         Ok(text) => {
             println!("{text}");
             println!("CSV files and figures are in {}", out.display());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `host-tests summarize`: reads the chains, prints our summary of every parameter as CSV.
+fn summarize(files: &[PathBuf], skip: usize) -> ExitCode {
+    match export::summarize_files(files, skip) {
+        Ok(text) => {
+            print!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -338,6 +412,7 @@ fn main() -> ExitCode {
             });
         }
         Some(Command::Demo(a)) => return run_demo(a),
+        Some(Command::Summarize { files, skip }) => return summarize(&files, skip),
         Some(Command::Blr(a)) => {
             let o = a.runs.options();
             (blr::cli(&o, a.mode()), o)
@@ -357,6 +432,10 @@ fn main() -> ExitCode {
             } else {
                 (bnn::cli(&o), o)
             }
+        }
+        Some(Command::Lda(a)) => {
+            let o = a.options();
+            (lda::cli(&o), o)
         }
         Some(Command::DoubleWell { common, integrator }) => {
             let o = common.options();
@@ -397,9 +476,13 @@ mod tests {
 
     /// Words an argument vector is made of: every subcommand and flag, and values that are
     /// typical, out of range, huge, negative, non-numeric or empty.
-    const WORDS: [&str; 48] = [
+    const WORDS: [&str; 52] = [
         "blr",
         "bnn",
+        "lda",
+        "summarize",
+        "--draws",
+        "--draws-every",
         "blr-2d",
         "demo",
         "double-well",
@@ -455,7 +538,9 @@ mod tests {
         else {
             return false;
         };
-        let bounded = |o: &RunOptions| (1..=MAX_CHAINS).contains(&o.chains);
+        let bounded = |o: &RunOptions| {
+            (1..=MAX_CHAINS).contains(&o.chains) && o.draws.as_ref().is_none_or(|d| d.every >= 1)
+        };
         match cli.command {
             None => {}
             Some(Command::Demo(a)) => {
@@ -470,6 +555,8 @@ mod tests {
                 }
             }
             Some(Command::Bnn(a)) => assert!(bounded(&a.common.options()), "{args:?}"),
+            Some(Command::Lda(a)) => assert!(bounded(&a.options()), "{args:?}"),
+            Some(Command::Summarize { files, .. }) => assert!(!files.is_empty(), "{args:?}"),
             Some(Command::Blr2d(a)) | Some(Command::Normal1d(a)) => {
                 assert!(bounded(&a.options()), "{args:?}")
             }

@@ -323,7 +323,7 @@ pub fn run(opts: &RunOptions) -> Result<Blr2d, ExperimentError> {
         report: as_is,
     };
     let (tuning, rows) = tune_and_run(
-        &model,
+        ("blr-2d", &model),
         |m| candidates(m, opts.quick),
         plan,
         opts,

@@ -1,5 +1,6 @@
 //! What every experiment shares: run options, errors, the progress observer, the Gaussian-kinetics samplers built from (h, A), parallel chains and number formatting.
 
+use crate::export::{self, ChainWriter, DrawsOptions};
 use indicatif::{ProgressBar, ProgressStyle};
 use rand_pcg::Pcg64;
 use rayon::prelude::*;
@@ -22,6 +23,8 @@ pub struct RunOptions {
     pub quick: bool,
     /// Show a progress bar (only on a terminal, and never in quick mode).
     pub progress: bool,
+    /// Write every chain's draws there ([`crate::export`]).
+    pub draws: Option<DrawsOptions>,
 }
 
 impl RunOptions {
@@ -33,6 +36,7 @@ impl RunOptions {
             out: out.into(),
             quick,
             progress: true,
+            draws: None,
         }
     }
 
@@ -80,7 +84,9 @@ impl RunOptions {
     }
     /// Runs `self.chains` chains of every configuration in parallel (rayon), sharing one
     /// progress bar of `steps` steps per chain labelled `label`; `run(k, &configs[k], c, pb)` runs
-    /// chain c of configuration k. Returns each configuration's chains, in order.
+    /// chain c of configuration k. Returns each configuration's chains, in order. With
+    /// [`RunOptions::draws`] set, each chain writes its draws ([`crate::export`]), named after
+    /// `label`, k and c, with the configuration's `Debug` form in the file's comments.
     pub fn par_chains<C, R>(
         &self,
         configs: &[C],
@@ -89,7 +95,7 @@ impl RunOptions {
         run: impl Fn(usize, &C, usize, &ProgressBar) -> R + Sync,
     ) -> Vec<Vec<R>>
     where
-        C: Sync,
+        C: Sync + fmt::Debug,
         R: Send,
     {
         let chains = self.chains;
@@ -99,7 +105,12 @@ impl RunOptions {
         let pb = self.progress_bar((tasks.len() * steps) as u64, label);
         let outs: Vec<R> = tasks
             .par_iter()
-            .map(|&(k, c)| run(k, &configs[k], c, &pb))
+            .map(|&(k, c)| {
+                let configuration = (k, format!("{:?}", configs[k]));
+                export::with_chain(self.draws.as_ref(), label, configuration, c, || {
+                    run(k, &configs[k], c, &pb)
+                })
+            })
             .collect();
         pb.finish_and_clear();
         let mut outs = outs.into_iter();
@@ -210,6 +221,8 @@ pub struct Progress<'a, O: ?Sized> {
     pb: &'a ProgressBar,
     untold: u64,
     inner: &'a mut O,
+    /// The chain's draws file, if `--draws` asked for one ([`crate::export`]).
+    draws: Option<ChainWriter>,
 }
 
 impl<'a, O: ?Sized> Progress<'a, O> {
@@ -219,12 +232,20 @@ impl<'a, O: ?Sized> Progress<'a, O> {
             pb,
             untold: 0,
             inner,
+            draws: ChainWriter::open(),
         }
     }
 }
 
-impl<S: ?Sized, T, O: Observer<S, T> + ?Sized> Observer<S, T> for Progress<'_, O> {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<T>) {
+impl<S, O> Observer<S, f64> for Progress<'_, O>
+where
+    S: ChainState<f64> + ?Sized,
+    O: Observer<S, f64> + ?Sized,
+{
+    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+        if let Some(w) = &mut self.draws {
+            w.observe(sampler.position(), stats);
+        }
         self.inner.observe(step, sampler, stats);
         self.untold += 1;
         if self.untold == TICK {

@@ -24,6 +24,7 @@
 
 use super::common::{ExperimentError, RunOptions, sig};
 use crate::diagnostics::DrawCollector;
+use crate::export::{self, ChainWriter};
 use crate::models::gaussian_mean::MinibatchSampler;
 use crate::models::logistic_regression::sigmoid;
 use crate::models::{LogisticRegression, NormalWishart};
@@ -439,9 +440,14 @@ fn record<S: Sampler<f64, M>, M: ?Sized>(
         .map(plan.report)
         .with_capacity(plan.kept);
     let (mut acc_sum, mut acc_n) = (0.0, 0usize);
+    // The recorded iterations' θ, if `--draws` asked for them (crate::export).
+    let mut writer = ChainWriter::open();
     let start = Instant::now();
     sampler
         .run_with(model, rng, plan.kept as u64, |t, s, st| {
+            if let Some(w) = &mut writer {
+                w.observe(s.position(), st);
+            }
             if let Some(a) = st.acceptance {
                 acc_sum += a;
                 acc_n += 1;
@@ -863,7 +869,7 @@ pub fn method_series(method: Method, points: Vec<(f64, f64)>) -> Series {
 /// after the other, of `timed` recorded iterations after `timed / 4` burn-in (so no two chains
 /// share the 2 cores while being timed).
 pub fn run_methods<'a, P: BatchedPosterior>(
-    posterior: &P,
+    (label, posterior): (&str, &P),
     settings_of: impl Fn(Method) -> Settings + Sync,
     plan: impl Fn(u64) -> ChainPlan<'a> + Sync,
     opts: &RunOptions,
@@ -878,12 +884,11 @@ pub fn run_methods<'a, P: BatchedPosterior>(
         .par_iter()
         .map(|&(m, r)| {
             let method = Method::ALL[m];
-            let out = run_chain(
-                posterior,
-                method,
-                &settings_of(method),
-                &plan(opts.chain_seed(m, r)),
-            );
+            let settings = settings_of(method);
+            let configuration = (m, format!("{}, {settings:?}", method.label()));
+            let out = export::with_chain(opts.draws.as_ref(), label, configuration, r, || {
+                run_chain(posterior, method, &settings, &plan(opts.chain_seed(m, r)))
+            });
             pb.inc(1);
             out
         })
@@ -924,7 +929,7 @@ pub fn run_methods<'a, P: BatchedPosterior>(
 /// seeded by configurations 100 + k, disjoint from the reported runs'), then runs every method
 /// with its best candidate (the first candidate if all failed) by [`run_methods`].
 pub fn tune_and_run<'a, P: BatchedPosterior>(
-    posterior: &P,
+    (label, posterior): (&str, &P),
     candidates: impl Fn(Method) -> Vec<Settings> + Sync,
     plan: impl Fn(u64) -> ChainPlan<'a> + Sync,
     opts: &RunOptions,
@@ -945,7 +950,7 @@ pub fn tune_and_run<'a, P: BatchedPosterior>(
     );
     let settings_of =
         |method: Method| best(&tuning, method).unwrap_or_else(|| candidates(method)[0]);
-    let rows = run_methods(posterior, settings_of, &plan, opts, timed);
+    let rows = run_methods((label, posterior), settings_of, &plan, opts, timed);
     (tuning, rows)
 }
 

@@ -7,6 +7,7 @@ pub mod common;
 pub mod double_well;
 pub mod double_well_kl;
 pub mod gaussian_mean;
+pub mod lda;
 pub mod mcem;
 pub mod multi_well;
 pub mod normal_1d;

@@ -183,7 +183,7 @@ pub fn run(opts: &RunOptions) -> Result<Normal1d, ExperimentError> {
     };
 
     let (tuning, rows) = tune_and_run(
-        &model,
+        ("normal-1d", &model),
         candidates,
         plan,
         opts,

@@ -3,6 +3,7 @@
 pub mod bnn;
 pub mod double_well;
 pub mod gaussian_mean;
+pub mod lda;
 mod linear_regression;
 pub mod logistic_regression;
 pub mod mixture_logistic;

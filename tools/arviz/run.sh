@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Writes the draws of three quick harness runs (gaussian-mean: SGHMC/SGNHT/mSGNHT on a 1-d mean;
+# blr: SGNHT/SGMGT/SGMGT-D on Pima's 9 weights; normal-1d: the MCEM samplers) with --draws,
+# loads them with ArviZ (its own venv, tools/arviz/.venv) and prints az.summary beside
+# host-tests' ESS and split-R̂ of the same draws. Exits non-zero if any disagree.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+source tools/arviz/venv.sh
+cargo build --release -q -p host-tests
+BIN="$PWD/target/release/host-tests"
+OUT="$(mktemp -d)"
+trap 'rm -rf "$OUT"' EXIT
+"$BIN" gaussian-mean --quick --chains 2 --out "$OUT/figures" --draws "$OUT/gaussian-mean" > /dev/null
+"$BIN" blr --quick --out "$OUT/figures" --draws "$OUT/blr" --draws-every 5 > /dev/null
+"$BIN" normal-1d --quick --out "$OUT/figures" --draws "$OUT/normal-1d" > /dev/null
+status=0
+for run in gaussian-mean blr normal-1d; do
+  "$PY" tools/arviz/compare.py "$BIN" "$OUT/$run" || status=1
+done
+exit $status
