@@ -74,8 +74,8 @@ enum Command {
     /// Ding et al. 2014 §5 and Li et al. 2016 §5: semi-collapsed LDA (30 topics, minibatch 100)
     /// on synthetic corpora drawn from LDA, ICML-sized and 100× larger; held-out perplexity of
     /// every sampler tuned on validation, topic recovery, the true topics' perplexity (--quick:
-    /// SGNHT and mSGNHT-S, ICML-sized, 600 iterations).
-    Lda(SeedArgs),
+    /// SGNHT and mSGNHT-S, ICML-sized, 600 iterations); with --kjv, the King James Bible.
+    Lda(LdaArgs),
     /// Zhang et al. 2017 §4.1 (Fig. 3): SGNHT vs SGMGT vs SGMGT-D (a = 2) on a five-mode 2-d potential.
     MultiWell {
         #[command(flatten)]
@@ -233,6 +233,16 @@ struct BnnArgs {
     /// one thread (beside blackjax's if tools/peer_bench/bnn.sh has run).
     #[arg(long)]
     timing: bool,
+}
+
+#[derive(Args)]
+struct LdaArgs {
+    #[command(flatten)]
+    common: SeedArgs,
+    /// Instead of the synthetic corpora: the King James Bible (Debian's bible-kjv, public
+    /// domain), one document per chapter, without known topics.
+    #[arg(long)]
+    kjv: bool,
 }
 
 #[derive(Args)]
@@ -434,8 +444,12 @@ fn main() -> ExitCode {
             }
         }
         Some(Command::Lda(a)) => {
-            let o = a.options();
-            (lda::cli(&o), o)
+            let o = a.common.options();
+            if a.kjv {
+                (lda::kjv_cli(&o), o)
+            } else {
+                (lda::cli(&o), o)
+            }
         }
         Some(Command::DoubleWell { common, integrator }) => {
             let o = common.options();
@@ -476,7 +490,8 @@ mod tests {
 
     /// Words an argument vector is made of: every subcommand and flag, and values that are
     /// typical, out of range, huge, negative, non-numeric or empty.
-    const WORDS: [&str; 52] = [
+    const WORDS: [&str; 53] = [
+        "--kjv",
         "blr",
         "bnn",
         "lda",
@@ -555,7 +570,7 @@ mod tests {
                 }
             }
             Some(Command::Bnn(a)) => assert!(bounded(&a.common.options()), "{args:?}"),
-            Some(Command::Lda(a)) => assert!(bounded(&a.options()), "{args:?}"),
+            Some(Command::Lda(a)) => assert!(bounded(&a.common.options()), "{args:?}"),
             Some(Command::Summarize { files, .. }) => assert!(!files.is_empty(), "{args:?}"),
             Some(Command::Blr2d(a)) | Some(Command::Normal1d(a)) => {
                 assert!(bounded(&a.options()), "{args:?}")

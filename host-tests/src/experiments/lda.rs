@@ -17,6 +17,7 @@
 use super::bnn::{Drive, Method, Setting, Timed, with_sampler};
 use super::common::{ExperimentError, Progress, RunOptions, SamplerError, Start, sig};
 use crate::models::lda::{Corpus, HeldOut, Lda, Recovery, SyntheticSpec, recovery, synthetic};
+use crate::models::logistic_regression::data_dir;
 use crate::plot::{Chart, Scale, Series, line_chart};
 use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
@@ -38,6 +39,9 @@ pub const LARGE_HELD_OUT: usize = 500;
 pub const THIN: usize = 50;
 /// Curve points per run.
 pub const CURVE_POINTS: usize = 20;
+/// Iterations per run on the King James Bible (its chapters are 3× the ICML documents' length,
+/// so an iteration costs 3× as much).
+pub const KJV_ITERATIONS: usize = 5000;
 /// The zoomed figures show perplexities up to this multiple of the floor.
 pub const ZOOM: f64 = 1.6;
 /// A run whose kinetic temperature exceeded this after burn-in had its momentum blow up.
@@ -45,27 +49,31 @@ pub const UNSTABLE: f64 = 100.0;
 
 /// Which corpus a run fits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Size {
-    /// ICML-sized: 765 documents.
+pub enum CorpusChoice {
+    /// Synthetic, ICML-sized: 765 documents.
     Icml,
-    /// [`LARGE_FACTOR`] × the documents.
+    /// Synthetic, [`LARGE_FACTOR`] × the documents.
     Large,
+    /// The King James Bible, one document per chapter (`host-tests/data/kjv_*.txt`): a real
+    /// corpus, without known topics.
+    Kjv,
 }
 
-impl Size {
+impl CorpusChoice {
     /// Its name in tables.
     pub fn label(self) -> &'static str {
         match self {
-            Size::Icml => "ICML-sized",
-            Size::Large => "100× ICML",
+            CorpusChoice::Icml => "ICML-sized",
+            CorpusChoice::Large => "100× ICML",
+            CorpusChoice::Kjv => "King James Bible",
         }
     }
 }
 
 /// A corpus drawn from LDA, split, with its true topics.
 pub struct Data {
-    /// True topics (K × V).
-    pub truth: Vec<f64>,
+    /// True topics (K × V), for a synthetic corpus.
+    pub truth: Option<Vec<f64>>,
     /// Training documents.
     pub train: Corpus,
     /// Validation documents.
@@ -77,22 +85,35 @@ pub struct Data {
 /// Draws the corpus of `size` and splits it: ICML-sized 80 / 10 / 10 (612 / 76 / 77 documents,
 /// the papers' 80 / 20 with the 20 halved for validation), the larger one with
 /// [`LARGE_HELD_OUT`] documents each for validation and test.
-pub fn data(size: Size) -> Result<Data, ExperimentError> {
-    let spec = match size {
-        Size::Icml => SyntheticSpec::ICML,
-        Size::Large => SyntheticSpec::ICML.scaled(LARGE_FACTOR),
+pub fn data(size: CorpusChoice) -> Result<Data, ExperimentError> {
+    let invalid = |e: &dyn std::fmt::Display| ExperimentError::Invalid(e.to_string());
+    let (truth, corpus) = match size {
+        CorpusChoice::Icml | CorpusChoice::Large => {
+            let spec = match size {
+                CorpusChoice::Large => SyntheticSpec::ICML.scaled(LARGE_FACTOR),
+                _ => SyntheticSpec::ICML,
+            };
+            let s = synthetic(spec, CORPUS_SEED).map_err(|e| invalid(&e))?;
+            (Some(s.topics), s.corpus)
+        }
+        CorpusChoice::Kjv => {
+            let dir = data_dir();
+            let corpus =
+                Corpus::read_lines(&dir.join("kjv_chapters.txt"), &dir.join("kjv_vocab.txt"))
+                    .map_err(|e| invalid(&e))?;
+            (None, corpus)
+        }
     };
-    let s = synthetic(spec, CORPUS_SEED).map_err(|e| ExperimentError::Invalid(e.to_string()))?;
-    let n = s.corpus.docs.len();
+    let n = corpus.docs.len();
     let held_out = match size {
-        Size::Icml => n - n * 4 / 5,
-        Size::Large => 2 * LARGE_HELD_OUT,
+        CorpusChoice::Large => 2 * LARGE_HELD_OUT,
+        _ => n - n * 4 / 5,
     };
-    let (train, held) = s.corpus.split(held_out, CORPUS_SEED);
+    let (train, held) = corpus.split(held_out, CORPUS_SEED);
     let half = held.docs.len() / 2;
     let (validation, test) = held.split(held.docs.len() - half, CORPUS_SEED + 1);
     Ok(Data {
-        truth: s.topics,
+        truth,
         train,
         validation,
         test,
@@ -106,17 +127,17 @@ pub fn data(size: Size) -> Result<Data, ExperimentError> {
 /// and A ∈ {1, 10} (the quick grid: one setting). On the
 /// larger corpus the likelihood is [`LARGE_FACTOR`] times stiffer, so h shrinks by its square
 /// root. SGLD's ε is h²/2, the step of the momentum samplers' Langevin limit.
-pub fn grid(method: Method, size: Size, quick: bool) -> Vec<Setting> {
+pub fn grid(method: Method, size: CorpusChoice, quick: bool) -> Vec<Setting> {
     let shrink = match size {
-        Size::Icml => 1.0,
-        Size::Large => (LARGE_FACTOR as f64).sqrt(),
+        CorpusChoice::Icml | CorpusChoice::Kjv => 1.0,
+        CorpusChoice::Large => (LARGE_FACTOR as f64).sqrt(),
     };
-    let hs: &[f64] = if quick {
-        &[5e-3]
-    } else {
-        &[2.5e-3, 5e-3, 1e-2, 2e-2, 4e-2]
+    let hs: &[f64] = match (quick, size) {
+        (true, _) => &[5e-3],
+        (false, CorpusChoice::Kjv) => &[5e-3, 1e-2, 2e-2],
+        (false, _) => &[2.5e-3, 5e-3, 1e-2, 2e-2, 4e-2],
     };
-    let a_values: &[f64] = match (method, quick) {
+    let a_values: &[f64] = match (method, quick || size == CorpusChoice::Kjv) {
         (Method::Sgld, _) => &[0.0],
         (_, true) => &[1.0],
         (_, false) => &[1.0, 10.0],
@@ -159,8 +180,8 @@ pub struct RunOut {
     pub curve: Vec<CurvePoint>,
     /// Draws averaged.
     pub draws: usize,
-    /// Mean topics over the averaged draws matched to the truth.
-    pub recovery: Recovery,
+    /// Mean topics over the averaged draws matched to the truth (synthetic corpora).
+    pub recovery: Option<Recovery>,
     /// Mean and largest kinetic temperature after burn-in (NaN for SGLD).
     pub temperature: (f64, f64),
     /// Seconds in the gradient and in the sampler's own work.
@@ -240,7 +261,7 @@ impl<'a> Recorder<'a> {
         self.seconds += started.elapsed().as_secs_f64();
     }
 
-    fn finish(self, truth: &[f64], seconds: (f64, f64)) -> RunOut {
+    fn finish(self, truth: Option<&[f64]>, seconds: (f64, f64)) -> RunOut {
         let n = self.draws.max(1) as f64;
         let mean: Vec<f64> = self.topics_sum.iter().map(|s| s / n).collect();
         let (t_sum, t_n, t_max) = self.temperature;
@@ -249,7 +270,7 @@ impl<'a> Recorder<'a> {
             test: self.test.perplexity(),
             curve: self.curve,
             draws: self.draws,
-            recovery: recovery(&mean, truth, TOPICS),
+            recovery: truth.map(|t| recovery(&mean, t, TOPICS)),
             temperature: (
                 if t_n > 0 {
                     t_sum / t_n as f64
@@ -319,7 +340,7 @@ pub fn run_one(
     drop(observer);
     run?;
     let sampler = started.elapsed().as_secs_f64() - model.seconds - recorder.seconds;
-    Ok(recorder.finish(&data.truth, (model.seconds, sampler)))
+    Ok(recorder.finish(data.truth.as_deref(), (model.seconds, sampler)))
 }
 
 /// A row: the sampler's chosen setting and run, and every searched setting's validation
@@ -327,7 +348,7 @@ pub fn run_one(
 #[derive(Clone, Debug)]
 pub struct Row {
     /// Corpus.
-    pub size: Size,
+    pub size: CorpusChoice,
     /// Sampler.
     pub method: Method,
     /// Chosen setting.
@@ -343,17 +364,20 @@ pub struct Row {
 pub struct LdaResult {
     /// One row per corpus and sampler.
     pub rows: Vec<Row>,
-    /// Per corpus: test perplexity of the true topics (the floor), its tokens and documents.
-    pub floors: Vec<(Size, f64, Corpus)>,
+    /// Per corpus: test perplexity of the true topics (the floor; synthetic corpora only) and
+    /// the training documents.
+    pub floors: Vec<(CorpusChoice, Option<f64>, Corpus)>,
     /// The protocol per corpus.
-    pub protocols: Vec<(Size, Protocol)>,
+    pub protocols: Vec<(CorpusChoice, Protocol)>,
 }
 
-fn protocol(opts: &RunOptions, size: Size) -> Protocol {
+fn protocol(opts: &RunOptions, size: CorpusChoice) -> Protocol {
     let iterations = match (opts.quick, size) {
+        (true, CorpusChoice::Kjv) => 300,
         (true, _) => 600,
-        (false, Size::Icml) => 10_000,
-        (false, Size::Large) => 10_000,
+        (false, CorpusChoice::Icml) => 10_000,
+        (false, CorpusChoice::Large) => 10_000,
+        (false, CorpusChoice::Kjv) => KJV_ITERATIONS,
     };
     Protocol {
         iterations,
@@ -363,19 +387,20 @@ fn protocol(opts: &RunOptions, size: Size) -> Protocol {
 
 /// Test perplexity of the true topics: the predictions of π* averaged over as many Gibbs
 /// estimates of the documents' proportions as a run averages draws.
-pub fn floor(data: &Data, draws: usize, seed: u64) -> f64 {
+pub fn floor(data: &Data, draws: usize, seed: u64) -> Option<f64> {
+    let truth = data.truth.as_ref()?;
     let mut held = HeldOut::new(&data.test, TOPICS, seed);
     for _ in 0..draws.max(1) {
-        held.add_topics(&data.truth);
+        held.add_topics(truth);
     }
-    held.perplexity()
+    Some(held.perplexity())
 }
 
 /// Runs every sampler's grid on each corpus of `sizes` and keeps, per sampler, the setting with
 /// the lowest validation perplexity among the runs that finished stably.
 pub fn search(
     opts: &RunOptions,
-    sizes: &[Size],
+    sizes: &[CorpusChoice],
     methods: &[Method],
 ) -> Result<LdaResult, ExperimentError> {
     opts.prepare()?;
@@ -472,13 +497,27 @@ fn paper(method: Method) -> &'static str {
 /// `lda-curves.csv`, and per corpus `lda-curves[-large].png` and its `-zoom.png` (linear axis
 /// up to [`ZOOM`] × the floor) into `opts.out`.
 pub fn run(opts: &RunOptions) -> Result<LdaResult, ExperimentError> {
-    let (methods, sizes): (&[Method], &[Size]) = if opts.quick {
-        (&[Method::Sgnht, Method::MSgnhtS], &[Size::Icml])
+    let (methods, sizes): (&[Method], &[CorpusChoice]) = if opts.quick {
+        (&[Method::Sgnht, Method::MSgnhtS], &[CorpusChoice::Icml])
     } else {
-        (&Method::ALL, &[Size::Icml, Size::Large])
+        (&Method::ALL, &[CorpusChoice::Icml, CorpusChoice::Large])
     };
     let result = search(opts, sizes, methods)?;
-    write_outputs(opts, &result)?;
+    write_outputs(opts, &result, "lda")?;
+    Ok(result)
+}
+
+/// Every sampler on the King James Bible (one document per chapter; [`KJV_ITERATIONS`]
+/// iterations, the smaller [`grid`]; quick: SGNHT, 300 iterations). Writes `lda-kjv.csv`,
+/// `lda-kjv-search.csv`, `lda-kjv-curves.csv`, `lda-kjv-curves.png` and its `-zoom.png`.
+pub fn kjv(opts: &RunOptions) -> Result<LdaResult, ExperimentError> {
+    let methods: &[Method] = if opts.quick {
+        &[Method::Sgnht]
+    } else {
+        &Method::ALL
+    };
+    let result = search(opts, &[CorpusChoice::Kjv], methods)?;
+    write_outputs(opts, &result, "lda-kjv")?;
     Ok(result)
 }
 
@@ -494,25 +533,35 @@ pub fn table(result: &LdaResult) -> String {
         let Some(p) = p else { continue };
         let _ = writeln!(
             s,
-            "LDA on the {} synthetic corpus ({} training documents, {} tokens, {} words; {TOPICS} \
+            "LDA on the {} ({} training documents, {} tokens, {} words; {TOPICS} \
              topics, minibatch {BATCH}); {} iterations, burn-in {}, every {THIN}th draw \
-             averaged; settings chosen on validation perplexity. True topics' test perplexity \
-             (the floor): {:.1}\n",
-            size.label(),
+             averaged; settings chosen on validation perplexity. {}\n",
+            match size {
+                CorpusChoice::Kjv => size.label().to_string(),
+                _ => format!("{} synthetic corpus", size.label()),
+            },
             train.docs.len(),
             train.tokens(),
             train.vocab,
             p.iterations,
             p.burn_in,
-            floor
+            floor.map_or("No known topics.".to_string(), |f| format!(
+                "True topics' test perplexity (the floor): {f:.1}"
+            ))
         );
         s += "| sampler | chosen h (SGLD: ε) | A | val. perplexity | test perplexity | matched topics' TV: mean / max | topics within TV 0.1 | temp. | paper (ICML) |\n";
         s += "|---|---:|---:|---:|---:|---|---:|---:|---|\n";
         for r in result.rows.iter().filter(|r| r.size == *size) {
             let o = &r.out;
+            let (tv, within) = o.recovery.as_ref().map_or(("—".into(), "—".into()), |x| {
+                (
+                    format!("{:.3} / {:.3}", x.mean(), x.max()),
+                    format!("{} / {TOPICS}", x.within(0.1)),
+                )
+            });
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {:.1} | {:.1} | {:.3} / {:.3} | {} / {TOPICS} | {} | {} |",
+                "| {} | {} | {} | {:.1} | {:.1} | {tv} | {within} | {} | {} |",
                 r.method.label(),
                 sig(r.chosen.h, 2),
                 if r.method == Method::Sgld {
@@ -522,9 +571,6 @@ pub fn table(result: &LdaResult) -> String {
                 },
                 o.validation,
                 o.test,
-                o.recovery.mean(),
-                o.recovery.max(),
-                o.recovery.within(0.1),
                 if o.temperature.0.is_nan() {
                     "—".to_string()
                 } else {
@@ -538,8 +584,13 @@ pub fn table(result: &LdaResult) -> String {
     s
 }
 
-fn write_outputs(opts: &RunOptions, result: &LdaResult) -> Result<(), ExperimentError> {
-    let mut w = csv::Writer::from_path(opts.out.join("lda.csv"))?;
+/// `x` with `digits` decimals, or empty for a value that does not exist.
+fn cell(x: Option<f64>, digits: usize) -> String {
+    x.map_or(String::new(), |v| format!("{v:.digits$}"))
+}
+
+fn write_outputs(opts: &RunOptions, result: &LdaResult, stem: &str) -> Result<(), ExperimentError> {
+    let mut w = csv::Writer::from_path(opts.out.join(format!("{stem}.csv")))?;
     w.write_record([
         "corpus",
         "sampler",
@@ -561,7 +612,8 @@ fn write_outputs(opts: &RunOptions, result: &LdaResult) -> Result<(), Experiment
             .floors
             .iter()
             .find(|f| f.0 == r.size)
-            .map_or(f64::NAN, |f| f.1);
+            .and_then(|f| f.1);
+        let recovery = o.recovery.as_ref();
         w.write_record([
             r.size.label().to_string(),
             r.method.label().to_string(),
@@ -569,17 +621,17 @@ fn write_outputs(opts: &RunOptions, result: &LdaResult) -> Result<(), Experiment
             r.chosen.a.to_string(),
             format!("{:.2}", o.validation),
             format!("{:.2}", o.test),
-            format!("{floor:.2}"),
-            format!("{:.4}", o.recovery.mean()),
-            format!("{:.4}", o.recovery.max()),
-            o.recovery.within(0.1).to_string(),
+            cell(floor, 2),
+            cell(recovery.map(Recovery::mean), 4),
+            cell(recovery.map(Recovery::max), 4),
+            recovery.map_or(String::new(), |x| x.within(0.1).to_string()),
             format!("{:.4}", o.temperature.0),
             format!("{:.2}", o.seconds.0),
             format!("{:.2}", o.seconds.1),
         ])?;
     }
     w.flush()?;
-    let mut w = csv::Writer::from_path(opts.out.join("lda-search.csv"))?;
+    let mut w = csv::Writer::from_path(opts.out.join(format!("{stem}-search.csv")))?;
     w.write_record(["corpus", "sampler", "h", "A", "val_perplexity", "error"])?;
     for r in &result.rows {
         for (s, v) in &r.searched {
@@ -598,7 +650,7 @@ fn write_outputs(opts: &RunOptions, result: &LdaResult) -> Result<(), Experiment
         }
     }
     w.flush()?;
-    let mut w = csv::Writer::from_path(opts.out.join("lda-curves.csv"))?;
+    let mut w = csv::Writer::from_path(opts.out.join(format!("{stem}-curves.csv")))?;
     w.write_record(["corpus", "sampler", "iteration", "test_perplexity"])?;
     for r in &result.rows {
         for &(t, p) in &r.out.curve {
@@ -625,21 +677,31 @@ fn write_outputs(opts: &RunOptions, result: &LdaResult) -> Result<(), Experiment
                 )
             })
             .collect();
-        if let Some(last) = result.rows.iter().find(|r| r.size == *size) {
-            let end = last.out.curve.last().map_or(1.0, |c| c.0 as f64);
+        let end = result
+            .rows
+            .iter()
+            .find(|r| r.size == *size)
+            .and_then(|r| r.out.curve.last())
+            .map_or(1.0, |c| c.0 as f64);
+        if let Some(floor) = floor {
             series.push(Series::truth(
                 "true topics (floor)",
                 vec![(0.0, *floor), (end, *floor)],
             ));
         }
-        let stem = match size {
-            Size::Icml => "lda-curves",
-            Size::Large => "lda-curves-large",
+        let name = match size {
+            CorpusChoice::Large => "-large",
+            _ => "",
+        };
+        let path = |suffix: &str| opts.out.join(format!("{stem}-curves{name}{suffix}.png"));
+        let corpus = match size {
+            CorpusChoice::Kjv => size.label().to_string(),
+            _ => format!("{} synthetic corpus", size.label()),
         };
         line_chart(
-            &opts.out.join(format!("{stem}.png")),
+            &path(""),
             &Chart {
-                title: &format!("LDA, {} synthetic corpus: test perplexity", size.label()),
+                title: &format!("LDA, {corpus}: test perplexity"),
                 x_label: "iteration",
                 y_label: "test perplexity",
                 x_scale: Scale::Linear,
@@ -647,7 +709,14 @@ fn write_outputs(opts: &RunOptions, result: &LdaResult) -> Result<(), Experiment
             },
             &series,
         )?;
-        // The same curves on a linear axis cut at ZOOM × the floor, where the samplers differ.
+        // The same curves on a linear axis cut at ZOOM × the floor (or the best final
+        // perplexity), where the samplers differ.
+        let reference = floor.unwrap_or_else(|| {
+            series
+                .iter()
+                .filter_map(|s| s.points.last().map(|p| p.1))
+                .fold(f64::INFINITY, f64::min)
+        });
         let zoomed: Vec<Series> = series
             .iter()
             .map(|s| Series {
@@ -655,18 +724,22 @@ fn write_outputs(opts: &RunOptions, result: &LdaResult) -> Result<(), Experiment
                     .points
                     .iter()
                     .copied()
-                    .filter(|p| p.1 <= ZOOM * floor)
+                    .filter(|p| p.1 <= ZOOM * reference)
                     .collect(),
                 ..s.clone()
             })
             .filter(|s| !s.points.is_empty())
             .collect();
         line_chart(
-            &opts.out.join(format!("{stem}-zoom.png")),
+            &path("-zoom"),
             &Chart {
                 title: &format!(
-                    "LDA, {} synthetic corpus: test perplexity below {ZOOM} × the floor",
-                    size.label()
+                    "LDA, {corpus}: test perplexity below {ZOOM} × {}",
+                    if floor.is_some() {
+                        "the floor"
+                    } else {
+                        "the best"
+                    }
                 ),
                 x_label: "iteration",
                 y_label: "test perplexity",
@@ -677,6 +750,11 @@ fn write_outputs(opts: &RunOptions, result: &LdaResult) -> Result<(), Experiment
         )?;
     }
     Ok(())
+}
+
+/// `host-tests lda --kjv`: runs [`kjv`] and returns its table.
+pub fn kjv_cli(opts: &RunOptions) -> Result<String, ExperimentError> {
+    Ok(table(&kjv(opts)?))
 }
 
 /// `host-tests lda`: runs [`run`] and returns its table.

@@ -46,6 +46,8 @@ use rand_pcg::Pcg64;
 use sgmcmc::rng::{standard_normal_f64, uniform_f64};
 
 use super::gaussian_mean::MinibatchSampler;
+pub use super::logistic_regression::DataError;
+use std::path::Path;
 
 /// Mean β of the Gaussian prior on θ_kw (Ding et al. 2014 §5: N(0.1, 1)).
 pub const PRIOR_MEAN: f64 = 0.1;
@@ -67,6 +69,42 @@ impl Corpus {
     /// Total number of words.
     pub fn tokens(&self) -> usize {
         self.docs.iter().map(Vec::len).sum()
+    }
+
+    /// Reads a corpus written as text: `vocabulary` has one word per line (its id is the line
+    /// number from 0), `documents` one document per line — a name, then the word ids in text
+    /// order, separated by spaces (the layout of `host-tests/data/kjv_chapters.txt`).
+    pub fn read_lines(documents: &Path, vocabulary: &Path) -> Result<Corpus, DataError> {
+        let read = |p: &Path| {
+            std::fs::read_to_string(p).map_err(|e| DataError(format!("{}: {e}", p.display())))
+        };
+        let vocab = read(vocabulary)?.lines().filter(|l| !l.is_empty()).count();
+        let text = read(documents)?;
+        let mut docs = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let ids = line
+                .split_whitespace()
+                .skip(1)
+                .map(|w| match w.parse::<u32>() {
+                    Ok(id) if (id as usize) < vocab => Ok(id),
+                    _ => Err(DataError(format!(
+                        "{} line {}: `{w}` is not a word id below {vocab}",
+                        documents.display(),
+                        n + 1
+                    ))),
+                });
+            let doc = ids.collect::<Result<Vec<u32>, _>>()?;
+            if doc.len() >= 2 {
+                docs.push(doc);
+            }
+        }
+        if docs.is_empty() || vocab < 2 {
+            return Err(DataError(format!(
+                "{}: no document of two or more words over a vocabulary of {vocab}",
+                documents.display()
+            )));
+        }
+        Ok(Corpus { vocab, docs })
     }
 
     /// Splits off documents by a seeded shuffle: (first `n − held_out`, last `held_out`).
