@@ -189,7 +189,7 @@ pub struct RunOut {
 }
 
 /// Records a run: predictive averages, mean topics, curve, temperature.
-struct Recorder<'a> {
+struct Recorder {
     protocol: Protocol,
     curve_every: usize,
     validation: HeldOut,
@@ -204,11 +204,10 @@ struct Recorder<'a> {
     temperature: (f64, usize, f64),
     step: usize,
     seconds: f64,
-    _data: &'a Data,
 }
 
-impl<'a> Recorder<'a> {
-    fn new(data: &'a Data, protocol: Protocol, seed: u64) -> Self {
+impl Recorder {
+    fn new(data: &Data, protocol: Protocol, seed: u64) -> Self {
         let kv = TOPICS * data.train.vocab;
         Recorder {
             protocol,
@@ -224,7 +223,6 @@ impl<'a> Recorder<'a> {
             temperature: (0.0, 0, f64::NAN),
             step: 0,
             seconds: 0.0,
-            _data: data,
         }
     }
 
@@ -284,20 +282,20 @@ impl<'a> Recorder<'a> {
     }
 }
 
-impl<S: ChainState<f64>> Observer<S, f64> for Recorder<'_> {
+impl<S: ChainState<f64>> Observer<S, f64> for Recorder {
     fn observe(&mut self, _step: u64, sampler: &mut S, stats: &StepStats<f64>) {
         self.record(sampler.position(), stats);
     }
 }
 
 /// [`Drive`] for an LDA run: `steps` steps at a constant step, observed by the recorder.
-struct Steps<'s, 'p, 'r, M: ?Sized> {
+struct Steps<'s, 'p, M: ?Sized> {
     model: &'s mut M,
     steps: u64,
-    observer: &'s mut Progress<'p, Recorder<'r>>,
+    observer: &'s mut Progress<'p, Recorder>,
 }
 
-impl<M: ?Sized> Drive<M> for Steps<'_, '_, '_, M> {
+impl<M: ?Sized> Drive<M> for Steps<'_, '_, M> {
     type Output = Result<(), RunError>;
     fn drive<S>(self, sampler: &mut S, rng: &mut Pcg64) -> Self::Output
     where
