@@ -1,4 +1,4 @@
-//! `lda`: latent Dirichlet allocation on synthetic corpora with known topics — held-out perplexity against iterations for every sampler, topic recovery, and the true topics' perplexity as the floor (Ding et al. 2014 §5, App. H; Li et al. 2016 §5, Table 1, Fig. 3).
+//! `lda`: latent Dirichlet allocation on synthetic corpora with known topics and on the King James Bible — held-out perplexity against iterations for every sampler, topic recovery, and the true topics' perplexity as the floor (Ding et al. 2014 §5, App. H; Li et al. 2016 §5, Table 1, Fig. 3).
 //!
 //! The model is [`crate::models::lda`]'s semi-collapsed LDA (30 topics, α = 0.1, N(0.1, 1)
 //! prior on the expanded-natural parameters, minibatches of 100 documents, Gibbs-sampled topic
@@ -6,7 +6,8 @@
 //! drawn from LDA itself with the ICML corpus's sizes ([`SyntheticSpec::ICML`]: 765 documents,
 //! 1918 words, ~44 000 tokens; [`CORPUS_SEED`]), split into 612 training, 76 validation and 77
 //! test documents (the papers' 80 / 20), and a corpus [`LARGE_FACTOR`] times larger with the
-//! same topics' sizes, for topic recovery.
+//! same sizes otherwise, on which the topics can be recovered. [`kjv`] runs the same on a real
+//! corpus, the King James Bible (one document per chapter; no known topics, so no floor).
 //!
 //! Per sampler — SGLD, SGHMC, SGNHT, mSGNHT-E, mSGNHT-S, SGMGT-D (a = 1) — every setting of its
 //! grid ([`grid`]) runs from one prior draw; after a fifth of the run every [`THIN`]-th draw
