@@ -6,7 +6,8 @@
 //! * [`Error`]: what a sampler's constructor returns, one of the two above;
 //! * [`StepError`]: a step that could not be taken or diverged;
 //! * [`LinalgError`]: a matrix or vector that [`crate::linalg`] or a mass cannot use;
-//! * [`MStepError`]: an MCEM M-step that could not be taken.
+//! * [`MStepError`]: an MCEM M-step that could not be taken;
+//! * [`MomentsError`]: per-example gradient moments that give no noise estimate.
 
 use core::fmt;
 
@@ -82,6 +83,9 @@ pub enum Param {
     SampleGrowth,
     /// The MCEM E-step sample count S_count (must be ≥ 2).
     SampleCount,
+    /// The weight λ ∈ (0, 1] of the running gradient-noise estimate V̄ ← (1 − λ)V̄ + λV̂
+    /// ([`crate::adapt::NoiseEstimate`]).
+    NoiseWeight,
 }
 
 impl Param {
@@ -115,6 +119,7 @@ impl Param {
             Param::ConfidenceLevel => "confidence level α",
             Param::SampleGrowth => "sample-size growth S_I",
             Param::SampleCount => "E-step sample count S_count",
+            Param::NoiseWeight => "noise-estimate weight λ",
             Param::Thermostat => "thermostat ξ",
             Param::FrictionScale => "friction rescaling γ",
             Param::ThetaDiffusion => "θ diffusion σ_θ",
@@ -326,7 +331,59 @@ pub enum StepError {
     /// seen). The step was undone. (A rejected M-step estimate is not an error: the wrapper
     /// keeps M⁻¹ and counts it, [`crate::adapt::Mcem::m_step_failures`].)
     MStep(MStepError),
+    /// A calibrated sampler ([`crate::sampler::Calibrated`]): the per-example moments the model
+    /// reported cannot give a noise estimate. The step was abandoned and the state (θ, p, ξ and
+    /// the running estimate) is bit-for-bit what it was before it.
+    Moments(MomentsError),
 }
+
+/// Why the per-example moments of a [`crate::gradient::MinibatchGradient`] give no noise
+/// estimate.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum MomentsError {
+    /// A minibatch of fewer than two examples has no sample covariance.
+    BatchTooSmall {
+        /// The batch size reported.
+        size: usize,
+    },
+    /// Sampling without replacement reported more examples than the population holds.
+    BatchExceedsPopulation {
+        /// The batch size reported.
+        size: usize,
+        /// The population reported.
+        population: usize,
+    },
+    /// The estimate from the moments has a NaN or ±∞ entry (or the moments did).
+    NonFinite {
+        /// The first offending entry (row-major flat index for a dense estimate).
+        index: usize,
+    },
+}
+
+impl fmt::Display for MomentsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MomentsError::BatchTooSmall { size } => write!(
+                f,
+                "a minibatch of {size} example(s) has no sample covariance (at least 2 are needed)"
+            ),
+            MomentsError::BatchExceedsPopulation { size, population } => write!(
+                f,
+                "a minibatch of {size} distinct examples from a population of {population}"
+            ),
+            MomentsError::NonFinite { index } => {
+                write!(
+                    f,
+                    "the gradient-noise estimate is not finite at entry {index}"
+                )
+            }
+        }
+    }
+}
+
+impl core::error::Error for MomentsError {}
 
 impl fmt::Display for StepError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -345,6 +402,10 @@ impl fmt::Display for StepError {
                 buffer.name()
             ),
             StepError::MStep(e) => write!(f, "the MCEM M-step failed: {e}"),
+            StepError::Moments(e) => write!(
+                f,
+                "the model's per-example moments are unusable: {e}; the step was not taken"
+            ),
             StepError::ThermostatBreakdown => write!(
                 f,
                 "the Nosé–Poincaré thermostat update has no admissible solution (no real root or s ≤ 0); the step was not taken"

@@ -72,3 +72,82 @@ impl<T, G: FnMut(&[T], &mut [T]), E: FnMut(&[T]) -> T> Energy<T> for Model<G, E>
         (self.energy)(theta)
     }
 }
+
+/// How a minibatch was drawn from the N data points: the scaling from the per-example
+/// covariance to the minibatch gradient's covariance depends on it (`docs/gradient-noise.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Sampling {
+    /// b distinct examples (a random subset): V = N(N − b)S/b, estimated by N(N − b)s_B/b.
+    WithoutReplacement,
+    /// b independent uniform draws (or i.i.d. draws from an infinite population):
+    /// V = N(N − 1)S/b, estimated by N²s_B/b.
+    WithReplacement,
+}
+
+/// What a minibatch gradient reports with its per-example moments: b examples out of N, drawn
+/// as `sampling` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Batch {
+    /// b, the examples in the minibatch (at least 2 for an estimate).
+    pub size: usize,
+    /// N, the examples the likelihood sums over (N ≥ b without replacement).
+    pub population: usize,
+    /// How the b examples were drawn.
+    pub sampling: Sampling,
+}
+
+/// The caller buffers a [`MinibatchGradient`] writes its per-example moments into. With gᵢ the
+/// gradient of the i-th example's term −log p(xᵢ | θ) (unscaled: not multiplied by N/b),
+///
+/// * `sum` receives Σ_{i∈B} gᵢ (n entries);
+/// * `squares` receives Σ_{i∈B} gᵢ ⊙ gᵢ (n entries) when `dense` is false, or the n × n
+///   row-major Σ_{i∈B} gᵢgᵢᵀ when `dense` is true (for the dense noise estimate).
+///
+/// Both are overwritten, not accumulated into. In f32, or when the per-example gradients share
+/// a mean large against their spread, subtract a fixed shift c from every gᵢ before summing
+/// (the covariance does not change; `docs/gradient-noise.md` gives the cancellation error).
+#[derive(Debug)]
+pub struct Moments<'b, T> {
+    /// Σ gᵢ.
+    pub sum: &'b mut [T],
+    /// Σ gᵢ ⊙ gᵢ, or Σ gᵢgᵢᵀ (row-major) when `dense`.
+    pub squares: &'b mut [T],
+    /// Whether `squares` is the n × n matrix of outer products.
+    pub dense: bool,
+}
+
+/// A stochastic gradient that also reports the first two moments of the per-example gradients
+/// it summed, so that [`crate::sampler::Calibrated`] can estimate the minibatch noise online
+/// (`docs/gradient-noise.md`).
+///
+/// ```
+/// use sgmcmc::gradient::{Batch, Gradient, MinibatchGradient, Moments, Sampling};
+/// // U(θ) = Σᵢ ½(θ − xᵢ)² over N = 4 points; every call uses the first two (b = 2).
+/// struct Mean([f64; 4]);
+/// impl Gradient<f64> for Mean {
+///     fn gradient(&mut self, t: &[f64], g: &mut [f64]) {
+///         g[0] = 2.0 * ((t[0] - self.0[0]) + (t[0] - self.0[1]));
+///     }
+/// }
+/// impl MinibatchGradient<f64> for Mean {
+///     fn gradient_with_moments(&mut self, t: &[f64], g: &mut [f64], m: Moments<'_, f64>) -> Batch {
+///         self.gradient(t, g);
+///         let (a, b) = (t[0] - self.0[0], t[0] - self.0[1]);
+///         m.sum[0] = a + b;
+///         m.squares[0] = a * a + b * b;
+///         Batch { size: 2, population: 4, sampling: Sampling::WithoutReplacement }
+///     }
+/// }
+/// ```
+pub trait MinibatchGradient<T>: Gradient<T> {
+    /// Writes ∇Ũ(θ) into `grad` as [`Gradient::gradient`] does, and the per-example moments of
+    /// the same minibatch into `moments` ([`Moments`]); returns the minibatch's [`Batch`].
+    fn gradient_with_moments(
+        &mut self,
+        theta: &[T],
+        grad: &mut [T],
+        moments: Moments<'_, T>,
+    ) -> Batch;
+}

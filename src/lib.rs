@@ -30,7 +30,9 @@ mod ziggurat;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-pub use error::{Buffer, Error, LayoutError, LinalgError, Param, ParamError, StepError};
-pub use gradient::{Energy, Gradient, Model};
+pub use error::{
+    Buffer, Error, LayoutError, LinalgError, MomentsError, Param, ParamError, StepError,
+};
+pub use gradient::{Batch, Energy, Gradient, MinibatchGradient, Model, Moments, Sampling};
 pub use kinetic::Kinetic;
 pub use real::Real;

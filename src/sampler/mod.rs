@@ -1,4 +1,4 @@
-//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D, HMC and SG-NPHMC.
+//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D, HMC and SG-NPHMC, and the calibrated wrapper.
 //!
 //! Each is built the same way — e.g. `Sghmc::new(params, θ, p, &mut work)` with `params` from
 //! `SghmcParams::new(h)` and its `with_*` settings (documented defaults, checked when the sampler
@@ -8,6 +8,7 @@
 //! Every sampler (and the MCEM wrapper) can be checkpointed and resumed bit for bit
 //! ([`Checkpoint`]).
 
+mod calibrated;
 mod checkpoint;
 mod hmc;
 mod nose_poincare;
@@ -21,6 +22,7 @@ mod sgmgt;
 mod sgnht;
 
 pub use crate::integrator::ThermostatRule;
+pub use calibrated::{Calibrated, CalibratedParams, Calibration, Discount, NoiseDiscount};
 pub use checkpoint::{Checkpoint, Scalars};
 pub(crate) use checkpoint::{read_parts, write_parts};
 pub use hmc::{Hmc, HmcParams};

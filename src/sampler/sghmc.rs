@@ -215,6 +215,28 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
     }
 }
 
+/// The estimate replaces the settings' B̂: friction A′, injected noise √(2(A′ − c)h).
+impl<T: Real> super::calibrated::NoiseDiscount<T> for Sghmc<'_, T> {
+    const MOMENTUM: bool = true;
+    fn injected_diffusion(&self) -> T {
+        self.params.friction
+    }
+    fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        discount: super::calibrated::Discount<'_, T>,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        let friction_law = ConstantFriction(discount.friction);
+        let diffusion = discount.friction - discount.removed;
+        let h = self.params.h;
+        let (_, stats) = self
+            .shell
+            .step_gaussian(friction_law, diffusion, h, model, rng)?;
+        Ok(stats)
+    }
+}
+
 shell_chain_state!(['a, T: Real] Sghmc<'a, T>);
 mass_adaptive!(['a, T: Real] Sghmc<'a, T>, shell.kinetics);
 

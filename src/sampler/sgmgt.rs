@@ -392,6 +392,20 @@ where
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
+        let estimates = self.noise_estimates;
+        self.step_with_estimates(estimates, model, rng)
+    }
+}
+
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'_, T, K, F> {
+    /// One step with the θ term's per-coordinate estimates `estimates` (checked by the caller:
+    /// one per coordinate, finite, 0 ≤ 2σ_θB̂ᵢ < 1), or the settings' scalar B̂.
+    fn step_with_estimates<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        estimates: Option<&[T]>,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
         let prm = &self.params;
         let (velocity, share) = ThetaTerm::<T, false>::factors(prm.sigma_theta, prm.noise_estimate);
         let thermostat = PerCoordinate {
@@ -403,7 +417,7 @@ where
         let aoboa = Composition::Aoboa;
         // Per-coordinate estimates or not, decided here once: a θ term of either type, so
         // that the per-coordinate loop carries no branch on it.
-        let (sums, mut stats) = match self.noise_estimates {
+        let (sums, mut stats) = match estimates {
             None => {
                 let theta = ThetaTerm::<T, false> {
                     sigma_theta: prm.sigma_theta,
@@ -435,6 +449,32 @@ where
             self.resample_thermostat(rng);
         }
         Ok(stats)
+    }
+}
+
+/// SGMGT-D's θ term takes the diagonal of B̂ per coordinate; the momentum's noise is left to the
+/// per-coordinate thermostats (`docs/sgmgt-noise-estimate.md`).
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> super::calibrated::NoiseDiscount<T>
+    for Sgmgt<'_, T, K, F>
+{
+    const MOMENTUM: bool = false;
+    fn injected_diffusion(&self) -> T {
+        T::ZERO
+    }
+    /// 0.49/σ_θ: 2σ_θB̂ᵢ stays below 1 (θ's velocity factor 1 − 2σ_θB̂ᵢ ≥ 0.02).
+    fn max_theta_estimate(&self) -> Option<T> {
+        let sigma = self.params.sigma_theta;
+        (sigma > T::ZERO).then(|| T::from_f64(0.49) / sigma)
+    }
+    fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        discount: super::calibrated::Discount<'_, T>,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        let n = self.shell.phase.len();
+        let estimates = (discount.theta_estimates.len() == n).then_some(discount.theta_estimates);
+        self.step_with_estimates(estimates, model, rng)
     }
 }
 

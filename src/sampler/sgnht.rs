@@ -235,6 +235,32 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
     }
 }
 
+/// Injected diffusion A′ − c (the thermostat is SGNHT's own).
+impl<T: Real> super::calibrated::NoiseDiscount<T> for Sgnht<'_, T> {
+    const MOMENTUM: bool = true;
+    fn injected_diffusion(&self) -> T {
+        self.params.diffusion
+    }
+    fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        discount: super::calibrated::Discount<'_, T>,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        let SgnhtParams { h, rule, .. } = self.params;
+        let thermostat = ScalarThermostat {
+            xi: &mut *self.xi,
+            rule,
+        };
+        let diffusion = discount.friction - discount.removed;
+        let (_, mut stats) = self
+            .shell
+            .step_gaussian(thermostat, diffusion, h, model, rng)?;
+        stats.thermostat = Some(*self.xi);
+        Ok(stats)
+    }
+}
+
 shell_chain_state!(['a, T: Real] Sgnht<'a, T>);
 mass_adaptive!(['a, T: Real] Sgnht<'a, T>, shell.kinetics);
 
@@ -325,6 +351,32 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
             xi: &mut *self.xi,
             law: NoseLaw,
         };
+        let (sums, mut stats) = self
+            .shell
+            .step_gaussian(thermostat, diffusion, h, model, rng)?;
+        stats.thermostat = Some(sums.thermostat / self.shell.dim());
+        Ok(stats)
+    }
+}
+
+/// Injected diffusion A′ − c (the thermostats are mSGNHT's own).
+impl<T: Real> super::calibrated::NoiseDiscount<T> for MSgnht<'_, T> {
+    const MOMENTUM: bool = true;
+    fn injected_diffusion(&self) -> T {
+        self.params.diffusion
+    }
+    fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        discount: super::calibrated::Discount<'_, T>,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        let h = self.params.h;
+        let thermostat = PerCoordinate {
+            xi: &mut *self.xi,
+            law: NoseLaw,
+        };
+        let diffusion = discount.friction - discount.removed;
         let (sums, mut stats) = self
             .shell
             .step_gaussian(thermostat, diffusion, h, model, rng)?;

@@ -1,0 +1,527 @@
+//! Calibrated minibatch sampling: a wrapper that estimates the gradient noise online and discounts it from the injected noise.
+//!
+//! Wrap SGHMC, SGNHT, mSGNHT or SGMGT-D in [`Calibrated`] and step it with a
+//! [`MinibatchGradient`] (a stochastic gradient that also reports its per-example moments). Each
+//! step then uses B̂ = ½hV̄, the running estimate of the minibatch noise in Chen et al. 2014's
+//! units ([`NoiseEstimate`]):
+//!
+//! * SGHMC, SGNHT, mSGNHT inject √(2h(A·I − B̂)) ζ instead of √(2hA) ζ — per coordinate for a
+//!   diagonal estimate, as a matrix for a dense one — so that injected plus gradient noise is A
+//!   again in every direction (Chen et al. 2014, eq. 9; Fokker–Planck derivation in
+//!   `docs/gradient-noise.md`). A ≥ λ_max(B̂) is needed; by default A is raised to it
+//!   ([`CalibratedParams::with_raise_friction`]).
+//! * SGMGT-D takes B̂ⱼ (the diagonal) in its θ term (`docs/sgmgt-noise-estimate.md`); its
+//!   per-coordinate thermostats absorb the momentum's share.
+//!
+//! The wrapper needs `workspace_len(shape, n)` entries of scratch and an estimate buffer of
+//! `shape.len(n)` entries; the sampler it wraps keeps its own buffers and settings.
+//!
+//! ```
+//! use rand_pcg::Pcg64;
+//! use sgmcmc::adapt::NoiseShape;
+//! use sgmcmc::gradient::{Batch, Gradient, MinibatchGradient, Moments, Sampling};
+//! use sgmcmc::prelude::*;
+//! use sgmcmc::sampler::{Calibrated, CalibratedParams};
+//!
+//! // U(θ) = Σᵢ ½(θ − xᵢ)² over four points, two of them per minibatch (alternating pairs).
+//! struct Pairs { x: [f64; 4], odd: bool }
+//! impl Gradient<f64> for Pairs {
+//!     fn gradient(&mut self, t: &[f64], g: &mut [f64]) {
+//!         let mut m = [0.0; 1];
+//!         self.gradient_with_moments(t, g, Moments { sum: &mut [0.0], squares: &mut m, dense: false });
+//!     }
+//! }
+//! impl MinibatchGradient<f64> for Pairs {
+//!     fn gradient_with_moments(&mut self, t: &[f64], g: &mut [f64], m: Moments<'_, f64>) -> Batch {
+//!         self.odd = !self.odd;
+//!         let k = if self.odd { 1 } else { 0 };
+//!         let (a, b) = (t[0] - self.x[k], t[0] - self.x[k + 2]);
+//!         g[0] = 2.0 * (a + b); // N/b = 2
+//!         m.sum[0] = a + b;
+//!         m.squares[0] = a * a + b * b;
+//!         Batch { size: 2, population: 4, sampling: Sampling::WithoutReplacement }
+//!     }
+//! }
+//! let (mut theta, mut p, mut work) = ([0.0f64], [0.0], [0.0; 2]);
+//! let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+//! let params = CalibratedParams::new(NoiseShape::Diagonal);
+//! let (mut estimate, mut scratch) = ([0.0; 1], [0.0; 4]);
+//! let mut sampler = Calibrated::new(sghmc, params, &mut estimate, &mut scratch).unwrap();
+//! let mut model = Pairs { x: [-1.0, 0.0, 1.0, 2.0], odd: false };
+//! let mut rng = Pcg64::new(1, 2);
+//! for _ in 0..100 {
+//!     sampler.step(&mut model, &mut rng).unwrap();
+//! }
+//! assert!(sampler.estimate().variance()[0] > 0.0);
+//! ```
+
+use super::run::{ChainState, Sampler, StepStats};
+use super::schedule::StepSize;
+use crate::adapt::{NoiseEstimate, NoiseShape};
+use crate::error::{Buffer, Error, LayoutError, MomentsError, StepError};
+use crate::gradient::{Batch, Gradient, MinibatchGradient, Moments};
+use crate::linalg::cholesky_in_place;
+use crate::real::Real;
+use rand_core::Rng;
+
+/// What [`Calibrated`] hands the sampler it wraps for one step.
+#[derive(Clone, Copy, Debug)]
+pub struct Discount<'b, T> {
+    /// The friction (SGHMC) or injected diffusion (SGNHT, mSGNHT) A the step uses: the
+    /// sampler's own, or raised to the estimate's bound.
+    pub friction: T,
+    /// The part c of A's injected diffusion the wrapper supplies itself, shaped, through the
+    /// gradient: the sampler injects √(2h(A − c)) ζ (0 ≤ c ≤ A).
+    pub removed: T,
+    /// Per-coordinate estimates B̂ⱼ for SGMGT-D's θ term (empty for the others).
+    pub theta_estimates: &'b [T],
+}
+
+/// A sampler whose injected noise [`Calibrated`] can discount by an estimate of the gradient
+/// noise: SGHMC, SGNHT, mSGNHT (the momentum's noise) and SGMGT (the θ term's).
+pub trait NoiseDiscount<T: Real>: ChainState<T> + StepSize<T> {
+    /// The estimate is taken off the momentum's injected noise (true), or enters SGMGT-D's θ
+    /// term per coordinate (false).
+    const MOMENTUM: bool;
+    /// The friction (SGHMC) or injected diffusion (SGNHT, mSGNHT) A of the settings; 0 for
+    /// SGMGT.
+    fn injected_diffusion(&self) -> T;
+    /// The largest per-coordinate estimate the θ term takes (SGMGT-D: just below 1/(2σ_θ);
+    /// `None`: no bound).
+    fn max_theta_estimate(&self) -> Option<T> {
+        None
+    }
+    /// One step with the discount `discount` (its documentation says what each field does).
+    fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        discount: Discount<'_, T>,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError>;
+}
+
+/// The settings of [`Calibrated`].
+///
+/// | setting | meaning | default |
+/// | --- | --- | --- |
+/// | shape | diagonal or dense estimate of V | (required) |
+/// | λ | weight of the running average V̄ ← (1 − λ)V̄ + λV̂ (`docs/gradient-noise.md`) | 0.02 |
+/// | raise friction | A is raised to the estimate's bound when below it (else B̂ is scaled down to fit A, and the step reports it) | true |
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct CalibratedParams<T> {
+    shape: NoiseShape,
+    weight: T,
+    raise_friction: bool,
+}
+
+impl<T: Real> CalibratedParams<T> {
+    /// The defaults of the table for an estimate of shape `shape`.
+    pub fn new(shape: NoiseShape) -> Self {
+        CalibratedParams {
+            shape,
+            weight: T::from_f64(0.02),
+            raise_friction: true,
+        }
+    }
+    /// Sets the running-average weight 0 < λ ≤ 1.
+    pub fn with_weight(self, weight: T) -> Self {
+        CalibratedParams { weight, ..self }
+    }
+    /// Raise A to the estimate's bound when below it (true), or scale B̂ down to fit (false).
+    pub fn with_raise_friction(self, raise_friction: bool) -> Self {
+        CalibratedParams {
+            raise_friction,
+            ..self
+        }
+    }
+    /// The shape.
+    pub fn shape(&self) -> NoiseShape {
+        self.shape
+    }
+    /// λ
+    pub fn weight(&self) -> T {
+        self.weight
+    }
+    /// Whether A is raised.
+    pub fn raise_friction(&self) -> bool {
+        self.raise_friction
+    }
+}
+
+/// What the last step of a [`Calibrated`] sampler used.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Calibration<T> {
+    /// The friction or injected diffusion A of the step.
+    pub friction: T,
+    /// The bound c ≥ λ_max(B̂) of the discounted estimate (0 before the first estimate, and
+    /// for SGMGT-D).
+    pub bound: T,
+    /// The estimate exceeded A and was scaled down to fit it (only without raising A), or
+    /// some B̂ⱼ exceeded SGMGT-D's bound and was clamped.
+    pub clamped: bool,
+}
+
+/// A sampler run with the online gradient-noise estimate (module docs).
+#[derive(Debug)]
+pub struct Calibrated<'a, T, S> {
+    sampler: S,
+    estimate: NoiseEstimate<'a, T>,
+    work: &'a mut [T],
+    raise_friction: bool,
+    last: Calibration<T>,
+}
+
+impl<'a, T: Real, S: NoiseDiscount<T>> Calibrated<'a, T, S> {
+    /// Wraps `sampler`, with the estimate V̄ in `estimate` (`params.shape().len(n)` entries,
+    /// zeroed here) and `work` as scratch ([`Self::workspace_len`]).
+    pub fn new(
+        sampler: S,
+        params: CalibratedParams<T>,
+        estimate: &'a mut [T],
+        work: &'a mut [T],
+    ) -> Result<Self, Error> {
+        let n = sampler.position().len();
+        let shape = params.shape;
+        if estimate.len() != shape.len(n) {
+            return Err(LayoutError::LengthMismatch {
+                buffer: Buffer::NoiseEstimates,
+                expected: shape.len(n),
+                found: estimate.len(),
+            }
+            .into());
+        }
+        let need = Self::workspace_len(shape, n);
+        if work.len() != need {
+            return Err(LayoutError::LengthMismatch {
+                buffer: Buffer::Workspace,
+                expected: need,
+                found: work.len(),
+            }
+            .into());
+        }
+        let estimate = NoiseEstimate::new(shape, params.weight, estimate)?;
+        Ok(Calibrated {
+            sampler,
+            estimate,
+            work,
+            raise_friction: params.raise_friction,
+            last: Calibration {
+                friction: T::ZERO,
+                bound: T::ZERO,
+                clamped: false,
+            },
+        })
+    }
+
+    /// The scratch length for n coordinates: 4n for a diagonal estimate (Σgᵢ, Σgᵢ², the
+    /// shaped noise, B̂ⱼ), 3n + 2n² for a dense one (Σgᵢgᵢᵀ and the Cholesky factor of
+    /// cI − B̂ are n × n).
+    pub const fn workspace_len(shape: NoiseShape, n: usize) -> usize {
+        match shape {
+            NoiseShape::Diagonal => n.saturating_mul(4),
+            NoiseShape::Dense => n
+                .saturating_mul(3)
+                .saturating_add(n.saturating_mul(n).saturating_mul(2)),
+        }
+    }
+
+    /// The wrapped sampler.
+    pub fn sampler(&self) -> &S {
+        &self.sampler
+    }
+
+    /// The wrapped sampler, mutably (its settings, mass and thermostats).
+    pub fn sampler_mut(&mut self) -> &mut S {
+        &mut self.sampler
+    }
+
+    /// The running estimate V̄.
+    pub fn estimate(&self) -> &NoiseEstimate<'a, T> {
+        &self.estimate
+    }
+
+    /// The running estimate, mutably (to [`NoiseEstimate::reset`] it).
+    pub fn estimate_mut(&mut self) -> &mut NoiseEstimate<'a, T> {
+        &mut self.estimate
+    }
+
+    /// What the last successful step used.
+    pub fn last(&self) -> Calibration<T> {
+        self.last
+    }
+
+    /// Unwraps the sampler.
+    pub fn into_inner(self) -> S {
+        self.sampler
+    }
+}
+
+/// The model as the wrapped sampler sees it: the caller's gradient minus the shaped noise e/h
+/// (so that the momentum receives +e), with the per-example moments turned into V̂ on the way.
+struct Shaped<'m, 'w, 'e, T, G: ?Sized> {
+    model: &'m mut G,
+    estimate: &'e NoiseEstimate<'e, T>,
+    sum: &'w mut [T],
+    squares: &'w mut [T],
+    extra: &'w [T],
+    inv_h: T,
+    shape: bool,
+    moments: Option<Result<Batch, MomentsError>>,
+}
+
+impl<T: Real, G: MinibatchGradient<T> + ?Sized> Gradient<T> for Shaped<'_, '_, '_, T, G> {
+    fn gradient(&mut self, theta: &[T], grad: &mut [T]) {
+        let moments = Moments {
+            sum: &mut *self.sum,
+            squares: &mut *self.squares,
+            dense: self.shape,
+        };
+        let batch = self.model.gradient_with_moments(theta, grad, moments);
+        let checked = self
+            .estimate
+            .estimate_in_place(batch, self.sum, self.squares)
+            .map(|()| batch);
+        if checked.is_err() {
+            // Unusable moments: a non-finite (∞) gradient makes the sampler abandon the step
+            // with its state untouched; `step` reports the moments' error instead.
+            if let Some(g) = grad.first_mut() {
+                *g = T::INFINITY;
+            }
+        } else {
+            for (g, &e) in grad.iter_mut().zip(self.extra) {
+                *g -= e * self.inv_h;
+            }
+        }
+        self.moments = Some(checked);
+    }
+}
+
+impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, G>
+    for Calibrated<'_, T, S>
+{
+    fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        let n = self.estimate.dim();
+        let shape = self.estimate.shape();
+        let h = self.sampler.step_size();
+        let half_h = h * T::HALF;
+        let (sum, rest) = self.work.split_at_mut(n);
+        let (squares, rest) = rest.split_at_mut(shape.len(n));
+        let (extra, rest) = rest.split_at_mut(n);
+        let (b_hat, factor) = rest.split_at_mut(n);
+        for (j, b) in b_hat.iter_mut().enumerate() {
+            *b = half_h * self.estimate.variance_of(j);
+        }
+        let mut friction = self.sampler.injected_diffusion();
+        let (mut bound, mut clamped) = (T::ZERO, false);
+        extra.fill(T::ZERO);
+        if S::MOMENTUM && self.estimate.updates() > 0 {
+            bound = match shape {
+                NoiseShape::Diagonal => b_hat.iter().fold(T::ZERO, |m, &b| m.max(b)),
+                NoiseShape::Dense => {
+                    let scratch = (&mut *b_hat, &mut *extra);
+                    shaped_cholesky(self.estimate.variance(), n, half_h, factor, scratch)
+                }
+            };
+            let mut scale = T::ONE;
+            if bound > friction {
+                if self.raise_friction {
+                    friction = bound;
+                } else {
+                    scale = friction / bound;
+                    bound = friction;
+                    clamped = true;
+                }
+            }
+            if bound > T::ZERO {
+                // e ~ N(0, 2h(cI − B̂)): per coordinate, or √(2h)·L z with LLᵀ = cI − B̂.
+                let sd = (T::TWO * h).sqrt();
+                match shape {
+                    NoiseShape::Diagonal => {
+                        for (e, &b) in extra.iter_mut().zip(b_hat.iter()) {
+                            let gap = bound - b * scale;
+                            let gap = if gap > T::ZERO { gap } else { T::ZERO };
+                            *e = (gap * T::TWO * h).sqrt() * T::standard_normal(rng);
+                        }
+                    }
+                    NoiseShape::Dense => {
+                        if scale < T::ONE {
+                            // The factor was built for B̂, not scale·B̂: rebuild it.
+                            bound = shaped_factor(
+                                self.estimate.variance(),
+                                n,
+                                half_h * scale,
+                                bound,
+                                factor,
+                            );
+                        }
+                        // (The power iteration used `extra` as scratch; it is redrawn here.)
+                        for e in extra.iter_mut() {
+                            *e = T::standard_normal(rng);
+                        }
+                        lower_times_in_place(factor, n, extra, sd);
+                    }
+                }
+            }
+        } else if let (false, Some(max)) = (S::MOMENTUM, self.sampler.max_theta_estimate()) {
+            for b in b_hat.iter_mut() {
+                if *b > max {
+                    *b = max;
+                    clamped = true;
+                }
+            }
+        }
+        let inv_h = T::ONE / h;
+        // (A factor whose c had to be raised past a scaled-down A's value: the sampler's part
+        // of the noise cannot go below 0.)
+        let removed = if bound > friction { friction } else { bound };
+        let discount = Discount {
+            friction,
+            removed,
+            theta_estimates: if S::MOMENTUM { &[] } else { &*b_hat },
+        };
+        let mut shaped = Shaped {
+            model,
+            estimate: &self.estimate,
+            sum,
+            squares,
+            extra,
+            inv_h,
+            shape: shape == NoiseShape::Dense,
+            moments: None,
+        };
+        let result = self.sampler.step_discounted(discount, &mut shaped, rng);
+        let moments = shaped.moments;
+        let stats = match (result, moments) {
+            (Err(StepError::NonFiniteGradient { .. }), Some(Err(e))) => {
+                return Err(StepError::Moments(e));
+            }
+            (result, _) => result?,
+        };
+        if let Some(Ok(_)) = moments {
+            self.estimate.commit(squares);
+        }
+        self.last = Calibration {
+            friction,
+            bound,
+            clamped,
+        };
+        Ok(stats)
+    }
+}
+
+/// Builds the Cholesky factor of cI − ½hV̄ into `factor` for the smallest c this finds that
+/// keeps it positive definite and at least λ_max: a power-iteration estimate of λ_max(½hV̄)
+/// with a 2 % margin, else the Gershgorin bound (max row sum of |·|) with 0.1 %, which always
+/// succeeds in exact arithmetic. Returns c (0 when V̄ is 0). `x`, `y`: n of scratch each.
+fn shaped_cholesky<T: Real>(
+    v: &[T],
+    n: usize,
+    half_h: T,
+    factor: &mut [T],
+    (x, y): (&mut [T], &mut [T]),
+) -> T {
+    let gershgorin = (0..n).fold(T::ZERO, |m, r| {
+        let row = v.get(r * n..(r + 1) * n).unwrap_or_default();
+        m.max(row.iter().fold(T::ZERO, |s, &x| s + x.abs()) * half_h)
+    });
+    if gershgorin <= T::ZERO {
+        return T::ZERO;
+    }
+    let power = power_iteration(v, n, x, y) * half_h;
+    let first = power * T::from_f64(1.02);
+    if first < gershgorin && try_factor(v, n, half_h, first, factor) {
+        return first;
+    }
+    shaped_factor(v, n, half_h, gershgorin * T::from_f64(1.001), factor)
+}
+
+/// Factors cI − sV into `factor`, raising c by 1 % until the factorisation succeeds (it does
+/// at once for c above the Gershgorin bound, but for rounding); returns the c used.
+fn shaped_factor<T: Real>(v: &[T], n: usize, s: T, mut c: T, factor: &mut [T]) -> T {
+    for _ in 0..64 {
+        if try_factor(v, n, s, c, factor) {
+            return c;
+        }
+        c *= T::from_f64(1.01);
+    }
+    // Unreachable for a finite V̄ (c is then far above every eigenvalue): no shaped noise.
+    factor.fill(T::ZERO);
+    c
+}
+
+/// Writes cI − sV into `factor` and factors it in place; whether it succeeded.
+fn try_factor<T: Real>(v: &[T], n: usize, s: T, c: T, factor: &mut [T]) -> bool {
+    for (k, (f, &x)) in factor.iter_mut().zip(v).enumerate() {
+        *f = -s * x;
+        if k % (n + 1) == 0 {
+            *f += c;
+        }
+    }
+    cholesky_in_place(factor, n).is_ok()
+}
+
+/// λ_max of the symmetric positive semi-definite `v` (n × n) by 30 power iterations from the
+/// vector of ones: the last Rayleigh quotient xᵀVx/xᵀx, which approaches λ_max from below.
+/// `x` and `y` are n of scratch each.
+fn power_iteration<T: Real>(v: &[T], n: usize, x: &mut [T], y: &mut [T]) -> T {
+    x.fill(T::ONE);
+    let mut lambda = T::ZERO;
+    for _ in 0..30 {
+        let norm = x.iter().fold(T::ZERO, |s, &a| s + a * a).sqrt();
+        if !(norm > T::ZERO && norm.is_finite()) {
+            break;
+        }
+        for (r, out) in y.iter_mut().enumerate().take(n) {
+            let row = v.get(r * n..(r + 1) * n).unwrap_or_default();
+            *out = row
+                .iter()
+                .zip(x.iter())
+                .fold(T::ZERO, |s, (&a, &b)| s + a * b)
+                / norm;
+        }
+        // With x/|x| unit: λ = (x/|x|)ᵀ V (x/|x|), and the next x is V x/|x|.
+        lambda = x
+            .iter()
+            .zip(y.iter())
+            .fold(T::ZERO, |s, (&a, &b)| s + a * b)
+            / norm;
+        x.copy_from_slice(y);
+    }
+    lambda
+}
+
+/// x ← sd · L x for the lower-triangular `l` (n × n, row-major): row r of Lx reads x₀…xᵣ only,
+/// so going from the last row up overwrites nothing still needed.
+fn lower_times_in_place<T: Real>(l: &[T], n: usize, x: &mut [T], sd: T) {
+    for r in (0..n).rev() {
+        let row = l.get(r * n..r * n + r + 1).unwrap_or_default();
+        let v = row
+            .iter()
+            .zip(x.iter())
+            .fold(T::ZERO, |s, (&a, &b)| s + a * b);
+        if let Some(a) = x.get_mut(r) {
+            *a = sd * v;
+        }
+    }
+}
+
+impl<T: Real, S: NoiseDiscount<T>> ChainState<T> for Calibrated<'_, T, S> {
+    fn position(&self) -> &[T] {
+        self.sampler.position()
+    }
+    fn momentum(&self) -> &[T] {
+        self.sampler.momentum()
+    }
+    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+        self.sampler.phase_mut()
+    }
+    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.sampler.resample_momentum(rng)
+    }
+}

@@ -1,0 +1,556 @@
+//! Stationarity of the calibrated samplers under synthetic minibatch noise of known anisotropic and correlated covariance.
+//!
+//! The model is a Gaussian target whose gradient is a "minibatch" of b per-example gradients
+//! gᵢ = ∇U(θ)/N + ηᵢ with ηᵢ ~ N(0, S) i.i.d. (S known), scaled by N/b: ∇Ũ = ∇U + (N/b)Σηᵢ,
+//! whose noise has covariance V = N²S/b (sampling with replacement from an infinite
+//! population), i.e. B = ½hV in Chen et al. 2014's units. The model reports Σgᵢ and Σgᵢ⊙gᵢ (or
+//! Σgᵢgᵢᵀ), and [`Calibrated`] estimates V from them online (`docs/gradient-noise.md`).
+//!
+//! Each test checks every coordinate's mean and variance (and, for correlated noise, every
+//! covariance) within 5 batch-means standard errors of the target, and shows that the same
+//! assertion fails without the estimate (or with the diagonal estimate under correlated
+//! noise), so it has the power to see the bias it is about.
+
+mod common;
+
+use common::{CovMoments, DenseGaussian, Gaussian, Moments, Z, run, run_cov};
+use rand_pcg::Pcg64;
+use sgmcmc::adapt::NoiseShape;
+use sgmcmc::gradient::{Batch, Gradient, MinibatchGradient, Moments as BatchMoments, Sampling};
+use sgmcmc::kinetic::MonomialGamma;
+use sgmcmc::prelude::*;
+use sgmcmc::sampler::{Calibrated, CalibratedParams};
+
+/// Examples N the "likelihood" is split into, and the minibatch size b.
+const POPULATION: usize = 1000;
+const BATCH: usize = 8;
+
+/// A Gaussian target with synthetic per-example gradient noise of covariance S = LLᵀ.
+struct NoisyGaussian {
+    target: DenseGaussian,
+    /// Lower Cholesky factor of S (row-major d × d).
+    noise_factor: Vec<f64>,
+    rng: Pcg64,
+    full: Vec<f64>,
+    z: Vec<f64>,
+    eta: Vec<f64>,
+}
+
+impl NoisyGaussian {
+    /// Noise whose minibatch gradient has covariance V = `v` (row-major; S = bV/N²) at b = BATCH.
+    fn new(target: DenseGaussian, v: &[f64], seed: u64) -> Self {
+        let d = target.dim();
+        let scale = BATCH as f64 / (POPULATION as f64).powi(2);
+        let mut s: Vec<f64> = v.iter().map(|x| x * scale).collect();
+        sgmcmc::linalg::cholesky_in_place(&mut s, d).unwrap();
+        NoisyGaussian {
+            target,
+            noise_factor: s,
+            rng: Pcg64::new(seed as u128, 0x0015e),
+            full: vec![0.0; d],
+            z: vec![0.0; d],
+            eta: vec![0.0; d],
+        }
+    }
+}
+
+impl MinibatchGradient<f64> for NoisyGaussian {
+    fn gradient_with_moments(
+        &mut self,
+        theta: &[f64],
+        grad: &mut [f64],
+        m: BatchMoments<'_, f64>,
+    ) -> Batch {
+        let d = theta.len();
+        self.target.gradient(theta, &mut self.full);
+        m.sum.fill(0.0);
+        m.squares.fill(0.0);
+        for _ in 0..BATCH {
+            for z in self.z.iter_mut() {
+                *z = f64::standard_normal(&mut self.rng);
+            }
+            for r in 0..d {
+                let row = &self.noise_factor[r * d..r * d + r + 1];
+                let eta: f64 = row.iter().zip(&self.z).map(|(l, z)| l * z).sum();
+                self.eta[r] = self.full[r] / POPULATION as f64 + eta;
+            }
+            for r in 0..d {
+                m.sum[r] += self.eta[r];
+                if m.dense {
+                    for c in 0..d {
+                        m.squares[r * d + c] += self.eta[r] * self.eta[c];
+                    }
+                } else {
+                    m.squares[r] += self.eta[r] * self.eta[r];
+                }
+            }
+        }
+        let scale = POPULATION as f64 / BATCH as f64;
+        for (g, s) in grad.iter_mut().zip(m.sum.iter()) {
+            *g = scale * s;
+        }
+        Batch {
+            size: BATCH,
+            population: POPULATION,
+            sampling: Sampling::WithReplacement,
+        }
+    }
+}
+
+/// The same noisy gradient for an uncalibrated sampler.
+impl Gradient<f64> for NoisyGaussian {
+    fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
+        let d = theta.len();
+        let (mut sum, mut squares) = (vec![0.0; d], vec![0.0; d]);
+        let m = BatchMoments {
+            sum: &mut sum,
+            squares: &mut squares,
+            dense: false,
+        };
+        self.gradient_with_moments(theta, grad, m);
+    }
+}
+
+const D: usize = 4;
+const H: f64 = 0.05;
+const BURN: usize = 20_000;
+const BATCHES: usize = 50;
+const PER_BATCH: usize = 20_000;
+
+/// The target of the anisotropic test: variances 0.25, 1, 2, 4, means −1 … 1.
+fn anisotropic_target() -> Gaussian {
+    Gaussian {
+        mean: vec![-1.0, -0.3, 0.4, 1.0],
+        var: vec![0.25, 1.0, 2.0, 4.0],
+    }
+}
+
+/// Diagonal noise with B = ½hV = 1.5, 0.8, 0.3, 0.05 at step size h: largest on the stiff
+/// coordinate, as in a regression whose stiff directions carry the most per-example spread.
+fn anisotropic_noise(h: f64) -> Vec<f64> {
+    let b = [1.5, 0.8, 0.3, 0.05];
+    let mut v = vec![0.0; D * D];
+    for j in 0..D {
+        v[j * D + j] = 2.0 * b[j] / h;
+    }
+    v
+}
+
+/// The step size of a run and how many times the default number of steps it takes: SGMGT-D
+/// runs at h = 0.01, since its first-order θ term has an Euler–Maruyama variance bias of
+/// about σ_θh/(2σ²) on a coordinate of variance σ² (2.5 % on the stiff one at h = 0.05, more
+/// than 5 SE here; 0.5 % at h = 0.01, as in `tests/sgmgt.rs`), with 5× the steps.
+fn step_size(kind: Kind) -> (f64, usize) {
+    match kind {
+        Kind::SgmgtD => (0.01, 5),
+        _ => (H, 1),
+    }
+}
+
+/// Which sampler a run uses.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Sghmc,
+    Sgnht,
+    MSgnht,
+    SgmgtD,
+}
+
+/// Runs `kind` on the anisotropic target with the estimate (`shape`) or without it (`None`).
+fn anisotropic(kind: Kind, shape: Option<NoiseShape>, seed: u64) -> Moments {
+    let target = anisotropic_target();
+    let dense_target = DenseGaussian::from_diagonal(&target);
+    let (h, _) = step_size(kind);
+    let mut model = NoisyGaussian::new(dense_target, &anisotropic_noise(h), seed);
+    sample(kind, shape, &target, &mut model, seed)
+}
+
+fn sample(
+    kind: Kind,
+    shape: Option<NoiseShape>,
+    target: &Gaussian,
+    model: &mut NoisyGaussian,
+    seed: u64,
+) -> Moments {
+    let mut rng = Pcg64::new(seed as u128, 0xca1);
+    let (h, longer) = step_size(kind);
+    let (burn, per_batch) = (BURN * longer, PER_BATCH * longer);
+    let (mut theta, mut p, mut xi_v) = (target.mean.clone(), vec![0.0; D], vec![1.0; D]);
+    let mut xi = 1.0;
+    let mut work = vec![0.0; 3 * D];
+    let shape_or = shape.unwrap_or(NoiseShape::Diagonal);
+    let mut est = vec![0.0; shape_or.len(D)];
+    let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape_or, D)];
+    let params = CalibratedParams::new(shape_or);
+    macro_rules! go {
+        ($s:expr) => {{
+            let s = $s;
+            match shape {
+                Some(_) => {
+                    let mut c = Calibrated::new(s, params, &mut est, &mut scratch).unwrap();
+                    run(&mut c, model, &mut rng, target, burn, BATCHES, per_batch)
+                }
+                None => {
+                    let mut s = s;
+                    run::<f64, _, _>(&mut s, model, &mut rng, target, burn, BATCHES, per_batch)
+                }
+            }
+            .unwrap()
+        }};
+    }
+    match kind {
+        Kind::Sghmc => {
+            go!(Sghmc::new(SghmcParams::new(H), &mut theta, &mut p, &mut work[..2 * D]).unwrap())
+        }
+        Kind::Sgnht => {
+            go!(Sgnht::new(
+                SgnhtParams::new(H),
+                &mut theta,
+                &mut p,
+                &mut xi,
+                &mut work[..2 * D]
+            )
+            .unwrap())
+        }
+        Kind::MSgnht => go!(MSgnht::new(
+            SgnhtParams::new(H),
+            &mut theta,
+            &mut p,
+            &mut xi_v,
+            &mut work
+        )
+        .unwrap()),
+        Kind::SgmgtD => {
+            let params = sgmgt_d_params(h);
+            let mut s = Sgmgt::new(params, &mut theta, &mut p, &mut xi_v, &mut work).unwrap();
+            s.resample_momentum(&mut rng);
+            go!(s)
+        }
+    }
+}
+
+/// SGMGT-D with the θ term strong enough for its B̂ to matter (σ_θ = 0.25, as
+/// `docs/sgmgt-noise-estimate.md`'s measurements), softened kinetics a = 1, c = 5, p redrawn
+/// every 100 steps.
+fn sgmgt_d_params(h: f64) -> SgmgtParams<f64> {
+    SgmgtParams::new(h)
+        .with_sigma_theta(0.25)
+        .with_resampling_steps(100, 0)
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap())
+}
+
+/// The largest |estimate − target| / SE over the coordinates' means and variances.
+fn worst_z(m: &Moments, target: &Gaussian) -> f64 {
+    (0..target.mean.len())
+        .flat_map(|i| {
+            [
+                (m.mean[i] - target.mean[i]).abs() / m.mean_se[i],
+                (m.var[i] - target.var[i]).abs() / m.var_se[i],
+            ]
+        })
+        .fold(0.0, f64::max)
+}
+
+fn report(label: &str, m: &Moments, target: &Gaussian) {
+    let ratios: Vec<String> = (0..D)
+        .map(|i| {
+            format!(
+                "{:.3}±{:.3}",
+                m.var[i] / target.var[i],
+                m.var_se[i] / target.var[i]
+            )
+        })
+        .collect();
+    eprintln!(
+        "{label}: var/target [{}], worst |Δ|/SE {:.1}",
+        ratios.join(", "),
+        worst_z(m, target)
+    );
+}
+
+/// With anisotropic diagonal noise (B from 0.05 to 1.5 against A = 1) every sampler with the
+/// diagonal estimate has every coordinate's mean and variance within 5 SE; SGHMC and SGNHT
+/// without it miss by far more (SGHMC's stiff coordinate runs at temperature ≈ (A + B)/A,
+/// SGNHT's one thermostat leaves the quiet coordinates cold).
+#[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
+fn anisotropic_noise_is_absorbed_by_the_diagonal_estimate() {
+    let target = anisotropic_target();
+    let runs: Vec<(Kind, Option<NoiseShape>, Moments)> = std::thread::scope(|scope| {
+        let jobs = [
+            (Kind::Sghmc, Some(NoiseShape::Diagonal), 11),
+            (Kind::Sgnht, Some(NoiseShape::Diagonal), 12),
+            (Kind::MSgnht, Some(NoiseShape::Diagonal), 13),
+            (Kind::SgmgtD, Some(NoiseShape::Diagonal), 14),
+            (Kind::Sghmc, None, 15),
+            (Kind::Sgnht, None, 16),
+        ]
+        .map(|(kind, shape, seed)| {
+            scope.spawn(move || (kind, shape, anisotropic(kind, shape, seed)))
+        });
+        jobs.map(|j| j.join().unwrap()).into_iter().collect()
+    });
+    for (kind, shape, m) in &runs {
+        report(&format!("{kind:?} {shape:?}"), m, &target);
+    }
+    for (kind, shape, m) in &runs {
+        let z = worst_z(m, &target);
+        match shape {
+            Some(_) => assert!(
+                z <= Z,
+                "{kind:?} with the estimate: worst |Δ|/SE {z:.1} > {Z}"
+            ),
+            None => assert!(
+                z > 4.0 * Z,
+                "{kind:?} without the estimate: worst |Δ|/SE only {z:.1}"
+            ),
+        }
+    }
+}
+
+/// Correlated noise: V with correlation 0.9 between every pair and B from 0.3 to 1.2.
+fn correlated_noise() -> Vec<f64> {
+    // (At the Gaussian samplers' h = H.)
+    let b = [1.2, 0.9, 0.6, 0.3];
+    let mut v = vec![0.0; D * D];
+    for r in 0..D {
+        for c in 0..D {
+            let rho = if r == c { 1.0 } else { 0.9 };
+            v[r * D + c] = rho * 2.0 * (b[r] * b[c]).sqrt() / H;
+        }
+    }
+    v
+}
+
+fn correlated(kind: Kind, shape: Option<NoiseShape>, seed: u64) -> CovMoments {
+    let target = DenseGaussian::equicorrelated(D, 0.5);
+    let mut model = NoisyGaussian::new(target.clone(), &correlated_noise(), seed);
+    let mut rng = Pcg64::new(seed as u128, 0xc0);
+    let (mut theta, mut p, mut xi_v) = (target.mean.clone(), vec![0.0; D], vec![1.0; D]);
+    let mut xi = 1.0;
+    let mut work = vec![0.0; 3 * D];
+    let shape_or = shape.unwrap_or(NoiseShape::Diagonal);
+    let mut est = vec![0.0; shape_or.len(D)];
+    let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape_or, D)];
+    let params = CalibratedParams::new(shape_or);
+    macro_rules! go {
+        ($s:expr) => {{
+            let s = $s;
+            match shape {
+                Some(_) => {
+                    let mut c = Calibrated::new(s, params, &mut est, &mut scratch).unwrap();
+                    run_cov(
+                        &mut c, &mut model, &mut rng, &target, BURN, BATCHES, PER_BATCH,
+                    )
+                }
+                None => {
+                    let mut s = s;
+                    run_cov::<f64, _, _>(
+                        &mut s, &mut model, &mut rng, &target, BURN, BATCHES, PER_BATCH,
+                    )
+                }
+            }
+            .unwrap()
+        }};
+    }
+    match kind {
+        Kind::Sghmc => {
+            go!(Sghmc::new(SghmcParams::new(H), &mut theta, &mut p, &mut work[..2 * D]).unwrap())
+        }
+        Kind::Sgnht => {
+            go!(Sgnht::new(
+                SgnhtParams::new(H),
+                &mut theta,
+                &mut p,
+                &mut xi,
+                &mut work[..2 * D]
+            )
+            .unwrap())
+        }
+        Kind::MSgnht => go!(MSgnht::new(
+            SgnhtParams::new(H),
+            &mut theta,
+            &mut p,
+            &mut xi_v,
+            &mut work
+        )
+        .unwrap()),
+        Kind::SgmgtD => unreachable!("SGMGT-D takes the diagonal only"),
+    }
+}
+
+/// The largest |estimate − target| / SE over the means and covariance entries.
+fn worst_cov_z(m: &CovMoments, target: &DenseGaussian) -> f64 {
+    let d = target.dim();
+    let means = (0..d).map(|i| (m.mean[i] - target.mean[i]).abs() / m.mean_se[i]);
+    let covs = (0..d * d).map(|k| (m.cov[k] - target.cov[k]).abs() / m.cov_se[k]);
+    means.chain(covs).fold(0.0, f64::max)
+}
+
+/// With noise correlated across coordinates (ρ = 0.9) the dense estimate makes SGHMC, SGNHT and
+/// mSGNHT stationary for the target: every mean and covariance entry within 5 SE. The diagonal
+/// estimate, and mSGNHT's per-coordinate thermostats without any estimate, leave the
+/// off-diagonal noise in and miss.
+#[test]
+#[ignore = "statistical tier: cargo test -- --ignored"]
+fn correlated_noise_is_absorbed_by_the_dense_estimate() {
+    let target = DenseGaussian::equicorrelated(D, 0.5);
+    let runs: Vec<(Kind, Option<NoiseShape>, CovMoments)> = std::thread::scope(|scope| {
+        let jobs = [
+            (Kind::Sghmc, Some(NoiseShape::Dense), 21),
+            (Kind::Sgnht, Some(NoiseShape::Dense), 22),
+            (Kind::MSgnht, Some(NoiseShape::Dense), 23),
+            (Kind::Sghmc, Some(NoiseShape::Diagonal), 24),
+            (Kind::MSgnht, None, 25),
+        ]
+        .map(|(kind, shape, seed)| {
+            scope.spawn(move || (kind, shape, correlated(kind, shape, seed)))
+        });
+        jobs.map(|j| j.join().unwrap()).into_iter().collect()
+    });
+    for (kind, shape, m) in &runs {
+        let var: Vec<String> = (0..D).map(|i| format!("{:.3}", m.cov[i * D + i])).collect();
+        eprintln!(
+            "{kind:?} {shape:?}: variances [{}], cov(0,1) {:.3}, worst |Δ|/SE {:.1}",
+            var.join(", "),
+            m.cov[1],
+            worst_cov_z(m, &target)
+        );
+    }
+    for (kind, shape, m) in &runs {
+        let z = worst_cov_z(m, &target);
+        if *shape == Some(NoiseShape::Dense) {
+            assert!(z <= Z, "{kind:?} dense: worst |Δ|/SE {z:.1} > {Z}");
+        } else {
+            assert!(z > 2.0 * Z, "{kind:?} {shape:?}: worst |Δ|/SE only {z:.1}");
+        }
+    }
+}
+
+/// A model whose moments are unusable in a chosen way, to check the state contract.
+struct BadMoments {
+    size: usize,
+    nan: bool,
+}
+
+impl Gradient<f64> for BadMoments {
+    fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
+        grad.copy_from_slice(theta);
+    }
+}
+
+impl MinibatchGradient<f64> for BadMoments {
+    fn gradient_with_moments(
+        &mut self,
+        theta: &[f64],
+        grad: &mut [f64],
+        m: BatchMoments<'_, f64>,
+    ) -> Batch {
+        grad.copy_from_slice(theta);
+        m.sum.copy_from_slice(theta);
+        for (q, t) in m.squares.iter_mut().zip(theta) {
+            *q = 2.0 * t * t + 1.0;
+        }
+        if self.nan {
+            m.squares[1] = f64::NAN;
+        }
+        Batch {
+            size: self.size,
+            population: 10,
+            sampling: Sampling::WithoutReplacement,
+        }
+    }
+}
+
+/// Unusable moments end the step with `StepError::Moments` and leave θ, p, the estimate and
+/// its update count exactly as they were; usable ones then step on.
+#[test]
+fn unusable_moments_leave_the_state_untouched() {
+    let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
+    let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+    let (mut est, mut scratch) = ([0.0; 2], [0.0; 8]);
+    let params = CalibratedParams::new(NoiseShape::Diagonal);
+    let mut s = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap();
+    let mut rng = Pcg64::new(5, 6);
+    let mut good = BadMoments {
+        size: 2,
+        nan: false,
+    };
+    s.step(&mut good, &mut rng).unwrap();
+    let before = (
+        s.position().to_vec(),
+        s.momentum().to_vec(),
+        s.estimate().variance().to_vec(),
+        s.estimate().updates(),
+    );
+    for (bad, expected) in [
+        (
+            BadMoments {
+                size: 1,
+                nan: false,
+            },
+            sgmcmc::MomentsError::BatchTooSmall { size: 1 },
+        ),
+        (
+            BadMoments {
+                size: 11,
+                nan: false,
+            },
+            sgmcmc::MomentsError::BatchExceedsPopulation {
+                size: 11,
+                population: 10,
+            },
+        ),
+        (
+            BadMoments { size: 2, nan: true },
+            sgmcmc::MomentsError::NonFinite { index: 1 },
+        ),
+    ] {
+        let mut bad = bad;
+        assert_eq!(
+            s.step(&mut bad, &mut rng),
+            Err(StepError::Moments(expected))
+        );
+        let after = (
+            s.position().to_vec(),
+            s.momentum().to_vec(),
+            s.estimate().variance().to_vec(),
+            s.estimate().updates(),
+        );
+        assert_eq!(before, after);
+    }
+    s.step(&mut good, &mut rng).unwrap();
+    assert_eq!(s.estimate().updates(), 2);
+}
+
+/// Buffers of the wrong length are refused by name.
+#[test]
+fn wrong_buffers_are_refused() {
+    let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
+    let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+    let (mut est, mut scratch) = ([0.0; 3], [0.0; 8]);
+    let params = CalibratedParams::new(NoiseShape::Diagonal);
+    let err = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap_err();
+    assert_eq!(
+        err,
+        sgmcmc::Error::Layout(LayoutError::LengthMismatch {
+            buffer: Buffer::NoiseEstimates,
+            expected: 2,
+            found: 3
+        })
+    );
+    let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
+    let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+    let (mut est, mut scratch) = ([0.0; 4], [0.0; 8]);
+    let params = CalibratedParams::new(NoiseShape::Dense);
+    // Dense: 3n + 2n² = 14.
+    let err = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap_err();
+    assert!(matches!(
+        err,
+        sgmcmc::Error::Layout(LayoutError::LengthMismatch {
+            buffer: Buffer::Workspace,
+            expected: 14,
+            found: 8
+        })
+    ));
+}
