@@ -86,6 +86,9 @@ pub enum Param {
     /// The weight λ ∈ (0, 1] of the running gradient-noise estimate V̄ ← (1 − λ)V̄ + λV̂
     /// ([`crate::adapt::NoiseEstimate`]).
     NoiseWeight,
+    /// The steps between eigendecompositions of a dense noise estimate (≥ 1;
+    /// [`crate::sampler::CalibratedParams::with_refresh`]).
+    EstimateRefresh,
 }
 
 impl Param {
@@ -120,6 +123,7 @@ impl Param {
             Param::SampleGrowth => "sample-size growth S_I",
             Param::SampleCount => "E-step sample count S_count",
             Param::NoiseWeight => "noise-estimate weight λ",
+            Param::EstimateRefresh => "noise-estimate refresh period",
             Param::Thermostat => "thermostat ξ",
             Param::FrictionScale => "friction rescaling γ",
             Param::ThetaDiffusion => "θ diffusion σ_θ",

@@ -19,7 +19,7 @@ use sgmcmc::adapt::NoiseShape;
 use sgmcmc::gradient::{Batch, Gradient, MinibatchGradient, Moments as BatchMoments, Sampling};
 use sgmcmc::kinetic::MonomialGamma;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::{Calibrated, CalibratedParams};
+use sgmcmc::sampler::{Calibrated, CalibratedParams, Correction};
 
 /// Examples N the "likelihood" is split into, and the minibatch size b.
 const POPULATION: usize = 1000;
@@ -157,17 +157,22 @@ enum Kind {
 }
 
 /// Runs `kind` on the anisotropic target with the estimate (`shape`) or without it (`None`).
-fn anisotropic(kind: Kind, shape: Option<NoiseShape>, seed: u64) -> Moments {
+fn anisotropic(
+    kind: Kind,
+    shape: Option<NoiseShape>,
+    correction: Correction,
+    seed: u64,
+) -> Moments {
     let target = anisotropic_target();
     let dense_target = DenseGaussian::from_diagonal(&target);
     let (h, _) = step_size(kind);
     let mut model = NoisyGaussian::new(dense_target, &anisotropic_noise(h), seed);
-    sample(kind, shape, &target, &mut model, seed)
+    sample(kind, (shape, correction), &target, &mut model, seed)
 }
 
 fn sample(
     kind: Kind,
-    shape: Option<NoiseShape>,
+    (shape, correction): (Option<NoiseShape>, Correction),
     target: &Gaussian,
     model: &mut NoisyGaussian,
     seed: u64,
@@ -181,7 +186,7 @@ fn sample(
     let shape_or = shape.unwrap_or(NoiseShape::Diagonal);
     let mut est = vec![0.0; shape_or.len(D)];
     let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape_or, D)];
-    let params = CalibratedParams::new(shape_or);
+    let params = CalibratedParams::new(shape_or).with_correction(correction);
     macro_rules! go {
         ($s:expr) => {{
             let s = $s;
@@ -276,24 +281,32 @@ fn report(label: &str, m: &Moments, target: &Gaussian) {
 #[ignore = "statistical tier: cargo test -- --ignored"]
 fn anisotropic_noise_is_absorbed_by_the_diagonal_estimate() {
     let target = anisotropic_target();
-    let runs: Vec<(Kind, Option<NoiseShape>, Moments)> = std::thread::scope(|scope| {
+    let (sub, fric) = (Correction::Subtract, Correction::Friction);
+    let diag = Some(NoiseShape::Diagonal);
+    let runs: Vec<(Kind, Option<NoiseShape>, Correction, Moments)> = std::thread::scope(|scope| {
         let jobs = [
-            (Kind::Sghmc, Some(NoiseShape::Diagonal), 11),
-            (Kind::Sgnht, Some(NoiseShape::Diagonal), 12),
-            (Kind::MSgnht, Some(NoiseShape::Diagonal), 13),
-            (Kind::SgmgtD, Some(NoiseShape::Diagonal), 14),
-            (Kind::Sghmc, None, 15),
-            (Kind::Sgnht, None, 16),
+            (Kind::Sghmc, diag, sub, 11),
+            (Kind::Sgnht, diag, sub, 12),
+            (Kind::MSgnht, diag, sub, 13),
+            (Kind::SgmgtD, diag, sub, 14),
+            (Kind::Sghmc, diag, fric, 17),
+            (Kind::Sgnht, diag, fric, 18),
+            (Kind::MSgnht, diag, fric, 19),
+            (Kind::Sghmc, None, sub, 15),
+            (Kind::Sgnht, None, sub, 16),
         ]
-        .map(|(kind, shape, seed)| {
-            scope.spawn(move || (kind, shape, anisotropic(kind, shape, seed)))
+        .map(|(kind, shape, correction, seed)| {
+            scope.spawn(move || {
+                let m = anisotropic(kind, shape, correction, seed);
+                (kind, shape, correction, m)
+            })
         });
         jobs.map(|j| j.join().unwrap()).into_iter().collect()
     });
-    for (kind, shape, m) in &runs {
-        report(&format!("{kind:?} {shape:?}"), m, &target);
+    for (kind, shape, correction, m) in &runs {
+        report(&format!("{kind:?} {shape:?} {correction:?}"), m, &target);
     }
-    for (kind, shape, m) in &runs {
+    for (kind, shape, _, m) in &runs {
         let z = worst_z(m, &target);
         match shape {
             Some(_) => assert!(
@@ -322,7 +335,12 @@ fn correlated_noise() -> Vec<f64> {
     v
 }
 
-fn correlated(kind: Kind, shape: Option<NoiseShape>, seed: u64) -> CovMoments {
+fn correlated(
+    kind: Kind,
+    shape: Option<NoiseShape>,
+    correction: Correction,
+    seed: u64,
+) -> CovMoments {
     let target = DenseGaussian::equicorrelated(D, 0.5);
     let mut model = NoisyGaussian::new(target.clone(), &correlated_noise(), seed);
     let mut rng = Pcg64::new(seed as u128, 0xc0);
@@ -332,7 +350,7 @@ fn correlated(kind: Kind, shape: Option<NoiseShape>, seed: u64) -> CovMoments {
     let shape_or = shape.unwrap_or(NoiseShape::Diagonal);
     let mut est = vec![0.0; shape_or.len(D)];
     let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape_or, D)];
-    let params = CalibratedParams::new(shape_or);
+    let params = CalibratedParams::new(shape_or).with_correction(correction);
     macro_rules! go {
         ($s:expr) => {{
             let s = $s;
@@ -395,29 +413,38 @@ fn worst_cov_z(m: &CovMoments, target: &DenseGaussian) -> f64 {
 #[ignore = "statistical tier: cargo test -- --ignored"]
 fn correlated_noise_is_absorbed_by_the_dense_estimate() {
     let target = DenseGaussian::equicorrelated(D, 0.5);
-    let runs: Vec<(Kind, Option<NoiseShape>, CovMoments)> = std::thread::scope(|scope| {
-        let jobs = [
-            (Kind::Sghmc, Some(NoiseShape::Dense), 21),
-            (Kind::Sgnht, Some(NoiseShape::Dense), 22),
-            (Kind::MSgnht, Some(NoiseShape::Dense), 23),
-            (Kind::Sghmc, Some(NoiseShape::Diagonal), 24),
-            (Kind::MSgnht, None, 25),
-        ]
-        .map(|(kind, shape, seed)| {
-            scope.spawn(move || (kind, shape, correlated(kind, shape, seed)))
+    let (sub, fric) = (Correction::Subtract, Correction::Friction);
+    let dense = Some(NoiseShape::Dense);
+    let runs: Vec<(Kind, Option<NoiseShape>, Correction, CovMoments)> =
+        std::thread::scope(|scope| {
+            let jobs = [
+                (Kind::Sghmc, dense, sub, 21),
+                (Kind::Sgnht, dense, sub, 22),
+                (Kind::MSgnht, dense, sub, 23),
+                (Kind::Sghmc, dense, fric, 26),
+                (Kind::Sgnht, dense, fric, 27),
+                (Kind::MSgnht, dense, fric, 28),
+                (Kind::Sghmc, Some(NoiseShape::Diagonal), sub, 24),
+                (Kind::MSgnht, None, sub, 25),
+            ]
+            .map(|(kind, shape, correction, seed)| {
+                scope.spawn(move || {
+                    let m = correlated(kind, shape, correction, seed);
+                    (kind, shape, correction, m)
+                })
+            });
+            jobs.map(|j| j.join().unwrap()).into_iter().collect()
         });
-        jobs.map(|j| j.join().unwrap()).into_iter().collect()
-    });
-    for (kind, shape, m) in &runs {
+    for (kind, shape, correction, m) in &runs {
         let var: Vec<String> = (0..D).map(|i| format!("{:.3}", m.cov[i * D + i])).collect();
         eprintln!(
-            "{kind:?} {shape:?}: variances [{}], cov(0,1) {:.3}, worst |Δ|/SE {:.1}",
+            "{kind:?} {shape:?} {correction:?}: variances [{}], cov(0,1) {:.3}, worst |Δ|/SE {:.1}",
             var.join(", "),
             m.cov[1],
             worst_cov_z(m, &target)
         );
     }
-    for (kind, shape, m) in &runs {
+    for (kind, shape, _, m) in &runs {
         let z = worst_cov_z(m, &target);
         if *shape == Some(NoiseShape::Dense) {
             assert!(z <= Z, "{kind:?} dense: worst |Δ|/SE {z:.1} > {Z}");
@@ -523,9 +550,21 @@ fn unusable_moments_leave_the_state_untouched() {
     assert_eq!(s.estimate().updates(), 2);
 }
 
-/// Buffers of the wrong length are refused by name.
+/// Buffers of the wrong length, and the friction correction with a mass that is not the
+/// identity, are refused by name.
 #[test]
 fn wrong_buffers_are_refused() {
+    let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
+    let mut sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+    let mut inv_mass = [2.0, 0.5];
+    sghmc
+        .set_mass(MassBuffer::diagonal(&mut inv_mass).unwrap())
+        .unwrap();
+    let (mut est, mut scratch) = ([0.0; 2], [0.0; 8]);
+    let params = CalibratedParams::new(NoiseShape::Diagonal).with_correction(Correction::Friction);
+    let err = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap_err();
+    assert_eq!(err, sgmcmc::Error::Layout(LayoutError::UnsupportedMass));
+
     let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
     let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
     let (mut est, mut scratch) = ([0.0; 3], [0.0; 8]);
@@ -543,13 +582,13 @@ fn wrong_buffers_are_refused() {
     let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
     let (mut est, mut scratch) = ([0.0; 4], [0.0; 8]);
     let params = CalibratedParams::new(NoiseShape::Dense);
-    // Dense: 3n + 2n² = 14.
+    // Dense: 4n + 3n² = 20.
     let err = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap_err();
     assert!(matches!(
         err,
         sgmcmc::Error::Layout(LayoutError::LengthMismatch {
             buffer: Buffer::Workspace,
-            expected: 14,
+            expected: 20,
             found: 8
         })
     ));

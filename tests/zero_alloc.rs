@@ -668,6 +668,163 @@ fn measure_all<T: Real>(float: &'static str, seed: u64, reports: &mut Vec<Report
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The calibrated wrapper (online gradient-noise estimate) around each sampler it takes.
+
+/// A minibatch of `CAL_BATCH` synthetic per-example gradients gᵢ = Λ(θ − μ)/N + 0.5·ζᵢ, with
+/// their sums and squares (or outer products): no allocation, its own generator.
+struct PerExample {
+    noise: Pcg64,
+}
+
+const CAL_BATCH: usize = 8;
+const CAL_POPULATION: usize = 100;
+
+impl<T: Real> sgmcmc::Gradient<T> for PerExample {
+    fn gradient(&mut self, theta: &[T], grad: &mut [T]) {
+        let (mut sum, mut squares) = ([T::ZERO; DIM], [T::ZERO; DIM]);
+        let m = sgmcmc::Moments {
+            sum: &mut sum,
+            squares: &mut squares,
+            dense: false,
+        };
+        sgmcmc::MinibatchGradient::gradient_with_moments(self, theta, grad, m);
+    }
+}
+
+impl<T: Real> sgmcmc::MinibatchGradient<T> for PerExample {
+    fn gradient_with_moments(
+        &mut self,
+        theta: &[T],
+        grad: &mut [T],
+        m: sgmcmc::Moments<'_, T>,
+    ) -> sgmcmc::Batch {
+        m.sum.fill(T::ZERO);
+        m.squares.fill(T::ZERO);
+        let mut g = [T::ZERO; DIM];
+        for _ in 0..CAL_BATCH {
+            for (j, gj) in g.iter_mut().enumerate() {
+                let mean = PRECISION[j] * (theta[j].to_f64() - MEAN[j]) / CAL_POPULATION as f64;
+                *gj = T::from_f64(mean + 0.5 * standard_normal_f64(&mut self.noise));
+            }
+            for a in 0..DIM {
+                m.sum[a] += g[a];
+                if m.dense {
+                    for b in 0..DIM {
+                        m.squares[a * DIM + b] += g[a] * g[b];
+                    }
+                } else {
+                    m.squares[a] += g[a] * g[a];
+                }
+            }
+        }
+        let scale = T::from_usize(CAL_POPULATION) / T::from_usize(CAL_BATCH);
+        for (g, s) in grad.iter_mut().zip(m.sum.iter()) {
+            *g = scale * *s;
+        }
+        sgmcmc::Batch {
+            size: CAL_BATCH,
+            population: CAL_POPULATION,
+            sampling: sgmcmc::Sampling::WithReplacement,
+        }
+    }
+}
+
+/// Sampler (0 SGHMC, 1 SGNHT, 2 mSGNHT, 3 SGMGT-D) × correction × shape.
+const CALIBRATED: [(&str, usize, bool, bool); 14] = [
+    ("cal-sghmc-sub-diag", 0, false, false),
+    ("cal-sghmc-sub-dense", 0, false, true),
+    ("cal-sghmc-fric-diag", 0, true, false),
+    ("cal-sghmc-fric-dense", 0, true, true),
+    ("cal-sgnht-sub-diag", 1, false, false),
+    ("cal-sgnht-sub-dense", 1, false, true),
+    ("cal-sgnht-fric-diag", 1, true, false),
+    ("cal-sgnht-fric-dense", 1, true, true),
+    ("cal-msgnht-sub-diag", 2, false, false),
+    ("cal-msgnht-sub-dense", 2, false, true),
+    ("cal-msgnht-fric-diag", 2, true, false),
+    ("cal-msgnht-fric-dense", 2, true, true),
+    ("cal-sgmgt-d-diag", 3, false, false),
+    ("cal-sgmgt-d-dense", 3, false, true),
+];
+
+/// Builds and runs every calibrated configuration for one float type inside measured windows.
+fn measure_calibrated<T: Real>(float: &'static str, seed: u64, reports: &mut Vec<Report>) {
+    use sgmcmc::adapt::NoiseShape;
+    use sgmcmc::sampler::{Calibrated, CalibratedParams, Correction};
+    const WORK: usize = 4 * DIM + 3 * DIM * DIM;
+    for (i, &(name, sampler, friction, dense)) in CALIBRATED.iter().enumerate() {
+        let (mut theta, mut p, mut xi_v, mut work) = (
+            [T::ZERO; DIM],
+            [T::ZERO; DIM],
+            [T::ONE; DIM],
+            [T::ZERO; 3 * DIM],
+        );
+        let mut xi = T::ONE;
+        let (mut estimate, mut scratch) = ([T::ZERO; DIM * DIM], [T::ZERO; WORK]);
+        let shape = if dense {
+            NoiseShape::Dense
+        } else {
+            NoiseShape::Diagonal
+        };
+        let correction = if friction {
+            Correction::Friction
+        } else {
+            Correction::Subtract
+        };
+        let params = CalibratedParams::new(shape).with_correction(correction);
+        let scratch_len = Calibrated::<T, Sghmc<T>>::workspace_len(shape, DIM);
+        let est = &mut estimate[..shape.len(DIM)];
+        let scr = &mut scratch[..scratch_len];
+        let mut rng = Pcg64::new((seed + i as u64).into(), 0xca1);
+        let mut model = PerExample {
+            noise: Pcg64::new((1000 * seed + i as u64).into(), 0x5eed),
+        };
+        let h = T::from_f64(0.05);
+        let (outcome, counts) = measure(|| match sampler {
+            0 => {
+                let s = Sghmc::new(
+                    SghmcParams::new(h),
+                    &mut theta,
+                    &mut p,
+                    &mut work[..2 * DIM],
+                );
+                let mut c = Calibrated::new(s.unwrap(), params, est, scr).unwrap();
+                drive(&mut c, &mut model, &mut rng)
+            }
+            1 => {
+                let w = &mut work[..2 * DIM];
+                let s = Sgnht::new(SgnhtParams::new(h), &mut theta, &mut p, &mut xi, w);
+                let mut c = Calibrated::new(s.unwrap(), params, est, scr).unwrap();
+                drive(&mut c, &mut model, &mut rng)
+            }
+            2 => {
+                let s = MSgnht::new(
+                    SgnhtParams::new(h),
+                    &mut theta,
+                    &mut p,
+                    &mut xi_v,
+                    &mut work,
+                );
+                let mut c = Calibrated::new(s.unwrap(), params, est, scr).unwrap();
+                drive(&mut c, &mut model, &mut rng)
+            }
+            _ => {
+                let prm = SgmgtParams::sgmgt_d(h);
+                let s = Sgmgt::new(prm, &mut theta, &mut p, &mut xi_v, &mut work);
+                let mut c = Calibrated::new(s.unwrap(), params, est, scr).unwrap();
+                drive(&mut c, &mut model, &mut rng)
+            }
+        });
+        reports.push(Report {
+            name,
+            float,
+            counts,
+            outcome,
+        });
+    }
+}
+
 #[test]
 fn no_sampler_allocates() {
     // Positive control: the counter sees an allocation made inside a window on this thread...
@@ -681,10 +838,12 @@ fn no_sampler_allocates() {
     let ((), empty) = measure(|| ());
     assert_eq!(empty, Counts::default(), "an empty window counted calls");
 
-    let mut reports = Vec::with_capacity(2 * KINDS.len());
+    let mut reports = Vec::with_capacity(2 * KINDS.len() + 2 * CALIBRATED.len());
     measure_all::<f32>("f32", 1, &mut reports);
     measure_all::<f64>("f64", 2, &mut reports);
-    assert_eq!(reports.len(), 2 * KINDS.len());
+    measure_calibrated::<f32>("f32", 3, &mut reports);
+    measure_calibrated::<f64>("f64", 4, &mut reports);
+    assert_eq!(reports.len(), 2 * KINDS.len() + 2 * CALIBRATED.len());
 
     let mut failures = Vec::new();
     for r in &reports {

@@ -3,8 +3,8 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use harness::demo::{self, DemoConfig, SamplerKind};
 use harness::experiments::{
-    ExperimentError, RunOptions, blr, blr_2d, bnn, double_well, double_well_kl, gaussian_mean, lda,
-    multi_well, normal_1d, normal_gamma,
+    ExperimentError, RunOptions, blr, blr_2d, bnn, calibration, double_well, double_well_kl,
+    gaussian_mean, lda, multi_well, normal_1d, normal_gamma,
 };
 use harness::export::{self, DrawsOptions};
 use harness::models::multi_well::GradientNoise;
@@ -37,6 +37,11 @@ enum Command {
     /// with --depth, Li et al. 2016 Fig. 4 (mSGNHT-E vs mSGNHT-S on depth 2–4); with
     /// --schedules, constant vs polynomial vs cyclical step sizes.
     Bnn(BnnArgs),
+    /// Issue 17: Bayesian logistic regression with minibatches of 8, 32 and 128 rows at the
+    /// full-batch step size, every sampler with and without the online gradient-noise estimate
+    /// (diagonal, dense), posterior means and sds against a full-batch HMC reference (--quick:
+    /// SGHMC and SGNHT at b = 32, 1/20 of the steps).
+    Calibration(CalibrationArgs),
     /// Sample a Bayesian linear regression with minibatch gradients; print the posterior beside
     /// the exact one.
     Demo(DemoArgs),
@@ -233,6 +238,55 @@ struct BnnArgs {
     /// one thread (beside blackjax's if tools/peer_bench/bnn.sh has run).
     #[arg(long)]
     timing: bool,
+}
+
+#[derive(Args)]
+struct CalibrationArgs {
+    /// Base seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output directory for CSV files and PNG figures.
+    #[arg(long, default_value = "host-tests/out")]
+    out: PathBuf,
+    /// CI-sized run (seconds) instead of the full one.
+    #[arg(long)]
+    quick: bool,
+    /// The data sets (comma-separated; all four by default).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    data: Vec<DataArg>,
+    /// Only redraw the figures from the calibration.csv in --out (no sampling).
+    #[arg(long)]
+    replot: bool,
+}
+
+/// A data set of `calibration`.
+#[derive(Clone, Copy, ValueEnum)]
+enum DataArg {
+    Pima,
+    BreastCancer,
+    Ripley,
+    Caravan,
+}
+
+impl CalibrationArgs {
+    fn options(&self) -> RunOptions {
+        RunOptions::new(self.seed, 1, &self.out, self.quick)
+    }
+    fn data(&self) -> Vec<harness::models::logistic_regression::DataSet> {
+        use harness::models::logistic_regression::DataSet;
+        if self.data.is_empty() {
+            return calibration::DATA.to_vec();
+        }
+        self.data
+            .iter()
+            .map(|d| match d {
+                DataArg::Pima => DataSet::Pima,
+                DataArg::BreastCancer => DataSet::BreastCancer,
+                DataArg::Ripley => DataSet::Ripley,
+                DataArg::Caravan => DataSet::Caravan,
+            })
+            .collect()
+    }
 }
 
 #[derive(Args)]
@@ -443,6 +497,15 @@ fn main() -> ExitCode {
                 (bnn::cli(&o), o)
             }
         }
+        Some(Command::Calibration(a)) => {
+            let o = a.options();
+            if a.replot {
+                let r = calibration::figures(&o.out).map(|()| String::new());
+                (r, o)
+            } else {
+                (calibration::cli(&o, &a.data()), o)
+            }
+        }
         Some(Command::Lda(a)) => {
             let o = a.common.options();
             if a.kjv {
@@ -490,8 +553,12 @@ mod tests {
 
     /// Words an argument vector is made of: every subcommand and flag, and values that are
     /// typical, out of range, huge, negative, non-numeric or empty.
-    const WORDS: [&str; 53] = [
+    const WORDS: [&str; 57] = [
         "--kjv",
+        "--replot",
+        "calibration",
+        "--data",
+        "pima,caravan",
         "blr",
         "bnn",
         "lda",
@@ -571,6 +638,10 @@ mod tests {
             }
             Some(Command::Bnn(a)) => assert!(bounded(&a.common.options()), "{args:?}"),
             Some(Command::Lda(a)) => assert!(bounded(&a.common.options()), "{args:?}"),
+            Some(Command::Calibration(a)) => {
+                assert!(bounded(&a.options()), "{args:?}");
+                assert!(!a.data().is_empty(), "{args:?}");
+            }
             Some(Command::Summarize { files, .. }) => assert!(!files.is_empty(), "{args:?}"),
             Some(Command::Blr2d(a)) | Some(Command::Normal1d(a)) => {
                 assert!(bounded(&a.options()), "{args:?}")

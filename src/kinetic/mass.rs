@@ -518,7 +518,7 @@ fn eigen_parts<T>(eigen: &[T], dim: usize) -> Option<(&[T], &[T])> {
 /// receives V (row-major, orthonormal columns = eigenvectors), then λ (d), and its last d² entries
 /// are the work matrix. Stops when the off-diagonal mass is below (d ε)² times the diagonal's,
 /// or after 64 sweeps. Eigenvalues of an SPD `a` are clamped at 0 from below (rounding).
-fn symmetric_eigen<T: Real>(a: &[T], out: &mut [T], d: usize) {
+pub(crate) fn symmetric_eigen<T: Real>(a: &[T], out: &mut [T], d: usize) {
     let dd = d * d;
     let (v, rest) = out.split_at_mut(dd);
     let (lambda, w) = rest.split_at_mut(d);

@@ -23,8 +23,8 @@ mod mass;
 mod monomial_gamma;
 
 pub use gaussian::Gaussian;
-pub(crate) use mass::MassParts;
 pub use mass::{AdaptiveMass, Mass, MassBuffer, MassShape};
+pub(crate) use mass::{MassParts, symmetric_eigen};
 pub use monomial_gamma::{MonomialGamma, Softening};
 
 use crate::error::LayoutError;

@@ -58,8 +58,9 @@
 use super::run::{ChainState, Sampler, StepStats};
 use super::schedule::StepSize;
 use crate::adapt::{NoiseEstimate, NoiseShape};
-use crate::error::{Buffer, Error, LayoutError, MomentsError, StepError};
+use crate::error::{Buffer, Error, LayoutError, MomentsError, Param, ParamError, StepError};
 use crate::gradient::{Batch, Gradient, MinibatchGradient, Moments};
+use crate::kinetic::symmetric_eigen;
 use crate::linalg::cholesky_in_place;
 use crate::real::Real;
 use rand_core::Rng;
@@ -86,6 +87,8 @@ pub trait NoiseDiscount<T: Real>: ChainState<T> + StepSize<T> {
     /// The friction (SGHMC) or injected diffusion (SGNHT, mSGNHT) A of the settings; 0 for
     /// SGMGT.
     fn injected_diffusion(&self) -> T;
+    /// Whether the momentum's kinetic energy is ½|p|² (the friction correction needs it).
+    fn unit_mass(&self) -> bool;
     /// The largest per-coordinate estimate the θ term takes (SGMGT-D: just below 1/(2σ_θ);
     /// `None`: no bound).
     fn max_theta_estimate(&self) -> Option<T> {
@@ -100,19 +103,38 @@ pub trait NoiseDiscount<T: Real>: ChainState<T> + StepSize<T> {
     ) -> Result<StepStats<T>, StepError>;
 }
 
+/// How [`Calibrated`] makes the momentum's total diffusion equal its friction again
+/// (`docs/gradient-noise.md`, "Two corrections").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Correction {
+    /// Chen et al. 2014: inject √(2h(A·I − B̂)) ζ, so that injected plus gradient noise is A in
+    /// every direction. Needs A ≥ λ_max(B̂) (A is raised, or B̂ scaled down).
+    Subtract,
+    /// Raise the friction to A·I + B̂ and keep the injected noise √(2hA): the gradient noise
+    /// supplies the B̂ part of the diffusion. The extra friction is the exact flow
+    /// p ← exp(−B̂h/2)p before and after the step (a symmetric splitting). No bound on B̂, and
+    /// the heavy friction falls only on the noisy directions. Identity mass only.
+    Friction,
+}
+
 /// The settings of [`Calibrated`].
 ///
 /// | setting | meaning | default |
 /// | --- | --- | --- |
 /// | shape | diagonal or dense estimate of V | (required) |
+/// | correction | [`Correction::Subtract`] or [`Correction::Friction`] | subtract |
 /// | λ | weight of the running average V̄ ← (1 − λ)V̄ + λV̂ (`docs/gradient-noise.md`) | 0.02 |
-/// | raise friction | A is raised to the estimate's bound when below it (else B̂ is scaled down to fit A, and the step reports it) | true |
+/// | raise friction | subtract: A is raised to the estimate's bound when below it (else B̂ is scaled down to fit A, and the step reports it) | true |
+/// | refresh | friction with a dense estimate: steps between eigendecompositions of B̂ | 100 |
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CalibratedParams<T> {
     shape: NoiseShape,
+    correction: Correction,
     weight: T,
     raise_friction: bool,
+    refresh: u32,
 }
 
 impl<T: Real> CalibratedParams<T> {
@@ -120,9 +142,27 @@ impl<T: Real> CalibratedParams<T> {
     pub fn new(shape: NoiseShape) -> Self {
         CalibratedParams {
             shape,
+            correction: Correction::Subtract,
             weight: T::from_f64(0.02),
             raise_friction: true,
+            refresh: 100,
         }
+    }
+    /// Sets the correction.
+    pub fn with_correction(self, correction: Correction) -> Self {
+        CalibratedParams { correction, ..self }
+    }
+    /// Sets the steps between eigendecompositions of a dense B̂ (friction correction; ≥ 1).
+    pub fn with_refresh(self, refresh: u32) -> Self {
+        CalibratedParams { refresh, ..self }
+    }
+    /// The correction.
+    pub fn correction(&self) -> Correction {
+        self.correction
+    }
+    /// The refresh period.
+    pub fn refresh(&self) -> u32 {
+        self.refresh
     }
     /// Sets the running-average weight 0 < λ ≤ 1.
     pub fn with_weight(self, weight: T) -> Self {
@@ -169,7 +209,11 @@ pub struct Calibrated<'a, T, S> {
     sampler: S,
     estimate: NoiseEstimate<'a, T>,
     work: &'a mut [T],
+    correction: Correction,
     raise_friction: bool,
+    refresh: u32,
+    /// Steps since the dense B̂'s eigendecomposition (friction correction); `None` before one.
+    since_refresh: Option<u32>,
     last: Calibration<T>,
 }
 
@@ -201,12 +245,21 @@ impl<'a, T: Real, S: NoiseDiscount<T>> Calibrated<'a, T, S> {
             }
             .into());
         }
+        if params.correction == Correction::Friction && S::MOMENTUM && !sampler.unit_mass() {
+            return Err(LayoutError::UnsupportedMass.into());
+        }
+        if params.refresh == 0 {
+            return Err(ParamError::OutOfRange(Param::EstimateRefresh).into());
+        }
         let estimate = NoiseEstimate::new(shape, params.weight, estimate)?;
         Ok(Calibrated {
             sampler,
             estimate,
             work,
+            correction: params.correction,
             raise_friction: params.raise_friction,
+            refresh: params.refresh,
+            since_refresh: None,
             last: Calibration {
                 friction: T::ZERO,
                 bound: T::ZERO,
@@ -216,25 +269,20 @@ impl<'a, T: Real, S: NoiseDiscount<T>> Calibrated<'a, T, S> {
     }
 
     /// The scratch length for n coordinates: 4n for a diagonal estimate (Σgᵢ, Σgᵢ², the
-    /// shaped noise, B̂ⱼ), 3n + 2n² for a dense one (Σgᵢgᵢᵀ and the Cholesky factor of
-    /// cI − B̂ are n × n).
+    /// shaped noise or p's backup, B̂ⱼ), 4n + 3n² for a dense one (Σgᵢgᵢᵀ is n × n, and the
+    /// Cholesky factor of cI − B̂ or B̂'s eigendecomposition takes 2n² + n).
     pub const fn workspace_len(shape: NoiseShape, n: usize) -> usize {
         match shape {
             NoiseShape::Diagonal => n.saturating_mul(4),
             NoiseShape::Dense => n
-                .saturating_mul(3)
-                .saturating_add(n.saturating_mul(n).saturating_mul(2)),
+                .saturating_mul(4)
+                .saturating_add(n.saturating_mul(n).saturating_mul(3)),
         }
     }
 
     /// The wrapped sampler.
     pub fn sampler(&self) -> &S {
         &self.sampler
-    }
-
-    /// The wrapped sampler, mutably (its settings, mass and thermostats).
-    pub fn sampler_mut(&mut self) -> &mut S {
-        &mut self.sampler
     }
 
     /// The running estimate V̄.
@@ -313,18 +361,37 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
         let (sum, rest) = self.work.split_at_mut(n);
         let (squares, rest) = rest.split_at_mut(shape.len(n));
         let (extra, rest) = rest.split_at_mut(n);
-        let (b_hat, factor) = rest.split_at_mut(n);
+        let (b_hat, tail) = rest.split_at_mut(n);
+        // The Cholesky factor of cI − B̂ (subtract, dense) is the first n² of `tail`.
+        let nn = if shape == NoiseShape::Dense { n * n } else { 0 };
         for (j, b) in b_hat.iter_mut().enumerate() {
             *b = half_h * self.estimate.variance_of(j);
         }
         let mut friction = self.sampler.injected_diffusion();
         let (mut bound, mut clamped) = (T::ZERO, false);
         extra.fill(T::ZERO);
-        if S::MOMENTUM && self.estimate.updates() > 0 {
+        let estimated = self.estimate.updates() > 0;
+        let friction_flow = S::MOMENTUM && self.correction == Correction::Friction && estimated;
+        if friction_flow {
+            // B̂'s eigendecomposition, refreshed every `refresh` steps (dense), into `tail`.
+            // (B̂ = ½hV̄ is staged in `squares`, free until the model writes its moments.)
+            if shape == NoiseShape::Dense && self.since_refresh.is_none_or(|k| k >= self.refresh) {
+                for (b, &v) in squares.iter_mut().zip(self.estimate.variance()) {
+                    *b = half_h * v;
+                }
+                symmetric_eigen(squares, tail, n);
+                self.since_refresh = Some(0);
+            }
+            bound = match shape {
+                NoiseShape::Diagonal => b_hat.iter().fold(T::ZERO, |m, &b| m.max(b)),
+                NoiseShape::Dense => eigenvalues(tail, n).iter().fold(T::ZERO, |m, &b| m.max(b)),
+            };
+        } else if S::MOMENTUM && estimated {
             bound = match shape {
                 NoiseShape::Diagonal => b_hat.iter().fold(T::ZERO, |m, &b| m.max(b)),
                 NoiseShape::Dense => {
                     let scratch = (&mut *b_hat, &mut *extra);
+                    let factor = tail.get_mut(..nn).unwrap_or_default();
                     shaped_cholesky(self.estimate.variance(), n, half_h, factor, scratch)
                 }
             };
@@ -357,14 +424,14 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
                                 n,
                                 half_h * scale,
                                 bound,
-                                factor,
+                                tail.get_mut(..nn).unwrap_or_default(),
                             );
                         }
                         // (The power iteration used `extra` as scratch; it is redrawn here.)
                         for e in extra.iter_mut() {
                             *e = T::standard_normal(rng);
                         }
-                        lower_times_in_place(factor, n, extra, sd);
+                        lower_times_in_place(tail.get(..nn).unwrap_or_default(), n, extra, sd);
                     }
                 }
             }
@@ -380,9 +447,16 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
         // (A factor whose c had to be raised past a scaled-down A's value: the sampler's part
         // of the noise cannot go below 0.)
         let removed = if bound > friction { friction } else { bound };
+        if friction_flow {
+            // The first half of the extra friction, p ← exp(−B̂h/2)p; p's backup in `extra`
+            // undoes it if the step fails (`b_hat` is the flow's scratch).
+            let p = self.sampler.phase_mut().1;
+            extra.copy_from_slice(p);
+            friction_half_flow(shape, b_hat, tail, n, half_h, p);
+        }
         let discount = Discount {
             friction,
-            removed,
+            removed: if friction_flow { T::ZERO } else { removed },
             theta_estimates: if S::MOMENTUM { &[] } else { &*b_hat },
         };
         let mut shaped = Shaped {
@@ -390,7 +464,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
             estimate: &self.estimate,
             sum,
             squares,
-            extra,
+            extra: if friction_flow { &[] } else { &*extra },
             inv_h,
             shape: shape == NoiseShape::Dense,
             moments: None,
@@ -398,11 +472,27 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
         let result = self.sampler.step_discounted(discount, &mut shaped, rng);
         let moments = shaped.moments;
         let stats = match (result, moments) {
-            (Err(StepError::NonFiniteGradient { .. }), Some(Err(e))) => {
-                return Err(StepError::Moments(e));
+            (Err(e), moments) => {
+                if friction_flow {
+                    self.sampler.phase_mut().1.copy_from_slice(extra);
+                }
+                return Err(match (e, moments) {
+                    (StepError::NonFiniteGradient { .. }, Some(Err(m))) => StepError::Moments(m),
+                    (e, _) => e,
+                });
             }
-            (result, _) => result?,
+            (Ok(stats), _) => stats,
         };
+        let mut stats = stats;
+        if friction_flow {
+            // The second half (the step's p is finite and the flow contracts it); the kinetic
+            // temperature is then |p|²/n of the final p (the mass is the identity here).
+            let p = self.sampler.phase_mut().1;
+            friction_half_flow(shape, b_hat, tail, n, half_h, p);
+            let k = p.iter().fold(T::ZERO, |s, &x| s + x * x) / T::from_usize(n);
+            stats.kinetic_temperature = Some(k);
+            self.since_refresh = self.since_refresh.map(|k| k.saturating_add(1));
+        }
         if let Some(Ok(_)) = moments {
             self.estimate.commit(squares);
         }
@@ -412,6 +502,49 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
             clamped,
         };
         Ok(stats)
+    }
+}
+
+/// λ of an eigendecomposition in `tail` (V, then λ, then the Jacobi work matrix).
+fn eigenvalues<T: Real>(tail: &[T], n: usize) -> &[T] {
+    tail.get(n * n..n * n + n).unwrap_or_default()
+}
+
+/// p ← exp(−B̂t)p: per coordinate for a diagonal B̂ (`b_hat` = B̂ⱼ), or V e^{−Λt} Vᵀp from the
+/// eigendecomposition in `tail` (`b_hat` is then scratch).
+fn friction_half_flow<T: Real>(
+    shape: NoiseShape,
+    b_hat: &mut [T],
+    tail: &[T],
+    n: usize,
+    t: T,
+    p: &mut [T],
+) {
+    match shape {
+        NoiseShape::Diagonal => {
+            for (p, &b) in p.iter_mut().zip(b_hat.iter()) {
+                *p *= (-b * t).exp();
+            }
+        }
+        NoiseShape::Dense => {
+            let v = tail.get(..n * n).unwrap_or_default();
+            let lambda = eigenvalues(tail, n);
+            // y = e^{−Λt} Vᵀp into b_hat, then p = V y.
+            for (k, y) in b_hat.iter_mut().enumerate() {
+                let mut s = T::ZERO;
+                for (r, &pr) in p.iter().enumerate() {
+                    s += v.get(r * n + k).copied().unwrap_or(T::ZERO) * pr;
+                }
+                *y = s * (-lambda.get(k).copied().unwrap_or(T::ZERO) * t).exp();
+            }
+            for (r, pr) in p.iter_mut().enumerate() {
+                let row = v.get(r * n..(r + 1) * n).unwrap_or_default();
+                *pr = row
+                    .iter()
+                    .zip(b_hat.iter())
+                    .fold(T::ZERO, |s, (&a, &b)| s + a * b);
+            }
+        }
     }
 }
 

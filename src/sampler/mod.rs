@@ -22,7 +22,9 @@ mod sgmgt;
 mod sgnht;
 
 pub use crate::integrator::ThermostatRule;
-pub use calibrated::{Calibrated, CalibratedParams, Calibration, Discount, NoiseDiscount};
+pub use calibrated::{
+    Calibrated, CalibratedParams, Calibration, Correction, Discount, NoiseDiscount,
+};
 pub use checkpoint::{Checkpoint, Scalars};
 pub(crate) use checkpoint::{read_parts, write_parts};
 pub use hmc::{Hmc, HmcParams};

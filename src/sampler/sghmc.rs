@@ -221,6 +221,9 @@ impl<T: Real> super::calibrated::NoiseDiscount<T> for Sghmc<'_, T> {
     fn injected_diffusion(&self) -> T {
         self.params.friction
     }
+    fn unit_mass(&self) -> bool {
+        self.shell.kinetics.mass().shape() == crate::kinetic::MassShape::Identity
+    }
     fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
         discount: super::calibrated::Discount<'_, T>,

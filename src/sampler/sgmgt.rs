@@ -461,6 +461,10 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> super::calibrated::NoiseDiscount<T>
     fn injected_diffusion(&self) -> T {
         T::ZERO
     }
+    /// (Not Gaussian, but the θ-term correction does not need it.)
+    fn unit_mass(&self) -> bool {
+        false
+    }
     /// 0.49/σ_θ: 2σ_θB̂ᵢ stays below 1 (θ's velocity factor 1 − 2σ_θB̂ᵢ ≥ 0.02).
     fn max_theta_estimate(&self) -> Option<T> {
         let sigma = self.params.sigma_theta;

@@ -241,6 +241,9 @@ impl<T: Real> super::calibrated::NoiseDiscount<T> for Sgnht<'_, T> {
     fn injected_diffusion(&self) -> T {
         self.params.diffusion
     }
+    fn unit_mass(&self) -> bool {
+        self.shell.kinetics.mass().shape() == crate::kinetic::MassShape::Identity
+    }
     fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
         discount: super::calibrated::Discount<'_, T>,
@@ -364,6 +367,9 @@ impl<T: Real> super::calibrated::NoiseDiscount<T> for MSgnht<'_, T> {
     const MOMENTUM: bool = true;
     fn injected_diffusion(&self) -> T {
         self.params.diffusion
+    }
+    fn unit_mass(&self) -> bool {
+        true
     }
     fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,

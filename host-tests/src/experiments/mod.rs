@@ -3,6 +3,7 @@
 pub mod blr;
 pub mod blr_2d;
 pub mod bnn;
+pub mod calibration;
 pub mod common;
 pub mod double_well;
 pub mod double_well_kl;

@@ -517,6 +517,87 @@ impl LogisticRegression {
     }
 }
 
+/// Minibatch gradients of a [`LogisticRegression`] that also report the per-example moments
+/// (Σgᵢ and Σgᵢ⊙gᵢ or Σgᵢgᵢᵀ of gᵢ = (σ(wᵀxᵢ) − yᵢ)xᵢ over the minibatch), for
+/// [`sgmcmc::sampler::Calibrated`]. Rows are drawn without replacement, a fresh minibatch per
+/// call, with the minibatch's own RNG; a batch of N or more rows is the full data (no noise:
+/// V̂ = 0 exactly, since N − b = 0).
+#[derive(Debug)]
+pub struct MomentMinibatches<'a> {
+    model: &'a LogisticRegression,
+    sampler: MinibatchSampler,
+    batch: usize,
+}
+
+impl<'a> MomentMinibatches<'a> {
+    /// Minibatches of `batch` rows (at most N) of `model`, drawn with a PCG64 seeded by `seed`.
+    pub fn new(model: &'a LogisticRegression, batch: usize, seed: u64) -> Self {
+        let batch = batch.clamp(1, model.len().max(1));
+        MomentMinibatches {
+            model,
+            sampler: MinibatchSampler::new(model.len(), batch, seed),
+            batch,
+        }
+    }
+}
+
+impl sgmcmc::Gradient<f64> for MomentMinibatches<'_> {
+    fn gradient(&mut self, w: &[f64], g: &mut [f64]) {
+        let rows = self.sampler.draw();
+        let scale = self.model.len() as f64 / rows.len() as f64;
+        self.model.batch(w, rows.iter().copied(), scale, Some(g));
+    }
+}
+
+impl sgmcmc::MinibatchGradient<f64> for MomentMinibatches<'_> {
+    fn gradient_with_moments(
+        &mut self,
+        w: &[f64],
+        g: &mut [f64],
+        m: sgmcmc::Moments<'_, f64>,
+    ) -> sgmcmc::Batch {
+        let d = w.len();
+        let data = &self.model.data;
+        m.sum.fill(0.0);
+        m.squares.fill(0.0);
+        let rows = self.sampler.draw();
+        for &i in rows {
+            let x = data.row(i);
+            let r = sigmoid(dot(w, x)) - data.y[i];
+            for (a, &xa) in x.iter().enumerate() {
+                let ga = r * xa;
+                m.sum[a] += ga;
+                if m.dense {
+                    // The lower triangle only; mirrored below.
+                    let row = &mut m.squares[a * d..a * d + a + 1];
+                    for (q, &xb) in row.iter_mut().zip(x) {
+                        *q += ga * r * xb;
+                    }
+                } else {
+                    m.squares[a] += ga * ga;
+                }
+            }
+        }
+        if m.dense {
+            for a in 0..d {
+                for b in 0..a {
+                    m.squares[b * d + a] = m.squares[a * d + b];
+                }
+            }
+        }
+        let scale = self.model.len() as f64 / rows.len() as f64;
+        let inv = 1.0 / self.model.prior_variance;
+        for ((gj, s), wj) in g.iter_mut().zip(m.sum.iter()).zip(w) {
+            *gj = scale * s + inv * wj;
+        }
+        sgmcmc::Batch {
+            size: self.batch,
+            population: self.model.len(),
+            sampling: sgmcmc::Sampling::WithoutReplacement,
+        }
+    }
+}
+
 /// The Laplace approximation N(ŵ, H⁻¹) of the posterior: the mode ŵ and the marginal sds
 /// √(H⁻¹)ⱼⱼ, with H = Σᵢ σᵢ(1 − σᵢ) xᵢxᵢᵀ + I/σ₀² the Hessian of U at ŵ.
 #[derive(Clone, Debug, PartialEq)]
@@ -685,6 +766,54 @@ mod tests {
         }
         for j in 0..3 {
             assert!((mean[j] / count - full[j]).abs() < 1e-12);
+        }
+    }
+
+    /// `MomentMinibatches` reports the same minibatch gradient as `minibatch_gradient` on the
+    /// rows its sampler draws (replayed with the same seed), and sums / squares / outer
+    /// products of exactly those rows' per-example gradients.
+    #[test]
+    fn moment_minibatches_report_their_rows() {
+        use sgmcmc::{MinibatchGradient, Moments};
+        let m = toy(30, 4, 5);
+        let w = [0.3, -0.2, 0.5, 0.1];
+        let mut replay = MinibatchSampler::new(m.len(), 7, 11);
+        let mut mb = MomentMinibatches::new(&m, 7, 11);
+        for dense in [false, true] {
+            let rows = replay.draw().to_vec();
+            let (mut g, mut sum) = ([0.0; 4], [0.0; 4]);
+            let mut squares = vec![0.0; if dense { 16 } else { 4 }];
+            let moments = Moments {
+                sum: &mut sum,
+                squares: &mut squares,
+                dense,
+            };
+            let batch = mb.gradient_with_moments(&w, &mut g, moments);
+            assert_eq!((batch.size, batch.population), (7, 30));
+            let mut expected = [0.0; 4];
+            m.minibatch_gradient(&w, &rows, &mut expected);
+            let (mut s, mut q) = ([0.0; 4], vec![0.0; squares.len()]);
+            for &i in &rows {
+                let x = m.data.row(i);
+                let r = sigmoid(dot(&w, x)) - m.data.y[i];
+                for a in 0..4 {
+                    s[a] += r * x[a];
+                    if dense {
+                        for b in 0..4 {
+                            q[a * 4 + b] += r * r * x[a] * x[b];
+                        }
+                    } else {
+                        q[a] += r * r * x[a] * x[a];
+                    }
+                }
+            }
+            for j in 0..4 {
+                assert!((g[j] - expected[j]).abs() < 1e-12, "gradient {j}");
+                assert!((sum[j] - s[j]).abs() < 1e-12, "sum {j}");
+            }
+            for k in 0..q.len() {
+                assert!((squares[k] - q[k]).abs() < 1e-12, "squares {k}");
+            }
         }
     }
 
