@@ -1,15 +1,17 @@
-//! Calibrated minibatch sampling: a wrapper that estimates the gradient noise online and discounts it from the injected noise.
+//! Calibrated minibatch sampling: a wrapper that estimates the gradient noise online and discounts it, from the injected noise or through the friction.
 //!
 //! Wrap SGHMC, SGNHT, mSGNHT or SGMGT-D in [`Calibrated`] and step it with a
 //! [`MinibatchGradient`] (a stochastic gradient that also reports its per-example moments). Each
 //! step then uses B̂ = ½hV̄, the running estimate of the minibatch noise in Chen et al. 2014's
-//! units ([`NoiseEstimate`]):
+//! units ([`NoiseEstimate`]), in one of the two corrections of Ding et al. 2014, App. D.2
+//! ([`Correction`]; Fokker–Planck derivation in `docs/gradient-noise.md`):
 //!
-//! * SGHMC, SGNHT, mSGNHT inject √(2h(A·I − B̂)) ζ instead of √(2hA) ζ — per coordinate for a
-//!   diagonal estimate, as a matrix for a dense one — so that injected plus gradient noise is A
-//!   again in every direction (Chen et al. 2014, eq. 9; Fokker–Planck derivation in
-//!   `docs/gradient-noise.md`). A ≥ λ_max(B̂) is needed; by default A is raised to it
-//!   ([`CalibratedParams::with_raise_friction`]).
+//! * [`Correction::Subtract`]: SGHMC, SGNHT, mSGNHT inject √(2h(A·I − B̂)) ζ instead of
+//!   √(2hA) ζ — per coordinate for a diagonal estimate, as a matrix for a dense one — so that
+//!   injected plus gradient noise is A again in every direction. A ≥ λ_max(B̂) is needed; by
+//!   default A is raised to it ([`CalibratedParams::with_raise_friction`]).
+//! * [`Correction::Friction`]: the friction becomes A·I + B̂ and the injected noise stays
+//!   √(2hA) ζ (identity mass only).
 //! * SGMGT-D takes B̂ⱼ (the diagonal) in its θ term (`docs/sgmgt-noise-estimate.md`); its
 //!   per-coordinate thermostats absorb the momentum's share.
 //!
@@ -108,11 +110,12 @@ pub trait NoiseDiscount<T: Real>: ChainState<T> + StepSize<T> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Correction {
-    /// Chen et al. 2014: inject √(2h(A·I − B̂)) ζ, so that injected plus gradient noise is A in
-    /// every direction. Needs A ≥ λ_max(B̂) (A is raised, or B̂ scaled down).
+    /// Chen et al. 2014 (as Ding et al. 2014, App. D.2, state it): inject √(2h(A·I − B̂)) ζ, so
+    /// that injected plus gradient noise is A in every direction. Needs A ≥ λ_max(B̂) (A is
+    /// raised, or B̂ scaled down).
     Subtract,
-    /// Raise the friction to A·I + B̂ and keep the injected noise √(2hA): the gradient noise
-    /// supplies the B̂ part of the diffusion. The extra friction is the exact flow
+    /// Ding et al. 2014, App. D.2's other correction: raise the friction to A·I + B̂ and keep
+    /// the injected noise √(2hA); the gradient noise supplies the B̂ part of the diffusion. The extra friction is the exact flow
     /// p ← exp(−B̂h/2)p before and after the step (a symmetric splitting). No bound on B̂, and
     /// the heavy friction falls only on the noisy directions. Identity mass only.
     Friction,
@@ -290,8 +293,10 @@ impl<'a, T: Real, S: NoiseDiscount<T>> Calibrated<'a, T, S> {
         &self.estimate
     }
 
-    /// The running estimate, mutably (to [`NoiseEstimate::reset`] it).
+    /// The running estimate, mutably (to [`NoiseEstimate::reset`] it). The friction
+    /// correction's eigendecomposition of a dense B̂ is redone at the next step.
     pub fn estimate_mut(&mut self) -> &mut NoiseEstimate<'a, T> {
+        self.since_refresh = None;
         &mut self.estimate
     }
 
@@ -315,7 +320,7 @@ struct Shaped<'m, 'w, 'e, T, G: ?Sized> {
     squares: &'w mut [T],
     extra: &'w [T],
     inv_h: T,
-    shape: bool,
+    dense: bool,
     moments: Option<Result<Batch, MomentsError>>,
 }
 
@@ -324,7 +329,7 @@ impl<T: Real, G: MinibatchGradient<T> + ?Sized> Gradient<T> for Shaped<'_, '_, '
         let moments = Moments {
             sum: &mut *self.sum,
             squares: &mut *self.squares,
-            dense: self.shape,
+            dense: self.dense,
         };
         let batch = self.model.gradient_with_moments(theta, grad, moments);
         let checked = self
@@ -466,7 +471,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
             squares,
             extra: if friction_flow { &[] } else { &*extra },
             inv_h,
-            shape: shape == NoiseShape::Dense,
+            dense: shape == NoiseShape::Dense,
             moments: None,
         };
         let result = self.sampler.step_discounted(discount, &mut shaped, rng);

@@ -852,7 +852,7 @@ fn write(opts: &RunOptions, results: &[DataResult]) -> Result<(), ExperimentErro
 
 /// The (sampler, estimate) pairs the figures draw: each sampler without the estimate, and the
 /// dense estimate (diagonal rows and SGMGT-D are in the tables).
-const FIGURE_ROWS: [(&str, &str); 6] = [
+pub const FIGURE_ROWS: [(&str, &str); 6] = [
     ("SGHMC", "none"),
     ("SGHMC", "friction, dense"),
     ("SGNHT", "none"),
