@@ -475,11 +475,24 @@ impl MinibatchGradient<f64> for BadMoments {
     ) -> Batch {
         grad.copy_from_slice(theta);
         m.sum.copy_from_slice(theta);
-        for (q, t) in m.squares.iter_mut().zip(theta) {
-            *q = 2.0 * t * t + 1.0;
+        let n = theta.len();
+        if m.dense {
+            // Σgᵢgᵢᵀ = 2ttᵀ + M with Σgᵢ = t and b = 2: Σgᵢgᵢᵀ − (Σgᵢ)(Σgᵢ)ᵀ/b = 1.5ttᵀ + M,
+            // positive definite for M with 1 on the diagonal and 0.25 off it.
+            for r in 0..n {
+                for c in 0..n {
+                    m.squares[r * n + c] =
+                        2.0 * theta[r] * theta[c] + if r == c { 1.0 } else { 0.25 };
+                }
+            }
+        } else {
+            for (q, t) in m.squares.iter_mut().zip(theta) {
+                *q = 2.0 * t * t + 1.0;
+            }
         }
         if self.nan {
-            m.squares[1] = f64::NAN;
+            let last = m.squares.len() - 1;
+            m.squares[last] = f64::NAN;
         }
         Batch {
             size: self.size,
@@ -490,64 +503,81 @@ impl MinibatchGradient<f64> for BadMoments {
 }
 
 /// Unusable moments end the step with `StepError::Moments` and leave θ, p, the estimate and
-/// its update count exactly as they were; usable ones then step on.
+/// its update count exactly as they were, for both corrections and both shapes (the friction
+/// form's first half-flow of p is undone); usable ones then step on.
 #[test]
 fn unusable_moments_leave_the_state_untouched() {
-    let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
-    let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
-    let (mut est, mut scratch) = ([0.0; 2], [0.0; 8]);
-    let params = CalibratedParams::new(NoiseShape::Diagonal);
-    let mut s = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap();
-    let mut rng = Pcg64::new(5, 6);
-    let mut good = BadMoments {
-        size: 2,
-        nan: false,
-    };
-    s.step(&mut good, &mut rng).unwrap();
-    let before = (
-        s.position().to_vec(),
-        s.momentum().to_vec(),
-        s.estimate().variance().to_vec(),
-        s.estimate().updates(),
-    );
-    for (bad, expected) in [
-        (
-            BadMoments {
-                size: 1,
-                nan: false,
-            },
-            sgmcmc::MomentsError::BatchTooSmall { size: 1 },
-        ),
-        (
-            BadMoments {
-                size: 11,
-                nan: false,
-            },
-            sgmcmc::MomentsError::BatchExceedsPopulation {
-                size: 11,
-                population: 10,
-            },
-        ),
-        (
-            BadMoments { size: 2, nan: true },
-            sgmcmc::MomentsError::NonFinite { index: 1 },
-        ),
+    for (shape, correction) in [
+        (NoiseShape::Diagonal, Correction::Subtract),
+        (NoiseShape::Dense, Correction::Subtract),
+        (NoiseShape::Diagonal, Correction::Friction),
+        (NoiseShape::Dense, Correction::Friction),
     ] {
-        let mut bad = bad;
-        assert_eq!(
-            s.step(&mut bad, &mut rng),
-            Err(StepError::Moments(expected))
-        );
-        let after = (
+        let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
+        let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+        let mut est = vec![0.0; shape.len(2)];
+        let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape, 2)];
+        let params = CalibratedParams::new(shape).with_correction(correction);
+        let mut s = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap();
+        let mut rng = Pcg64::new(5, 6);
+        let mut good = BadMoments {
+            size: 2,
+            nan: false,
+        };
+        s.step(&mut good, &mut rng).unwrap();
+        s.step(&mut good, &mut rng).unwrap();
+        let before = (
             s.position().to_vec(),
             s.momentum().to_vec(),
             s.estimate().variance().to_vec(),
             s.estimate().updates(),
         );
-        assert_eq!(before, after);
+        assert!(
+            before.2.iter().any(|&v| v > 0.0),
+            "{shape:?}: an estimate to discount"
+        );
+        for (bad, expected) in [
+            (
+                BadMoments {
+                    size: 1,
+                    nan: false,
+                },
+                sgmcmc::MomentsError::BatchTooSmall { size: 1 },
+            ),
+            (
+                BadMoments {
+                    size: 11,
+                    nan: false,
+                },
+                sgmcmc::MomentsError::BatchExceedsPopulation {
+                    size: 11,
+                    population: 10,
+                },
+            ),
+            (
+                BadMoments { size: 2, nan: true },
+                sgmcmc::MomentsError::NonFinite {
+                    index: if shape == NoiseShape::Dense { 3 } else { 1 },
+                },
+            ),
+        ] {
+            let mut bad = bad;
+            assert_eq!(
+                s.step(&mut bad, &mut rng),
+                Err(StepError::Moments(expected)),
+                "{shape:?} {correction:?}"
+            );
+            let after = (
+                s.position().to_vec(),
+                s.momentum().to_vec(),
+                s.estimate().variance().to_vec(),
+                s.estimate().updates(),
+            );
+            assert_eq!(before, after, "{shape:?} {correction:?}");
+        }
+        s.step(&mut good, &mut rng).unwrap();
+        assert_eq!(s.estimate().updates(), 3);
     }
-    s.step(&mut good, &mut rng).unwrap();
-    assert_eq!(s.estimate().updates(), 2);
 }
 
 /// Buffers of the wrong length, and the friction correction with a mass that is not the

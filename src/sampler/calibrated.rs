@@ -376,6 +376,9 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
         let (mut bound, mut clamped) = (T::ZERO, false);
         extra.fill(T::ZERO);
         let estimated = self.estimate.updates() > 0;
+        // (Restored if the step fails: the refresh below is then redone at the next step, from
+        // the same V̄, so a failed step changes nothing the chain depends on.)
+        let saved_refresh = self.since_refresh;
         let friction_flow = S::MOMENTUM && self.correction == Correction::Friction && estimated;
         if friction_flow {
             // B̂'s eigendecomposition, refreshed every `refresh` steps (dense), into `tail`.
@@ -481,6 +484,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
                 if friction_flow {
                     self.sampler.phase_mut().1.copy_from_slice(extra);
                 }
+                self.since_refresh = saved_refresh;
                 return Err(match (e, moments) {
                     (StepError::NonFiniteGradient { .. }, Some(Err(m))) => StepError::Moments(m),
                     (e, _) => e,
