@@ -200,18 +200,13 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        let SghmcParams {
-            h,
-            friction,
-            noise_estimate,
-            ..
-        } = self.params;
-        let friction_law = ConstantFriction(friction);
-        let diffusion = friction - noise_estimate;
-        let (_, stats) = self
-            .shell
-            .step_gaussian(friction_law, diffusion, h, model, rng)?;
-        Ok(stats)
+        // Friction A, injected diffusion A − B̂ (the settings' fixed estimate).
+        let discount = super::calibrated::Discount {
+            friction: self.params.friction,
+            removed: self.params.noise_estimate,
+            theta_estimates: &[],
+        };
+        super::calibrated::NoiseDiscount::step_discounted(self, discount, model, rng)
     }
 }
 

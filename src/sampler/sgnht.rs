@@ -220,18 +220,17 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        let SgnhtParams {
-            h, diffusion, rule, ..
-        } = self.params;
-        let thermostat = ScalarThermostat {
-            xi: &mut *self.xi,
-            rule,
-        };
-        let (_, mut stats) = self
-            .shell
-            .step_gaussian(thermostat, diffusion, h, model, rng)?;
-        stats.thermostat = Some(*self.xi);
-        Ok(stats)
+        let discount = undiscounted(self.params.diffusion);
+        super::calibrated::NoiseDiscount::step_discounted(self, discount, model, rng)
+    }
+}
+
+/// The settings' own injected diffusion A, nothing removed (A − 0 = A exactly).
+fn undiscounted<'b, T: Real>(diffusion: T) -> super::calibrated::Discount<'b, T> {
+    super::calibrated::Discount {
+        friction: diffusion,
+        removed: T::ZERO,
+        theta_estimates: &[],
     }
 }
 
@@ -348,17 +347,8 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        let SgnhtParams { h, diffusion, .. } = self.params;
-        // κᵢ = ξᵢ, dξᵢ = (pᵢ² − 1) dt.
-        let thermostat = PerCoordinate {
-            xi: &mut *self.xi,
-            law: NoseLaw,
-        };
-        let (sums, mut stats) = self
-            .shell
-            .step_gaussian(thermostat, diffusion, h, model, rng)?;
-        stats.thermostat = Some(sums.thermostat / self.shell.dim());
-        Ok(stats)
+        let discount = undiscounted(self.params.diffusion);
+        super::calibrated::NoiseDiscount::step_discounted(self, discount, model, rng)
     }
 }
 
@@ -378,6 +368,7 @@ impl<T: Real> super::calibrated::NoiseDiscount<T> for MSgnht<'_, T> {
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let h = self.params.h;
+        // κᵢ = ξᵢ, dξᵢ = (pᵢ² − 1) dt.
         let thermostat = PerCoordinate {
             xi: &mut *self.xi,
             law: NoseLaw,

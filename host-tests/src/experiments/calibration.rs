@@ -6,15 +6,21 @@
 //!
 //! * **Reference**: full-batch HMC ([`sgmcmc::sampler::Hmc`]) with a dense mass whose precision
 //!   M⁻¹ is the Laplace covariance H⁻¹ at the mode, the largest step of 0.5, 0.25, … with a
-//!   pilot acceptance ≥ 0.75, trajectories of length ≈ 1.5 (L drawn from [L̄/2, 3L̄/2]), [`REF_CHAINS`] chains of [`REF_DRAWS`] draws after [`REF_BURN`] from N(ŵ, H⁻¹).
-//!   Its Monte Carlo error is printed with the table (`ref. ESS`).
+//!   pilot acceptance ≥ 0.75, trajectories of length ≈ 1.5 (L drawn from [L̄/2, 3L̄/2]),
+//!   [`REF_CHAINS`] chains of [`REF_DRAWS`] draws after [`REF_BURN`] from N(ŵ, H⁻¹). Its Monte
+//!   Carlo error is printed with the table (`ref. min ESS`, `ref. max sd MCSE/sd`).
 //! * **Runs**: SGHMC (friction A = 1), SGNHT and mSGNHT (injected diffusion A = 1, ξ₀ = 1) with
 //!   the splitting integrator, and SGMGT-D ([`SgmgtParams::sgmgt_d`]), each with minibatches of
 //!   8, 32 and 128 rows drawn without replacement, at the full-batch step size
 //!   h = 0.2/ω_max (ω_max² the largest eigenvalue of the Hessian at the mode; no shrinking for
-//!   the minibatch), with no estimate, the diagonal one and the dense one
-//!   ([`sgmcmc::sampler::Calibrated`], λ = 0.02, A raised to the estimate's bound when below
-//!   it). [`CHAINS`] chains per run, from N(ŵ, H⁻¹) draws, p ~ N(0, I).
+//!   the minibatch), with no estimate, and with the diagonal and the dense one
+//!   ([`sgmcmc::sampler::Calibrated`], λ = 0.02) subtracted from the injected noise (A raised
+//!   to the estimate's bound when below it) or added to the friction; SGMGT-D (ξ never
+//!   redrawn) with none or the diagonal one in its θ term. [`CHAINS`] chains per run, from
+//!   N(ŵ, H⁻¹) draws, p ~ N(0, I), steps per chain from [`Setup::steps`].
+//! * **Noise regime** ([`Setup::noise_regime`]): h·λ_max(B) and the minibatch gradient's
+//!   largest excess kurtosis at the mode, where Chen et al.'s first-order, Gaussian correction
+//!   stops being accurate.
 //! * **Baselines at an equal gradient budget** (SGNHT without the estimate): the full batch for
 //!   the same number of per-example gradients (steps × b/N), and h/16 for the same number of
 //!   steps (the "shrink h by 16").
