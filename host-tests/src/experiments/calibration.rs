@@ -155,6 +155,9 @@ pub struct Setup {
     pub omega: (f64, f64),
     /// The step size 0.2/ω_max.
     pub h: f64,
+    /// λ_max of the per-example gradient covariance at the mode and the largest per-example
+    /// excess kurtosis (computed once; [`Setup::noise_regime`]).
+    noise: (f64, f64),
 }
 
 impl Setup {
@@ -169,7 +172,9 @@ impl Setup {
         let lambda_max = largest_eigenvalue(&hessian, d);
         let lambda_min = 1.0 / largest_eigenvalue(&cov, d);
         let omega = (lambda_max.sqrt(), lambda_min.sqrt());
+        let noise = per_example_noise(&problem);
         Ok(Setup {
+            noise,
             data,
             problem,
             cov,
@@ -216,45 +221,49 @@ impl Setup {
     /// Chen et al. 2014's correction is first order in hB and Gaussian: both numbers should be
     /// small.
     pub fn noise_regime(&self, batch: usize) -> (f64, f64) {
-        let x = &self.problem.model.data;
-        let (n_rows, d) = (x.len(), x.d);
-        let w = &self.problem.laplace.mode;
-        let g: Vec<Vec<f64>> = (0..n_rows)
-            .map(|i| {
-                let row = x.row(i);
-                let z: f64 = row.iter().zip(w).map(|(a, b)| a * b).sum();
-                let r = crate::models::logistic_regression::sigmoid(z) - x.y[i];
-                row.iter().map(|v| r * v).collect()
-            })
-            .collect();
-        let nf = n_rows as f64;
-        let mean: Vec<f64> = (0..d)
-            .map(|j| g.iter().map(|gi| gi[j]).sum::<f64>() / nf)
-            .collect();
-        let mut s = vec![0.0; d * d];
-        for gi in &g {
-            for a in 0..d {
-                for b in 0..d {
-                    s[a * d + b] += (gi[a] - mean[a]) * (gi[b] - mean[b]) / (nf - 1.0);
-                }
+        let n_rows = self.problem.model.len();
+        let (lambda_s, kurtosis) = self.noise;
+        let (nf, bf) = (n_rows as f64, batch.min(n_rows) as f64);
+        let scale = 0.5 * self.h * nf * (nf - bf) / bf;
+        (self.h * (lambda_s * scale), kurtosis / bf)
+    }
+}
+
+/// The per-example gradients' covariance S (divisor N − 1) at the mode: its largest eigenvalue,
+/// and the largest per-example excess kurtosis of a coordinate ([`Setup::noise_regime`]
+/// scales both to a minibatch).
+fn per_example_noise(problem: &Problem) -> (f64, f64) {
+    let x = &problem.model.data;
+    let (n_rows, d) = (x.len(), x.d);
+    let w = &problem.laplace.mode;
+    let g: Vec<Vec<f64>> = (0..n_rows)
+        .map(|i| {
+            let row = x.row(i);
+            let z: f64 = row.iter().zip(w).map(|(a, b)| a * b).sum();
+            let r = crate::models::logistic_regression::sigmoid(z) - x.y[i];
+            row.iter().map(|v| r * v).collect()
+        })
+        .collect();
+    let nf = n_rows as f64;
+    let mean: Vec<f64> = (0..d)
+        .map(|j| g.iter().map(|gi| gi[j]).sum::<f64>() / nf)
+        .collect();
+    let mut s = vec![0.0; d * d];
+    for gi in &g {
+        for a in 0..d {
+            for b in 0..d {
+                s[a * d + b] += (gi[a] - mean[a]) * (gi[b] - mean[b]) / (nf - 1.0);
             }
         }
-        let bf = batch.min(n_rows) as f64;
-        let scale = 0.5 * self.h * nf * (nf - bf) / bf;
-        let lambda = largest_eigenvalue(&s, d) * scale;
-        let kurtosis = (0..d)
-            .map(|j| {
-                let m2 = g.iter().map(|gi| (gi[j] - mean[j]).powi(2)).sum::<f64>() / nf;
-                let m4 = g.iter().map(|gi| (gi[j] - mean[j]).powi(4)).sum::<f64>() / nf;
-                if m2 > 0.0 {
-                    (m4 / (m2 * m2) - 3.0) / bf
-                } else {
-                    0.0
-                }
-            })
-            .fold(0.0, f64::max);
-        (self.h * lambda, kurtosis)
     }
+    let kurtosis = (0..d)
+        .map(|j| {
+            let m2 = g.iter().map(|gi| (gi[j] - mean[j]).powi(2)).sum::<f64>() / nf;
+            let m4 = g.iter().map(|gi| (gi[j] - mean[j]).powi(4)).sum::<f64>() / nf;
+            if m2 > 0.0 { m4 / (m2 * m2) - 3.0 } else { 0.0 }
+        })
+        .fold(0.0, f64::max);
+    (largest_eigenvalue(&s, d), kurtosis)
 }
 
 /// λ_max of a symmetric positive definite matrix by power iteration (to 10⁻¹⁰ relative).
