@@ -1,4 +1,4 @@
-//! MCMC diagnostics for the harness: ESS and τ, split-R̂, histogram densities (KL, RMSE), moment errors, summaries.
+//! MCMC diagnostics for the harness: ESS and τ (Geyer, Sokal's window, coda's AR spectrum, replicates), split-R̂, histogram densities (KL, RMSE), moment errors, summaries.
 
 mod auroc;
 mod density;
@@ -7,6 +7,7 @@ mod error;
 mod ess;
 mod moments;
 mod rhat;
+mod spectral;
 mod summary;
 #[cfg(test)]
 mod testing;
@@ -21,4 +22,5 @@ pub use ess::{
 };
 pub use moments::{MomentError, MomentEstimate, moment_errors, moments, moments_of};
 pub use rhat::{RhatEstimate, rhat, split_rhat};
+pub use spectral::{SpectralEss, WindowedTau, ess_from_replicates, ess_spectral_ar, tau_windowed};
 pub use summary::{DimSummary, Summary, quantile, summarize};

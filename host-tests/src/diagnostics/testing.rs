@@ -17,6 +17,24 @@ pub(crate) fn ar1(phi: f64, n: usize, seed: u128, stream: u128) -> Vec<f64> {
     out
 }
 
+/// `n` draws of the AR(2) process `x_t = φ₁ x_{t−1} + φ₂ x_{t−2} + ε_t`, `ε_t ~ N(0, 1)`, after
+/// 10 000 discarded steps from `x = 0` (far past its memory for the stationary φ used here),
+/// from `Pcg64::new(seed, stream)`.
+pub(crate) fn ar2(phi1: f64, phi2: f64, n: usize, seed: u128, stream: u128) -> Vec<f64> {
+    let mut rng = Pcg64::new(seed, stream);
+    let (mut x1, mut x2) = (0.0, 0.0);
+    let mut out = Vec::with_capacity(n);
+    for t in 0..n + 10_000 {
+        let x = phi1 * x1 + phi2 * x2 + standard_normal_f64(&mut rng);
+        x2 = x1;
+        x1 = x;
+        if t >= 10_000 {
+            out.push(x);
+        }
+    }
+    out
+}
+
 /// `n` independent `N(mean, sd²)` draws.
 pub(crate) fn normals(n: usize, mean: f64, sd: f64, rng: &mut Pcg64) -> Vec<f64> {
     (0..n)
