@@ -314,10 +314,25 @@ struct BlrArgs {
     /// SGNHT and SGMGT-D, each minibatch with its own validation search.
     #[arg(long)]
     batch_sweep: bool,
+    /// Instead of Table 1: its median ESS under other readings of the protocol (a draw stored
+    /// per update, per epoch, per 100 updates; 4000 or 5000 kept; full batch) with four ESS
+    /// estimators (Geyer, coda's AR spectrum, the first-dip rule, Sokal's window).
+    #[arg(long)]
+    ess_readings: bool,
+    /// Instead of Table 1: the ESS estimators against the true ESS (variance of the means of
+    /// 200 independent runs) on full-gradient SGNHT and SGHMC chains of the Pima posterior.
+    #[arg(long)]
+    ess_audit: bool,
 }
 
 impl BlrArgs {
     fn mode(&self) -> blr::Mode {
+        if self.ess_audit {
+            return blr::Mode::EssAudit;
+        }
+        if self.ess_readings {
+            return blr::Mode::EssReadings;
+        }
         match (self.splits, self.batch_sweep, self.tune) {
             (Some(n), _, _) => blr::Mode::Splits(n as usize),
             (None, true, _) => blr::Mode::BatchSweep,

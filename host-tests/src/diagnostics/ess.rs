@@ -47,6 +47,15 @@
 //! `compute_effective_sample_size`). The cross-check test below pins both to values ArviZ 0.21
 //! printed. A series whose values are all identical has `ESS = mn`, `τ̂ = 1` (as in ArviZ).
 //!
+//! **Where this estimator fails.** Geyer's pair sums are positive only for a *reversible Markov*
+//! chain. θ of SGHMC, SGNHT or SGMGT is neither (the momentum persists and is hidden), and at
+//! large steps its autocorrelation oscillates: the initial sequence stops in the first trough
+//! and drops the later, mostly negative lobes, so τ̂ is too large and the ESS too small. On
+//! full-gradient SGNHT/SGHMC chains of the Pima posterior (`blr --ess-audit`) it reported 0.14–0.26
+//! of the true ESS on every weight, where coda's AR estimate
+//! ([`ess_spectral_ar`](super::ess_spectral_ar)) was within the truth's noise
+//! (`docs/ess-estimators.md`). For such chains read that estimate beside this one.
+//!
 //! For one chain and `n → ∞`, `τ̂ → τ = 1 + 2 Σ_{k≥1} ρ_k`, the integrated autocorrelation time:
 //! the variance of the sample mean is `σ²τ/n`. (Sokal 1997 calls `τ/2` the integrated time;
 //! here `τ` is the factor by which the variance of the mean is inflated.)

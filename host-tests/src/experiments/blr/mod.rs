@@ -40,14 +40,18 @@
 //!
 //! [`batch_sweep`] (`blr --batch-sweep`, not in the paper) reruns the ESS methods with larger
 //! minibatches up to the full training split, each with its own validation search, to measure
-//! how much of the ESS gap to Table 1 the minibatch accounts for.
+//! how much of the ESS gap to Table 1 the minibatch accounts for. [`ess_readings`]
+//! (`blr --ess-readings`) gives Table 1's ESS under other readings of its protocol and with four
+//! estimators, and [`ess_audit`] (`blr --ess-audit`) checks the estimators against the true ESS
+//! of many independent runs.
 //!
 //! The folder splits the experiment by concern: `problem` (the posterior and its held-out and
 //! validation splits), `run` (the chains and Table 1's numbers), `report` (tables, CSV files and
 //! trace plots), `splits` (the AUROC spread over random re-splits), `tune` (the validation
-//! search) and `sweep` (the minibatch sweep).
+//! search), `sweep` (the minibatch sweep) and `readings` (the ESS readings and audit).
 
 mod problem;
+mod readings;
 mod report;
 mod result;
 mod run;
@@ -56,6 +60,11 @@ mod sweep;
 mod tune;
 
 pub use problem::Problem;
+pub use readings::{
+    AUDIT_CONFIGS, AUDIT_DRAWS, AUDIT_RUNS, AuditRow, EssMedians, KEPT, READINGS, Reading,
+    ReadingRow, Storage, audit_table, closest_readings, ess_audit, ess_readings,
+    full_batch_settings, reading_fit, readings_table,
+};
 pub use report::{report, table};
 pub use result::{BlrResult, BlrRow, RunOut};
 pub use run::run;
@@ -372,6 +381,10 @@ pub enum Mode {
     Splits(usize),
     /// Median ESS against the minibatch size ([`batch_sweep`]).
     BatchSweep,
+    /// Table 1's ESS under other readings of its protocol ([`ess_readings`]).
+    EssReadings,
+    /// The ESS estimators against the true ESS ([`ess_audit`]).
+    EssAudit,
 }
 
 /// Runs `mode` and returns the text the CLI prints.
@@ -381,5 +394,7 @@ pub fn cli(opts: &RunOptions, mode: Mode) -> Result<String, ExperimentError> {
         Mode::Tune => tune(opts).map(|t| tune::report(&t, opts)),
         Mode::Splits(n) => run_split_spread(opts, n).map(|t| splits::report(&t, n, opts)),
         Mode::BatchSweep => batch_sweep(opts).map(|rows| sweep::report(&rows, opts)),
+        Mode::EssReadings => ess_readings(opts).map(|rows| readings::report(&rows, opts)),
+        Mode::EssAudit => ess_audit(opts).map(|rows| readings::audit_report(&rows, opts)),
     }
 }

@@ -16,6 +16,10 @@ pub struct RunOut {
     /// ([`ess_first_dip`](crate::diagnostics::ess_first_dip), threshold
     /// [`FIRST_DIP`](super::FIRST_DIP)).
     pub median_ess_first_dip: f64,
+    /// The same with R coda's AR spectral ESS
+    /// ([`ess_spectral_ar`](crate::diagnostics::ess_spectral_ar)), which tracks the true ESS
+    /// where the autocorrelation oscillates (`blr --ess-audit`).
+    pub median_ess_coda: f64,
     /// Posterior means of the weights (post-burn-in).
     pub mean: Vec<f64>,
     /// Median over the weights of (sample sd / Laplace sd): ≈ 1 for a chain that samples the
@@ -24,8 +28,10 @@ pub struct RunOut {
     pub sd_ratio: f64,
     /// Mean kinetic temperature after burn-in (1 at equilibrium).
     pub temperature: f64,
-    /// The plotted weight at every iteration (burn-in included).
+    /// The plotted weight at every kept iteration (burn-in included).
     pub trace: Vec<f64>,
+    /// Each weight's kept draws, `draws[j][t]` (empty unless the protocol asked for them).
+    pub draws: Vec<Vec<f64>>,
 }
 
 /// One (data set, method) row: its runs and their summaries.
@@ -68,6 +74,12 @@ impl BlrRow {
     /// ([`ess_first_dip`](crate::diagnostics::ess_first_dip)).
     pub fn median_ess_first_dip(&self) -> Option<(f64, f64)> {
         self.over_runs(|r| r.median_ess_first_dip)
+    }
+
+    /// Mean and sd of the runs' median coda ESS
+    /// ([`ess_spectral_ar`](crate::diagnostics::ess_spectral_ar)).
+    pub fn median_ess_coda(&self) -> Option<(f64, f64)> {
+        self.over_runs(|r| r.median_ess_coda)
     }
 
     /// Mean over the runs of the sd ratio to the Laplace approximation.

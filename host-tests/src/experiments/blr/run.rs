@@ -6,7 +6,9 @@ use super::{
     BATCH, FIRST_DIP, Method, Settings, corrected_settings, problems, protocol_length, report,
     trace_weight,
 };
-use crate::diagnostics::{DrawCollector, auroc, ess_first_dip, ess_unsplit, quantile};
+use crate::diagnostics::{
+    DrawCollector, auroc, ess_first_dip, ess_spectral_ar, ess_unsplit, quantile,
+};
 use crate::experiments::common::{
     Dynamics, DynamicsSettings, ExperimentError, Progress, RunOptions, SamplerError, Start,
     run_dynamics, sgmgt_params,
@@ -26,6 +28,36 @@ pub(super) struct Protocol {
     /// Minibatch rows per gradient ([`BATCH`] but in [`batch_sweep`](super::batch_sweep);
     /// clamped to the data).
     pub(super) batch: usize,
+    /// Keep every `thin`-th step after burn-in (1: every step; `blr --ess-readings` stores one
+    /// draw per epoch or per 100 updates).
+    pub(super) thin: usize,
+    /// Return the kept draws in [`RunOut::draws`] (for estimators run after the chain).
+    pub(super) keep_draws: bool,
+}
+
+impl Protocol {
+    /// `iterations` steps of which `burn_in` are discarded, every step kept, minibatch `batch`.
+    pub(super) fn every_step(
+        iterations: usize,
+        burn_in: usize,
+        trace_weight: usize,
+        batch: usize,
+    ) -> Self {
+        Protocol {
+            iterations,
+            burn_in,
+            trace_weight,
+            batch,
+            thin: 1,
+            keep_draws: false,
+        }
+    }
+
+    /// Is `step` a kept draw?
+    fn keeps(&self, step: u64) -> bool {
+        let step = step as usize;
+        step >= self.burn_in && (step - self.burn_in).is_multiple_of(self.thin)
+    }
 }
 
 /// What a run records as it goes (an [`Observer`] of every method's sampler): the draws after
@@ -47,7 +79,8 @@ impl<'a> RunObserver<'a> {
             protocol,
             draws: DrawCollector::new(test.d)
                 .burn_in(protocol.burn_in)
-                .with_capacity(protocol.iterations - protocol.burn_in),
+                .thin(protocol.thin)
+                .with_capacity((protocol.iterations - protocol.burn_in).div_ceil(protocol.thin)),
             prob: vec![0.0; test.len()],
             trace: Vec::with_capacity(protocol.iterations),
             temperature: 0.0,
@@ -69,6 +102,10 @@ impl<'a> RunObserver<'a> {
             .iter()
             .map(|x| ess_first_dip(x, FIRST_DIP).unwrap_or(f64::NAN))
             .collect();
+        let ess_coda: Vec<f64> = draws
+            .iter()
+            .map(|x| ess_spectral_ar(x).map_or(f64::NAN, |e| e.ess))
+            .collect();
         let mean: Vec<f64> = draws.iter().map(|x| x.iter().sum::<f64>() / s).collect();
         let ratios: Vec<f64> = draws
             .iter()
@@ -83,10 +120,16 @@ impl<'a> RunObserver<'a> {
             auroc: auc,
             median_ess: quantile(&ess, 0.5).unwrap_or(f64::NAN),
             median_ess_first_dip: quantile(&ess_dip, 0.5).unwrap_or(f64::NAN),
+            median_ess_coda: quantile(&ess_coda, 0.5).unwrap_or(f64::NAN),
             mean,
             sd_ratio: quantile(&ratios, 0.5).unwrap_or(f64::NAN),
             temperature: self.temperature / s,
             trace: self.trace,
+            draws: if self.protocol.keep_draws {
+                draws
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -94,8 +137,10 @@ impl<'a> RunObserver<'a> {
 impl<S: ChainState<f64>> Observer<S, f64> for RunObserver<'_> {
     fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
         let w = sampler.position();
-        self.trace.push(w[self.protocol.trace_weight]);
-        if step as usize >= self.protocol.burn_in {
+        if (step as usize).is_multiple_of(self.protocol.thin) {
+            self.trace.push(w[self.protocol.trace_weight]);
+        }
+        if self.protocol.keeps(step) {
             add_probabilities(self.test, w, &mut self.prob);
             self.temperature += stats.kinetic_temperature.unwrap_or(f64::NAN);
         }
@@ -181,12 +226,8 @@ pub fn run(opts: &RunOptions) -> Result<BlrResult, ExperimentError> {
         .collect();
     let outs = opts.par_chains(&configs, iterations, "blr", |_, &(k, m), c, pb| {
         let problem = &problems[k];
-        let protocol = Protocol {
-            iterations,
-            burn_in,
-            trace_weight: trace_weight(problem.data).0,
-            batch: BATCH,
-        };
+        let protocol =
+            Protocol::every_step(iterations, burn_in, trace_weight(problem.data).0, BATCH);
         let config = DataSet::ALL
                 .iter()
                 .position(|x| *x == problem.data)

@@ -127,12 +127,7 @@ pub fn batch_sweep(opts: &RunOptions) -> Result<Vec<SweepRow>, ExperimentError> 
         iterations,
         "blr --batch-sweep",
         |_, &(g, (k, method, batch, s)), c, pb| {
-            let protocol = Protocol {
-                iterations,
-                burn_in,
-                trace_weight: 0,
-                batch,
-            };
+            let protocol = Protocol::every_step(iterations, burn_in, 0, batch);
             let seed = opts.chain_seed(9000 + g, c);
             run_chain(&problems[k], method, s, protocol, seed, pb)
         },
@@ -181,6 +176,7 @@ pub fn sweep_table(rows: &[SweepRow], kept: usize) -> Table {
         "n",
         "settings",
         "median ESS",
+        "coda ESS",
         "kept·n/N",
         "ESS paper (n = 16)",
         "sd/Laplace",
@@ -205,6 +201,7 @@ pub fn sweep_table(rows: &[SweepRow], kept: usize) -> Table {
                 row.settings.describe(row.method)
             },
             pm(row.median_ess(), 3),
+            pm(row.median_ess_coda(), 3),
             sig(r.ess_scale(kept), 3),
             if r.batch == BATCH {
                 f(paper_ess(row.data, row.method), 4)

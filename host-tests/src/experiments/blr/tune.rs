@@ -266,12 +266,12 @@ pub(super) fn search(
 ) -> Vec<TuneCell> {
     let (iterations, burn_in) = protocol_length(opts);
     let outs = opts.par_chains(cells, iterations, label, |i, &cell, c, pb| {
-        let protocol = Protocol {
+        let protocol = Protocol::every_step(
             iterations,
             burn_in,
-            trace_weight: 0,
-            batch: batch_rows(&problems[cell.problem], cell.batch),
-        };
+            0,
+            batch_rows(&problems[cell.problem], cell.batch),
+        );
         run_chain(
             &problems[cell.problem],
             cell.method,
