@@ -202,7 +202,7 @@ fn ess_audit_quick_geyer_understates_and_coda_tracks_the_truth() {
 
 /// The readings in quick mode (Pima, 2 runs, 200 + 800 stored draws): storing one draw per
 /// epoch (27 updates) or per 100 updates must raise the ESS per stored draw over storing every
-/// update — by construction for a chain that mixes, and the full run has 18–57× (Pima) — and
+/// update — by construction for a chain that mixes, and the full run has 17–59× (Pima) — and
 /// every row finishes without divergence. Thinning by 27 on a chain whose ESS per update is
 /// ≈ 1/90 (full run: 46.8 of 4000) should give ≥ 10× on 800 draws; 3× leaves room for 2-run noise.
 #[test]

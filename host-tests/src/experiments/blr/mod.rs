@@ -63,7 +63,7 @@ pub use problem::Problem;
 pub use readings::{
     AUDIT_CONFIGS, AUDIT_DRAWS, AUDIT_RUNS, AuditRow, EssMedians, KEPT, READINGS, Reading,
     ReadingRow, Storage, audit_table, closest_readings, ess_audit, ess_readings,
-    full_batch_settings, reading_fit, readings_table,
+    full_batch_settings, reading_fit, readings_csv, readings_table,
 };
 pub use report::{report, table};
 pub use result::{BlrResult, BlrRow, RunOut};
