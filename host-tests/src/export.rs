@@ -319,11 +319,11 @@ pub fn summarize_files(files: &[PathBuf], skip: usize) -> Result<String, String>
         .map_err(|e| e.to_string())?;
     let names: Vec<&str> = params.iter().map(|&j| first.names[j].as_str()).collect();
     let summary = crate::diagnostics::summarize(&draws, Some(&names)).map_err(|e| e.to_string())?;
-    let mut out = String::from("name,mean,sd,mcse,q05,q50,q95,ess,rhat\n");
+    let mut out = String::from("name,mean,sd,mcse,q05,q50,q95,ess,rhat,ess_ar\n");
     for r in &summary.rows {
         out += &format!(
-            "{},{},{},{},{},{},{},{},{}\n",
-            r.name, r.mean, r.sd, r.mcse, r.q05, r.q50, r.q95, r.ess, r.rhat
+            "{},{},{},{},{},{},{},{},{},{}\n",
+            r.name, r.mean, r.sd, r.mcse, r.q05, r.q50, r.q95, r.ess, r.rhat, r.ess_ar
         );
     }
     Ok(out)

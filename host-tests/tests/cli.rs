@@ -92,7 +92,7 @@ fn draws_are_written_and_summarised() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(
-        summary.starts_with("name,mean,sd,mcse,q05,q50,q95,ess,rhat\ntheta.1,"),
+        summary.starts_with("name,mean,sd,mcse,q05,q50,q95,ess,rhat,ess_ar\ntheta.1,"),
         "{summary}"
     );
 
