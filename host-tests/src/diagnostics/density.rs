@@ -550,7 +550,7 @@ pub fn ksdensity_bandwidth(samples: &[f64]) -> Result<f64, DiagnosticError> {
         *d = (x - m).abs();
     }
     let sigma = median_in_place(&mut v) / 0.6745;
-    if !(sigma > 0.0) {
+    if sigma <= 0.0 {
         return Err(DiagnosticError::InvalidArgument(
             "the median absolute deviation is 0 (more than half the samples are equal)",
         ));

@@ -14,8 +14,8 @@ mod testing;
 
 pub use auroc::auroc;
 pub use density::{
-    Axis, Bin, Histogram, Histogram2d, KernelDensity, Normalization, kde, kde_binned, ksdensity,
-    ksdensity_bandwidth,
+    Axis, Bin, Histogram, Histogram2d, KSDENSITY_POINTS, KernelDensity, Normalization, kde,
+    kde_binned, ksdensity, ksdensity_bandwidth,
 };
 pub use draws::{DrawCollector, Draws};
 pub use error::DiagnosticError;
