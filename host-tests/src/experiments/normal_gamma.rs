@@ -231,7 +231,7 @@ impl Spread {
         }
     }
 
-    /// `median [q10–q90]` with 3 significant digits (`–` if NaN).
+    /// `median [q10–q90]` with `digits` significant digits (`–` if NaN).
     pub fn format(&self, digits: usize) -> String {
         if !self.median.is_finite() {
             return "–".into();
