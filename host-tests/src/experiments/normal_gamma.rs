@@ -578,12 +578,9 @@ pub fn run(
         runs,
         cells,
     };
-    csv_tables(&result)
-        .0
-        .write_csv(&opts.out.join("normal-gamma.csv"))?;
-    csv_tables(&result)
-        .1
-        .write_csv(&opts.out.join("normal-gamma-data-sets.csv"))?;
+    let (summary, per_data_set) = csv_tables(&result);
+    summary.write_csv(&opts.out.join("normal-gamma.csv"))?;
+    per_data_set.write_csv(&opts.out.join("normal-gamma-data-sets.csv"))?;
     plot(
         &result,
         &opts.out.join("normal-gamma.png"),
