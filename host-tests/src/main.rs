@@ -94,13 +94,17 @@ enum Command {
     /// MCEM variants on the mean and precision of a 1-d Gaussian.
     #[command(name = "normal-1d")]
     Normal1d(RunsArgs),
-    /// Ding et al. 2014 App. E (Table 1): SGHMC vs SGNHT on a Normal–Gamma posterior.
+    /// Ding et al. 2014 App. E (Table 1): SGHMC vs SGNHT on a Normal–Gamma posterior, scored
+    /// by joint and marginal density RMSEs and two τ estimators over simulated data sets.
     NormalGamma {
         #[command(flatten)]
         common: CommonArgs,
         /// Integrator (the paper's Alg. 1 is Euler).
         #[arg(long, value_enum, default_value = "euler")]
         integrator: IntegratorArg,
+        /// Simulated data sets (1 to 1024) [default: 24, or 3 with --quick].
+        #[arg(long, value_parser = chain_count)]
+        data_sets: Option<usize>,
     },
 }
 
@@ -552,9 +556,13 @@ fn main() -> ExitCode {
             let o = a.options();
             (normal_1d::cli(&o), o)
         }
-        Some(Command::NormalGamma { common, integrator }) => {
+        Some(Command::NormalGamma {
+            common,
+            integrator,
+            data_sets,
+        }) => {
             let o = common.options();
-            (normal_gamma::cli(&o, integrator.into()), o)
+            (normal_gamma::cli(&o, integrator.into(), data_sets), o)
         }
     };
     finish(result, &o.out)
@@ -568,7 +576,7 @@ mod tests {
 
     /// Words an argument vector is made of: every subcommand and flag, and values that are
     /// typical, out of range, huge, negative, non-numeric or empty.
-    const WORDS: [&str; 57] = [
+    const WORDS: [&str; 58] = [
         "--kjv",
         "--replot",
         "calibration",
@@ -604,6 +612,7 @@ mod tests {
         "--integrator",
         "--out",
         "--gradient-noise",
+        "--data-sets",
         "0",
         "1",
         "2",

@@ -13,7 +13,10 @@ mod summary;
 mod testing;
 
 pub use auroc::auroc;
-pub use density::{Axis, Bin, Histogram, Histogram2d, Normalization};
+pub use density::{
+    Axis, Bin, Histogram, Histogram2d, KSDENSITY_POINTS, KernelDensity, Normalization, kde,
+    kde_binned, ksdensity, ksdensity_bandwidth,
+};
 pub use draws::{DrawCollector, Draws};
 pub use error::DiagnosticError;
 pub use ess::{
