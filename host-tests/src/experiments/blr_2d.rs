@@ -109,7 +109,7 @@ pub const SPREAD_SEED: u64 = 6001;
 /// ([`SIGN_WIDTH`]); [`LabelCheck::edge`] shows whether it was wide enough.
 pub const WIDTH: f64 = 8.0;
 /// Half-width of the sign reading's quadrature box, in Laplace sds.
-pub const SIGN_WIDTH: f64 = 40.0;
+pub const SIGN_WIDTH: f64 = 16.0;
 
 /// Roychowdhury & Parthasarathy 2017 Table 2 (RMSE W₀, W₁) and Table 3 (ms per iteration:
 /// synthetic, Australian, Heart). (The paper's SG-NPHMC-EM row stands beside both of ours.)
