@@ -218,8 +218,8 @@ fn blr_2d_quick() {
     // labels of the weights 2W = (2, −2): the posterior mean must lie within 4 sds of 2W (as
     // above) and far from W (|W| ≈ 1/0.12 ≈ 8 sds; we ask for 5).
     let component = label(LabelReading::Component);
-    for j in 0..2 {
-        let z = (component.mean[j] - 2.0 * TRUE_WEIGHTS[j]).abs() / component.sd[j];
+    for (j, w) in TRUE_WEIGHTS.iter().enumerate() {
+        let z = (component.mean[j] - 2.0 * w).abs() / component.sd[j];
         assert!(z < 4.0, "component reading W{j}: {z} sds from 2W");
     }
     for d in component.distance_in_sds() {
@@ -237,11 +237,11 @@ fn blr_2d_quick() {
     // (SE ≈ 1/√(2(n − 1)) = 0.16) of 1: reading 2 of a correct sampler is about one posterior sd.
     let n_sets = r.exact_sets.len();
     assert_eq!(n_sets, 20);
-    for j in 0..2 {
+    for (j, w) in TRUE_WEIGHTS.iter().enumerate() {
         let z: Vec<f64> = r
             .exact_sets
             .iter()
-            .map(|e| (e.mean[j] - TRUE_WEIGHTS[j]) / e.sd[j])
+            .map(|e| (e.mean[j] - w) / e.sd[j])
             .collect();
         let (m, s) = mean_sd(&z);
         let n = n_sets as f64;
@@ -252,7 +252,11 @@ fn blr_2d_quick() {
         );
     }
     // HMC finds each spread data set's quadrature mean within 0.25 sd (1000 draws: SE ≈ 0.03 sd).
-    let hmc_spread = r.spread.iter().find(|row| row.method == Method::Hmc).unwrap();
+    let hmc_spread = r
+        .spread
+        .iter()
+        .find(|row| row.method == Method::Hmc)
+        .unwrap();
     assert_eq!(hmc_spread.runs.len(), 2, "{:?}", hmc_spread.failures);
     for run in &hmc_spread.runs {
         let e = &r.exact_sets[run.data_set];

@@ -280,11 +280,7 @@ pub type Quadrature = ([f64; 2], [f64; 2], [Vec<(f64, f64)>; 2]);
 /// mode ± `width` Laplace sds (midpoint rule; for `width` = 8 the posterior mass outside is
 /// < 10⁻¹⁴ for a near-Gaussian posterior), and the share of the weight on the grid's outer ring
 /// of cells (near 0 when the box holds the posterior). `None` if the Laplace approximation fails.
-pub fn quadrature(
-    model: &LogisticRegression,
-    n: usize,
-    width: f64,
-) -> Option<(Quadrature, f64)> {
+pub fn quadrature(model: &LogisticRegression, n: usize, width: f64) -> Option<(Quadrature, f64)> {
     let lap = model.laplace()?;
     let axis = |j: usize| -> Vec<f64> {
         let (lo, hi) = (
@@ -516,9 +512,7 @@ pub fn run(opts: &RunOptions) -> Result<Blr2d, ExperimentError> {
     let exact_sets: Vec<ExactSet> = exact_spread(lengths.spread_sets, lengths.spread_quadrature)
         .into_iter()
         .collect::<Option<_>>()
-        .ok_or_else(|| {
-            ExperimentError::Invalid("spread: a Laplace approximation failed".into())
-        })?;
+        .ok_or_else(|| ExperimentError::Invalid("spread: a Laplace approximation failed".into()))?;
     let posteriors: Vec<LogisticRegression> = (0..lengths.spread_runs.min(exact_sets.len()))
         .map(|k| synthetic_2d(N, SPREAD_SEED + k as u64))
         .collect();

@@ -1111,7 +1111,10 @@ pub struct SpreadRow {
 impl SpreadRow {
     /// Reading 2 per run: |post-burn-in mean − truth| of coordinate `j`.
     pub fn mean_error_truth(&self, j: usize, truth: f64) -> Vec<f64> {
-        self.runs.iter().map(|r| (r.mean[j] - truth).abs()).collect()
+        self.runs
+            .iter()
+            .map(|r| (r.mean[j] - truth).abs())
+            .collect()
     }
 
     /// Monte Carlo error per run: |post-burn-in mean − the data set's exact mean| of `j`.
@@ -1257,9 +1260,8 @@ pub fn spread_table(
                 })
                 .collect()
         };
-        let r2 = |j: usize| -> Vec<f64> {
-            sets.iter().map(|e| (e.mean[j] - truth[j]).abs()).collect()
-        };
+        let r2 =
+            |j: usize| -> Vec<f64> { sets.iter().map(|e| (e.mean[j] - truth[j]).abs()).collect() };
         vec![
             label.to_string(),
             "–".into(),
@@ -1365,12 +1367,8 @@ pub fn paper_percentile_table(
             })
             .collect()
     };
-    let r2 = |j: usize| -> Vec<f64> {
-        exact
-            .iter()
-            .map(|e| (e.mean[j] - truth[j]).abs())
-            .collect()
-    };
+    let r2 =
+        |j: usize| -> Vec<f64> { exact.iter().map(|e| (e.mean[j] - truth[j]).abs()).collect() };
     let (a0, a1, b0, b1) = (r1(0), r1(1), r2(0), r2(1));
     for (method, values) in paper {
         t.row([
