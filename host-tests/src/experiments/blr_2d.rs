@@ -28,7 +28,20 @@
 //!
 //! Roychowdhury & Parthasarathy 2017 does not define its RMSE; we cannot tell whether its numbers
 //! are against the reference mean or the generating W = [1, −1], so the generating-value RMSE is in
-//! the CSV as well.
+//! the CSV as well, and so is **reading 2**: |post-burn-in mean − W_true,j|, the error of the
+//! posterior-mean estimate about the generating weight, which an exact sampler scores at
+//! |E[Wⱼ | data] − W_true,j| — a property of the data set, not of the sampler.
+//!
+//! # Spread over data sets and label readings
+//!
+//! Reading 2 varies from data set to data set by about a posterior sd, so one data set cannot
+//! place a printed value. [`exact_spread`] computes the quadrature posterior of
+//! [`SPREAD_SETS`] fresh data sets (seeds [`SPREAD_SEED`] + k) and every method runs one chain at
+//! its tuned setting (tuned on the main data set) on the first [`SPREAD_RUNS`] of them
+//! ([`super::mcem::run_on_data_sets`]); [`spread_report_table`] gives both readings' median and
+//! spread, [`paper_table`] where the paper's printed values fall in the exact posterior's
+//! distribution. [`label_checks`] labels the main data set's inputs in the three ways "classify
+//! with W = [1, −1]" can be read ([`LabelReading`]) and gives each posterior by quadrature.
 //!
 //! # Times (Table 3)
 //!
@@ -40,13 +53,16 @@
 
 use super::common::{ExperimentError, RunOptions, sig};
 use super::mcem::{
-    ChainPlan, Method, MethodRow, Settings, TIMING_REPEATS, TuningRow, accuracy_cells, as_is, cell,
-    plot_marginal, run_chain, settings_cell, time_method, tune_and_run, tuning_report,
+    ChainPlan, ExactSet, Method, MethodRow, Settings, SpreadRow, TIMING_REPEATS, TuningRow,
+    accuracy_cells, as_is, cell, paper_percentile_table, plot_marginal, reading2_cell, run_chain,
+    run_on_data_sets, settings_cell, spread_table, time_method, tune_and_run, tuning_report,
 };
 use crate::diagnostics::ess;
 use crate::models::LogisticRegression;
 use crate::models::logistic_regression::{DataSet, PRIOR_VARIANCE, data_dir};
-use crate::models::mixture_logistic::{TRUE_WEIGHTS, synthetic_2d};
+use crate::models::mixture_logistic::{
+    LabelReading, TRUE_WEIGHTS, misclassified, synthetic_2d, synthetic_2d_labelled,
+};
 use crate::plot::Series;
 use crate::report::Table;
 
@@ -76,6 +92,24 @@ pub const REFERENCE_KEPT: usize = 50_000;
 pub const QUADRATURE_POINTS: usize = 301;
 /// Initial W.
 pub const INIT: [f64; 2] = [0.0, 0.0];
+/// Simulated data sets of the exact posterior's spread (a quadrature each; 20 with `--quick`).
+pub const SPREAD_SETS: usize = 100;
+/// Quadrature points per axis for the spread (41 with `--quick`). The midpoint rule on a
+/// smooth, near-Gaussian integrand is spectrally accurate: at a spacing of 16/101 sd its error
+/// is of order exp(−2π²(101/16)²), so 101 points give the 301-point moments to rounding (the
+/// report prints the two on the main data set).
+pub const SPREAD_QUADRATURE: usize = 101;
+/// The first this many spread data sets are also sampled by every method (one chain each; 2
+/// with `--quick`).
+pub const SPREAD_RUNS: usize = 8;
+/// Data set k of the spread is drawn with seed `SPREAD_SEED + k` (disjoint from [`DATA_SEED`]).
+pub const SPREAD_SEED: u64 = 6001;
+/// Half-width of the quadrature box in Laplace sds. The sign reading's posterior is limited by
+/// the prior alone along W's direction and skewed, so its box is wider ([`SIGN_WIDTH`]);
+/// [`LabelCheck::edge`] shows whether it was wide enough.
+pub const WIDTH: f64 = 8.0;
+/// Half-width of the sign reading's quadrature box, in whitened Laplace sds.
+pub const SIGN_WIDTH: f64 = 16.0;
 
 /// Roychowdhury & Parthasarathy 2017 Table 2 (RMSE W₀, W₁) and Table 3 (ms per iteration:
 /// synthetic, Australian, Heart). (The paper's SG-NPHMC-EM row stands beside both of ours.)
@@ -150,6 +184,12 @@ pub struct Lengths {
     pub timed: usize,
     /// Quadrature points per axis.
     pub quadrature: usize,
+    /// Data sets of the exact spread.
+    pub spread_sets: usize,
+    /// Quadrature points per axis on each of them.
+    pub spread_quadrature: usize,
+    /// Data sets every method is run on.
+    pub spread_runs: usize,
 }
 
 impl Lengths {
@@ -162,6 +202,9 @@ impl Lengths {
                 reference: 3000,
                 timed: 100,
                 quadrature: 151,
+                spread_sets: 20,
+                spread_quadrature: 41,
+                spread_runs: 2,
             }
         } else {
             Lengths {
@@ -170,6 +213,9 @@ impl Lengths {
                 reference: REFERENCE_KEPT,
                 timed: 2000,
                 quadrature: QUADRATURE_POINTS,
+                spread_sets: SPREAD_SETS,
+                spread_quadrature: SPREAD_QUADRATURE,
+                spread_runs: SPREAD_RUNS,
             }
         }
     }
@@ -192,6 +238,9 @@ pub struct Reference {
     pub quadrature_sd: [f64; 2],
     /// Quadrature marginal densities of W₀ and W₁ on their grids.
     pub marginals: [Vec<(f64, f64)>; 2],
+    /// The same moments by the spread's coarser quadrature ([`SPREAD_QUADRATURE`] points), to
+    /// show that it is converged.
+    pub coarse: ExactSet,
 }
 
 /// Per-iteration times of one method on the three data sets.
@@ -214,20 +263,30 @@ pub struct Blr2d {
     pub tuning: Vec<TuningRow>,
     /// Times on the three data sets.
     pub timings: Vec<Timing>,
+    /// The three label readings on the main data set's inputs.
+    pub labels: Vec<LabelCheck>,
+    /// Quadrature posterior mean and sd of W on the simulated data sets of the spread.
+    pub exact_sets: Vec<ExactSet>,
+    /// Every method at its tuned setting on the first `lengths.spread_runs` of them.
+    pub spread: Vec<SpreadRow>,
     /// Lengths used.
     pub lengths: Lengths,
 }
 
-/// The exact posterior moments and marginals by quadrature on an n × n grid over the Laplace
-/// mode ± 8 Laplace sds (midpoint rule; the posterior mass outside is < 10⁻¹⁴ for a near-Gaussian
-/// posterior).
-/// Posterior means, sds and the two marginal densities.
-type Quadrature = ([f64; 2], [f64; 2], [Vec<(f64, f64)>; 2]);
+/// Posterior means, sds and the two marginal densities, by [`quadrature`].
+pub type Quadrature = ([f64; 2], [f64; 2], [Vec<(f64, f64)>; 2]);
 
-fn quadrature(model: &LogisticRegression, n: usize) -> Option<Quadrature> {
+/// The exact posterior moments and marginals by quadrature on an n × n grid over the Laplace
+/// mode ± `width` Laplace sds (midpoint rule; for `width` = 8 the posterior mass outside is
+/// < 10⁻¹⁴ for a near-Gaussian posterior), and the share of the weight on the grid's outer ring
+/// of cells (near 0 when the box holds the posterior). `None` if the Laplace approximation fails.
+pub fn quadrature(model: &LogisticRegression, n: usize, width: f64) -> Option<(Quadrature, f64)> {
     let lap = model.laplace()?;
     let axis = |j: usize| -> Vec<f64> {
-        let (lo, hi) = (lap.mode[j] - 8.0 * lap.sd[j], lap.mode[j] + 8.0 * lap.sd[j]);
+        let (lo, hi) = (
+            lap.mode[j] - width * lap.sd[j],
+            lap.mode[j] + width * lap.sd[j],
+        );
         (0..n)
             .map(|i| lo + (hi - lo) * (i as f64 + 0.5) / n as f64)
             .collect()
@@ -236,11 +295,15 @@ fn quadrature(model: &LogisticRegression, n: usize) -> Option<Quadrature> {
     let u0 = model.potential(&lap.mode);
     let mut m0 = vec![0.0; n];
     let mut m1 = vec![0.0; n];
+    let mut edge = 0.0;
     for (i, &w0) in a0.iter().enumerate() {
         for (k, &w1) in a1.iter().enumerate() {
             let w = (u0 - model.potential(&[w0, w1])).exp();
             m0[i] += w;
             m1[k] += w;
+            if i == 0 || k == 0 || i == n - 1 || k == n - 1 {
+                edge += w;
+            }
         }
     }
     let moments = |axis: &[f64], m: &[f64]| {
@@ -262,7 +325,125 @@ fn quadrature(model: &LogisticRegression, n: usize) -> Option<Quadrature> {
     };
     let (mean0, sd0, d0) = moments(&a0, &m0);
     let (mean1, sd1, d1) = moments(&a1, &m1);
-    Some(([mean0, mean1], [sd0, sd1], [d0, d1]))
+    let z: f64 = m0.iter().sum();
+    Some((([mean0, mean1], [sd0, sd1], [d0, d1]), edge / z))
+}
+
+/// Posterior mean and sd of W by the midpoint rule on an n × n grid in the Laplace
+/// approximation's whitened coordinates, W = ŵ + L z with L Lᵀ = H⁻¹ and z ∈ [−width, width]², and
+/// the share of the weight on the grid's outer ring. Unlike [`quadrature`]'s axis-aligned box the
+/// grid follows the posterior's correlation, which for separable labels is close to −1: a narrow
+/// ridge along W's direction that an axis-aligned grid under-resolves. `None` if the Laplace
+/// approximation fails.
+pub fn whitened_moments(
+    model: &LogisticRegression,
+    n: usize,
+    width: f64,
+) -> Option<([f64; 2], [f64; 2], f64)> {
+    let lap = model.laplace()?;
+    let h = model.hessian(&lap.mode);
+    let det = h[0] * h[3] - h[1] * h[2];
+    if !(det > 0.0 && h[0] > 0.0) {
+        return None;
+    }
+    // H⁻¹ and its Cholesky factor (2 × 2 by hand).
+    let (c00, c01, c11) = (h[3] / det, -h[1] / det, h[0] / det);
+    let l00 = c00.sqrt();
+    let l10 = c01 / l00;
+    let l11 = (c11 - l10 * l10).sqrt();
+    if !l11.is_finite() {
+        return None;
+    }
+    let u0 = model.potential(&lap.mode);
+    let z = |i: usize| -width + 2.0 * width * (i as f64 + 0.5) / n as f64;
+    let (mut total, mut edge) = (0.0, 0.0);
+    let (mut s, mut ss) = ([0.0; 2], [0.0; 2]);
+    for i in 0..n {
+        for k in 0..n {
+            let (a, b) = (z(i), z(k));
+            let w = [lap.mode[0] + l00 * a, lap.mode[1] + l10 * a + l11 * b];
+            let p = (u0 - model.potential(&w)).exp();
+            total += p;
+            for j in 0..2 {
+                s[j] += p * w[j];
+                ss[j] += p * w[j] * w[j];
+            }
+            if i == 0 || k == 0 || i == n - 1 || k == n - 1 {
+                edge += p;
+            }
+        }
+    }
+    let mean = [s[0] / total, s[1] / total];
+    let sd = [0, 1].map(|j| (ss[j] / total - mean[j] * mean[j]).max(0.0).sqrt());
+    Some((mean, sd, edge / total))
+}
+
+/// The exact posterior mean and sd of W by an n-point [`quadrature`] ± [`WIDTH`] Laplace sds.
+pub fn exact_set(model: &LogisticRegression, n: usize) -> Option<ExactSet> {
+    quadrature(model, n, WIDTH).map(|((mean, sd, _), _)| ExactSet {
+        mean: mean.to_vec(),
+        sd: sd.to_vec(),
+    })
+}
+
+/// The quadrature posteriors of data sets `SPREAD_SEED + k`, k < `sets` (in parallel);
+/// `None` for a data set whose Laplace approximation failed.
+pub fn exact_spread(sets: usize, n: usize) -> Vec<Option<ExactSet>> {
+    use rayon::prelude::*;
+    (0..sets)
+        .into_par_iter()
+        .map(|k| exact_set(&synthetic_2d(N, SPREAD_SEED + k as u64), n))
+        .collect()
+}
+
+/// One label reading of the synthetic data, on the main data set's inputs.
+#[derive(Clone, Debug)]
+pub struct LabelCheck {
+    /// The reading.
+    pub reading: LabelReading,
+    /// Share of positive labels.
+    pub positive_rate: f64,
+    /// Points the classifier sign(Wᵀx) with the generating W gets wrong (0: separable by W).
+    pub misclassified: usize,
+    /// Quadrature posterior mean of W (prior N(0, 10 I)).
+    pub mean: [f64; 2],
+    /// Quadrature posterior sd of W.
+    pub sd: [f64; 2],
+    /// Share of the quadrature weight on the box's outer ring.
+    pub edge: f64,
+}
+
+impl LabelCheck {
+    /// |E Wⱼ − W_true,j| / sd Wⱼ: how many posterior sds the generating W lies from the mean.
+    pub fn distance_in_sds(&self) -> [f64; 2] {
+        [0, 1].map(|j| (self.mean[j] - TRUE_WEIGHTS[j]).abs() / self.sd[j])
+    }
+}
+
+/// The three readings of the labels ([`LabelReading`]) on the inputs of data seed `seed`, each
+/// posterior's moments by [`whitened_moments`] on an n × n grid (± [`SIGN_WIDTH`] whitened Laplace
+/// sds for the sign reading, ± [`WIDTH`] for the others). `None` if a Laplace approximation failed.
+pub fn label_checks(seed: u64, n: usize) -> Option<Vec<LabelCheck>> {
+    LabelReading::ALL
+        .into_iter()
+        .map(|reading| {
+            let model = synthetic_2d_labelled(N, seed, reading);
+            let width = if reading == LabelReading::Sign {
+                SIGN_WIDTH
+            } else {
+                WIDTH
+            };
+            let (mean, sd, edge) = whitened_moments(&model, n, width)?;
+            Some(LabelCheck {
+                reading,
+                positive_rate: model.data.y.iter().sum::<f64>() / model.len() as f64,
+                misclassified: misclassified(&model, &TRUE_WEIGHTS),
+                mean,
+                sd,
+                edge,
+            })
+        })
+        .collect()
 }
 
 fn reference(
@@ -270,10 +451,13 @@ fn reference(
     lengths: &Lengths,
     opts: &RunOptions,
 ) -> Result<Reference, ExperimentError> {
-    let (quadrature_mean, quadrature_sd, marginals) = quadrature(model, lengths.quadrature)
-        .ok_or_else(|| {
+    let ((quadrature_mean, quadrature_sd, marginals), _) =
+        quadrature(model, lengths.quadrature, WIDTH).ok_or_else(|| {
             ExperimentError::Invalid("the Laplace approximation failed (Hessian not SPD)".into())
         })?;
+    let coarse = exact_set(model, lengths.spread_quadrature).ok_or_else(|| {
+        ExperimentError::Invalid("the Laplace approximation failed (Hessian not SPD)".into())
+    })?;
     let plan = ChainPlan {
         init: &INIT,
         burn_in: REFERENCE_BURN_IN.min(lengths.reference),
@@ -305,6 +489,7 @@ fn reference(
         quadrature_mean,
         quadrature_sd,
         marginals,
+        coarse,
     })
 }
 
@@ -367,14 +552,39 @@ pub fn run(opts: &RunOptions) -> Result<Blr2d, ExperimentError> {
             ms,
         });
     }
+
+    // The label readings, and the spread over data sets: the quadrature posterior on each, and
+    // every method at its tuned setting on the first few.
+    let labels = label_checks(DATA_SEED, lengths.spread_quadrature).ok_or_else(|| {
+        ExperimentError::Invalid("label readings: a Laplace approximation failed".into())
+    })?;
+    let exact_sets: Vec<ExactSet> = exact_spread(lengths.spread_sets, lengths.spread_quadrature)
+        .into_iter()
+        .collect::<Option<_>>()
+        .ok_or_else(|| ExperimentError::Invalid("spread: a Laplace approximation failed".into()))?;
+    let posteriors: Vec<LogisticRegression> = (0..lengths.spread_runs.min(exact_sets.len()))
+        .map(|k| synthetic_2d(N, SPREAD_SEED + k as u64))
+        .collect();
+    let tuned = |m: Method| {
+        rows.iter()
+            .find(|row| row.method == m)
+            .map_or_else(|| candidates(m, opts.quick)[0], |row| row.settings)
+    };
+    let spread = run_on_data_sets(&posteriors, &exact_sets, &TRUE_WEIGHTS, tuned, plan, opts);
     let result = Blr2d {
         reference,
         rows,
         tuning,
         timings,
+        labels,
+        exact_sets,
+        spread,
         lengths,
     };
     table(&result).write_csv(&opts.out.join("blr-2d.csv"))?;
+    spread_report_table(&result).write_csv(&opts.out.join("blr-2d-spread.csv"))?;
+    paper_table(&result).write_csv(&opts.out.join("blr-2d-paper-percentiles.csv"))?;
+    labels_table(&result).write_csv(&opts.out.join("blr-2d-labels.csv"))?;
     times_table(&result).write_csv(&opts.out.join("blr-2d-times.csv"))?;
     super::mcem::tuning_table(&result.tuning).write_csv(&opts.out.join("blr-2d-tuning.csv"))?;
     plot_marginals(&result, opts)?;
@@ -396,6 +606,8 @@ pub fn table(r: &Blr2d) -> Table {
         "sd ratio W0",
         "sd ratio W1",
         "RMSE vs W_true (W0, W1)",
+        "reading 2 |mean − W_true| W0",
+        "reading 2 |mean − W_true| W1",
         "HMC accept.",
         "learned M⁻¹ (diagonal)",
     ]);
@@ -421,6 +633,8 @@ pub fn table(r: &Blr2d) -> Table {
                 3
             )
         ),
+        sig((rf.mean[0] - TRUE_WEIGHTS[0]).abs(), 3),
+        sig((rf.mean[1] - TRUE_WEIGHTS[1]).abs(), 3),
         sig(rf.acceptance, 3),
         "–".into(),
     ]);
@@ -441,10 +655,67 @@ pub fn table(r: &Blr2d) -> Table {
                     cell(&row.rmse_about(1, TRUE_WEIGHTS[1]))
                 )
             },
+            reading2_cell(row, 0, TRUE_WEIGHTS[0]),
+            reading2_cell(row, 1, TRUE_WEIGHTS[1]),
             row.acceptance().map_or("–".into(), |a| sig(a, 3)),
             row.learned_inverse_mass(),
         ]);
         t.row(cells);
+    }
+    t
+}
+
+/// Both readings of the RMSE over simulated data sets ([`spread_table`]; reading 1 about each
+/// data set's quadrature mean, as in [`table`]).
+pub fn spread_report_table(r: &Blr2d) -> Table {
+    spread_table(
+        ["W0", "W1"],
+        &r.exact_sets,
+        r.lengths.spread_runs,
+        &r.spread,
+        TRUE_WEIGHTS,
+        false,
+    )
+}
+
+/// The paper's Table 2 values as percentiles of the exact posterior's spread over data sets
+/// ([`paper_percentile_table`]; the printed Alg. 5 row repeats the paper's SG-NPHMC-EM).
+pub fn paper_table(r: &Blr2d) -> Table {
+    let paper: Vec<(Method, [f64; 2])> = PAPER
+        .iter()
+        .filter(|p| p.0 != Method::SgNphmcEmPrinted)
+        .map(|p| (p.0, p.1))
+        .collect();
+    paper_percentile_table(["W0", "W1"], &r.exact_sets, &paper, TRUE_WEIGHTS, false)
+}
+
+/// The three label readings on the main data set's inputs: label rate, separability by W, the
+/// quadrature posterior and its distance from the generating W.
+pub fn labels_table(r: &Blr2d) -> Table {
+    let mut t = Table::new([
+        "labels",
+        "positive rate",
+        "misclassified by W",
+        "posterior mean W",
+        "posterior sd W",
+        "|mean − W_true| / sd (W0, W1)",
+        "quadrature edge weight",
+    ]);
+    for c in &r.labels {
+        let dist = c.distance_in_sds();
+        t.row([
+            c.reading.label().to_string(),
+            sig(c.positive_rate, 3),
+            if c.misclassified == 0 {
+                "0 (separable)".to_string()
+            } else {
+                format!("{}", c.misclassified)
+            },
+            format!("({}, {})", sig(c.mean[0], 4), sig(c.mean[1], 4)),
+            format!("({}, {})", sig(c.sd[0], 3), sig(c.sd[1], 3)),
+            format!("{}, {}", sig(dist[0], 3), sig(dist[1], 3)),
+            format!("{:.1e}", c.edge),
+        ]);
     }
     t
 }
@@ -519,7 +790,8 @@ pub fn header(r: &Blr2d) -> String {
     format!(
         "blr-2d (Roychowdhury & Parthasarathy 2017 §4.2, Tables 2–3): N = {N}, batch {BATCH}, L = {LEAPFROG}, {} burn-in + {} recorded iterations, {} run(s) per method\n\
          reference: HMC ε = {REFERENCE_STEP}, L = {LEAPFROG}, {} + {} iterations, acceptance {}: mean W = ({}, {}) ± MCSE ({}, {}), sd W = ({}, {})\n\
-         quadrature check: mean W = ({}, {}), sd W = ({}, {}); reference − quadrature = ({}, {}) MCSE",
+         quadrature check: mean W = ({}, {}), sd W = ({}, {}); reference − quadrature = ({}, {}) MCSE\n\
+         the spread's {}-point quadrature on this data set: mean W = ({}, {}), sd W = ({}, {})",
         r.lengths.burn_in,
         r.lengths.kept,
         r.rows.first().map_or(0, |row| row.chains.len()),
@@ -532,21 +804,33 @@ pub fn header(r: &Blr2d) -> String {
         sig(rf.mcse[1], 2),
         sig(rf.sd[0], 3),
         sig(rf.sd[1], 3),
-        sig(rf.quadrature_mean[0], 4),
-        sig(rf.quadrature_mean[1], 4),
-        sig(rf.quadrature_sd[0], 3),
-        sig(rf.quadrature_sd[1], 3),
+        sig(rf.quadrature_mean[0], 6),
+        sig(rf.quadrature_mean[1], 6),
+        sig(rf.quadrature_sd[0], 6),
+        sig(rf.quadrature_sd[1], 6),
         sig((rf.mean[0] - rf.quadrature_mean[0]) / rf.mcse[0], 2),
         sig((rf.mean[1] - rf.quadrature_mean[1]) / rf.mcse[1], 2),
+        r.lengths.spread_quadrature,
+        sig(rf.coarse.mean[0], 6),
+        sig(rf.coarse.mean[1], 6),
+        sig(rf.coarse.sd[0], 6),
+        sig(rf.coarse.sd[1], 6),
     )
 }
 
-/// The text the CLI prints: [`header`], Tables 2 and 3 and the tuning candidates.
+/// The text the CLI prints: [`header`], Table 2, the label readings, the spread over data sets,
+/// the paper's values against it, Table 3 and the tuning candidates.
 pub fn report(r: &Blr2d) -> String {
     format!(
-        "{}\nTable 2 (RMSE about the reference posterior mean; mean ± sd over runs):\n{}\nTable 3 (ms per iteration, fastest of {TIMING_REPEATS} single-threaded timing chains):\n{}\n{}",
+        "{}\nTable 2 (RMSE about the reference posterior mean; mean ± sd over runs):\n{}\nLabel readings on the same inputs (data seed {DATA_SEED}; {}-point quadrature, prior N(0, 10 I)):\n{}\nSpread over simulated data sets (N = {N} each, seeds {SPREAD_SEED}+k, {}-point quadrature; median [5–95 %] for the exact rows, median [range] over one chain per data set for the methods):\n{}\nThe paper's Table 2 against the exact posterior's spread (% of the {} data sets on which an exact sampler scores at most the printed value):\n{}\nTable 3 (ms per iteration, fastest of {TIMING_REPEATS} single-threaded timing chains):\n{}\n{}",
         header(r),
         table(r),
+        r.lengths.spread_quadrature,
+        labels_table(r),
+        r.lengths.spread_quadrature,
+        spread_report_table(r),
+        r.exact_sets.len(),
+        paper_table(r),
         times_table(r),
         tuning_report(&r.tuning)
     )

@@ -1061,6 +1061,329 @@ pub fn time_method<P: BatchedPosterior>(
     Ok(best)
 }
 
+/// Reading 2 of the paper's RMSE on one data set, |post-burn-in mean − truth| of coordinate `j`,
+/// as "mean ± sd" over the row's chains.
+pub fn reading2_cell(row: &MethodRow, j: usize, truth: f64) -> String {
+    let errors: Vec<f64> = row
+        .chains
+        .iter()
+        .map(|c| (c.mean_sd(j).0 - truth).abs())
+        .collect();
+    cell(&errors)
+}
+
+/// The exact (or quadrature) posterior mean and sd of one simulated data set.
+#[derive(Clone, Debug)]
+pub struct ExactSet {
+    /// Posterior mean per coordinate.
+    pub mean: Vec<f64>,
+    /// Posterior sd per coordinate.
+    pub sd: Vec<f64>,
+}
+
+/// One chain of a method on one simulated data set: what both readings of the paper's RMSE need.
+#[derive(Clone, Debug)]
+pub struct DataSetRun {
+    /// Index of the data set (into the experiment's list of [`ExactSet`]s).
+    pub data_set: usize,
+    /// Post-burn-in sample mean per coordinate.
+    pub mean: Vec<f64>,
+    /// √(mean over samples of (θ_sj − truth_j)²) per coordinate: reading 1 about the truth.
+    pub rmse_truth: Vec<f64>,
+    /// √(mean over samples of (θ_sj − exact mean_j)²) per coordinate: reading 1 about the data
+    /// set's own posterior mean.
+    pub rmse_exact: Vec<f64>,
+}
+
+/// A method's chains on several simulated data sets at one setting.
+#[derive(Clone, Debug)]
+pub struct SpreadRow {
+    /// Method.
+    pub method: Method,
+    /// Settings used (the method's tuned setting on the experiment's main data set).
+    pub settings: Settings,
+    /// One run per data set that finished.
+    pub runs: Vec<DataSetRun>,
+    /// Why the other runs did not finish.
+    pub failures: Vec<String>,
+}
+
+impl SpreadRow {
+    /// Reading 2 per run: |post-burn-in mean − truth| of coordinate `j`.
+    pub fn mean_error_truth(&self, j: usize, truth: f64) -> Vec<f64> {
+        self.runs
+            .iter()
+            .map(|r| (r.mean[j] - truth).abs())
+            .collect()
+    }
+
+    /// Monte Carlo error per run: |post-burn-in mean − the data set's exact mean| of `j`.
+    pub fn mean_error_exact(&self, j: usize, exact: &[ExactSet]) -> Vec<f64> {
+        self.runs
+            .iter()
+            .map(|r| (r.mean[j] - exact[r.data_set].mean[j]).abs())
+            .collect()
+    }
+}
+
+/// Runs one chain of every method of [`Method::ALL`] on every data set of `posteriors` (in
+/// parallel; the chain of method m on data set d seeded by `opts.chain_seed(400 + m, d)`, disjoint
+/// from the tuning and main runs), each at `settings_of(method)`, and records its mean and both
+/// RMSEs (about `truth` and about the data set's `exact` mean, `exact[d]` belonging to
+/// `posteriors[d]`).
+pub fn run_on_data_sets<'a, P: BatchedPosterior>(
+    posteriors: &[P],
+    exact: &[ExactSet],
+    truth: &[f64],
+    settings_of: impl Fn(Method) -> Settings + Sync,
+    plan: impl Fn(u64) -> ChainPlan<'a> + Sync,
+    opts: &RunOptions,
+) -> Vec<SpreadRow> {
+    use rayon::prelude::*;
+    let jobs: Vec<(usize, usize)> = (0..Method::ALL.len())
+        .flat_map(|m| (0..posteriors.len()).map(move |d| (m, d)))
+        .collect();
+    let outs: Vec<Result<DataSetRun, String>> = jobs
+        .par_iter()
+        .map(|&(m, d)| {
+            let method = Method::ALL[m];
+            let chain = run_chain(
+                &posteriors[d],
+                method,
+                &settings_of(method),
+                &plan(opts.chain_seed(400 + m, d)),
+            )
+            .map_err(|e| format!("data set {d}: {e}"))?;
+            let dim = chain.dim;
+            let mean: Vec<f64> = (0..dim).map(|j| chain.mean_sd(j).0).collect();
+            if mean.iter().any(|x| !x.is_finite()) {
+                return Err(format!("data set {d}: non-finite samples"));
+            }
+            Ok(DataSetRun {
+                data_set: d,
+                rmse_truth: (0..dim).map(|j| chain.rmse_about(j, truth[j])).collect(),
+                rmse_exact: (0..dim)
+                    .map(|j| chain.rmse_about(j, exact[d].mean[j]))
+                    .collect(),
+                mean,
+            })
+        })
+        .collect();
+    let mut outs = outs.into_iter();
+    Method::ALL
+        .into_iter()
+        .map(|method| {
+            let mut row = SpreadRow {
+                method,
+                settings: settings_of(method),
+                runs: Vec::new(),
+                failures: Vec::new(),
+            };
+            for out in outs.by_ref().take(posteriors.len()) {
+                match out {
+                    Ok(run) => row.runs.push(run),
+                    Err(e) => row.failures.push(e),
+                }
+            }
+            row
+        })
+        .collect()
+}
+
+/// Quantile `q` (Hyndman–Fan 7) of finite values; NaN for none.
+pub fn quantile_of(xs: &[f64], q: f64) -> f64 {
+    crate::diagnostics::quantile(xs, q).unwrap_or(f64::NAN)
+}
+
+/// √(mean of x²); NaN for none.
+pub fn root_mean_square(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        return f64::NAN;
+    }
+    (xs.iter().map(|x| x * x).sum::<f64>() / xs.len() as f64).sqrt()
+}
+
+/// "median [q–(1−q) quantiles]" of `xs` (q = 0: the range), or "–" for none.
+pub fn spread_cell(xs: &[f64], q: f64) -> String {
+    if xs.is_empty() {
+        return "–".into();
+    }
+    format!(
+        "{} [{}–{}]",
+        sig(quantile_of(xs, 0.5), 2),
+        sig(quantile_of(xs, q), 2),
+        sig(quantile_of(xs, 1.0 - q), 2)
+    )
+}
+
+/// Fraction of `xs` at or below `x` (the empirical distribution function), in percent.
+pub fn percentile_rank(xs: &[f64], x: f64) -> f64 {
+    100.0 * xs.iter().filter(|&&v| v <= x).count() as f64 / xs.len().max(1) as f64
+}
+
+/// Quantile level of the exact rows' interval in [`spread_table`] (5–95 %).
+pub const EXACT_SPREAD_Q: f64 = 0.05;
+
+/// The two readings of the paper's RMSE over simulated data sets, for coordinates `names`:
+/// exact-posterior rows (over all `exact` sets with their 5–95 % interval, and over the first
+/// `runs` sets, the ones the samplers ran on, with their range), then one row per method (median
+/// and range over its data sets). Reading 1 is the sample RMSE about the truth
+/// (`about_truth`) or about the data set's exact mean; an exact sampler's reading 1 is
+/// √(sd² + (mean − about)²) with its sample sd. Reading 2 is |post-burn-in mean − truth|, with its
+/// root mean square over data sets beside it; "MC error" is |post-burn-in mean − exact mean|.
+pub fn spread_table(
+    names: [&str; 2],
+    exact: &[ExactSet],
+    runs: usize,
+    rows: &[SpreadRow],
+    truth: [f64; 2],
+    about_truth: bool,
+) -> Table {
+    let about = if about_truth { "truth" } else { "exact mean" };
+    let mut t = Table::new([
+        "method".to_string(),
+        "setting".into(),
+        "data sets".into(),
+        format!("reading 1 (RMSE about {about}) {}", names[0]),
+        format!("reading 1 {}", names[1]),
+        format!("reading 2 |mean − truth| {}", names[0]),
+        format!("reading 2 {}", names[1]),
+        format!("reading 2 RMS over data sets ({}, {})", names[0], names[1]),
+        format!("MC error |mean − exact| ({}, {})", names[0], names[1]),
+    ]);
+    let exact_rows = |sets: &[ExactSet], label: &str, q: f64| -> Vec<String> {
+        let r1 = |j: usize| -> Vec<f64> {
+            sets.iter()
+                .map(|e| {
+                    let centre = if about_truth { truth[j] } else { e.mean[j] };
+                    (e.sd[j].powi(2) + (e.mean[j] - centre).powi(2)).sqrt()
+                })
+                .collect()
+        };
+        let r2 =
+            |j: usize| -> Vec<f64> { sets.iter().map(|e| (e.mean[j] - truth[j]).abs()).collect() };
+        vec![
+            label.to_string(),
+            "–".into(),
+            format!("{}", sets.len()),
+            spread_cell(&r1(0), q),
+            spread_cell(&r1(1), q),
+            spread_cell(&r2(0), q),
+            spread_cell(&r2(1), q),
+            format!(
+                "{}, {}",
+                sig(root_mean_square(&r2(0)), 2),
+                sig(root_mean_square(&r2(1)), 2)
+            ),
+            "0".into(),
+        ]
+    };
+    t.row(exact_rows(
+        exact,
+        "exact posterior (5–95 %)",
+        EXACT_SPREAD_Q,
+    ));
+    t.row(exact_rows(
+        &exact[..runs.min(exact.len())],
+        "exact posterior, samplers' data sets (range)",
+        0.0,
+    ));
+    for row in rows {
+        let r1 = |j: usize| -> Vec<f64> {
+            row.runs
+                .iter()
+                .map(|r| {
+                    if about_truth {
+                        r.rmse_truth[j]
+                    } else {
+                        r.rmse_exact[j]
+                    }
+                })
+                .collect()
+        };
+        let (e0, e1) = (
+            row.mean_error_truth(0, truth[0]),
+            row.mean_error_truth(1, truth[1]),
+        );
+        let setting = if row.method.base() == Method::Hmc {
+            format!("ε = {}", row.settings.step)
+        } else {
+            format!("h = {}, A = {}", row.settings.step, row.settings.noise)
+        };
+        let mut data_sets = format!("{}", row.runs.len());
+        if !row.failures.is_empty() {
+            data_sets.push_str(&format!(" ({} failed)", row.failures.len()));
+        }
+        t.row([
+            row.method.label().to_string(),
+            setting,
+            data_sets,
+            spread_cell(&r1(0), 0.0),
+            spread_cell(&r1(1), 0.0),
+            spread_cell(&e0, 0.0),
+            spread_cell(&e1, 0.0),
+            format!(
+                "{}, {}",
+                sig(root_mean_square(&e0), 2),
+                sig(root_mean_square(&e1), 2)
+            ),
+            format!(
+                "{}, {}",
+                sig(quantile_of(&row.mean_error_exact(0, exact), 0.5), 2),
+                sig(quantile_of(&row.mean_error_exact(1, exact), 0.5), 2)
+            ),
+        ]);
+    }
+    t
+}
+
+/// The paper's printed values against the exact posterior's spread over data sets: for each
+/// method and coordinate, the printed value and the percentage of data sets on which an exact
+/// sampler scores at most that under reading 2 (|mean − truth|) and reading 1 (as in
+/// [`spread_table`]). 100 % under both readings: no correct sampler on any of the data sets
+/// scores that high; 0 %: none scores that low.
+pub fn paper_percentile_table(
+    names: [&str; 2],
+    exact: &[ExactSet],
+    paper: &[(Method, [f64; 2])],
+    truth: [f64; 2],
+    about_truth: bool,
+) -> Table {
+    let mut t = Table::new([
+        "method".to_string(),
+        format!("paper {}", names[0]),
+        format!("percentile, reading 2 {}", names[0]),
+        format!("percentile, reading 1 {}", names[0]),
+        format!("paper {}", names[1]),
+        format!("percentile, reading 2 {}", names[1]),
+        format!("percentile, reading 1 {}", names[1]),
+    ]);
+    let r1 = |j: usize| -> Vec<f64> {
+        exact
+            .iter()
+            .map(|e| {
+                let centre = if about_truth { truth[j] } else { e.mean[j] };
+                (e.sd[j].powi(2) + (e.mean[j] - centre).powi(2)).sqrt()
+            })
+            .collect()
+    };
+    let r2 =
+        |j: usize| -> Vec<f64> { exact.iter().map(|e| (e.mean[j] - truth[j]).abs()).collect() };
+    let (a0, a1, b0, b1) = (r1(0), r1(1), r2(0), r2(1));
+    for (method, values) in paper {
+        t.row([
+            method.label().to_string(),
+            format!("{}", values[0]),
+            format!("{:.0} %", percentile_rank(&b0, values[0])),
+            format!("{:.0} %", percentile_rank(&a0, values[0])),
+            format!("{}", values[1]),
+            format!("{:.0} %", percentile_rank(&b1, values[1])),
+            format!("{:.0} %", percentile_rank(&a1, values[1])),
+        ]);
+    }
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
