@@ -1,6 +1,7 @@
 //! Benchmark models with (stochastic) gradients.
 
 pub mod bnn;
+mod conjugate;
 pub mod double_well;
 pub mod gaussian_mean;
 pub mod lda;

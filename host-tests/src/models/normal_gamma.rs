@@ -33,9 +33,10 @@
 //! * G. Marsaglia, W. W. Tsang (2000), "A simple method for generating gamma variables", *ACM
 //!   Trans. Math. Softw.* 26, 363–372.
 
+use super::conjugate::NormalGammaPosterior;
 use super::gaussian_mean::MinibatchSampler;
 use rand_pcg::Pcg64;
-use sgmcmc::rng::{standard_normal_f64, uniform_open_f64};
+use sgmcmc::rng::standard_normal_f64;
 
 /// Data and exact posterior of the Normal–Gamma model.
 #[derive(Clone, Debug)]
@@ -90,47 +91,31 @@ impl NormalGamma {
     /// location `μ_N` and scale `√(β_N/(α_N κ_N))` (Murphy 2007, §8; Bernardo & Smith
     /// 1994, App. A).
     pub fn mu_marginal_density(&self, mu: f64) -> f64 {
-        let nu = 2.0 * self.alpha_n;
-        let scale = (self.beta_n / (self.alpha_n * self.kappa_n)).sqrt();
-        let z = (mu - self.mu_n) / scale;
-        let log = libm::lgamma(0.5 * (nu + 1.0))
-            - libm::lgamma(0.5 * nu)
-            - 0.5 * (nu * std::f64::consts::PI).ln()
-            - scale.ln()
-            - 0.5 * (nu + 1.0) * (z * z / nu).ln_1p();
-        log.exp()
+        self.posterior().mean_density(mu)
     }
 
     /// The exact marginal posterior density of γ: Gamma with shape `α_N` and rate `β_N` (0 for
     /// γ ≤ 0).
     pub fn gamma_marginal_density(&self, gamma: f64) -> f64 {
-        if gamma <= 0.0 {
-            return 0.0;
-        }
-        (self.alpha_n * self.beta_n.ln() - libm::lgamma(self.alpha_n)
-            + (self.alpha_n - 1.0) * gamma.ln()
-            - self.beta_n * gamma)
-            .exp()
+        self.posterior().precision_density(gamma)
     }
 
-    /// One exact, independent draw (μ, γ) from the posterior: γ ~ Gam(α_N, β_N) by Marsaglia &
-    /// Tsang (2000) (α_N ≥ 1 always here), then μ | γ ~ N(μ_N, (κ_N γ)⁻¹).
+    /// One exact, independent draw (μ, γ) from the posterior: γ ~ Gam(α_N, β_N) (the core's
+    /// Marsaglia & Tsang 2000 draw), then μ | γ ~ N(μ_N, (κ_N γ)⁻¹).
     pub fn sample_exact(&self, rng: &mut Pcg64) -> (f64, f64) {
-        let d = self.alpha_n - 1.0 / 3.0;
-        let c = 1.0 / (9.0 * d).sqrt();
-        let gamma = loop {
-            let z = standard_normal_f64(rng);
-            let v = (1.0 + c * z).powi(3);
-            if v <= 0.0 {
-                continue;
-            }
-            let u = uniform_open_f64(rng);
-            if u.ln() < 0.5 * z * z + d - d * v + d * v.ln() {
-                break d * v / self.beta_n;
-            }
-        };
+        let gamma = sgmcmc::rng::gamma(rng, self.alpha_n) / self.beta_n;
         let mu = self.mu_n + standard_normal_f64(rng) / (self.kappa_n * gamma).sqrt();
         (mu, gamma)
+    }
+
+    /// The posterior's parameters, for [`NormalGammaPosterior`]'s marginals.
+    fn posterior(&self) -> NormalGammaPosterior {
+        NormalGammaPosterior {
+            mu_n: self.mu_n,
+            kappa_n: self.kappa_n,
+            alpha_n: self.alpha_n,
+            beta_n: self.beta_n,
+        }
     }
 
     /// Posterior means (E μ, E γ) = (μ_N, α_N/β_N).

@@ -28,6 +28,7 @@
 //! precomputed sufficient statistics), so the per-iteration times are those of a model whose
 //! gradient costs O(N) — what the paper timed.
 
+use super::conjugate::NormalGammaPosterior;
 use rand_pcg::Pcg64;
 use sgmcmc::rng::standard_normal_f64;
 
@@ -91,24 +92,22 @@ impl NormalWishart {
     /// The exact marginal density of μ: Student-t with 2α_N degrees of freedom, location μ_N and
     /// squared scale β_N/(α_N κ_N).
     pub fn density_mu(&self, mu: f64) -> f64 {
-        let nu = 2.0 * self.alpha_n;
-        let scale2 = self.beta_n / (self.alpha_n * self.kappa_n);
-        let z2 = (mu - self.mu_n).powi(2) / scale2;
-        let log_c = libm::lgamma((nu + 1.0) / 2.0)
-            - libm::lgamma(nu / 2.0)
-            - 0.5 * (nu * std::f64::consts::PI * scale2).ln();
-        (log_c - (nu + 1.0) / 2.0 * (z2 / nu).ln_1p()).exp()
+        self.posterior().mean_density(mu)
     }
 
     /// The exact marginal density of τ: Gamma(α_N, β_N) (0 for τ ≤ 0).
     pub fn density_tau(&self, tau: f64) -> f64 {
-        if tau <= 0.0 {
-            return 0.0;
+        self.posterior().precision_density(tau)
+    }
+
+    /// The posterior's parameters, for [`NormalGammaPosterior`]'s marginals.
+    fn posterior(&self) -> NormalGammaPosterior {
+        NormalGammaPosterior {
+            mu_n: self.mu_n,
+            kappa_n: self.kappa_n,
+            alpha_n: self.alpha_n,
+            beta_n: self.beta_n,
         }
-        (self.alpha_n * self.beta_n.ln() - libm::lgamma(self.alpha_n)
-            + (self.alpha_n - 1.0) * tau.ln()
-            - self.beta_n * tau)
-            .exp()
     }
 
     /// U(μ, λ) on the rows `batch` (all rows, unscaled, when `None`; a minibatch's data sums
