@@ -146,6 +146,14 @@ pub fn full_batch_settings(data: DataSet, method: Method) -> Settings {
 /// Picks one estimator's median out of an [`EssMedians`].
 pub type EssField = fn(&EssMedians) -> f64;
 
+/// The four estimators in table order, with their names.
+pub const ESTIMATORS: [(&str, EssField); 4] = [
+    ("Geyer", |e| e.geyer),
+    ("coda", |e| e.coda),
+    ("first-dip", |e| e.first_dip),
+    ("Sokal", |e| e.sokal),
+];
+
 /// The four estimators' medians over the weights for one run and one number of kept draws.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct EssMedians {
@@ -172,16 +180,6 @@ impl EssMedians {
             first_dip: per(&|x| ess_first_dip(x, FIRST_DIP).unwrap_or(f64::NAN)),
             sokal: per(&|x| tau_windowed(x, SOKAL_C).map_or(f64::NAN, |w| x.len() as f64 / w.tau)),
         }
-    }
-
-    /// The estimators in table order, with their names.
-    pub fn named(&self) -> [(&'static str, f64); 4] {
-        [
-            ("Geyer", self.geyer),
-            ("coda", self.coda),
-            ("first-dip", self.first_dip),
-            ("Sokal", self.sokal),
-        ]
     }
 }
 
@@ -318,7 +316,7 @@ pub fn readings_csv(rows: &[ReadingRow]) -> Table {
     ]
     .map(String::from)
     .to_vec();
-    for (name, _) in EssMedians::default().named() {
+    for (name, _) in ESTIMATORS {
         header.push(format!("{name}_mean"));
         header.push(format!("{name}_sd"));
     }
@@ -333,13 +331,7 @@ pub fn readings_csv(rows: &[ReadingRow]) -> Table {
             row.kept.to_string(),
             row.settings.describe(row.method),
         ];
-        for i in 0..4 {
-            let f: EssField = match i {
-                0 => |e| e.geyer,
-                1 => |e| e.coda,
-                2 => |e| e.first_dip,
-                _ => |e| e.sokal,
-            };
+        for (_, f) in ESTIMATORS {
             let (m, s) = row.estimate(f).unwrap_or((f64::NAN, f64::NAN));
             cells.push(m.to_string());
             cells.push(s.to_string());
@@ -374,20 +366,22 @@ pub fn readings_table(rows: &[ReadingRow]) -> Table {
         })
     };
     for row in rows {
-        t.row([
+        let mut cells = vec![
             row.data.letter().to_string(),
             row.method.label().to_string(),
             row.reading.label(),
             row.thin.to_string(),
             row.kept.to_string(),
             row.settings.describe(row.method),
-            cell(row, |e| e.geyer),
-            cell(row, |e| e.coda),
-            cell(row, |e| e.first_dip),
-            cell(row, |e| e.sokal),
-            paper_ess(row.data, row.method).map_or("–".into(), |p| p.to_string()),
-            format!("{}/{}", row.diverged, row.diverged + row.runs.len()),
-        ]);
+        ];
+        cells.extend(ESTIMATORS.map(|(_, f)| cell(row, f)));
+        cells.push(paper_ess(row.data, row.method).map_or("–".into(), |p| p.to_string()));
+        cells.push(format!(
+            "{}/{}",
+            row.diverged,
+            row.diverged + row.runs.len()
+        ));
+        t.row(cells);
     }
     t
 }
@@ -419,17 +413,9 @@ pub fn closest_readings(rows: &[ReadingRow]) -> Table {
             .iter()
             .filter(|r| r.data == data && r.method == method)
             .flat_map(|r| {
-                let names = EssMedians::default().named().map(|(n, _)| n);
-                let means: [Option<(f64, f64)>; 4] = [
-                    r.estimate(|e| e.geyer),
-                    r.estimate(|e| e.coda),
-                    r.estimate(|e| e.first_dip),
-                    r.estimate(|e| e.sokal),
-                ];
-                names
+                ESTIMATORS
                     .into_iter()
-                    .zip(means)
-                    .filter_map(move |(n, m)| m.map(|(m, _)| (r, n, m)))
+                    .filter_map(move |(n, f)| r.estimate(f).map(|(m, _)| (r, n, m)))
             })
             .filter(|(_, _, m)| m.is_finite() && *m > 0.0)
             .min_by(|a, b| {
@@ -469,16 +455,10 @@ pub fn reading_fit(rows: &[ReadingRow]) -> Table {
         "max",
         "within ×1.25",
     ]);
-    let estimators: [(&str, EssField); 4] = [
-        ("Geyer", |e| e.geyer),
-        ("coda", |e| e.coda),
-        ("first-dip", |e| e.first_dip),
-        ("Sokal", |e| e.sokal),
-    ];
     let mut fits = Vec::new();
     for reading in READINGS {
         for kept in KEPT {
-            for (name, f) in estimators {
+            for (name, f) in ESTIMATORS {
                 let ratios: Vec<f64> = rows
                     .iter()
                     .filter(|r| r.reading == reading && r.kept == kept)
