@@ -8,7 +8,11 @@
 # reports as defmt frames instead of text: its output is decoded on the host by defmt-print
 # (installed from crates.io into the firmware's target directory on first use). QEMU runs with
 # -icount shift=0 (one virtual nanosecond per instruction), so the firmware's SysTick figures
-# count executed instructions per step (examples/firmware/src/cost.rs).
+# count executed instructions per step (examples/firmware/src/cost.rs). The second binary,
+# sgmcmc-curve (the `curve-*` builds), measures every sampler's instructions per step against
+# the dimension beside a hand-written scalar reference of each update
+# (examples/firmware/src/curve/), on the M4F (f32, f64) and the M0 (f32); the references are
+# first checked against the crate on the host (examples/firmware/reference-check, cargo test).
 #
 #   tools/firmware.sh            # needs rustc-web cargo-web rust-web-src lld qemu-system-arm
 #   tools/firmware.sh --install  # apt-get installs them first when missing (CI)
@@ -55,7 +59,9 @@ status=0
 runs=()
 # target variant build-flags run|no|defmt (The M0 emulates every float operation in software:
 # it runs the f32 checks with a quarter of the steps, `quick`, whose tolerances widen
-# accordingly; so does the defmt build, whose point is the transport.)
+# accordingly; so does the defmt build, whose point is the transport.) A variant named
+# `curve-*` is the cost-curve binary (sgmcmc-curve), every other one the moment checks
+# (sgmcmc-firmware); each build links only its own binary.
 plan=(
   "thumbv7em-none-eabihf f32+f64 --features=f64 run"
   "thumbv7em-none-eabihf f32 --no-default-features no"
@@ -65,6 +71,8 @@ plan=(
   "thumbv6m-none-eabi f32+f64 --features=f64 no"
   "thumbv6m-none-eabi f32-quick --no-default-features,--features=quick run"
   "thumbv7em-none-eabihf f32-defmt --no-default-features,--features=defmt,--features=quick defmt"
+  "thumbv7em-none-eabihf curve-f32+f64 --features=f64 run"
+  "thumbv6m-none-eabi curve-f32 --no-default-features run"
 )
 # The defmt build's host decoder (defmt-print, from crates.io, built with the host toolchain).
 defmt_print="$CARGO_TARGET_DIR/tools/bin/defmt-print"
@@ -77,14 +85,16 @@ fi
 for line in "${plan[@]}"; do
   read -r target variant flags run <<<"$line"
   IFS=, read -r -a flag_args <<<"$flags"
+  bin=sgmcmc-firmware
+  [[ $variant == curve-* ]] && bin=sgmcmc-curve
   t0=$(date +%s)
   # The defmt build also links defmt's section layout (defmt.x).
   extra_flags=""
   [[ $run == defmt ]] && extra_flags=" -C link-arg=-Tdefmt.x"
   RUSTFLAGS="$RUSTFLAGS$extra_flags" \
-    $CARGO build -q --release --target "$target" -Zbuild-std=core "${flag_args[@]}"
+    $CARGO build -q --release --target "$target" -Zbuild-std=core --bin "$bin" "${flag_args[@]}"
   elf="$out_dir/$target-$variant.elf"
-  cp "$CARGO_TARGET_DIR/$target/release/sgmcmc-firmware" "$elf"
+  cp "$CARGO_TARGET_DIR/$target/release/$bin" "$elf"
   msg="== ${CORE[$target]} ($target) $variant: built in $(( $(date +%s) - t0 )) s"
   if [[ $variant != *f64* ]]; then
     bad=$(readelf -sW "$elf" | awk '$4 == "FUNC" {print $8}' | grep -E "$SOFT_DOUBLE" || true)
@@ -102,7 +112,8 @@ for line in "${plan[@]}"; do
     echo "   no panic entry point linked (entry points, call sites: $panics)"
   else
     echo "   FAILED: panic paths linked (entry points, call sites: $panics):"; status=1
-    python3 "$root/tools/panic_sites.py" "$elf" -v | tail -n +2 | head -40 | sed 's/^/   /'
+    # (The listing may be cut short: its status must not end the script under `set -e`.)
+    python3 "$root/tools/panic_sites.py" "$elf" -v | tail -n +2 | head -40 | sed 's/^/   /' || true
   fi
   echo "$panics" > "$out_dir/$target-$variant.panics"
   if [[ $run == defmt ]]; then
@@ -117,7 +128,7 @@ for line in "${plan[@]}"; do
       echo "   QEMU: $frames bytes of defmt frames, decoded by defmt-print: every check passed, $(( $(date +%s) - t0 )) s"
     else
       echo "   QEMU + defmt-print: FAILED (exit status $qemu_status), $(( $(date +%s) - t0 )) s"; status=1
-      grep -E "^(FAIL|sgmcmc-firmware)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20
+      grep -E "^(FAIL|sgmcmc-)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20 || true
     fi
   fi
   if [[ $run == run ]]; then
@@ -132,16 +143,36 @@ for line in "${plan[@]}"; do
     runs+=("$target $variant")
   fi
 done
+# The cost curve's references against the crate on the host (a host build of its own: the
+# host toolchain, not Debian's rustc and the firmware flags), while the last QEMU runs finish.
+(
+  t0=$(date +%s)
+  check_status=0
+  env -u RUSTC -u RUSTC_BOOTSTRAP -u RUSTFLAGS CARGO_TARGET_DIR="$CARGO_TARGET_DIR/reference-check" \
+    cargo test -q --release --locked --manifest-path reference-check/Cargo.toml \
+    > "$out_dir/reference-check.log" 2>&1 || check_status=$?
+  echo "$check_status $(( $(date +%s) - t0 ))" > "$out_dir/reference-check.status"
+) &
 wait
+read -r check_status seconds < "$out_dir/reference-check.status"
+if [[ $check_status -eq 0 ]]; then
+  echo "== host: the cost curve's references agree with the crate (reference-check: states on the crate's noise, stationary moments), $seconds s"
+else
+  echo "== host: reference-check FAILED (exit status $check_status), $seconds s"; status=1
+  grep -E "panicked|left the crate|z = |error" "$out_dir/reference-check.log" | head -20 | sed 's/^/   /' || true
+fi
 for run in "${runs[@]}"; do
   read -r target variant <<<"$run"
   read -r qemu_status seconds < "$out_dir/$target-$variant.qemu"
-  if [[ $qemu_status -eq 0 ]]; then
+  if [[ $qemu_status -eq 0 && $variant == curve-* ]]; then
+    echo "== QEMU ${CORE[$target]} ($target) $variant: $(grep -c '^curve ' "$out_dir/$target-$variant.log") points of the cost curve," \
+      "$(sed -n 's/^peak stack: \([0-9]*\) bytes.*/\1/p' "$out_dir/$target-$variant.log") bytes of stack, $seconds s"
+  elif [[ $qemu_status -eq 0 ]]; then
     echo "== QEMU ${CORE[$target]} ($target) $variant: every check passed, $seconds s"
   else
     echo "== QEMU ${CORE[$target]} ($target) $variant: FAILED (exit status $qemu_status), $seconds s"
     status=1
-    grep -E "^(FAIL|sgmcmc-firmware)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20
+    grep -E "^(FAIL|sgmcmc-)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20 || true
   fi
 done
 python3 "$root/tools/firmware_report.py" "$out_dir" "$root/docs/firmware.md" "$root/README.md"

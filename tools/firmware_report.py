@@ -3,14 +3,20 @@
 firmware build (readelf section sizes), its software double-precision routines, the panic entry
 points and call sites it links (tools/panic_sites.py's line), and the stack one step of each
 sampler used on each core (the firmware's own stack-painting lines); and the same
-build table into the README between its `<!-- firmware-table -->` markers.
+build table into the README between its `<!-- firmware-table -->` markers. From the cost-curve
+builds (`curve-*`, the sgmcmc-curve binary): the section "Cost curve" (instructions per step of
+each sampler and of its hand-written reference against d, one table per core and type), its
+plot docs/firmware-cost.svg (written here with the standard library alone), and a summary
+into the README between its `<!-- firmware-curve -->` markers.
 
     firmware_report.py OUT_DIR DOC_PATH README_PATH
 """
+import math
 import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 CORES = {
@@ -90,11 +96,264 @@ def print_per_sampler(print, values):
         print(f"| {name} | {ty} | " + " | ".join(vals) + " |")
 
 
+# The cost curve (examples/firmware/src/curve/main.rs): samplers in the binary's order, the
+# dimensions, and the (core, type) panels in the order they are shown.
+CURVE_SAMPLERS = ["sgld", "sghmc-euler", "sghmc-split", "sgnht-euler", "sgnht-split",
+                  "msgnht-euler", "msgnht-split", "sgmgt-d-euler", "sgmgt-d-split", "hmc"]
+CURVE_LINE = re.compile(r"curve (\S+) (f32|f64) d (\d+): crate (\d+), reference (\d+) ticks for "
+                        r"(\d+) steps, (\d+) ticks for (\d+) instructions, max \|(?:Δθ|dtheta)\| "
+                        r"(\S+)")
+CURVE_ORDER = [("thumbv7em-none-eabihf", "f32"), ("thumbv7em-none-eabihf", "f64"),
+               ("thumbv8m.main-none-eabihf", "f32"), ("thumbv8m.main-none-eabihf", "f64"),
+               ("thumbv6m-none-eabi", "f32")]
+# One colour per sampler (matplotlib's tab10, in CURVE_SAMPLERS' order).
+CURVE_COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+                 "#7f7f7f", "#bcbd22", "#17becf"]
+
+
+def parse_curve(log):
+    """{(type, sampler): {d: (crate, reference, max |Δθ|)}} in instructions per step."""
+    points = {}
+    for line in log.read_text().splitlines():
+        m = CURVE_LINE.match(line)
+        if not m:
+            continue
+        name, ty, dim = m.group(1), m.group(2), int(m.group(3))
+        crate_ticks, ref_ticks, steps, cal_ticks, cal = (int(m.group(k)) for k in range(4, 9))
+        per_tick = cal / cal_ticks
+        try:
+            diff = float(m.group(9))
+        except ValueError:
+            diff = math.nan
+        points.setdefault((ty, name), {})[dim] = (crate_ticks / steps * per_tick,
+                                                 ref_ticks / steps * per_tick, diff)
+    return points
+
+
+def compact(n):
+    """An instruction count in three significant digits: 180, 7.12k, 12.7M."""
+    if n >= 1e6:
+        return f"{n / 1e6:.3g}M"
+    if n >= 1e3:
+        return f"{n / 1e3:.3g}k"
+    return f"{n:.0f}"
+
+
+def curve_panels(curves):
+    """[(target, type, {sampler: {d: point}})] in CURVE_ORDER, for the panels that ran."""
+    panels = []
+    for target, ty in CURVE_ORDER:
+        for (t, _variant), points in sorted(curves.items()):
+            if t != target:
+                continue
+            by_sampler = {name: pts for (pty, name), pts in points.items() if pty == ty}
+            if by_sampler:
+                panels.append((target, ty, by_sampler))
+    return panels
+
+
+def ratio_range(by_sampler, d):
+    """(min, max) over the samplers of crate / reference at dimension d."""
+    ratios = [pts[d][0] / pts[d][1] for pts in by_sampler.values() if d in pts and pts[d][1] > 0]
+    return (min(ratios), max(ratios)) if ratios else (math.nan, math.nan)
+
+
+def write_curve_svg(path, panels):
+    """A log-log line plot per panel: instructions per step against d, the crate's solid, the
+    reference's dashed, one colour per sampler; a shared legend below."""
+    w, h = 380, 300                      # one panel
+    left, right, top, bottom = 62, 14, 34, 44
+    cols = min(len(panels), 3)
+    rows = (len(panels) + cols - 1) // cols
+    legend_h = 70
+    width, height = cols * w, rows * h + legend_h
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+           f'<rect width="{width}" height="{height}" fill="white"/>']
+    dims = sorted({d for _, _, by in panels for pts in by.values() for d in pts})
+    x_lo, x_hi = math.log2(dims[0]), math.log2(dims[-1])
+    for k, (target, ty, by_sampler) in enumerate(panels):
+        ox, oy = (k % cols) * w, (k // cols) * h
+        pw, ph = w - left - right, h - top - bottom
+        values = [v for pts in by_sampler.values() for p in pts.values() for v in p[:2] if v > 0]
+        y_lo = math.floor(math.log10(min(values)))
+        y_hi = math.ceil(math.log10(max(values)))
+
+        def x(d):
+            return ox + left + (math.log2(d) - x_lo) / (x_hi - x_lo) * pw
+
+        def y(v):
+            return oy + top + (y_hi - math.log10(v)) / (y_hi - y_lo) * ph
+
+        out.append(f'<text x="{ox + left + pw / 2:.1f}" y="{oy + 20}" text-anchor="middle" '
+                   f'font-size="13" font-weight="bold">{CORES[target]}, {ty}</text>')
+        # Grid and axes: decades (and 2, 5 between them when there are few) on y, the d on x.
+        for e in range(y_lo, y_hi + 1):
+            for m in ((1, 2, 5) if y_hi - y_lo <= 3 else (1,)):
+                v = m * 10 ** e
+                if not (10 ** y_lo <= v <= 10 ** y_hi):
+                    continue
+                yy = y(v)
+                out.append(f'<line x1="{ox + left}" x2="{ox + left + pw}" y1="{yy:.1f}" '
+                           f'y2="{yy:.1f}" stroke="{"#ccc" if m == 1 else "#eee"}"/>')
+                if m == 1 or y_hi - y_lo <= 2:
+                    out.append(f'<text x="{ox + left - 5}" y="{yy + 4:.1f}" '
+                               f'text-anchor="end">{compact(v)}</text>')
+        for d in dims:
+            xx = x(d)
+            out.append(f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{oy + top}" y2="{oy + top + ph}" '
+                       f'stroke="#eee"/>')
+            out.append(f'<text x="{xx:.1f}" y="{oy + top + ph + 15}" text-anchor="middle">{d}</text>')
+        out.append(f'<rect x="{ox + left}" y="{oy + top}" width="{pw}" height="{ph}" fill="none" '
+                   f'stroke="#444"/>')
+        out.append(f'<text x="{ox + left + pw / 2:.1f}" y="{oy + h - 10}" text-anchor="middle">'
+                   f'dimension d</text>')
+        out.append(f'<text x="{ox + 14}" y="{oy + top + ph / 2:.1f}" text-anchor="middle" '
+                   f'transform="rotate(-90 {ox + 14} {oy + top + ph / 2:.1f})">'
+                   f'instructions per step</text>')
+        for name, colour in zip(CURVE_SAMPLERS, CURVE_COLOURS):
+            pts = by_sampler.get(name)
+            if not pts:
+                continue
+            for side, dash in ((0, ""), (1, ' stroke-dasharray="4 3"')):
+                coords = " ".join(f"{x(d):.1f},{y(p[side]):.1f}" for d, p in sorted(pts.items())
+                                  if p[side] > 0)
+                out.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" '
+                           f'stroke-width="1.5"{dash}/>')
+    # Legend: the samplers' colours, then the two line styles.
+    ly = rows * h + 12
+    for k, (name, colour) in enumerate(zip(CURVE_SAMPLERS, CURVE_COLOURS)):
+        lx, lyy = 20 + (k % 5) * (width - 40) / 5, ly + (k // 5) * 18
+        out.append(f'<line x1="{lx:.1f}" x2="{lx + 22:.1f}" y1="{lyy:.1f}" y2="{lyy:.1f}" '
+                   f'stroke="{colour}" stroke-width="2.5"/>')
+        out.append(f'<text x="{lx + 28:.1f}" y="{lyy + 4:.1f}">{name}</text>')
+    lyy = ly + 40
+    for k, (label, dash) in enumerate((("sgmcmc (solid)", ""),
+                                       ("hand-written reference (dashed)",
+                                        ' stroke-dasharray="4 3"'))):
+        lx = 20 + k * 220
+        out.append(f'<line x1="{lx}" x2="{lx + 30}" y1="{lyy}" y2="{lyy}" stroke="#333" '
+                   f'stroke-width="1.5"{dash}/>')
+        out.append(f'<text x="{lx + 36}" y="{lyy + 4}">{label}</text>')
+    out.append("</svg>")
+    path.write_text("\n".join(out) + "\n")
+
+
+def curve_section(print, panels, builds):
+    """The "Cost curve" section of docs/firmware.md."""
+    print("\n## Cost curve\n")
+    print("Instructions per step of every sampler against the dimension d, beside a hand-written "
+          "scalar reference of the same update (`examples/firmware/src/curve/`, the "
+          "`sgmcmc-curve` binary, run by `tools/firmware.sh` under QEMU with `-icount shift=0`). "
+          "Each sampler is built through the public API with the identity mass on slices of "
+          "run-time length d cut from buffers of 128, and runs the d-dimensional Gaussian "
+          "(μ and σ² cycling through the 3-d Gaussian's values) from θ = 0 for 16 steps, then a "
+          "timed batch of 64 steps (SGMGT-D: 100, its redraw period, so the batch holds exactly "
+          "one redraw of p and ξ; HMC: proposals of ten leapfrog steps); its reference then does "
+          "the same from the same state with the same seed and calls the same gradient function "
+          "(not inlined into either). Settings: SGLD h = 0.05; SGHMC (friction 1), SGNHT and "
+          "mSGNHT (diffusion 1, ξ₀ = 1) h = 0.1 with the Euler and the splitting integrator; "
+          "SGMGT-D with its defaults (softened monomial-gamma kinetics a = 1, c = 5; "
+          "σ_θ = σ_ξ = 0.01; redraws every 100 steps) h = 0.05, both integrators; HMC ε = 0.15.\n")
+    print("The references (`examples/firmware/src/curve/reference.rs`) are the crate's equations, "
+          "read from its source, written as a firmware author would write them: plain loops over "
+          "the slices, constants that depend only on the settings computed once, one ziggurat "
+          "normal (`Real::standard_normal`) per use and no more, the crate's math shim for exp, "
+          "ln and sqrt, no lanes, no backups and no finiteness checks. Each is checked against "
+          "the crate on the host (`examples/firmware/reference-check`, run by `tools/firmware.sh`): "
+          "for d = 1…5 in `f32` and `f64`, fed the crate's own normals use by use, θ, p and ξ "
+          "agree with the crate's after each of 30 steps to rounding (asserted within 10⁻⁵ "
+          "relative in `f32` and 10⁻¹³ in `f64`; at this writing at most 5·10⁻⁷ and 7·10⁻¹⁶, "
+          "SGLD and HMC bit for bit), and the stationary mean and variance of θ agree with the "
+          "crate's within five standard errors over 10⁵ steps.\n")
+    print("![Instructions per step against d: the crate solid, the reference dashed]"
+          "(firmware-cost.svg)\n")
+    for target, ty, by_sampler in panels:
+        dims = sorted({d for pts in by_sampler.values() for d in pts})
+        print(f"### {CORES[target]}, {ty}\n")
+        print("Instructions per step: sgmcmc / reference (ratio).\n")
+        print("| sampler | " + " | ".join(f"d = {d}" for d in dims) + " |")
+        print("|---|" + "---:|" * len(dims))
+        for name in CURVE_SAMPLERS:
+            pts = by_sampler.get(name)
+            if not pts:
+                continue
+            cells = []
+            for d in dims:
+                if d in pts:
+                    c, r, _ = pts[d]
+                    cells.append(f"{compact(c)} / {compact(r)} ({c / r:.1f}×)")
+                else:
+                    cells.append("")
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        # Per coordinate at large d (the last two dimensions), and the fixed part at d = 1.
+        if len(dims) >= 2:
+            d0, d1 = dims[-2], dims[-1]
+            print(f"\nPer step at d = {dims[0]} beyond the reference's (the crate's fixed cost), "
+                  f"and per coordinate between d = {d0} and d = {d1} (the slope): sgmcmc / "
+                  "reference.\n")
+            print("| sampler | extra at d = 1 | per coordinate |")
+            print("|---|---:|---:|")
+            for name in CURVE_SAMPLERS:
+                pts = by_sampler.get(name)
+                if not pts or not all(d in pts for d in (dims[0], d0, d1)):
+                    continue
+                extra = pts[dims[0]][0] - pts[dims[0]][1]
+                slope_c = (pts[d1][0] - pts[d0][0]) / (d1 - d0)
+                slope_r = (pts[d1][1] - pts[d0][1]) / (d1 - d0)
+                print(f"| {name} | {compact(extra)} | {slope_c:.0f} / {slope_r:.0f} "
+                      f"({slope_c / slope_r:.1f}×) |")
+        diffs = [p[2] for pts in by_sampler.values() for p in pts.values()]
+        finite = [x for x in diffs if not math.isnan(x)]
+        if finite and max(finite) < 1e-3:
+            note = (f"max |θ_crate − θ_reference| at the end of every run: at most {max(finite):.1e}: "
+                    "the crate drew the reference's normals in the reference's order, and both "
+                    "computed the same states.")
+        else:
+            note = ("max |θ_crate − θ_reference| at the end of the runs: up to "
+                    f"{max(finite) if finite else math.nan:.2g}: this build of the crate does not "
+                    "draw its normals as the reference does (one ziggurat normal per use, in "
+                    "coordinate order), so the two chains take different paths; the cost is "
+                    "compared on the same work, not the same numbers.")
+        print(f"\n{note}\n")
+    for (target, variant), (flash, ram, stack, panics) in sorted(builds.items()):
+        if stack is not None:
+            print(f"- The {CORES[target]} `{variant}` binary: {flash} bytes of flash, {ram} bytes of "
+                  f"static RAM, {stack} bytes of stack at most over the whole run; panic entry "
+                  f"points / call sites: {panics}.")
+    print()
+
+
+def times(r):
+    """A ratio as 40× or 2.7×."""
+    return f"{r:.0f}×" if r >= 10 else f"{r:.1f}×"
+
+
+def curve_summary(panels):
+    """The README's lines on the cost curve."""
+    parts = []
+    for target, ty, by_sampler in panels:
+        dims = sorted({d for pts in by_sampler.values() for d in pts})
+        lo1, hi1 = ratio_range(by_sampler, dims[0])
+        lo2, hi2 = ratio_range(by_sampler, dims[-1])
+        parts.append(f"{CORES[target]} {ty} {times(lo1)[:-1]}–{times(hi1)} and "
+                     f"{times(lo2)[:-1]}–{times(hi2)}")
+        first, last = dims[0], dims[-1]
+    text = ("**Cost curve** ([`docs/firmware.md`](docs/firmware.md#cost-curve), "
+            f"[plot](docs/firmware-cost.svg)): instructions per step of each sampler, d = {first}…"
+            f"{last}, against a hand-written scalar reference of the same update "
+            "(`examples/firmware/src/curve/reference.rs`, checked against the crate on the host). "
+            f"Crate / reference over the ten samplers at d = {first} and d = {last}: "
+            + "; ".join(parts) + ".")
+    return textwrap.wrap(text, width=100, break_on_hyphens=False)
+
+
 def main():
     d, doc, readme = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     lines = []
     print = lambda *a: lines.append(" ".join(str(x) for x in a))  # noqa: E731
     rows, stacks, steps, costs = [], {}, {}, {}
+    curves, curve_builds = {}, {}
     for elf in sorted(d.glob("*.elf")):
         target = next((t for t in CORES if elf.stem.startswith(t + "-")), None)
         if target is None:
@@ -103,6 +362,17 @@ def main():
         s = sections(elf)
         flash = sum(s.get(k, 0) for k in FLASH)
         ram = sum(s.get(k, 0) for k in RAM)
+        if variant.startswith("curve-"):
+            log = elf.with_suffix(".log")
+            peak = None
+            if log.exists():
+                curves[(target, variant)] = parse_curve(log)
+                m = re.search(r"^peak stack: (\d+) bytes", log.read_text(), re.M)
+                peak = int(m.group(1)) if m else None
+            panics = elf.with_suffix(".panics")
+            panic_counts = " / ".join(panics.read_text().split() if panics.exists() else ["?", "?"])
+            curve_builds[(target, variant)] = (flash, ram, peak, panic_counts)
+            continue
         panics = elf.with_suffix(".panics")
         panic_counts = panics.read_text().split() if panics.exists() else ["?", "?"]
         rows.append((target, variant, flash, ram, len(soft_double(elf)), " / ".join(panic_counts)))
@@ -180,13 +450,21 @@ def main():
               "noise's own polynomials, which no shim touches (only HMC's Metropolis exp and "
               "SGMGT-D's kinetics call the shim).\n")
         print_per_sampler(print, costs)
+    panels = curve_panels(curves)
+    summary = []
+    if panels:
+        curve_section(print, panels, curve_builds)
+        write_curve_svg(doc.parent / "firmware-cost.svg", panels)
+        summary = curve_summary(panels)
     doc.write_text("\n".join(lines) + "\n")
     text = readme.read_text()
-    begin, end = "<!-- firmware-table -->", "<!-- /firmware-table -->"
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        _, tail = rest.split(end, 1)
-        readme.write_text(head + begin + "\n" + "\n".join(table) + "\n" + end + tail)
+    for (begin, end), block in ((("<!-- firmware-table -->", "<!-- /firmware-table -->"), table),
+                                (("<!-- firmware-curve -->", "<!-- /firmware-curve -->"), summary)):
+        if begin in text and end in text and block:
+            head, rest = text.split(begin, 1)
+            _, tail = rest.split(end, 1)
+            text = head + begin + "\n" + "\n".join(block) + "\n" + end + tail
+    readme.write_text(text)
 
 
 if __name__ == "__main__":

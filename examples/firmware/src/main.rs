@@ -35,41 +35,17 @@
 #![no_std]
 #![no_main]
 
+mod common;
 mod cost;
 mod logistic;
 mod out;
 mod ripley;
 mod stack;
 
+use common::{DIM, Float, MEAN, VAR};
 use cortex_m_rt::entry;
-use cortex_m_semihosting::debug;
 use rand_pcg::Pcg32;
 use sgmcmc::prelude::*;
-
-/// The two float types, with a name and a way to print through `f32` (so an `f32`-only build
-/// formats no `f64`).
-trait Float: Real {
-    const NAME: &'static str;
-    fn show(self) -> f32;
-}
-impl Float for f32 {
-    const NAME: &'static str = "f32";
-    fn show(self) -> f32 {
-        self
-    }
-}
-#[cfg(feature = "f64")]
-impl Float for f64 {
-    const NAME: &'static str = "f64";
-    fn show(self) -> f32 {
-        self as f32
-    }
-}
-
-/// The posterior: N(μ, diag σ²) in three coordinates (exact in `f32`).
-const MEAN: [f32; DIM] = [1.0, -0.5, 0.25];
-const VAR: [f32; DIM] = [1.0, 0.5, 2.0];
-const DIM: usize = 3;
 
 /// Steps before the first batch, batches, steps per batch (HMC: proposals per batch; each is ten
 /// leapfrog steps and its draws are nearly independent).
@@ -452,22 +428,5 @@ fn main() -> ! {
     {
         ok &= run_models::<f64>(200);
     }
-    if ok {
-        out::message("sgmcmc-firmware: ok");
-        debug::exit(debug::EXIT_SUCCESS);
-    } else {
-        out::message("sgmcmc-firmware: FAILED");
-        debug::exit(debug::EXIT_FAILURE);
-    }
-    loop {}
-}
-
-/// A panic is a failure: report it and exit with status 1. (No build links a panic path today
-/// — `tools/panic_sites.py` fails CI if one comes back — so this is never reached; it prints
-/// without `core::fmt` so as not to pull in the formatting machinery itself.)
-#[panic_handler]
-fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
-    out::message("sgmcmc-firmware: panic");
-    debug::exit(debug::EXIT_FAILURE);
-    loop {}
+    common::finish(ok)
 }

@@ -24,6 +24,24 @@ pub struct Check<'a> {
     pub var: (f32, f32, f32),
 }
 
+/// One point of the cost curve (`src/curve/main.rs`): a sampler's SysTick ticks and its
+/// hand-written reference's over the same steps, and how far apart their final θ ended.
+#[allow(dead_code)] // the cost curve's (`src/curve/main.rs`)
+pub struct Curve<'a> {
+    /// Sampler name, float type.
+    pub case: (&'a str, &'a str),
+    /// The dimension d.
+    pub dim: u32,
+    /// Ticks of the timed steps: the crate's sampler, the reference.
+    pub ticks: (u32, u32),
+    /// Steps timed (each side).
+    pub steps: u32,
+    /// The calibration loop: (ticks, instructions).
+    pub calibration: (u32, u32),
+    /// max |θ_crate − θ_reference| over the coordinates after the run.
+    pub max_diff: f32,
+}
+
 /// `PASS|FAIL <tag><name> <type> θ<i>: mean m (μ μ, ±tol), var v (σ² σ², ±tol)`.
 #[cfg(not(feature = "defmt"))]
 pub fn check(c: &Check<'_>) {
@@ -83,6 +101,45 @@ pub fn cost(name: &str, ty: &str, (ticks, steps): (u32, u32), (cal_ticks, cal): 
         .text(" ticks for ")
         .uint(cal)
         .text(" instructions")
+        .emit();
+}
+
+/// `curve <name> <type> d <d>: crate <ticks>, reference <ticks> ticks for <steps> steps,
+/// <ticks> ticks for <n> instructions, max |Δθ| <x.xxe±y>`.
+#[cfg(not(feature = "defmt"))]
+#[allow(dead_code)] // the cost curve's (`src/curve/main.rs`)
+pub fn curve(c: &Curve<'_>) {
+    let (name, ty) = c.case;
+    Line::new()
+        .text("curve ")
+        .text(name)
+        .text(" ")
+        .text(ty)
+        .text(" d ")
+        .uint(c.dim)
+        .text(": crate ")
+        .uint(c.ticks.0)
+        .text(", reference ")
+        .uint(c.ticks.1)
+        .text(" ticks for ")
+        .uint(c.steps)
+        .text(" steps, ")
+        .uint(c.calibration.0)
+        .text(" ticks for ")
+        .uint(c.calibration.1)
+        .text(" instructions, max |Δθ| ")
+        .sci(c.max_diff)
+        .emit();
+}
+
+/// `peak stack: <bytes> bytes from the top of RAM`.
+#[cfg(not(feature = "defmt"))]
+#[allow(dead_code)] // the cost curve's (`src/curve/main.rs`)
+pub fn peak_stack(bytes: u32) {
+    Line::new()
+        .text("peak stack: ")
+        .uint(bytes)
+        .text(" bytes from the top of RAM")
         .emit();
 }
 
@@ -146,6 +203,29 @@ pub fn cost(name: &str, ty: &str, (ticks, steps): (u32, u32), (cal_ticks, cal): 
         cal_ticks,
         cal
     );
+}
+
+#[cfg(feature = "defmt")]
+#[allow(dead_code)] // the cost curve's (`src/curve/main.rs`)
+pub fn curve(c: &Curve<'_>) {
+    defmt::println!(
+        "curve {=str} {=str} d {=u32}: crate {=u32}, reference {=u32} ticks for {=u32} steps, {=u32} ticks for {=u32} instructions, max |dtheta| {=f32}",
+        c.case.0,
+        c.case.1,
+        c.dim,
+        c.ticks.0,
+        c.ticks.1,
+        c.steps,
+        c.calibration.0,
+        c.calibration.1,
+        c.max_diff
+    );
+}
+
+#[cfg(feature = "defmt")]
+#[allow(dead_code)] // the cost curve's (`src/curve/main.rs`)
+pub fn peak_stack(bytes: u32) {
+    defmt::println!("peak stack: {=u32} bytes from the top of RAM", bytes);
 }
 
 #[cfg(feature = "defmt")]
@@ -320,6 +400,44 @@ impl Line {
         line.byte(b'0' + (frac / 10 % 10) as u8);
         line.byte(b'0' + (frac % 10) as u8);
         line
+    }
+
+    /// Appends |x| ≥ 0 in scientific notation with two decimals (`1.25e-7`), `0`, `NaN` or
+    /// `inf` (a sign for negative x). The decimal exponent comes from scaling by ten (at most
+    /// 46 times in `f32`), the digits from the rounded mantissa, as in [`Line::fixed4`].
+    #[allow(dead_code)] // the cost curve's
+    pub fn sci(self, x: f32) -> Self {
+        if x.is_nan() {
+            return self.text("NaN");
+        }
+        let line = if x < 0.0 { self.text("-") } else { self };
+        let mut a = if x < 0.0 { -x } else { x };
+        if a == f32::INFINITY {
+            return line.text("inf");
+        }
+        if a == 0.0 {
+            return line.text("0");
+        }
+        let mut exp: i32 = 0;
+        while a >= 10.0 {
+            a /= 10.0;
+            exp += 1;
+        }
+        while a < 1.0 {
+            a *= 10.0;
+            exp -= 1;
+        }
+        // 100 ≤ scaled ≤ 1000 (`as` saturates: no panic path); 9.995… rounds up to 10.0.
+        let mut scaled = (a * 100.0 + 0.5) as u32;
+        if scaled >= 1000 {
+            scaled = 100;
+            exp += 1;
+        }
+        let mut line = line.uint(scaled / 100).text(".");
+        line.byte(b'0' + (scaled / 10 % 10) as u8);
+        line.byte(b'0' + (scaled % 10) as u8);
+        let line = line.text(if exp < 0 { "e-" } else { "e" });
+        line.uint(exp.unsigned_abs())
     }
 
     /// Writes the line and a newline to the host's standard output (errors ignored: there is

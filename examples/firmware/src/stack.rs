@@ -20,6 +20,8 @@ const GUARD: usize = 64;
 unsafe extern "C" {
     /// The first address after `.bss` and `.data` (cortex-m-rt's `link.x`).
     static __sheap: u32;
+    /// The initial stack pointer, the top of the stack (cortex-m-rt's `link.x`: the end of RAM).
+    static _stack_start: u32;
 }
 
 fn bottom() -> usize {
@@ -49,4 +51,12 @@ pub fn used_since(sp: usize) -> usize {
         a += 4;
     }
     sp.saturating_sub(a)
+}
+
+/// Bytes of stack from its top down to the deepest word used since [`paint`] returned `sp`:
+/// the frames above `sp` (the caller's, with whatever buffers it holds) and everything run
+/// below it since. (The cost curve's: with the static data, the RAM the run needed.)
+#[allow(dead_code)]
+pub fn depth_since(sp: usize) -> usize {
+    (addr_of!(_stack_start) as usize).saturating_sub(sp) + used_since(sp)
 }
