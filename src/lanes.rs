@@ -15,16 +15,28 @@
 
 use crate::real::Real;
 
-/// Whether this target has the SIMD units that the per-coordinate loops' unrolled chunks and
-/// specialised bodies are for (x86, AArch64, WebAssembly's simd128). Elsewhere (Cortex-M) the
-/// chunks would only multiply code: a large body unrolled eight-fold, in every specialised
-/// copy, overflowed the Cortex-M0's 256 KB of flash. Never changes a value.
-pub(crate) const VECTOR_TARGET: bool = cfg!(any(
-    target_arch = "x86_64",
-    target_arch = "x86",
-    target_arch = "aarch64",
-    target_feature = "simd128"
-));
+/// Whether this build runs the vectorised engine: on targets with the SIMD units that the
+/// per-coordinate loops' unrolled chunks, specialised bodies and the lane generator's noise are
+/// for (x86, AArch64, WebAssembly's simd128). Elsewhere (Cortex-M and every other scalar core)
+/// the build is a *scalar core* ([`SCALAR_CORE`]). `--cfg sgmcmc_scalar_core` makes any build a
+/// scalar core, so a host can reproduce a microcontroller's chain bit for bit
+/// (`docs/rng.md`, *Determinism*).
+pub(crate) const VECTOR_TARGET: bool = !SCALAR_CORE;
+
+/// A scalar-core build: one flat loop per pass, one accumulator per sum, and the noise drawn
+/// where it is used, one ziggurat normal at a time from the caller's generator
+/// ([`Noise::Inline`]), so that a step costs what a hand-written scalar loop of its update
+/// costs whatever d is. Lanes, blocks and unrolled chunks would only multiply code and fixed
+/// cost on a core that has no vectors: keying and one Box–Muller round of the lane generator
+/// cost a Cortex-M4F as much as a hand-written d = 30 step, and a large body unrolled
+/// eight-fold, in every specialised copy, overflowed the Cortex-M0's 256 KB of flash.
+pub(crate) const SCALAR_CORE: bool = cfg!(sgmcmc_scalar_core)
+    || !cfg!(any(
+        target_arch = "x86_64",
+        target_arch = "x86",
+        target_arch = "aarch64",
+        target_feature = "simd128"
+    ));
 
 /// `if condition { then() } else { otherwise() }` as a vectorisable loop needs it: on a
 /// [`VECTOR_TARGET`] both are evaluated and one selected (a branch whose arm computes stays a
@@ -47,19 +59,22 @@ pub(crate) fn either<T>(
 }
 
 /// Width of the helpers' unrolled chunks and their accumulator lanes: 8 f64 (two AVX
-/// registers) or 8 f32 (one AVX register).
-pub(crate) const LANES: usize = 8;
+/// registers) or 8 f32 (one AVX register); 1 on a [`SCALAR_CORE`], whose loops are plain.
+pub(crate) const LANES: usize = if VECTOR_TARGET { 8 } else { 1 };
 
 /// Accumulator lanes of a [`sweep`]'s body, enough for every type ([`sweep_lanes`]).
-pub(crate) const SWEEP_LANES: usize = 2 * LANES;
+pub(crate) const SWEEP_LANES: usize = if VECTOR_TARGET { 2 * LANES } else { 1 };
 
 /// Accumulator lanes of a [`sweep`] of `T`: coordinate i adds its sums (Σ p∂K/∂p, …) into lane
-/// i mod this, on every target, so that a chain's value does not depend on the target: sixteen
-/// for `f32`, eight for `f64`. On a [`VECTOR_TARGET`] it is also the width of the sweep's
+/// i mod this, on every vector target, so that a chain's value does not depend on which one:
+/// sixteen for `f32`, eight for `f64`. On a [`VECTOR_TARGET`] it is also the width of the sweep's
 /// unrolled chunks ([`sweep_chunk`]; a lane summed into twice per chunk would be a dependency
-/// that keeps the chunk scalar). [`reduce_sweep`] adds the lanes up.
+/// that keeps the chunk scalar). [`reduce_sweep`] adds the lanes up. One on a [`SCALAR_CORE`]:
+/// a plain running sum.
 pub(crate) const fn sweep_lanes<T>() -> usize {
-    if core::mem::size_of::<T>() == 4 {
+    if SCALAR_CORE {
+        1
+    } else if core::mem::size_of::<T>() == 4 {
         SWEEP_LANES
     } else {
         LANES
@@ -197,22 +212,126 @@ impl<T: Real, const N: usize> NoiseBlocks<T> for [[T; NOISE_BLOCK]; N] {
 }
 
 /// Where a sweep's normals zᵢ come from.
-pub(crate) enum Noise<'a, T: Real> {
+pub(crate) enum Noise<'a, T: Real, R: ?Sized> {
     /// Drawn beforehand into a slice (a dense mass's passes need the whole vector).
     Drawn(&'a [T]),
     /// Drawn block by block from the step's keyed generator into a stack block of
     /// [`NOISE_BLOCK`] normals, consumed while it is in L1: no pass over memory for the noise.
     /// After each block's z, one block of further normals ζ per entry of the second field (at
     /// most [`EXTRA_NORMALS`]; SGMGT's, whose Langevin terms and second O piece would otherwise
-    /// draw scalar normals inside the loop; empty for every other sampler).
+    /// draw scalar normals inside the loop; empty for every other sampler). Vector targets only.
     Lanes(&'a mut T::NormalLanes, &'a mut [[T; NOISE_BLOCK]]),
+    /// Drawn in the loop, coordinate by coordinate, from the caller's generator by the scalar
+    /// ziggurat ([`Real::standard_normal`]): zᵢ, then the further normals ζᵢ[e] for which the
+    /// second field is set, in order of e, then the next coordinate's. A [`SCALAR_CORE`]'s
+    /// noise: exactly the normals the step uses (SGMGT's ζ only for its terms with σ > 0), no
+    /// stack block.
+    Inline(&'a mut R, [bool; EXTRA_NORMALS]),
+}
+
+/// A step's noise source: on a vector target the lane generator, keyed once per step from the
+/// caller's generator ([`crate::rng::NormalLanes`]); on a [`SCALAR_CORE`] nothing — its normals
+/// are drawn from the caller's generator where they are used ([`Noise::Inline`]).
+pub(crate) struct StepNoise<T: Real>(Option<T::NormalLanes>);
+
+impl<T: Real> StepNoise<T> {
+    /// Keys the lane generator from `rng` (four `next_u32` for `f32`, two `next_u64` for `f64`);
+    /// draws nothing on a scalar core.
+    #[inline(always)]
+    pub fn keyed<R: rand_core::Rng + ?Sized>(rng: &mut R) -> Self {
+        use crate::noise::NormalLanes;
+        if SCALAR_CORE {
+            StepNoise(None)
+        } else {
+            StepNoise(Some(T::NormalLanes::keyed(rng)))
+        }
+    }
+
+    /// Fills `out` with the next normals: the lane generator's, or on a scalar core one
+    /// ziggurat normal after another from `rng`.
+    #[inline(always)]
+    pub fn fill<R: rand_core::Rng + ?Sized>(&mut self, rng: &mut R, out: &mut [T]) {
+        use crate::noise::NormalLanes;
+        match &mut self.0 {
+            Some(generator) if !SCALAR_CORE => generator.fill(out),
+            _ => out.iter_mut().for_each(|z| *z = T::standard_normal(rng)),
+        }
+    }
+
+    /// The noise of a fused pass: on a vector target the lane generator's, block by block, with
+    /// one block of further normals per entry of `blocks` (drawn whether or not their terms are
+    /// in use); on a scalar core [`Noise::Inline`] from `rng`, with the further normals `used`
+    /// marks (the θ and ξ Langevin terms' only when their σ > 0).
+    #[inline(always)]
+    pub fn fused<'a, R: rand_core::Rng + ?Sized>(
+        &'a mut self,
+        rng: &'a mut R,
+        blocks: &'a mut [[T; NOISE_BLOCK]],
+        used: [bool; EXTRA_NORMALS],
+    ) -> Noise<'a, T, R> {
+        match &mut self.0 {
+            Some(generator) if !SCALAR_CORE => Noise::Lanes(generator, blocks),
+            _ => Noise::Inline(rng, used),
+        }
+    }
+}
+
+/// The normals of one coordinate of a flat loop: (zᵢ, ζᵢ), the ζ not drawn being zero.
+pub(crate) trait CoordinateNormals<T> {
+    /// The normals of the loop's `k`-th coordinate (the loops ask in order, k = 0, 1, …).
+    fn next(&mut self, k: usize) -> (T, [T; EXTRA_NORMALS]);
+}
+
+/// Normals already in slices: a block's z and its further normals ζ (each slice as long as z,
+/// or empty for none).
+struct SliceNormals<'a, T> {
+    z: &'a [T],
+    zeta: [&'a [T]; EXTRA_NORMALS],
+}
+
+impl<T: Real> CoordinateNormals<T> for SliceNormals<'_, T> {
+    #[inline(always)]
+    fn next(&mut self, k: usize) -> (T, [T; EXTRA_NORMALS]) {
+        let at = |s: &[T]| s.get(k).copied().unwrap_or(T::ZERO);
+        (at(self.z), self.zeta.map(at))
+    }
+}
+
+/// Normals drawn as the loop asks for them ([`Noise::Inline`]).
+struct InlineNormals<'a, R: ?Sized> {
+    rng: &'a mut R,
+    used: [bool; EXTRA_NORMALS],
+}
+
+impl<T: Real, R: rand_core::Rng + ?Sized> CoordinateNormals<T> for InlineNormals<'_, R> {
+    #[inline(always)]
+    fn next(&mut self, _k: usize) -> (T, [T; EXTRA_NORMALS]) {
+        // Written out, not a loop over `used`: a loop a size-optimised build keeps rolled
+        // reads its mask from memory for every coordinate, while these four tests fold away
+        // for every sampler but SGMGT (its mask is a constant after inlining).
+        let z = T::standard_normal(self.rng);
+        let [u0, u1, u2, u3] = self.used;
+        let mut draw = |used: bool| {
+            if used {
+                T::standard_normal(self.rng)
+            } else {
+                T::ZERO
+            }
+        };
+        let zeta = [draw(u0), draw(u1), draw(u2), draw(u3)];
+        (z, zeta)
+    }
 }
 
 /// Coordinates per noise block: a multiple of every generator's round (32 `f32`, 16 `f64`) and
 /// of the widest sweep chunk ([`SWEEP_LANES`]), so blocks continue one stream and keep the
-/// chunks and accumulator lanes aligned; 512 bytes of stack for `f32`, 1 KiB for `f64`.
-pub(crate) const NOISE_BLOCK: usize = 128;
-const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_of(SWEEP_LANES));
+/// chunks and accumulator lanes aligned; 512 bytes of stack for `f32`, 1 KiB for `f64`. One on
+/// a [`SCALAR_CORE`], which draws its normals where they are used and keeps no blocks (the
+/// block arrays the code still names shrink to one entry, off the stack of a small core).
+pub(crate) const NOISE_BLOCK: usize = if VECTOR_TARGET { 128 } else { 1 };
+const _: () = assert!(
+    SCALAR_CORE || (NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_of(SWEEP_LANES))
+);
 
 /// `f(coordinate)` over all coordinates in order: the driver of the fused integrator steps.
 ///
@@ -236,9 +355,9 @@ const _: () = assert!(NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_
 /// step 7–14 %), and returns the index of its first NaN or ±∞, if any. The pass still runs to
 /// the end, so every coordinate's backup is in place for the caller to undo the step.
 #[inline(always)]
-pub(crate) fn sweep<T: Real, X, S, F>(
+pub(crate) fn sweep<T: Real, X, S, F, R>(
     slots: Slots<'_, T>,
-    noise: Noise<'_, T>,
+    noise: Noise<'_, T, R>,
     xi: &mut X,
     aux: &S,
     f: F,
@@ -247,22 +366,26 @@ where
     X: LaneSource<T> + ?Sized,
     S: StreamSource<T> + ?Sized,
     F: Body<T>,
+    R: rand_core::Rng + ?Sized,
 {
-    // A constant after monomorphisation (`const`), so only one arm is generated and `f` keeps
+    // Constants after monomorphisation (`const`), so only one arm is generated and `f` keeps
     // its single call site (see above).
-    if const { sweep_chunk::<T>() == SWEEP_LANES } {
-        sweep_in_chunks::<T, X, S, F, SWEEP_LANES>(slots, noise, xi, aux, f)
+    if const { SCALAR_CORE } {
+        sweep_scalar(slots, noise, xi, aux, f)
+    } else if const { sweep_chunk::<T>() == SWEEP_LANES } {
+        sweep_in_chunks::<T, X, S, F, R, SWEEP_LANES>(slots, noise, xi, aux, f)
     } else {
-        sweep_in_chunks::<T, X, S, F, LANES>(slots, noise, xi, aux, f)
+        sweep_in_chunks::<T, X, S, F, R, LANES>(slots, noise, xi, aux, f)
     }
 }
 
-/// [`sweep`] with unrolled chunks of `N` coordinates (a multiple of [`LANES`] dividing
-/// [`NOISE_BLOCK`]; the tests run the width of the other targets too).
+/// [`sweep`] on a [`SCALAR_CORE`]: one flat loop over every coordinate, its normals drawn in
+/// the loop ([`Noise::Inline`]) or read from the drawn slice, the gradient checked coordinate
+/// by coordinate as it is read (with a backup), no stack block.
 #[inline(always)]
-fn sweep_in_chunks<T: Real, X, S, F, const N: usize>(
+fn sweep_scalar<T: Real, X, S, F, R>(
     slots: Slots<'_, T>,
-    mut noise: Noise<'_, T>,
+    noise: Noise<'_, T, R>,
     xi: &mut X,
     aux: &S,
     mut f: F,
@@ -271,6 +394,177 @@ where
     X: LaneSource<T> + ?Sized,
     S: StreamSource<T> + ?Sized,
     F: Body<T>,
+    R: rand_core::Rng + ?Sized,
+{
+    let Slots {
+        theta,
+        p,
+        g,
+        backup,
+    } = slots;
+    let kept = match backup {
+        Some(b) => Kept {
+            keep: true,
+            theta: b.theta,
+            xi: b.xi,
+        },
+        None => Kept {
+            keep: false,
+            theta: &mut [],
+            xi: &mut [],
+        },
+    };
+    let slots = (theta, p, g, kept);
+    let (lanes, stream) = (xi.lanes(), aux.stream());
+    match noise {
+        Noise::Inline(rng, used) => {
+            let mut normals = InlineNormals { rng, used };
+            sweep_flat_any::<T, X, S, F, _>(slots, &mut normals, lanes, stream, &mut f)
+        }
+        Noise::Drawn(z) => {
+            let mut normals = SliceNormals {
+                z,
+                zeta: [&[]; EXTRA_NORMALS],
+            };
+            sweep_flat_any::<T, X, S, F, _>(slots, &mut normals, lanes, stream, &mut f)
+        }
+        // Never built on a scalar core (`Noise::fused`).
+        Noise::Lanes(..) => None,
+    }
+}
+
+/// [`scalar_pass`] over a whole pass, its ξ slots and data taken as their sources' variants
+/// say (see [`sweep_block`]); the first non-finite gradient entry when keeping a backup.
+#[inline(always)]
+fn sweep_flat_any<T, X, S, F, N>(
+    slots: BlockSlots<'_, T>,
+    normals: &mut N,
+    lanes: Lanes<'_, T>,
+    stream: Stream<'_, T>,
+    f: &mut F,
+) -> Option<usize>
+where
+    T: Real,
+    X: LaneSource<T> + ?Sized,
+    S: StreamSource<T> + ?Sized,
+    F: Body<T>,
+    N: CoordinateNormals<T>,
+{
+    use core::iter::repeat;
+    match (lanes, stream) {
+        (Lanes::Uniform(c), Stream::Uniform(a)) if X::UNIFORM && S::UNIFORM => {
+            scalar_pass(slots, normals, repeat(c), repeat(&a), f)
+        }
+        (Lanes::Uniform(c), Stream::PerCoordinate(m)) if X::UNIFORM && !S::UNIFORM => {
+            scalar_pass(slots, normals, repeat(c), m.iter(), f)
+        }
+        (Lanes::PerCoordinate(x), Stream::Uniform(a)) if !X::UNIFORM && S::UNIFORM => {
+            scalar_pass(slots, normals, x.iter_mut(), repeat(&a), f)
+        }
+        (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) if !X::UNIFORM && !S::UNIFORM => {
+            scalar_pass(slots, normals, x.iter_mut(), m.iter(), f)
+        }
+        // A source whose variant disagrees with its UNIFORM constant: a bug in this crate.
+        _ => {
+            debug_assert!(
+                false,
+                "a lane or stream source disagrees with its UNIFORM constant"
+            );
+            None
+        }
+    }
+}
+
+/// A [`SCALAR_CORE`]'s pass: one plain loop over every coordinate, its normals from `normals`
+/// (drawn in the loop, or a drawn slice), with a backup (`kept.keep`) each coordinate's old θ
+/// into the backup's θ, its old ξ (per-coordinate thermostats only) into the backup's ξ and
+/// its old p into ∇Ũ's slot once read, and its gradient entry checked as it is read: the
+/// result is the first non-finite one (`None` without a backup). The backup's slices are
+/// zipped with the pass, not indexed (no bounds check per coordinate); they are as long as θ
+/// (`Phase::new` checked the workspace).
+#[inline(always)]
+fn scalar_pass<'m, T, E, F, N>(
+    (theta, p, g, kept): BlockSlots<'_, T>,
+    normals: &mut N,
+    xi: impl Iterator<Item = E>,
+    aux: impl Iterator<Item = &'m T>,
+    f: &mut F,
+) -> Option<usize>
+where
+    T: Real + 'm,
+    E: TailSlot<T>,
+    F: Body<T>,
+    N: CoordinateNormals<T>,
+{
+    let Kept {
+        keep,
+        theta: kept_theta,
+        xi: kept_xi,
+    } = kept;
+    let mut bad_gradient = None;
+    // One coordinate: its gradient entry read (and with a backup checked, then replaced by
+    // the old p), its normals drawn, the body run.
+    macro_rules! coordinate {
+        ($k:expr, $t:expr, $p:expr, $g:expr, $x:expr, $a:expr, $keep:expr) => {{
+            let (k, t, p, g, mut x, a): (usize, &mut T, &mut T, &mut T, E, &T) =
+                ($k, $t, $p, $g, $x, $a);
+            let gk = *g;
+            if $keep {
+                if bad_gradient.is_none() && !gk.is_finite() {
+                    bad_gradient = Some(k);
+                }
+                *g = *p;
+            }
+            let (z, zeta) = normals.next(k);
+            f.run(Coordinate {
+                i: k,
+                lane: 0,
+                theta: t,
+                p,
+                g: gk,
+                z,
+                zeta,
+                xi: x.slot(),
+                aux: *a,
+            });
+        }};
+    }
+    let all = theta.iter_mut().zip(p).zip(g).zip(xi).zip(aux);
+    if !keep {
+        for (k, ((((t, p), g), x), a)) in all.enumerate() {
+            coordinate!(k, t, p, g, x, a, false);
+        }
+    } else if E::SHARED {
+        for (k, (((((t, p), g), x), a), b)) in all.zip(kept_theta.iter_mut()).enumerate() {
+            *b = *t;
+            coordinate!(k, t, p, g, x, a, true);
+        }
+    } else {
+        let kept = kept_theta.iter_mut().zip(kept_xi.iter_mut());
+        for (k, (((((t, p), g), mut x), a), (b, bx))) in all.zip(kept).enumerate() {
+            *b = *t;
+            *bx = *x.slot();
+            coordinate!(k, t, p, g, x, a, true);
+        }
+    }
+    bad_gradient
+}
+
+/// [`sweep`] with unrolled chunks of `N` coordinates (a multiple of [`LANES`] dividing
+/// [`NOISE_BLOCK`]; the tests run the width of the other targets too).
+#[inline(always)]
+fn sweep_in_chunks<T: Real, X, S, F, R, const N: usize>(
+    slots: Slots<'_, T>,
+    mut noise: Noise<'_, T, R>,
+    xi: &mut X,
+    aux: &S,
+    mut f: F,
+) -> Option<usize>
+where
+    X: LaneSource<T> + ?Sized,
+    S: StreamSource<T> + ?Sized,
+    F: Body<T>,
+    R: rand_core::Rng + ?Sized,
 {
     use crate::noise::NormalLanes;
     const { assert!(N.is_multiple_of(LANES) && NOISE_BLOCK.is_multiple_of(N)) };
@@ -278,6 +572,7 @@ where
     let mut block = [T::ZERO; NOISE_BLOCK];
     // Stands in for the further normals a sweep does not draw (its reads are dead code then).
     let zeros = [T::ZERO; NOISE_BLOCK];
+    let mut inline_extra = [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS];
     let Slots {
         theta,
         p,
@@ -318,6 +613,25 @@ where
                 // it from ever reading past the block.)
                 for (slot, e) in zeta.iter_mut().zip(extra.iter_mut()) {
                     generator.fill(e.get_mut(..whole).unwrap_or_default());
+                    *slot = e.get(..theta.len()).unwrap_or_default();
+                }
+            }
+            Noise::Inline(rng, used) => {
+                // The scalar cores' noise (`StepNoise::fused` builds it only there; kept
+                // correct here, in the same order: each coordinate's z, then its ζ in use).
+                for (k, z) in block.iter_mut().take(theta.len()).enumerate() {
+                    *z = T::standard_normal(*rng);
+                    for (e, used) in inline_extra.iter_mut().zip(*used) {
+                        if let Some(slot) = e.get_mut(k) {
+                            *slot = if used {
+                                T::standard_normal(*rng)
+                            } else {
+                                T::ZERO
+                            };
+                        }
+                    }
+                }
+                for (slot, e) in zeta.iter_mut().zip(inline_extra.iter()) {
                     *slot = e.get(..theta.len()).unwrap_or_default();
                 }
             }
@@ -396,6 +710,12 @@ type BlockSlots<'a, T> = (&'a mut [T], &'a mut [T], &'a mut [T], Kept<'a, T>);
 /// each as long as z).
 type Normals<'a, T> = (&'a [T], [&'a [T]; EXTRA_NORMALS]);
 
+/// A block's [`Normals`] as a flat loop reads them.
+#[inline(always)]
+fn slice_normals<'a, T>((z, zeta): Normals<'a, T>) -> SliceNormals<'a, T> {
+    SliceNormals { z, zeta }
+}
+
 /// One block of [`sweep`], its coordinates numbered from `first` (a multiple of `N`): chunks of
 /// `N` ([`sweep_chunk`]) for bodies that vectorise ([`StreamSource::UNROLL`]), else one flat loop.
 #[inline(always)]
@@ -419,7 +739,14 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                 let chunks = (repeat([c; N]), repeat(&a_lanes));
                 sweep_chunked(slots, z, chunks, (repeat(c), repeat(&a)), first, f)
             } else {
-                sweep_flat(slots, z, repeat(c), repeat(&a), first, f)
+                sweep_flat(
+                    slots,
+                    &mut slice_normals(z),
+                    repeat(c),
+                    repeat(&a),
+                    (first, false),
+                    f,
+                );
             }
         }
         (Lanes::Uniform(c), Stream::PerCoordinate(m)) if X::UNIFORM && !S::UNIFORM => {
@@ -428,7 +755,14 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                 let chunks = (repeat([c; N]), mc.iter());
                 sweep_chunked(slots, z, chunks, (repeat(c), mt.iter()), first, f)
             } else {
-                sweep_flat(slots, z, repeat(c), m.iter(), first, f)
+                sweep_flat(
+                    slots,
+                    &mut slice_normals(z),
+                    repeat(c),
+                    m.iter(),
+                    (first, false),
+                    f,
+                );
             }
         }
         (Lanes::PerCoordinate(x), Stream::Uniform(a)) if !X::UNIFORM && S::UNIFORM => {
@@ -438,7 +772,14 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                 let chunks = (xc.iter_mut(), repeat(&a_lanes));
                 sweep_chunked(slots, z, chunks, (xt.iter_mut(), repeat(&a)), first, f)
             } else {
-                sweep_flat(slots, z, x.iter_mut(), repeat(&a), first, f)
+                sweep_flat(
+                    slots,
+                    &mut slice_normals(z),
+                    x.iter_mut(),
+                    repeat(&a),
+                    (first, false),
+                    f,
+                );
             }
         }
         (Lanes::PerCoordinate(x), Stream::PerCoordinate(m)) if !X::UNIFORM && !S::UNIFORM => {
@@ -448,7 +789,14 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                 let chunks = (xc.iter_mut(), mc.iter());
                 sweep_chunked(slots, z, chunks, (xt.iter_mut(), mt.iter()), first, f)
             } else {
-                sweep_flat(slots, z, x.iter_mut(), m.iter(), first, f)
+                sweep_flat(
+                    slots,
+                    &mut slice_normals(z),
+                    x.iter_mut(),
+                    m.iter(),
+                    (first, false),
+                    f,
+                );
             }
         }
         // A source whose variant disagrees with its UNIFORM constant: a bug in this crate,
@@ -463,15 +811,19 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
 /// A single ξ slot of the flat loop: a coordinate's own (`&mut T`) or a throw-away copy of a
 /// shared value (`T`).
 pub(crate) trait TailSlot<T> {
+    /// A throw-away copy of a shared value (nothing to back up).
+    const SHARED: bool;
     fn slot(&mut self) -> &mut T;
 }
 impl<T: Real> TailSlot<T> for T {
+    const SHARED: bool = true;
     #[inline(always)]
     fn slot(&mut self) -> &mut T {
         self
     }
 }
 impl<T> TailSlot<T> for &mut T {
+    const SHARED: bool = false;
     #[inline(always)]
     fn slot(&mut self) -> &mut T {
         self
@@ -479,39 +831,40 @@ impl<T> TailSlot<T> for &mut T {
 }
 
 /// The flat loop of [`sweep`]: one call of `f` per coordinate from a single site. The slices
-/// start at coordinate `first`. When keeping a backup, each coordinate's old θ, ξ and p are
-/// stored (p into ∇Ũ's slot, read just before) before `f` runs.
+/// start at coordinate `first`; the normals come from `normals`. When keeping a backup, each
+/// coordinate's old θ, ξ and p are stored (p into ∇Ũ's slot, read just before) before `f` runs,
+/// and with `check_gradient` (a [`SCALAR_CORE`]'s pass, which has no blocks checked beforehand)
+/// the gradient entry is checked as it is read: the result is the first non-finite one (always
+/// `None` without).
 #[inline(always)]
-fn sweep_flat<'m, T, E, F>(
+fn sweep_flat<'m, T, E, F, N>(
     (theta, p, g, kept): BlockSlots<'_, T>,
-    (z, [z0, z1, z2, z3]): Normals<'_, T>,
+    normals: &mut N,
     xi: impl Iterator<Item = E>,
     aux: impl Iterator<Item = &'m T>,
-    first: usize,
+    (first, check_gradient): (usize, bool),
     f: &mut F,
-) where
+) -> Option<usize>
+where
     T: Real + 'm,
     E: TailSlot<T>,
     F: Body<T>,
+    N: CoordinateNormals<T>,
 {
     let Kept {
         keep,
         theta: kept_theta,
         xi: kept_xi,
     } = kept;
-    let zeta = z0.iter().zip(z1).zip(z2).zip(z3);
-    let all = theta
-        .iter_mut()
-        .zip(p)
-        .zip(g)
-        .zip(z)
-        .zip(zeta)
-        .zip(xi)
-        .zip(aux);
-    for (k, ((((((t, p), g), z), (((e0, e1), e2), e3)), mut x), a)) in all.enumerate() {
+    let mut bad_gradient = None;
+    let all = theta.iter_mut().zip(p).zip(g).zip(xi).zip(aux);
+    for (k, ((((t, p), g), mut x), a)) in all.enumerate() {
         let i = first + k;
         let gk = *g;
         if keep {
+            if check_gradient && bad_gradient.is_none() && !gk.is_finite() {
+                bad_gradient = Some(i);
+            }
             *g = *p;
             if let Some(b) = kept_theta.get_mut(k) {
                 *b = *t;
@@ -520,18 +873,20 @@ fn sweep_flat<'m, T, E, F>(
                 *b = *x.slot();
             }
         }
+        let (z, zeta) = normals.next(k);
         f.run(Coordinate {
             i,
             lane: i % sweep_lanes::<T>(),
             theta: t,
             p,
             g: gk,
-            z: *z,
-            zeta: [*e0, *e1, *e2, *e3],
+            z,
+            zeta,
             xi: x.slot(),
             aux: *a,
         });
     }
+    bad_gradient
 }
 
 /// The chunked loop of [`sweep`]: full chunks of `N` coordinates copied into local
@@ -620,10 +975,10 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
     };
     sweep_flat(
         (tt, pt, gt, kept),
-        (zt, zeta_tail),
+        &mut slice_normals((zt, zeta_tail)),
         xi_tail,
         aux_tail,
-        base,
+        (base, false),
         f,
     );
 }
@@ -803,14 +1158,22 @@ pub(crate) fn copy_into<T: Copy>(dst: &mut [T], src: &[T]) {
 /// Adds [`LANES`] or 2·[`LANES`] lane accumulators pairwise: the upper half onto the lower,
 /// halving until one is left; for eight lanes ((a₀ + a₄) + (a₂ + a₆)) + ((a₁ + a₅) + (a₃ + a₇)).
 /// (Written out rather than as a halving loop, which a Cortex-M build at `opt-level = "s"`
-/// kept as a loop: +1000 instructions on an HMC step.)
+/// kept as a loop: +1000 instructions on an HMC step.) On a [`SCALAR_CORE`] (one lane) the
+/// lane itself.
 #[inline(always)]
 pub(crate) fn reduce<T: Real, const N: usize>(acc: [T; N]) -> T {
     const { assert!(N == LANES || N == 2 * LANES) };
-    let (Some(l), Some(h)) = (acc.first_chunk::<LANES>(), acc.last_chunk::<LANES>()) else {
-        return T::ZERO; // unreachable: N >= LANES
+    if N < 8 {
+        // A scalar core's single lane (no `0 + a₀`: an addition is a library call on a core
+        // without an FPU).
+        let mut lanes = acc.iter();
+        let first = lanes.next().copied().unwrap_or(T::ZERO);
+        return lanes.fold(first, |s, &x| s + x);
+    }
+    let (Some(l), Some(h)) = (acc.first_chunk::<8>(), acc.last_chunk::<8>()) else {
+        return T::ZERO; // unreachable: N >= 8
     };
-    let a = if N == 2 * LANES {
+    let a = if N == 16 {
         [
             l[0] + h[0],
             l[1] + h[1],
@@ -846,10 +1209,65 @@ pub(crate) fn finiteness_probe<T: Real>(x: T) -> T {
     x * T::ZERO
 }
 
+/// Whether this build computes in `T` in hardware: every vector target, and a scalar core with
+/// an FPU for `T` (`fpregs`: the single-precision FPU of a Cortex-M4F, M7, M33; `fp64`: a
+/// double-precision one). Elsewhere every `T` operation is a library call (a Cortex-M0's `f32`,
+/// a Cortex-M4F's `f64`), and a finiteness test is cheaper on the bits.
+pub(crate) const fn hard_float<T>() -> bool {
+    const SINGLE: bool = cfg!(target_feature = "fpregs");
+    const DOUBLE: bool = cfg!(target_feature = "fp64");
+    VECTOR_TARGET || (core::mem::size_of::<T>() == 4 && SINGLE) || DOUBLE
+}
+
+/// A running test that every value [`add`](Self::add)ed was finite, at the cheapest cost the
+/// build allows: with hardware arithmetic in `T` the sum of [`finiteness_probe`]s (one
+/// multiply-add per value, NaN once any was not finite), without it an integer test of the
+/// exponent bits ([`Real::is_finite`] on a scalar core).
+#[derive(Clone, Copy)]
+pub(crate) struct FiniteGuard<T> {
+    probe: T,
+    bad: bool,
+}
+
+impl<T: Real> FiniteGuard<T> {
+    /// No value yet.
+    #[inline(always)]
+    pub fn new() -> Self {
+        FiniteGuard {
+            probe: T::ZERO,
+            bad: false,
+        }
+    }
+
+    /// Takes `x` into the test.
+    #[inline(always)]
+    pub fn add(&mut self, x: T) {
+        if hard_float::<T>() {
+            self.probe += finiteness_probe(x);
+        } else {
+            self.bad |= !x.is_finite();
+        }
+    }
+
+    /// Every value was finite.
+    #[inline(always)]
+    pub fn finite(&self) -> bool {
+        if hard_float::<T>() {
+            self.probe == T::ZERO
+        } else {
+            !self.bad
+        }
+    }
+}
+
 /// The index of the first NaN or ±∞ in `a`, if any. The fast path is one branch-free pass
 /// summing [`finiteness_probe`]; only a slice that fails it is scanned again.
 #[inline]
 pub(crate) fn first_non_finite<T: Real>(a: &[T]) -> Option<usize> {
+    if SCALAR_CORE {
+        // One integer test per entry ([`Real::is_finite`] on a scalar core), no float sum.
+        return a.iter().position(|x| !x.is_finite());
+    }
     // The probes' sum is 0 or NaN whatever the order, so the tail goes into its own scalar
     // rather than into the lane array (as in `sum_map`): a tail merged into that array went
     // through the stack with a masked store and a full reload, a store-forwarding stall that
@@ -913,14 +1331,30 @@ mod tests {
         }
     }
 
+    /// Where [`check_sweep`]'s normals come from.
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Source {
+        /// The slice `z` ([`Noise::Drawn`]).
+        Drawn,
+        /// The lane generator, block by block ([`Noise::Lanes`]).
+        Lanes,
+        /// Inline ziggurat draws, through the scalar-core sweep ([`sweep_scalar`]).
+        Inline,
+    }
+
     /// [`sweep`] against a scalar loop: θᵢ += 2pᵢ + gᵢ + aᵢξᵢ, pᵢ = zᵢξᵢ, ξᵢ += 1 (kept only for
     /// per-coordinate slots), and the (index, lane) sequence.
     ///
-    /// With `drawn` the normals are the slice `z`; else the sweep draws them from a generator
-    /// keyed by `Pcg64::new(n, 1)`, block by block, together with n mod 5 blocks of further
-    /// normals ζ (every count 0…[`EXTRA_NORMALS`] over the lengths tested), and the reference
-    /// replays the same fills (per block: z, then each ζ block) on a second generator. The
-    /// body adds ζ₀ − 2ζ₁ + 3ζ₂ − 4ζ₃ to p, so each ζ must be the right draw (or 0).
+    /// With [`Source::Drawn`] the normals are the slice `z`; with [`Source::Lanes`] the sweep
+    /// draws them from a generator keyed by `Pcg64::new(n, 1)`, block by block, together with
+    /// n mod 5 blocks of further normals ζ (every count 0…[`EXTRA_NORMALS`] over the lengths
+    /// tested), and the reference replays the same fills (per block: z, then each ζ block) on a
+    /// second generator; with [`Source::Inline`] the scalar-core sweep draws zᵢ and then the
+    /// further normals ζᵢ[e] for the set bits e of n mod 16 per coordinate by the ziggurat,
+    /// which the reference replays in that order. The body adds ζ₀ − 2ζ₁ + 3ζ₂ − 4ζ₃ to p, so each ζ must be the right draw (or 0).
+    /// Both generator sources keep a backup (as the integrators do) and the inline one checks
+    /// the gradient on the way: `bad_gradient` makes one entry NaN.
+    #[allow(clippy::too_many_arguments)]
     fn check_sweep<
         T: Real + core::fmt::Debug,
         X: LaneSource<T>,
@@ -932,31 +1366,52 @@ mod tests {
         z: &[T],
         xi: &mut X,
         aux: &S,
-        drawn: bool,
+        source: Source,
+        bad_gradient: Option<usize>,
     ) {
         use crate::noise::NormalLanes;
         let n = base.len();
         let key = || rand_pcg::Pcg64::new(n as u128, 1);
         let mut generator = T::NormalLanes::keyed(&mut key());
-        let extra_count = if drawn { 0 } else { n % (EXTRA_NORMALS + 1) };
+        let mut rng = key();
+        let extra_count = if source == Source::Drawn {
+            0
+        } else {
+            n % (EXTRA_NORMALS + 1)
+        };
         let mut extra = [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS];
         let mut zeta = std::vec![[T::ZERO; EXTRA_NORMALS]; n];
-        let (noise, z) = if drawn {
-            (Noise::Drawn(z), z.to_vec())
-        } else {
-            let mut replay = T::NormalLanes::keyed(&mut key());
-            let mut zz = std::vec![T::ZERO; n];
-            for (b, block) in zz.chunks_mut(NOISE_BLOCK).enumerate() {
-                replay.fill(block);
-                for e in 0..extra_count {
-                    let mut ze = std::vec![T::ZERO; block.len()];
-                    replay.fill(&mut ze);
-                    for (slot, v) in zeta[b * NOISE_BLOCK..].iter_mut().zip(ze) {
-                        slot[e] = v;
+        let (noise, z) = match source {
+            Source::Drawn => (Noise::<T, rand_pcg::Pcg64>::Drawn(z), z.to_vec()),
+            Source::Lanes => {
+                let mut replay = T::NormalLanes::keyed(&mut key());
+                let mut zz = std::vec![T::ZERO; n];
+                for (b, block) in zz.chunks_mut(NOISE_BLOCK).enumerate() {
+                    replay.fill(block);
+                    for e in 0..extra_count {
+                        let mut ze = std::vec![T::ZERO; block.len()];
+                        replay.fill(&mut ze);
+                        for (slot, v) in zeta[b * NOISE_BLOCK..].iter_mut().zip(ze) {
+                            slot[e] = v;
+                        }
                     }
                 }
+                (Noise::Lanes(&mut generator, &mut extra[..extra_count]), zz)
             }
-            (Noise::Lanes(&mut generator, &mut extra[..extra_count]), zz)
+            Source::Inline => {
+                let mut replay = key();
+                let mut zz = std::vec![T::ZERO; n];
+                let used = core::array::from_fn(|e| (n >> e) & 1 == 1);
+                for (zi, zeta_i) in zz.iter_mut().zip(zeta.iter_mut()) {
+                    *zi = T::standard_normal(&mut replay);
+                    for (e, u) in zeta_i.iter_mut().zip(used) {
+                        if u {
+                            *e = T::standard_normal(&mut replay);
+                        }
+                    }
+                }
+                (Noise::Inline(&mut rng, used), zz)
+            }
         };
         let weights = [1.0, -2.0, 3.0, -4.0].map(T::from_f64);
         let mix = |zeta: [T; EXTRA_NORMALS]| -> T {
@@ -977,11 +1432,16 @@ mod tests {
             .iter()
             .map(|x| T::from_f64(0.25) - T::from_f64(0.5) * *x)
             .collect();
+        let mut g = g.to_vec();
+        if let Some(k) = bad_gradient {
+            g[k] = T::ZERO * T::INFINITY;
+        }
         let (mut t1, mut p1) = (base.to_vec(), p0.clone());
         let mut seen = Vec::new();
         // With the generator's noise the sweep also keeps a backup (as the integrators do): it
         // must end up holding the old θ, ξ and (in the gradient's slots) p.
-        let mut g1 = g.to_vec();
+        let mut g1 = g.clone();
+        let drawn = source == Source::Drawn;
         let per_coordinate = !X::UNIFORM;
         let (mut saved_theta, mut saved_xi) = (std::vec![T::ZERO; n], std::vec![T::ZERO; n]);
         let backup = (!drawn).then(|| Backup {
@@ -998,15 +1458,26 @@ mod tests {
             g: &mut g1,
             backup,
         };
-        sweep_in_chunks::<T, X, S, _, N>(slots, noise, xi, aux, |c: Coordinate<'_, T>| {
+        let body = |c: Coordinate<'_, T>| {
             *c.theta += *c.p * T::TWO + c.g + c.aux * *c.xi;
             *c.p = c.z * *c.xi + mix(c.zeta);
             *c.xi += T::ONE;
             seen.push((c.i, c.lane));
-        });
+        };
+        let found = if source == Source::Inline {
+            sweep_scalar(slots, noise, xi, aux, body)
+        } else {
+            sweep_in_chunks::<T, X, S, _, _, N>(slots, noise, xi, aux, body)
+        };
+        let what = (n, N, X::UNIFORM, S::UNIFORM, S::UNROLL, source);
         if drawn {
+            assert_eq!(found, None, "no backup, no check");
             assert_eq!(g1, g, "no backup: the gradient is only read");
         } else {
+            assert_eq!(
+                found, bad_gradient,
+                "the first bad gradient entry, {what:?}"
+            );
             assert_eq!(saved_theta, base, "the old θ");
             assert_eq!(g1, p0, "the old p, in the gradient's slots");
             if per_coordinate {
@@ -1027,14 +1498,25 @@ mod tests {
             }
             Lanes::PerCoordinate(x) => x.to_vec(),
         };
-        let what = (n, N, X::UNIFORM, S::UNIFORM, S::UNROLL, drawn);
-        assert_eq!(
-            (t1, p1, x1),
-            (t2, p2, x2),
-            "n, ξ shared, a shared, unrolled, drawn = {what:?}"
-        );
-        let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % sweep_lanes::<T>())).collect();
-        assert_eq!(seen, expect, "indices and lanes, {what:?}");
+        if bad_gradient.is_none() {
+            assert_eq!(
+                (t1, p1, x1),
+                (t2, p2, x2),
+                "n, N, ξ shared, a shared, unrolled, source = {what:?}"
+            );
+        }
+        let lanes = if source == Source::Inline {
+            1 // the scalar core's single accumulator
+        } else {
+            sweep_lanes::<T>()
+        };
+        let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % lanes)).collect();
+        if source != Source::Inline || SCALAR_CORE {
+            assert_eq!(seen, expect, "indices and lanes, {what:?}");
+        } else {
+            let indices: Vec<usize> = seen.iter().map(|s| s.0).collect();
+            assert_eq!(indices, (0..n).collect::<Vec<_>>(), "indices, {what:?}");
+        }
     }
 
     /// Every pairing of ξ slots and data, each chunked (unrolled) and flat, with the normals
@@ -1047,71 +1529,75 @@ mod tests {
         let z = at(|i| i - 3.0);
         let aux = at(|i| 0.25 * i);
         let (three, half) = (T::from_f64(3.0), T::HALF);
-        for drawn in [true, false] {
-            let (b, z) = (&base, &z);
+        // A bad gradient entry for the inline (scalar-core) sweep, which checks it on the way.
+        let bads = [None, (n > 0).then_some(n / 2)];
+        for (source, bad) in [
+            (Source::Drawn, None),
+            (Source::Lanes, None),
+            (Source::Inline, bads[0]),
+            (Source::Inline, bads[1]),
+        ] {
+            if source == Source::Lanes && SCALAR_CORE {
+                continue; // never built there: its blocks are one entry long
+            }
+            let (b, z, g) = (&base, &z, &g);
+            let per = || PerXi(z.clone().leak());
+            check_sweep::<T, _, _, N>(b, g, z, &mut per(), &PerAux::<T, true>(&aux), source, bad);
+            check_sweep::<T, _, _, N>(b, g, z, &mut per(), &PerAux::<T, false>(&aux), source, bad);
             check_sweep::<T, _, _, N>(
                 b,
-                &g,
+                g,
                 z,
-                &mut PerXi(&mut z.clone()),
-                &PerAux::<T, true>(&aux),
-                drawn,
-            );
-            check_sweep::<T, _, _, N>(
-                b,
-                &g,
-                z,
-                &mut PerXi(&mut z.clone()),
-                &PerAux::<T, false>(&aux),
-                drawn,
-            );
-            check_sweep::<T, _, _, N>(
-                b,
-                &g,
-                z,
-                &mut PerXi(&mut z.clone()),
+                &mut per(),
                 &SharedAux::<T, true>(three),
-                drawn,
+                source,
+                bad,
             );
             check_sweep::<T, _, _, N>(
                 b,
-                &g,
+                g,
                 z,
-                &mut PerXi(&mut z.clone()),
+                &mut per(),
                 &SharedAux::<T, false>(three),
-                drawn,
+                source,
+                bad,
             );
+            let shared = || SharedXi(half);
             check_sweep::<T, _, _, N>(
                 b,
-                &g,
+                g,
                 z,
-                &mut SharedXi(half),
+                &mut shared(),
                 &PerAux::<T, true>(&aux),
-                drawn,
+                source,
+                bad,
             );
             check_sweep::<T, _, _, N>(
                 b,
-                &g,
+                g,
                 z,
-                &mut SharedXi(half),
+                &mut shared(),
                 &PerAux::<T, false>(&aux),
-                drawn,
+                source,
+                bad,
             );
             check_sweep::<T, _, _, N>(
                 b,
-                &g,
+                g,
                 z,
-                &mut SharedXi(half),
+                &mut shared(),
                 &SharedAux::<T, true>(three),
-                drawn,
+                source,
+                bad,
             );
             check_sweep::<T, _, _, N>(
                 b,
-                &g,
+                g,
                 z,
-                &mut SharedXi(half),
+                &mut shared(),
                 &SharedAux::<T, false>(three),
-                drawn,
+                source,
+                bad,
             );
         }
     }

@@ -89,3 +89,114 @@ mod f32_backend {
 }
 
 pub(crate) use f32_backend::{exp32, ln32, pow32, sqrt32};
+
+/// The accurate scalar exp, ln and tanh of libm, whatever the shim (micromath's are
+/// approximations): what the kernels' polynomial forms ([`crate::Real::exp_poly`], …) become on
+/// a core without an FPU for the type, where each of a branch-free polynomial's operations is a
+/// library call and libm's short, range-reduced forms cost a fraction of it (on a Cortex-M4F's
+/// `f64`, the degree-13 exp polynomial alone is ~26 software double operations).
+pub(crate) mod scalar {
+    #[inline(always)]
+    pub(crate) fn exp32(x: f32) -> f32 {
+        libm::expf(x)
+    }
+    #[inline(always)]
+    pub(crate) fn ln32(x: f32) -> f32 {
+        libm::logf(x)
+    }
+    #[inline(always)]
+    pub(crate) fn tanh32(x: f32) -> f32 {
+        libm::tanhf(x)
+    }
+    #[inline(always)]
+    pub(crate) fn exp64(x: f64) -> f64 {
+        libm::exp(x)
+    }
+    #[inline(always)]
+    pub(crate) fn ln64(x: f64) -> f64 {
+        libm::log(x)
+    }
+    #[inline(always)]
+    pub(crate) fn tanh64(x: f64) -> f64 {
+        libm::tanh(x)
+    }
+}
+
+/// eˣ − 1, sinh x and asinh x of libm (accurate near 0, no overflow before the result does),
+/// whatever the shim: micromath has none of them.
+pub(crate) mod hyperbolic {
+    #[inline(always)]
+    pub(crate) fn expm1_32(x: f32) -> f32 {
+        libm::expm1f(x)
+    }
+    #[inline(always)]
+    pub(crate) fn sinh32(x: f32) -> f32 {
+        libm::sinhf(x)
+    }
+    #[inline(always)]
+    pub(crate) fn asinh32(x: f32) -> f32 {
+        libm::asinhf(x)
+    }
+    #[inline(always)]
+    pub(crate) fn expm1_64(x: f64) -> f64 {
+        libm::expm1(x)
+    }
+    #[inline(always)]
+    pub(crate) fn sinh64(x: f64) -> f64 {
+        libm::sinh(x)
+    }
+    #[inline(always)]
+    pub(crate) fn asinh64(x: f64) -> f64 {
+        libm::asinh(x)
+    }
+}
+
+/// A function of one argument remembered for its last argument: a step's noise scale √(2Dh)
+/// or a constant friction's flow e^{−Ah/2} is the same from step to step unless h, D or A
+/// changes, and on a core without a square-root instruction or an FPU for the type each costs
+/// more than a small step's loop (libm's `sqrtf` is ~40 instructions on a Cortex-M4F, a
+/// software `f64` exp hundreds). A hand-written firmware step hoists them out; this is the
+/// same, kept correct when the argument changes. The key is the argument's bit pattern (an
+/// integer compare, even without an FPU). Derived from the settings, never part of a chain's
+/// state: a memo holds the value of whichever argument came last.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Memo<T> {
+    /// The bits of the last argument (`u64::MAX` for none: no `f32` widens to it, and the
+    /// `f64` NaN with that pattern is never an argument the samplers form).
+    arg: u64,
+    value: T,
+}
+
+impl<T: crate::real::Real> Memo<T> {
+    /// Nothing remembered yet.
+    pub fn new() -> Self {
+        Memo {
+            arg: u64::MAX,
+            value: T::ZERO,
+        }
+    }
+
+    /// f(x), computed only when x differs (bitwise) from the last argument. `f` must be the same
+    /// function at every call on one memo.
+    #[inline(always)]
+    pub fn of(&mut self, x: T, f: impl FnOnce(T) -> T) -> T {
+        let bits = x.to_bits_u64();
+        if bits != self.arg {
+            self.value = f(x);
+            self.arg = bits;
+        }
+        self.value
+    }
+
+    /// √x, remembered.
+    #[inline(always)]
+    pub fn sqrt(&mut self, x: T) -> T {
+        self.of(x, T::sqrt)
+    }
+}
+
+impl<T: crate::real::Real> Default for Memo<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}

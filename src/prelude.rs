@@ -2,8 +2,10 @@
 
 pub use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 pub use crate::gradient::{Energy, Gradient, Model};
-pub use crate::integrator::Integrator;
-pub use crate::kinetic::{Gaussian, MassBuffer, MonomialGamma};
+pub use crate::integrator::{Euler, Integrator, IntegratorChoice, Splitting};
+pub use crate::kinetic::{
+    DenseMass, DiagonalMass, Gaussian, IdentityMass, MassBuffer, MassKind, MonomialGamma,
+};
 pub use crate::real::Real;
 pub use crate::sampler::{
     ChainState, Hmc, HmcParams, MSgnht, Observer, RunError, Sampler, SgNphmc, SgNphmcParams, Sghmc,

@@ -67,6 +67,8 @@ pub trait Real:
     fn from_u64(n: u64) -> Self;
     /// Widens to `f64` (exact for both types); for reporting, not for the kernels.
     fn to_f64(self) -> f64;
+    /// The bit pattern (an `f32`'s in the low 32 bits): an exact, integer-only equality key.
+    fn to_bits_u64(self) -> u64;
 
     /// eˣ through the math shim.
     fn exp(self) -> Self;
@@ -95,22 +97,34 @@ pub trait Real:
     /// The multi-lane generator of the samplers' noise ([`crate::rng::fill_lane_normals`]).
     type NormalLanes: NormalLanes<Self>;
     /// eˣ by a branch-free polynomial that vectorises inside the per-coordinate loops (the
-    /// splitting integrator's friction flows), about 1 ulp; independent of the math shim.
+    /// splitting integrator's friction flows), about 1 ulp; independent of the math shim. On a
+    /// core without an FPU for the type (a Cortex-M0, a Cortex-M4F's `f64`), libm's `exp`,
+    /// whose few library-call operations cost less there.
     fn exp_poly(self) -> Self;
     /// tanh x, branch-free on top of [`exp_poly`](Self::exp_poly) (so it vectorises too), within
-    /// 2 ulp of libm's (`docs/rng.md`); independent of the math shim.
+    /// 2 ulp of libm's (`docs/rng.md`); independent of the math shim. Without an FPU for the
+    /// type, libm's `tanh`.
     fn tanh_poly(self) -> Self;
     /// ln x for a positive normal x by a branch-free polynomial that vectorises (the Box–Muller
     /// radius's logarithm: Cephes `logf` for `f32`, fdlibm's `e_log.c` for `f64`, `docs/rng.md`);
     /// independent of the math shim. For 0, subnormals, ∞ and NaN the result is unspecified (never a panic).
+    /// Without an FPU for the type, libm's `log`.
     fn ln_poly(self) -> Self;
     /// The smallest positive normal number.
     const MIN_POSITIVE: Self;
+    /// eˣ − 1, accurate also near 0 (libm's, whatever the shim).
+    fn expm1(self) -> Self;
+    /// sinh x (libm's, whatever the shim).
+    fn sinh(self) -> Self;
+    /// asinh x (libm's, whatever the shim).
+    fn asinh(self) -> Self;
 }
 
 macro_rules! impl_real {
     ($t:ty, $exp:path, $ln:path, $sqrt:path, $pow:path, $normal:path, $unif:path, $open:path,
-     $fill:ty, $exp_poly:path, $tanh_poly:path, $ln_poly:path) => {
+     $fill:ty, $exp_poly:path, $tanh_poly:path, $ln_poly:path,
+     $exp_scalar:path, $tanh_scalar:path, $ln_scalar:path,
+     $expm1:path, $sinh:path, $asinh:path) => {
         impl Real for $t {
             type NormalLanes = $fill;
             const ZERO: Self = 0.0;
@@ -143,6 +157,10 @@ macro_rules! impl_real {
                 self as f64
             }
             #[inline(always)]
+            fn to_bits_u64(self) -> u64 {
+                u64::from(self.to_bits())
+            }
+            #[inline(always)]
             fn exp(self) -> Self {
                 $exp(self)
             }
@@ -164,7 +182,13 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn is_finite(self) -> bool {
-                <$t>::is_finite(self)
+                if crate::lanes::SCALAR_CORE {
+                    // The exponent's bits, an integer test: on a core without an FPU for `$t`
+                    // a float comparison is a library call.
+                    <$t>::abs(self).to_bits() < <$t>::INFINITY.to_bits()
+                } else {
+                    <$t>::is_finite(self)
+                }
             }
             #[inline(always)]
             fn max(self, other: Self) -> Self {
@@ -188,15 +212,39 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn exp_poly(self) -> Self {
-                $exp_poly(self)
+                if crate::lanes::hard_float::<$t>() {
+                    $exp_poly(self)
+                } else {
+                    $exp_scalar(self)
+                }
             }
             #[inline(always)]
             fn tanh_poly(self) -> Self {
-                $tanh_poly(self)
+                if crate::lanes::hard_float::<$t>() {
+                    $tanh_poly(self)
+                } else {
+                    $tanh_scalar(self)
+                }
             }
             #[inline(always)]
             fn ln_poly(self) -> Self {
-                $ln_poly(self)
+                if crate::lanes::hard_float::<$t>() {
+                    $ln_poly(self)
+                } else {
+                    $ln_scalar(self)
+                }
+            }
+            #[inline(always)]
+            fn expm1(self) -> Self {
+                $expm1(self)
+            }
+            #[inline(always)]
+            fn sinh(self) -> Self {
+                $sinh(self)
+            }
+            #[inline(always)]
+            fn asinh(self) -> Self {
+                $asinh(self)
             }
         }
     };
@@ -214,7 +262,13 @@ impl_real!(
     noise::Xoshiro128x16,
     noise::poly::exp32,
     noise::poly::tanh32,
-    noise::poly::ln32
+    noise::poly::ln32,
+    math::scalar::exp32,
+    math::scalar::tanh32,
+    math::scalar::ln32,
+    math::hyperbolic::expm1_32,
+    math::hyperbolic::sinh32,
+    math::hyperbolic::asinh32
 );
 impl_real!(
     f64,
@@ -228,7 +282,13 @@ impl_real!(
     noise::Xoshiro256x8,
     noise::poly::exp64,
     noise::poly::tanh64,
-    noise::poly::ln64
+    noise::poly::ln64,
+    math::scalar::exp64,
+    math::scalar::tanh64,
+    math::scalar::ln64,
+    math::hyperbolic::expm1_64,
+    math::hyperbolic::sinh64,
+    math::hyperbolic::asinh64
 );
 
 #[cfg(test)]

@@ -319,3 +319,37 @@ pub fn fill_lane_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
         T::NormalLanes::keyed(rng).fill(out);
     }
 }
+
+/// Fills `out` with standard normals as this build's samplers draw them: [`fill_lane_normals`]
+/// on a vector target, [`fill_standard_normal`] (one ziggurat normal per entry, nothing keyed)
+/// on a scalar core ([`crate::rng::SCALAR_CORE`]; `docs/rng.md`, *Determinism*).
+///
+/// A step of SGHMC, SGNHT or mSGNHT of dimension n draws exactly these n normals for its kick
+/// (after its gradient, before anything else), and a momentum redraw of n coordinates draws
+/// them too: from two clones of one generator, a sampler and this function see the same noise.
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+/// use sgmcmc::rng::fill_step_normals;
+///
+/// let params = SghmcParams::new(0.1).with_integrator(Integrator::Euler);
+/// let (mut theta, mut p, mut work) = ([0.0f32; 3], [0.0f32; 3], [0.0f32; 6]);
+/// let mut sghmc = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+/// let mut model = |_: &[f32], g: &mut [f32]| g.fill(0.0); // flat: p ← (1 − Ah)p + √(2Ah) z
+/// sghmc.step(&mut model, &mut Pcg64::new(7, 8)).unwrap();
+/// let mut z = [0.0f32; 3];
+/// fill_step_normals(&mut Pcg64::new(7, 8), &mut z);
+/// let sd = (2.0f32 * 1.0 * 0.1).sqrt();
+/// for (p, z) in sghmc.momentum().iter().zip(z) {
+///     assert_eq!(*p, sd * z);
+/// }
+/// ```
+#[inline]
+pub fn fill_step_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
+    if crate::lanes::SCALAR_CORE {
+        fill_standard_normal(rng, out);
+    } else {
+        fill_lane_normals(rng, out);
+    }
+}

@@ -11,7 +11,7 @@
 
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
-use sgmcmc::rng::fill_lane_normals;
+use sgmcmc::rng::fill_step_normals;
 
 const STEPS: [f64; 4] = [0.4, 0.2, 0.1, 0.05];
 const FRICTION: f64 = 1.0;
@@ -28,10 +28,10 @@ fn sghmc_step(integrator: Integrator, h: f64, b_hat: f64, theta: f64, p: f64) ->
     let mut grad = |x: &[f64], g: &mut [f64]| g.copy_from_slice(x);
     smp.step(&mut grad, &mut rng).unwrap();
     let state = [smp.position()[0], smp.momentum()[0]];
-    // The sampler drew exactly one normal (n = 1): the first of the vectorised noise keyed
-    // from this stream.
+    // The sampler drew exactly one normal (n = 1): the first of this build's step noise from
+    // this stream.
     let mut zeta = [0.0];
-    fill_lane_normals(&mut Pcg64::new(42, 7), &mut zeta);
+    fill_step_normals(&mut Pcg64::new(42, 7), &mut zeta);
     let zeta = zeta[0];
     (state, zeta)
 }

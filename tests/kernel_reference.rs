@@ -12,12 +12,13 @@
 //! # What is compared
 //!
 //! Each test seeds two identical `Pcg64` generators, one for the sampler and one for the
-//! reference. The reference draws a step's n normals with one `sgmcmc::rng::fill_lane_normals`
-//! (the samplers key the vectorised noise once per step, before any other draw, and consume
-//! it in coordinate order; HMC draws the momentum first, then one uniform for the accept test);
+//! reference. The reference draws a step's n normals with one `sgmcmc::rng::fill_step_normals`
+//! (on vector targets the samplers key the vectorised noise once per step, before any other
+//! draw, and consume it in coordinate order; a scalar core draws the ziggurat normals in
+//! coordinate order; HMC draws the momentum first, then one uniform for the accept test);
 //! SGMGT's further normals (ζ_θ, ζ_ξ and the splitting step's second O) come from the same
-//! keyed generator, block by block after each block's z ([`sgmgt_normals`]), so both sides see
-//! bit-identical noise. Before every step the reference reads the sampler's current θ, p and
+//! keyed generator, block by block after each block's z, or on a scalar core right after each
+//! coordinate's z ([`sgmgt_normals`]), so both sides see bit-identical noise. Before every step the reference reads the sampler's current θ, p and
 //! ξ (exact inputs) and computes one step straight from the equations in the module docs; the
 //! sampler's new state and its `StepStats` must agree. Every length n = 1 ..= 67 is run in every
 //! proptest case (up to eight full 8-lane chunks plus every tail length: the lengths 1…67 the
@@ -146,7 +147,7 @@ impl Fl for f64 {
         f64::powf(self, y)
     }
     fn fill_normals(rng: &mut Pcg64, out: &mut [Self]) {
-        sgmcmc::rng::fill_lane_normals(rng, out)
+        sgmcmc::rng::fill_step_normals(rng, out)
     }
     fn unif(rng: &mut Pcg64) -> Self {
         sgmcmc::rng::uniform_f64(rng)
@@ -173,7 +174,7 @@ impl Fl for f32 {
         f32::powf(self, y)
     }
     fn fill_normals(rng: &mut Pcg64, out: &mut [Self]) {
-        sgmcmc::rng::fill_lane_normals(rng, out)
+        sgmcmc::rng::fill_step_normals(rng, out)
     }
     fn unif(rng: &mut Pcg64) -> Self {
         sgmcmc::rng::uniform_f32(rng)
@@ -362,7 +363,8 @@ fn bits<T: Fl>(a: &[T]) -> Vec<u64> {
 }
 
 /// The `n` standard normals of a step (or a momentum draw), as the samplers draw them: one
-/// `fill_lane_normals` of length n (the fused loops draw the same stream block by block).
+/// `fill_step_normals` of length n (the fused loops draw the same stream block by block, or on
+/// a scalar core coordinate by coordinate).
 fn normals<T: Fl>(rng: &mut Pcg64, n: usize) -> Vec<T> {
     let mut z = vec![T::of(0.0); n];
     T::fill_normals(rng, &mut z);
@@ -1062,12 +1064,27 @@ struct MgIn<'a, T> {
 
 /// An SGMGT step's normals as the sampler draws them: one generator keyed from `rr`, and per
 /// block of 128 coordinates the block's z, then `extra` blocks of further normals (Euler: ζ_θ,
-/// ζ_ξ; splitting: ζ_ξ, ζ_θ, ζ_ξ and the second O's z), whether or not σ_θ, σ_ξ > 0.
-fn sgmgt_normals<T: Fl>(rr: &mut Pcg64, n: usize, extra: usize) -> (Vec<T>, Vec<[T; 4]>) {
+/// ζ_ξ; splitting: ζ_ξ, ζ_θ, ζ_ξ and the second O's z), whether or not σ_θ, σ_ξ > 0: as many
+/// blocks as `used` holds up to its last set entry. On a scalar core: each coordinate's z,
+/// then its further normals marked `used` (a Langevin term's only for σ > 0), by the ziggurat
+/// from `rr`.
+fn sgmgt_normals<T: Fl>(rr: &mut Pcg64, n: usize, used: [bool; 4]) -> (Vec<T>, Vec<[T; 4]>) {
     use sgmcmc::rng::NormalLanes;
     const BLOCK: usize = 128;
-    let mut lanes = <T as Real>::NormalLanes::keyed(rr);
     let (mut z, mut zeta) = (vec![T::ZERO; n], vec![[T::ZERO; 4]; n]);
+    if sgmcmc::rng::SCALAR_CORE {
+        for (zi, more) in z.iter_mut().zip(zeta.iter_mut()) {
+            *zi = T::standard_normal(rr);
+            for (e, u) in more.iter_mut().zip(used) {
+                if u {
+                    *e = T::standard_normal(rr);
+                }
+            }
+        }
+        return (z, zeta);
+    }
+    let extra = if used[3] { 4 } else { 2 };
+    let mut lanes = <T as Real>::NormalLanes::keyed(rr);
     for (b, block) in z.chunks_mut(BLOCK).enumerate() {
         lanes.fill(block);
         for e in 0..extra {
@@ -1247,11 +1264,14 @@ fn check_sgmgt_with<T: Fl, K: Kinetic<T>>(
                 smp.momentum().to_vec(),
                 smp.thermostat().to_vec(),
             );
-            let extra = match scheme {
-                Integrator::Euler => 2,
-                Integrator::Splitting => 4,
+            // Euler: ζ_θ, ζ_ξ; splitting: ζ_ξ, ζ_θ, ζ_ξ, the second O's z. A scalar core draws
+            // a Langevin term's only for its σ > 0.
+            let (st_on, sx_on) = (input.sigma_theta > T::ZERO, input.sigma_xi > T::ZERO);
+            let used = match scheme {
+                Integrator::Euler => [st_on, sx_on, false, false],
+                Integrator::Splitting => [sx_on, st_on, sx_on, true],
             };
-            let (z, zeta) = sgmgt_normals::<T>(&mut rr, n, extra);
+            let (z, zeta) = sgmgt_normals::<T>(&mut rr, n, used);
             let state0 = (&t0[..], &p0[..], &x0[..], &z[..]);
             let want = sgmgt_reference(&q, (&kinetic, &potential), scheme, state0, &input, &zeta);
             let st = smp.step(&mut model, &mut rk).unwrap();

@@ -12,7 +12,7 @@ use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 use sgmcmc::kinetic::Mass;
 use sgmcmc::linalg::spd_inverse;
-use sgmcmc::rng::{fill_lane_normals, fill_standard_normal};
+use sgmcmc::rng::{fill_standard_normal, fill_step_normals};
 use sgmcmc::{Buffer, LayoutError, LinalgError, Real};
 
 const D: usize = 4;
@@ -172,19 +172,19 @@ fn gradient_and_energy_match_naive_reference() {
 
 #[test]
 fn sample_draws_exactly_d_normals_in_order() {
-    // The identity draw is the vectorised normal fill itself; the dense draw uses the same d
+    // The identity draw is the samplers' normal fill itself; the dense draw uses the same d
     // normals.
     let (mut a, mut b) = (pcg(50), pcg(50));
     let mut p = [0.0f64; D];
     let mut z = [0.0f64; D];
     Mass::identity().sample(&mut a, &mut p);
-    fill_lane_normals(&mut b, &mut z);
+    fill_step_normals(&mut b, &mut z);
     assert_eq!(p, z);
     let m = target_mass();
     let (mut precision, mut factor) = ([0.0; D * D], [0.0; D * D]);
     let mass = Mass::dense_from_mass(&m, &mut precision, &mut factor, D).unwrap();
     mass.sample(&mut a, &mut p);
-    fill_lane_normals(&mut b, &mut z);
+    fill_step_normals(&mut b, &mut z);
     mass.scale_standard_normal(&mut z);
     assert_eq!(p, z);
 }

@@ -28,10 +28,9 @@ use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Body, Coordinate, Noise, NoiseBlocks, SWEEP_LANES, Slots, finiteness_probe, reduce_sweep,
-    sum_map, sweep,
+    Body, Coordinate, FiniteGuard, Noise, NoiseBlocks, SCALAR_CORE, SWEEP_LANES, Slots, StepNoise,
+    finiteness_probe, reduce_sweep, sum_map, sweep,
 };
-use crate::noise::NormalLanes;
 use crate::real::Real;
 use core::marker::PhantomData;
 use rand_core::Rng;
@@ -49,10 +48,11 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         // From here on the step is committed; what it changes is saved for `finish_step`.
         let saved_xi = self.thermostat.scalar_state();
         self.kinetics.save_state(phase.theta, phase.p);
-        // The kick's normals: keyed here, drawn block by block inside the fused pass.
-        let mut normals = T::NormalLanes::keyed(rng);
+        // The kick's normals: keyed here, drawn block by block inside the fused pass (on a
+        // scalar core drawn from `rng` in the pass, coordinate by coordinate).
+        let mut normals = StepNoise::<T>::keyed(rng);
         let n = phase.len();
-        let noise_sd = (T::TWO * self.diffusion * h).sqrt();
+        let noise_sd = phase.noise_sd.sqrt(T::TWO * self.diffusion * h);
         let Sde {
             kinetics,
             thermostat,
@@ -60,11 +60,11 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             ..
         } = self;
         let term = *term;
-        thermostat.prepare(h, false);
+        thermostat.prepare(h, false, &mut phase.xi_sd);
         let body = EulerCoordinate::<T, K, X, L> {
             law: thermostat.law(),
             term,
-            theta_scalar: term.scalar(h, h),
+            theta_scalar: term.scalar(h, h, &mut phase.theta_sd),
             h,
             noise_sd,
             kinds: PhantomData,
@@ -73,19 +73,25 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
 
         kinetics.prepare(phase.p);
         if !K::SEPARABLE {
-            normals.fill(phase.scratch);
+            normals.fill(rng, phase.scratch);
         }
         // ζ_θ and ζ_ξ into the θ term's blocks: SGMGT's; none for every other sampler.
         let mut blocks = L::NoiseBlocks::zeroed();
         let blocks = blocks.blocks();
         let used = blocks.len().min(2);
-        let extra = &mut blocks[..used];
         debug_assert!(
             used == 2 || !<X::Law as Law<T>>::LANGEVIN,
             "a ξ law with Langevin terms needs a θ term with noise blocks"
         );
         let bad_gradient = if K::SEPARABLE {
-            let noise = Noise::Lanes(&mut normals, extra);
+            // (A scalar core draws ζ_θ, ζ_ξ only for a term with σ > 0.)
+            let in_use = [
+                term.langevin_noise(),
+                body.law.langevin_noise(),
+                false,
+                false,
+            ];
+            let noise = normals.fused(rng, &mut blocks[..used], in_use);
             let slots = phase.slots_with_backup();
             let fused = Fused {
                 body,
@@ -106,7 +112,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             let slots = Slots::new(&mut *theta, &mut *p, &mut *g);
             sweep(
                 slots,
-                Noise::Drawn(z),
+                Noise::<T, R>::Drawn(z),
                 &mut *thermostat,
                 kin,
                 |c: Coordinate<'_, T>| *c.p = body.kick(kin, &c, *c.p, *c.xi),
@@ -116,7 +122,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             let slots = Slots::new(theta, p, g);
             sweep(
                 slots,
-                Noise::Drawn(z),
+                Noise::<T, R>::Drawn(z),
                 &mut *thermostat,
                 kin,
                 |c: Coordinate<'_, T>| {
@@ -213,7 +219,19 @@ pub(crate) struct Accumulators<T, K, X> {
     virial: [T; SWEEP_LANES],
     grad_sq: [T; SWEEP_LANES],
     guard: [T; SWEEP_LANES],
+    /// A [`SCALAR_CORE`]'s guard of θᵢ and ξᵢ, one running test ([`FiniteGuard`]: a float
+    /// probe, or on a core without an FPU for `T` an integer test).
+    scalar_guard: FiniteGuard<T>,
     pieces: PhantomData<(K, X)>,
+}
+
+/// The accumulator of a lane: `lane` modulo [`SWEEP_LANES`] (a mask: in a chunk's tail the
+/// compiler cannot see lane < `SWEEP_LANES`, and a plain index would link a bounds-check panic);
+/// always 0 on a scalar core's single lane.
+#[inline(always)]
+#[allow(clippy::modulo_one)] // SWEEP_LANES is 1 on a scalar core
+fn lane_slot(lane: usize) -> usize {
+    lane % SWEEP_LANES
 }
 
 impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
@@ -223,6 +241,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
             virial: [T::ZERO; SWEEP_LANES],
             grad_sq: [T::ZERO; SWEEP_LANES],
             guard: [T::ZERO; SWEEP_LANES],
+            scalar_guard: FiniteGuard::new(),
             pieces: PhantomData,
         }
     }
@@ -231,15 +250,19 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn add(&mut self, lane: usize, virial: T, grad_sq: T, theta: T) {
         self.add_sums(lane, virial, grad_sq);
-        self.guard[lane % SWEEP_LANES] += finiteness_probe(theta);
+        if SCALAR_CORE {
+            self.scalar_guard.add(theta);
+        } else {
+            self.guard[lane_slot(lane)] += finiteness_probe(theta);
+        }
     }
 
     /// One coordinate's p∇K and ∇K² (a first pass over an incoming, finite state).
     #[inline(always)]
     pub fn add_sums(&mut self, lane: usize, virial: T, grad_sq: T) {
-        self.virial[lane % SWEEP_LANES] += virial;
+        self.virial[lane_slot(lane)] += virial;
         if X::NEEDS_GRAD_SQ && !K::UNIT {
-            self.grad_sq[lane % SWEEP_LANES] += grad_sq;
+            self.grad_sq[lane_slot(lane)] += grad_sq;
         }
     }
 
@@ -249,7 +272,12 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn add_with_xi(&mut self, lane: usize, virial: T, grad_sq: T, theta: T, xi: T) {
         self.add_sums(lane, virial, grad_sq);
-        self.guard[lane % SWEEP_LANES] += finiteness_probe(theta) + finiteness_probe(xi);
+        if SCALAR_CORE {
+            self.scalar_guard.add(theta);
+            self.scalar_guard.add(xi);
+        } else {
+            self.guard[lane_slot(lane)] += finiteness_probe(theta) + finiteness_probe(xi);
+        }
     }
 
     /// The sums of the pass; Σ ξᵢ over `xi` for a per-coordinate thermostat (in eight lanes,
@@ -276,6 +304,11 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     /// coordinate; an overflowing but finite sum only triggers the scan).
     #[inline(always)]
     pub fn finite(&self, sums: &Sums<T>) -> bool {
-        sums.virial.is_finite() && reduce_sweep(self.guard) == T::ZERO
+        let guard = if SCALAR_CORE {
+            self.scalar_guard.finite()
+        } else {
+            reduce_sweep(self.guard) == T::ZERO
+        };
+        sums.virial.is_finite() && guard
     }
 }

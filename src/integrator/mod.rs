@@ -26,18 +26,20 @@ use sde::{Kinetics, PositionTerm, Sde, Sums, Thermostat};
 use state::Phase;
 
 impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
-    /// One step of `integrator` (splitting in the order `composition`).
+    /// One step of `integrator` (splitting in the order `composition`): of the scheme a static
+    /// choice ([`Euler`], [`Splitting`]) names, whose other scheme is then not compiled in, or
+    /// of the one a run-time [`Integrator`] holds.
     #[inline(always)]
-    pub(crate) fn step<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
+    pub(crate) fn step<I: IntegratorChoice, G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
-        integrator: Integrator,
+        integrator: I,
         composition: Composition,
         phase: &mut Phase<'_, T>,
         h: T,
         model: &mut G,
         rng: &mut R,
     ) -> Result<Sums<T>, StepError> {
-        match integrator {
+        match integrator.integrator() {
             Integrator::Euler => self.euler(phase, h, model, rng),
             Integrator::Splitting => self.splitting(composition, phase, h, model, rng),
         }
@@ -134,6 +136,66 @@ pub enum Integrator {
     /// Second-order symmetric splitting scheme.
     #[default]
     Splitting,
+}
+
+/// How a sampler's settings choose its integrator: at run time ([`Integrator`], the default of
+/// every params type; both schemes are compiled in), or at compile time ([`Euler`],
+/// [`Splitting`]; only that scheme's code is compiled and linked, which is what a firmware that
+/// runs one scheme wants).
+///
+/// ```
+/// use sgmcmc::prelude::*;
+/// // Run time: the value can come from a configuration file.
+/// let runtime = SgnhtParams::new(0.05f32).with_integrator(Integrator::Euler);
+/// // Compile time: the sampler's type says Euler, and it links no splitting code.
+/// let fixed = SgnhtParams::new(0.05f32).with_integrator(Euler);
+/// assert_eq!(runtime.integrator(), fixed.integrator());
+/// ```
+pub trait IntegratorChoice:
+    Copy + core::fmt::Debug + PartialEq + Default + Send + Sync + sealed::Sealed + 'static
+{
+    /// The scheme of the next step.
+    fn integrator(&self) -> Integrator;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Integrator {}
+    impl Sealed for super::Euler {}
+    impl Sealed for super::Splitting {}
+}
+
+impl IntegratorChoice for Integrator {
+    #[inline(always)]
+    fn integrator(&self) -> Integrator {
+        *self
+    }
+}
+
+/// The Euler scheme chosen at compile time ([`IntegratorChoice`]; [`Integrator::Euler`] at run
+/// time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Euler;
+
+impl IntegratorChoice for Euler {
+    #[inline(always)]
+    fn integrator(&self) -> Integrator {
+        Integrator::Euler
+    }
+}
+
+/// The symmetric splitting scheme chosen at compile time ([`IntegratorChoice`];
+/// [`Integrator::Splitting`] at run time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Splitting;
+
+impl IntegratorChoice for Splitting {
+    #[inline(always)]
+    fn integrator(&self) -> Integrator {
+        Integrator::Splitting
+    }
 }
 
 /// The thermostat update of SGNHT with a general mass M (Roychowdhury & Parthasarathy 2017).

@@ -12,7 +12,7 @@
 //! and a scheme composes its pieces:
 //!
 //! * [`Kinetics`]: ∇K, ∇²K and the exact friction flow of the B sub-step for the identity mass
-//!   ([`UnitMass`]), a diagonal mass ([`DiagonalMass`]), a dense mass ([`DenseMass`], whose ∇K
+//!   ([`UnitMass`]), a diagonal mass ([`DiagonalKinetics`]), a dense mass ([`DenseKinetics`], whose ∇K
 //!   needs all of p and is prepared as M⁻¹p before a pass) and any separable
 //!   [`Kinetic`] ([`Separable`], SGMGT's monomial-gamma kinetics). Each computes its terms in
 //!   its own natural order (h·κ·m⁻¹·p for a diagonal mass, κ·p·h for the identity), so that
@@ -62,6 +62,12 @@ pub(crate) trait Kinetics<T: Real>: StreamSource<T> {
     fn displacement(&self, i: usize, a: T, p: T, dt: T) -> T;
     /// The flow of dp = −κ ∂K/∂pᵢ dt over time t, prepared.
     fn flow(&self, i: usize, a: T, kappa: T, t: T) -> Self::Flow;
+    /// A shared flow ([`Kinetics::UNIFORM_FLOW`]) for the whole step, through `memo` where the
+    /// flow is one function of κt (the identity mass's e^{−κt}: computed only when κt changes).
+    #[inline(always)]
+    fn shared_flow(&self, _memo: &mut crate::math::Memo<T>, kappa: T, t: T) -> Self::Flow {
+        self.flow(0, T::ONE, kappa, t)
+    }
     /// Applies a prepared flow to p.
     fn apply(&self, i: usize, flow: Self::Flow, p: T) -> T;
     /// A dense mass's flow p ← exp(−κt M⁻¹) p on the whole vector (the separable ones never
@@ -124,6 +130,10 @@ impl<T: Real> Kinetics<T> for UnitMass {
         (-kappa * t).exp_poly()
     }
     #[inline(always)]
+    fn shared_flow(&self, memo: &mut crate::math::Memo<T>, kappa: T, t: T) -> T {
+        memo.of(-kappa * t, T::exp_poly)
+    }
+    #[inline(always)]
     fn apply(&self, _i: usize, decay: T, p: T) -> T {
         decay * p
     }
@@ -135,9 +145,9 @@ impl<T: Real> Kinetics<T> for UnitMass {
 
 /// A diagonal mass, K(p) = ½ Σ m⁻¹ᵢ pᵢ² (the slice holds diag M⁻¹).
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct DiagonalMass<'m, T>(pub &'m [T]);
+pub(crate) struct DiagonalKinetics<'m, T>(pub &'m [T]);
 
-impl<T: Real> StreamSource<T> for DiagonalMass<'_, T> {
+impl<T: Real> StreamSource<T> for DiagonalKinetics<'_, T> {
     const UNIFORM: bool = false;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
@@ -145,7 +155,7 @@ impl<T: Real> StreamSource<T> for DiagonalMass<'_, T> {
     }
 }
 
-impl<T: Real> Kinetics<T> for DiagonalMass<'_, T> {
+impl<T: Real> Kinetics<T> for DiagonalKinetics<'_, T> {
     type Flow = T;
     #[inline(always)]
     fn grad(&self, _i: usize, m: T, p: T) -> T {
@@ -185,7 +195,7 @@ impl<T: Real> Kinetics<T> for DiagonalMass<'_, T> {
 /// (d² multiply-adds) and read per coordinate; its friction flow is the whole-vector
 /// V e^{−κtΛ} Vᵀp of a mass built with its eigendecomposition.
 #[derive(Debug)]
-pub(crate) struct DenseMass<'m, T> {
+pub(crate) struct DenseKinetics<'m, T> {
     pub mass: Mass<'m, T>,
     /// M⁻¹p after [`Kinetics::prepare`]; the flow's work vector in between.
     pub inv_mass_p: &'m mut [T],
@@ -193,7 +203,7 @@ pub(crate) struct DenseMass<'m, T> {
     pub backup: &'m mut [T],
 }
 
-impl<T: Real> StreamSource<T> for DenseMass<'_, T> {
+impl<T: Real> StreamSource<T> for DenseKinetics<'_, T> {
     const UNIFORM: bool = false;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
@@ -201,7 +211,7 @@ impl<T: Real> StreamSource<T> for DenseMass<'_, T> {
     }
 }
 
-impl<T: Real> Kinetics<T> for DenseMass<'_, T> {
+impl<T: Real> Kinetics<T> for DenseKinetics<'_, T> {
     const SEPARABLE: bool = false;
     type Flow = ();
     #[inline(always)]
@@ -334,9 +344,10 @@ pub(crate) trait Thermostat<T: Real>: LaneSource<T> {
     type Law: Law<T>;
     /// The law, for the step about to run.
     fn law(&self) -> Self::Law;
-    /// Before a step of size h (`splitting`: two halves): caches the law's step constants.
+    /// Before a step of size h (`splitting`: two halves): caches the law's step constants, a
+    /// square root through `memo` (remembered between steps).
     #[inline(always)]
-    fn prepare(&mut self, _h: T, _splitting: bool) {}
+    fn prepare(&mut self, _h: T, _splitting: bool, _memo: &mut crate::math::Memo<T>) {}
     /// The shared slot value of a uniform friction (A, or the scalar ξ).
     fn shared(&self) -> T;
     /// A sub-step of a scalar ξ: ξ ← ξ + rate(sums)·t (nothing for the others).
@@ -375,6 +386,12 @@ pub(crate) trait Law<T: Real>: Copy {
     #[inline(always)]
     fn potential_grad(&self, _i: usize, x: T) -> T {
         x
+    }
+    /// Whether this step's Langevin term on ξ reads its normal (σ_ξ > 0): a scalar core draws
+    /// the normal only then.
+    #[inline(always)]
+    fn langevin_noise(&self) -> bool {
+        false
     }
     /// The law has Langevin terms on ξ, which read normals ([`Coordinate::zeta`]): drawn into
     /// the θ term's [`PositionTerm::NoiseBlocks`], which the schemes check are there.
@@ -504,8 +521,9 @@ pub(crate) struct PerCoordinate<'x, T, L> {
 
 /// Laws that take step constants before a step (the Langevin term's noise scale).
 pub(crate) trait PerCoordinateLaw<T: Real>: Law<T> {
-    /// Caches the step constants for a step of size h (`splitting`: two halves).
-    fn prepare(&mut self, _h: T, _splitting: bool) {}
+    /// Caches the step constants for a step of size h (`splitting`: two halves), a square
+    /// root through `memo`.
+    fn prepare(&mut self, _h: T, _splitting: bool, _memo: &mut crate::math::Memo<T>) {}
 }
 
 impl<T: Real, L> LaneSource<T> for PerCoordinate<'_, T, L> {
@@ -524,8 +542,8 @@ impl<T: Real, L: PerCoordinateLaw<T>> Thermostat<T> for PerCoordinate<'_, T, L> 
         self.law
     }
     #[inline(always)]
-    fn prepare(&mut self, h: T, splitting: bool) {
-        self.law.prepare(h, splitting);
+    fn prepare(&mut self, h: T, splitting: bool, memo: &mut crate::math::Memo<T>) {
+        self.law.prepare(h, splitting, memo);
     }
     /// Not used: the friction is per coordinate.
     #[inline(always)]
@@ -588,12 +606,12 @@ impl<T: Real, F> MonomialGammaLaw<T, F> {
 
 impl<T: Real, F: Kinetic<T>> PerCoordinateLaw<T> for MonomialGammaLaw<T, F> {
     #[inline(always)]
-    fn prepare(&mut self, h: T, splitting: bool) {
+    fn prepare(&mut self, h: T, splitting: bool, memo: &mut crate::math::Memo<T>) {
         if splitting {
-            self.langevin_sd = (self.sigma_xi * h).sqrt();
+            self.langevin_sd = memo.sqrt(self.sigma_xi * h);
             self.langevin_flow = self.sigma_xi * (h * T::HALF);
         } else {
-            self.langevin_sd = (T::TWO * self.sigma_xi * h).sqrt();
+            self.langevin_sd = memo.sqrt(T::TWO * self.sigma_xi * h);
         }
     }
 }
@@ -612,6 +630,10 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
         self.potential.gradient(i, x)
     }
     const LANGEVIN: bool = true;
+    #[inline(always)]
+    fn langevin_noise(&self) -> bool {
+        self.sigma_xi > T::ZERO
+    }
     #[inline(always)]
     fn langevin_euler(&self, x: T, fx: T, h: T, zeta: T) -> T {
         if self.sigma_xi > T::ZERO {
@@ -640,8 +662,9 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
 /// term (see [`ThetaTerm`]); [`NoThetaTerm`] for every sampler without one, known at compile
 /// time so the Gaussian samplers' loops carry no branch and no draw.
 pub(crate) trait PositionTerm<T: Real>: Copy {
-    /// The scalar (drift step v·t, noise sd √(2σ_θ·share·h)) for a step of size h.
-    fn scalar(&self, t: T, h: T) -> (T, T);
+    /// The scalar (drift step v·t, noise sd √(2σ_θ·share·h)) for a step of size h, the square
+    /// root through `memo` (remembered between steps).
+    fn scalar(&self, t: T, h: T, memo: &mut crate::math::Memo<T>) -> (T, T);
     /// Coordinate i's (drift step, noise sd), given the precomputed `scalar`.
     fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T);
     /// Coordinate i's drift step alone.
@@ -655,6 +678,8 @@ pub(crate) trait PositionTerm<T: Real>: Copy {
     type NoiseBlocks: NoiseBlocks<T>;
     /// θ plus the Langevin increment −σ_θ g h + sd·ζ.
     fn langevin(&self, theta: T, g: T, h: T, sd: T, zeta: T) -> T;
+    /// Whether the Langevin term reads its normal (σ_θ > 0): a scalar core draws it only then.
+    fn langevin_noise(&self) -> bool;
 }
 
 /// No θ term: v = 1, σ_θ = 0.
@@ -663,7 +688,7 @@ pub(crate) struct NoThetaTerm;
 
 impl<T: Real> PositionTerm<T> for NoThetaTerm {
     #[inline(always)]
-    fn scalar(&self, t: T, _h: T) -> (T, T) {
+    fn scalar(&self, t: T, _h: T, _memo: &mut crate::math::Memo<T>) -> (T, T) {
         (t, T::ZERO)
     }
     #[inline(always)]
@@ -678,6 +703,10 @@ impl<T: Real> PositionTerm<T> for NoThetaTerm {
     #[inline(always)]
     fn langevin(&self, theta: T, _g: T, _h: T, _sd: T, _zeta: T) -> T {
         theta
+    }
+    #[inline(always)]
+    fn langevin_noise(&self) -> bool {
+        false
     }
 }
 
@@ -715,10 +744,10 @@ impl<T: Real, const PER_COORDINATE: bool> ThetaTerm<'_, T, PER_COORDINATE> {
 
 impl<T: Real, const PER_COORDINATE: bool> PositionTerm<T> for ThetaTerm<'_, T, PER_COORDINATE> {
     #[inline(always)]
-    fn scalar(&self, t: T, h: T) -> (T, T) {
+    fn scalar(&self, t: T, h: T, memo: &mut crate::math::Memo<T>) -> (T, T) {
         (
             self.velocity * t,
-            (T::TWO * self.sigma_theta * self.share * h).sqrt(),
+            memo.sqrt(T::TWO * self.sigma_theta * self.share * h),
         )
     }
     #[inline(always)]
@@ -749,6 +778,10 @@ impl<T: Real, const PER_COORDINATE: bool> PositionTerm<T> for ThetaTerm<'_, T, P
             theta
         }
     }
+    #[inline(always)]
+    fn langevin_noise(&self) -> bool {
+        self.sigma_theta > T::ZERO
+    }
 }
 
 /// An SDE sampler's dynamics for one step: the three pieces and the momentum diffusion D (the
@@ -769,8 +802,8 @@ pub(crate) trait KineticsVisitor<T: Real> {
     fn visit<K: Kinetics<T>>(self, kinetics: K) -> Self::Output;
 }
 
-/// Runs `visitor` with the kinetics piece of `mass`: [`UnitMass`], [`DiagonalMass`] or
-/// [`DenseMass`].
+/// Runs `visitor` with the kinetics piece of `mass`: [`UnitMass`], [`DiagonalKinetics`] or
+/// [`DenseKinetics`].
 #[inline(always)]
 pub(crate) fn visit_mass<T: Real, V: KineticsVisitor<T>>(
     mass: &mut MassBuffer<'_, T>,
@@ -778,8 +811,8 @@ pub(crate) fn visit_mass<T: Real, V: KineticsVisitor<T>>(
 ) -> V::Output {
     match mass.parts() {
         MassParts::Identity => visitor.visit(UnitMass),
-        MassParts::Diagonal(m) => visitor.visit(DiagonalMass(m)),
-        MassParts::Dense(mass, inv_mass_p, backup) => visitor.visit(DenseMass {
+        MassParts::Diagonal(m) => visitor.visit(DiagonalKinetics(m)),
+        MassParts::Dense(mass, inv_mass_p, backup) => visitor.visit(DenseKinetics {
             mass,
             inv_mass_p,
             backup,

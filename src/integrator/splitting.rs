@@ -35,9 +35,9 @@ use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Body, Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, copy_into, sweep, zip_out, zip3,
+    Body, Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, StepNoise, copy_into, sweep,
+    zip_out, zip3,
 };
-use crate::noise::NormalLanes;
 use crate::real::Real;
 use rand_core::Rng;
 
@@ -70,7 +70,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             diffusion,
         } = self;
         let term = *term;
-        let (drift_half, theta_sd) = term.scalar(half_h, h);
+        let (drift_half, theta_sd) = term.scalar(half_h, h, &mut phase.theta_sd);
 
         // A(h/2), position part, into the scratch buffer; and the incoming state's sums (for a
         // scalar ξ's first half drift).
@@ -103,15 +103,21 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             copy_into(phase.theta, phase.scratch);
         }
         // The O pieces' normals: keyed here, drawn block by block inside the fused pass (into
-        // the scratch buffer, now free, for a dense mass).
-        let mut normals = T::NormalLanes::keyed(rng);
+        // the scratch buffer, now free, for a dense mass; on a scalar core drawn from `rng` in
+        // the pass, coordinate by coordinate).
+        let mut normals = StepNoise::<T>::keyed(rng);
         if !K::SEPARABLE {
-            normals.fill(phase.scratch);
+            normals.fill(rng, phase.scratch);
         }
-        thermostat.prepare(h, true);
+        thermostat.prepare(h, true, &mut phase.xi_sd);
         let law = thermostat.law();
         let diffusion = *diffusion;
-        let (full_sd, half_sd) = ((T::TWO * diffusion * h).sqrt(), (diffusion * h).sqrt());
+        // (One noise scale per composition: √(2Dh) for the one O(h), √(Dh) for each O(h/2).)
+        let sd = match composition {
+            Composition::Aboba => phase.noise_sd.sqrt(T::TWO * diffusion * h),
+            Composition::Aoboa => phase.noise_sd.sqrt(diffusion * h),
+        };
+        let (full_sd, half_sd) = (sd, sd);
         let flow_time = match composition {
             Composition::Aboba => half_h,
             Composition::Aoboa => h,
@@ -120,7 +126,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         // (the identity mass): one flow map for the whole step.
         let shared_flow = (X::UNIFORM && K::UNIFORM_FLOW).then(|| {
             let kappa = law.friction(0, thermostat.shared());
-            kinetics.flow(0, T::ONE, kappa, flow_time)
+            kinetics.shared_flow(&mut phase.flow, kappa, flow_time)
         });
         let mut acc = Accumulators::<T, K, X>::new();
 
@@ -129,7 +135,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             let slots = phase.slots_with_backup();
             match composition {
                 Composition::Aboba => {
-                    let noise = Noise::Lanes(&mut normals, &mut []);
+                    let noise = normals.fused(rng, &mut [], [false; EXTRA_NORMALS]);
                     let body = SeparablePass::<T, K, X, L, false> {
                         kin,
                         law,
@@ -145,7 +151,11 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
                     // θ term's blocks (only SGMGT composes A–O–B–O–A, and its term has them).
                     let mut blocks = L::NoiseBlocks::zeroed();
                     debug_assert_eq!(blocks.blocks().len(), EXTRA_NORMALS);
-                    let noise = Noise::Lanes(&mut normals, blocks.blocks());
+                    // (ζ_ξ, ζ_θ, ζ_ξ and the second O's z; a scalar core draws the Langevin
+                    // terms' only for a σ > 0.)
+                    let (xi_noise, theta_noise) = (law.langevin_noise(), term.langevin_noise());
+                    let in_use = [xi_noise, theta_noise, xi_noise, true];
+                    let noise = normals.fused(rng, blocks.blocks(), in_use);
                     let body = SeparablePass::<T, K, X, L, true> {
                         kin,
                         law,
@@ -181,7 +191,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
             let slots = Slots::new(theta, p, g);
             sweep(
                 slots,
-                Noise::Drawn(z),
+                Noise::<T, R>::Drawn(z),
                 &mut *thermostat,
                 kin,
                 |c: Coordinate<'_, T>| {

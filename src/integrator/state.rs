@@ -17,6 +17,14 @@ pub(crate) struct Phase<'a, T> {
     pub scratch: &'a mut [T],
     /// The old ξᵢ of a per-coordinate thermostat (empty otherwise).
     pub xi_backup: &'a mut [T],
+    /// The step's noise scale (√(2Dh), or √(Dh) for A–O–B–O–A), remembered from the last step.
+    pub noise_sd: crate::math::Memo<T>,
+    /// A shared friction's flow map e^{−κt} (the identity mass under a constant friction or a
+    /// scalar thermostat), remembered from the last step.
+    pub flow: crate::math::Memo<T>,
+    /// SGMGT's Langevin noise scales on ξ and θ, remembered from the last step.
+    pub xi_sd: crate::math::Memo<T>,
+    pub theta_sd: crate::math::Memo<T>,
 }
 
 impl<'a, T: Real> Phase<'a, T> {
@@ -44,8 +52,10 @@ impl<'a, T: Real> Phase<'a, T> {
         )?;
         check_finite(Buffer::Theta, theta)?;
         check_finite(Buffer::Momentum, p)?;
-        let (grad, rest) = work.split_at_mut(n);
-        // (`min`: the lengths were checked; it keeps a panic path out of the firmware.)
+        // (`min`: the lengths were checked, but through `workspace_len`'s saturating product
+        // the compiler cannot always see it: a firmware with d known only at run time kept
+        // `split_at_mut`'s panic here.)
+        let (grad, rest) = work.split_at_mut(n.min(work.len()));
         let (scratch, xi_backup) = rest.split_at_mut(n.min(rest.len()));
         Ok(Phase {
             theta,
@@ -53,6 +63,10 @@ impl<'a, T: Real> Phase<'a, T> {
             grad,
             scratch,
             xi_backup,
+            noise_sd: crate::math::Memo::new(),
+            flow: crate::math::Memo::new(),
+            xi_sd: crate::math::Memo::new(),
+            theta_sd: crate::math::Memo::new(),
         })
     }
 

@@ -23,7 +23,9 @@ mod mass;
 mod monomial_gamma;
 
 pub use gaussian::Gaussian;
-pub use mass::{AdaptiveMass, Mass, MassBuffer, MassShape};
+pub use mass::{
+    AdaptiveMass, DenseMass, DiagonalMass, IdentityMass, Mass, MassBuffer, MassKind, MassShape,
+};
 pub(crate) use mass::{MassParts, symmetric_eigen};
 pub use monomial_gamma::{MonomialGamma, Softening};
 

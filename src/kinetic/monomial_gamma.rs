@@ -78,6 +78,10 @@ pub struct MonomialGamma<T> {
     inv_a: T,
     /// a = ½ (the Gaussian special case of every kind).
     half: bool,
+    /// a = 1 and a = 2, decided once (a float comparison per call is a library call on a core
+    /// without an FPU).
+    a_one: bool,
+    a_two: bool,
     /// Stiff flow: (2a − 1)/a², the constant rate of r^{2 − 1/a}.
     flow_rate: T,
     /// Stiff flow: 2 − 1/a.
@@ -104,6 +108,8 @@ impl<T: Real> MonomialGamma<T> {
             c,
             inv_a,
             half: a == T::HALF,
+            a_one: a == T::ONE,
+            a_two: a == T::TWO,
             flow_rate: two_a_m1 * inv_a * inv_a,
             flow_q_exp: T::TWO - inv_a,
             flow_r_exp: a / two_a_m1,
@@ -207,7 +213,7 @@ impl<T: Real> MonomialGamma<T> {
         match self.kind {
             Softening::Stiff => T::ZERO,
             Softening::Eq12 => {
-                if self.a == T::ONE {
+                if self.a_one {
                     // (2/c) ln(1 + e^{−c|p|})
                     T::TWO / self.c * log1p((-self.c * r).exp())
                 } else {
@@ -221,12 +227,12 @@ impl<T: Real> MonomialGamma<T> {
                     // (p² + ε²) − p² = ε² exactly.
                     return self.eps * self.eps;
                 }
-                if self.a == T::ONE || self.a == T::TWO {
+                if self.a_one || self.a_two {
                     // h − |p| = ε²/(h + |p|) (from h² − p² = ε²), and at a = 2
                     // √h − √|p| = (h − |p|)/(√h + √|p|): no cancellation and no powf.
                     let h = self.power_h(r);
                     let d = self.eps * self.eps / (h + r);
-                    return if self.a == T::ONE {
+                    return if self.a_one {
                         d
                     } else {
                         d / (h.sqrt() + r.sqrt())
@@ -268,9 +274,9 @@ impl<T: Real> MonomialGamma<T> {
         let u = gamma(rng, self.a);
         // a = 1 and a = 2 (Zhang et al. 2017's choices) without powf: exact, faster, and
         // independent of the accuracy of micromath's powf.
-        let r = if self.a == T::ONE {
+        let r = if self.a_one {
             u
-        } else if self.a == T::TWO {
+        } else if self.a_two {
             u * u
         } else {
             u.powf(self.a)
@@ -287,14 +293,14 @@ impl<T: Real> MonomialGamma<T> {
         if self.half {
             return (T::TWO * p, T::TWO);
         }
-        if self.a == T::ONE {
+        if self.a_one {
             return (sgn(p), T::ZERO);
         }
         let r = p.abs();
         if r == T::ZERO {
             return (T::ZERO, T::ZERO);
         }
-        if self.a == T::TWO {
+        if self.a_two {
             // ½ r^{−1/2} and −¼ r^{−3/2} through sqrt (correctly rounded under every feature).
             let s = r.sqrt();
             let g = clamp_finite(T::HALF / s);
@@ -316,7 +322,7 @@ impl<T: Real> MonomialGamma<T> {
         if r == T::ZERO || kt == T::ZERO {
             return p;
         }
-        let r_new = if self.a == T::ONE {
+        let r_new = if self.a_one {
             (r - kt).max(T::ZERO)
         } else {
             let q = r.powf(self.flow_q_exp);
@@ -371,8 +377,26 @@ impl<T: Real> MonomialGamma<T> {
     /// so that the splitting integrator's loop vectorises; p itself for x = 0, κt = 0 or a non-finite p. As accurate
     /// as the libm form it replaced (`tests/kinetics.rs`, `eq12_a1_flow_matches_libm_reference`:
     /// errors in units of the flow's conditioning; `docs/monomial-gamma.md`).
+    ///
+    /// On a scalar core, where a branch costs nothing and every transcendental call counts:
+    /// x(t) = asinh(e^{−cκt/2} sinh x) by libm directly, and the log-space form only where
+    /// sinh x overflows.
     #[inline(always)]
     fn eq12_a1_flow(&self, p: T, kt: T) -> T {
+        if crate::lanes::SCALAR_CORE {
+            let x = T::HALF * self.c * p.abs();
+            if x == T::ZERO || kt == T::ZERO || !p.is_finite() {
+                return p;
+            }
+            let s = x.sinh();
+            let x_new = if s.is_finite() {
+                (s * (-T::HALF * self.c * kt).exp_poly()).asinh()
+            } else {
+                asinh_exp(ln_sinh(x) - T::HALF * self.c * kt)
+            };
+            let r_new = T::TWO * x_new / self.c;
+            return if p < T::ZERO { -r_new } else { r_new };
+        }
         let x = T::HALF * self.c * p.abs();
         let l = ln_sinh(x) - T::HALF * self.c * kt;
         let r_new = T::TWO * asinh_exp(l) / self.c;
@@ -421,9 +445,9 @@ impl<T: Real> MonomialGamma<T> {
     fn h_pow_inv_a(&self, h: T) -> T {
         if self.half {
             h * h
-        } else if self.a == T::ONE {
+        } else if self.a_one {
             h
-        } else if self.a == T::TWO {
+        } else if self.a_two {
             h.sqrt()
         } else {
             h.powf(self.inv_a)
@@ -435,9 +459,9 @@ impl<T: Real> MonomialGamma<T> {
     fn h_pow_inv_a_minus_2(&self, h: T) -> T {
         if self.half {
             T::ONE
-        } else if self.a == T::ONE {
+        } else if self.a_one {
             T::ONE / h
-        } else if self.a == T::TWO {
+        } else if self.a_two {
             T::ONE / (h * h.sqrt())
         } else {
             h.powf(self.inv_a - T::TWO)
@@ -470,16 +494,16 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
             Softening::Stiff => {
                 if self.half {
                     p * p
-                } else if self.a == T::ONE {
+                } else if self.a_one {
                     r
-                } else if self.a == T::TWO {
+                } else if self.a_two {
                     r.sqrt()
                 } else {
                     r.powf(self.inv_a)
                 }
             }
             Softening::Eq12 => {
-                let stiff = if self.a == T::ONE { r } else { r.sqrt() };
+                let stiff = if self.a_one { r } else { r.sqrt() };
                 stiff + self.softening_excess(p)
             }
             Softening::Power => self.h_pow_inv_a(self.power_h(p)),
@@ -503,7 +527,7 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     fn gradient_and_curvature(&self, _i: usize, p: T) -> (T, T) {
         match self.kind {
             Softening::Stiff => self.stiff_derivatives(p),
-            Softening::Eq12 if self.a == T::ONE => self.eq12_a1_derivatives(p),
+            Softening::Eq12 if self.a_one => self.eq12_a1_derivatives(p),
             Softening::Eq12 => self.eq12_a2_derivatives(p),
             Softening::Power => self.power_derivatives(p),
         }
@@ -521,7 +545,7 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
         if self.kind == Softening::Stiff || (self.kind == Softening::Power && self.half) {
             return (self.stiff_draw(rng), 1);
         }
-        if self.kind == Softening::Eq12 && self.a == T::ONE {
+        if self.kind == Softening::Eq12 && self.a_one {
             // p = (ln G₁ − ln G₂)/c = ν(ln G₁ − ln G₂) with ν = 1/c, formed by
             // `scaled_ln_gamma_difference` so that it is finite for every finite c > 0.
             let nu = T::ONE / self.c;
@@ -546,7 +570,7 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     /// every kind elsewhere, runs as itself (the same values, one copy of the code).
     #[inline(always)]
     fn specialise<V: super::specialise::Visitor<T>>(&self, visitor: V) -> V::Output {
-        if crate::lanes::VECTOR_TARGET && self.kind == Softening::Eq12 && self.a == T::ONE {
+        if crate::lanes::VECTOR_TARGET && self.kind == Softening::Eq12 && self.a_one {
             visitor.run(Eq12A1(*self))
         } else {
             visitor.run(*self)
@@ -562,7 +586,7 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
         }
         match self.kind {
             Softening::Stiff => self.stiff_flow(p, kt),
-            Softening::Eq12 if self.a == T::ONE => self.eq12_a1_flow(p, kt),
+            Softening::Eq12 if self.a_one => self.eq12_a1_flow(p, kt),
             Softening::Eq12 => self.eq12_a2_flow(p, kt),
             Softening::Power => {
                 // p = 0 is a fixed point; skipping it also avoids 0·∞ when e^{κt ρ} overflows.
@@ -727,8 +751,17 @@ impl<T: Real> Kinetic<T> for Eq12A1<T> {
 /// (1 − y)/(1 + y) above), and sech² x = 4y/(1 + y)² with y = e^{−2x} (y → 0 for a large x,
 /// never ∞). Both go through the inline polynomial exp rather than libm calls (libm's `expf`
 /// took 38 % of an SGMGT-D step in a profile of the native build), and have no branch.
+///
+/// On a core without an FPU for `T` both come from one libm eᵘ − 1 at u = −2x instead (`m`): tanh x = −m/(2 + m)
+/// and sech² x = 4(1 + m)/(2 + m)², accurate near 0 as m is, and one transcendental call per
+/// coordinate where the vector form's tanh and sech² take two (a library call each there).
 #[inline(always)]
 fn tanh_sech2<T: Real>(x: T) -> (T, T) {
+    if !crate::lanes::hard_float::<T>() {
+        let m = (-T::TWO * x).expm1();
+        let inv = T::ONE / (T::TWO + m);
+        return (-m * inv, T::TWO * T::TWO * (T::ONE + m) * inv * inv);
+    }
     let y = (-T::TWO * x).exp_poly();
     let one_y = T::ONE + y;
     (x.tanh_poly(), T::TWO * T::TWO * y / (one_y * one_y))

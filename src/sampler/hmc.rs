@@ -6,8 +6,8 @@ use super::sde::mass_adaptive;
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Energy, Gradient};
 use crate::integrator::leapfrog;
-use crate::integrator::sde::{Kinetics, KineticsVisitor, visit_mass};
-use crate::kinetic::MassBuffer;
+use crate::integrator::sde::{Kinetics, KineticsVisitor};
+use crate::kinetic::{MassBuffer, MassKind};
 use crate::lanes::first_non_finite;
 use crate::real::Real;
 use crate::validate::positive;
@@ -91,23 +91,15 @@ pub(crate) fn check_steps(steps: u32) -> Result<(), ParamError> {
 /// assert!(s.acceptance.unwrap() > 0.5);
 /// ```
 #[derive(Debug)]
-pub struct Hmc<'a, T> {
+pub struct Hmc<'a, T, M = MassBuffer<'a, T>> {
     params: HmcParams<T>,
-    shell: Proposal<'a, T>,
+    shell: Proposal<'a, T, M>,
 }
 
 impl<'a, T: Real> Hmc<'a, T> {
-    /// Saves θ, p, the cached ∇U and U (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
-        self.shell.save_state(saved);
-    }
-
-    /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
-        self.shell.restore_state(saved);
-    }
     /// Borrows θ (finite), p and the workspace (`workspace_len(n)` = 4n entries); θ and p of one
-    /// length n ≥ 1. The mass is the identity.
+    /// length n ≥ 1. The mass is the identity, replaceable at run time ([`Hmc::set_mass`]) or
+    /// fixed to one shape at compile time ([`Hmc::with_mass`]).
     pub fn new(
         params: HmcParams<T>,
         theta: &'a mut [T],
@@ -123,12 +115,34 @@ impl<'a, T: Real> Hmc<'a, T> {
     pub const fn workspace_len(n: usize) -> usize {
         Proposal::<T>::workspace_len(n)
     }
+}
 
-    /// Uses the mass `mass` (identity, diagonal or dense), replaceable between proposals through
+impl<'a, T: Real, M: MassKind<T>> Hmc<'a, T, M> {
+    /// Saves θ, p, the cached ∇U and U (the MCEM wrapper's rollback).
+    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+    }
+
+    /// Restores what [`Self::save_state`] saved.
+    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+    }
+    /// Uses the mass `mass` (with the default run-time [`MassBuffer`]: identity, diagonal or
+    /// dense), replaceable between proposals through
     /// [`AdaptiveMass`](crate::kinetic::AdaptiveMass). [`LayoutError::LengthMismatch`] on a
     /// dimension mismatch, with the mass unchanged.
-    pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
+    pub fn set_mass(&mut self, mass: M) -> Result<(), LayoutError> {
         self.shell.set_mass(mass)
+    }
+
+    /// The same sampler with the mass `mass` of another kind ([`MassKind`]): a shape fixed at
+    /// compile time, whose proposal links that shape's code alone, or a [`MassBuffer`]. On a
+    /// dimension mismatch the sampler is dropped (its buffers are free again).
+    pub fn with_mass<M2: MassKind<T>>(self, mass: M2) -> Result<Hmc<'a, T, M2>, LayoutError> {
+        Ok(Hmc {
+            params: self.params,
+            shell: self.shell.with_mass(mass)?,
+        })
     }
 
     /// The parameters.
@@ -175,7 +189,7 @@ impl<T: Real, G: Gradient<T> + ?Sized> KineticsVisitor<T> for Leapfrog<'_, T, G>
     }
 }
 
-impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
+impl<T: Real, K: MassKind<T>, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T, K> {
     fn step<R: Rng + ?Sized>(
         &mut self,
         model: &mut M,
@@ -198,7 +212,7 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
             steps,
             model,
         };
-        if let Err(e) = visit_mass(&mut s.mass, run) {
+        if let Err(e) = s.mass.visit(run) {
             s.restore();
             s.energy = cached;
             return Err(e);
@@ -245,7 +259,7 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T> {
     }
 }
 
-impl<T: Real> ChainState<T> for Hmc<'_, T> {
+impl<T: Real, M: MassKind<T>> ChainState<T> for Hmc<'_, T, M> {
     fn position(&self) -> &[T] {
         self.shell.theta
     }
@@ -264,10 +278,10 @@ impl<T: Real> ChainState<T> for Hmc<'_, T> {
     }
 }
 
-mass_adaptive!(['a, T: Real] Hmc<'a, T>, shell.mass);
+mass_adaptive!(['a, T: Real, M: MassKind<T>] Hmc<'a, T, M>, shell.mass);
 
 /// θ, the cached ∇U and p; the cached U.
-impl<T: Real> crate::sampler::Checkpoint<T> for Hmc<'_, T> {
+impl<T: Real, M: MassKind<T>> crate::sampler::Checkpoint<T> for Hmc<'_, T, M> {
     type State = crate::sampler::Scalars<T>;
     fn checkpoint_len(&self) -> usize {
         self.shell.checkpoint_len()
@@ -281,4 +295,8 @@ impl<T: Real> crate::sampler::Checkpoint<T> for Hmc<'_, T> {
     }
 }
 
-super::schedule::step_size_from_params!(Hmc, HmcParams, step_size);
+super::schedule::step_size_from_params!(
+    [T: Real, M: MassKind<T>] Hmc<'_, T, M>,
+    HmcParams,
+    step_size
+);

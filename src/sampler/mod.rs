@@ -15,7 +15,7 @@ mod nose_poincare;
 mod proposal;
 mod run;
 mod schedule;
-mod sde;
+pub(crate) mod sde;
 mod sghmc;
 mod sgld;
 mod sgmgt;

@@ -3,7 +3,7 @@
 use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Energy;
 use crate::integrator::state::{check_finite, check_len, check_nonempty, checked_gradient};
-use crate::kinetic::{Mass, MassBuffer};
+use crate::kinetic::{Mass, MassBuffer, MassKind};
 use crate::lanes::{copy_into, first_non_finite, sum_map, sum_map2};
 use crate::real::Real;
 use crate::sampler::Scalars;
@@ -12,7 +12,7 @@ use rand_core::Rng;
 /// θ, p, ∇U at θ, the copies of θ, ∇U and p that restore an abandoned or rejected proposal,
 /// the mass, and U(θ) once known.
 #[derive(Debug)]
-pub(crate) struct Proposal<'a, T> {
+pub(crate) struct Proposal<'a, T, M = MassBuffer<'a, T>> {
     pub theta: &'a mut [T],
     pub p: &'a mut [T],
     /// ∇U at the current θ (kept between steps, so each proposal costs L gradients).
@@ -20,12 +20,12 @@ pub(crate) struct Proposal<'a, T> {
     saved_theta: &'a mut [T],
     saved_grad: &'a mut [T],
     saved_p: &'a mut [T],
-    pub mass: MassBuffer<'a, T>,
+    pub mass: M,
     /// U(θ) at the current θ, once known (with `grad` then holding ∇U(θ)).
     pub energy: Option<T>,
 }
 
-impl<'a, T: Real> Proposal<'a, T> {
+impl<'a, T: Real, M: MassKind<T>> Proposal<'a, T, M> {
     /// The buffer part of a checkpoint: θ, the cached ∇U and p.
     pub fn checkpoint_len(&self) -> usize {
         self.theta.len().saturating_mul(3)
@@ -93,6 +93,78 @@ impl<'a, T: Real> Proposal<'a, T> {
         self.energy = saved.scalars[3];
     }
 
+    /// Replaces the mass after checking its dimension.
+    pub fn set_mass(&mut self, mass: M) -> Result<(), LayoutError> {
+        mass.mass().check_dim(self.theta.len())?;
+        self.mass = mass;
+        Ok(())
+    }
+
+    /// The same shell with the mass `mass` of another kind, after checking its dimension.
+    pub fn with_mass<M2: MassKind<T>>(self, mass: M2) -> Result<Proposal<'a, T, M2>, LayoutError> {
+        mass.mass().check_dim(self.theta.len())?;
+        Ok(Proposal {
+            theta: self.theta,
+            p: self.p,
+            grad: self.grad,
+            saved_theta: self.saved_theta,
+            saved_grad: self.saved_grad,
+            saved_p: self.saved_p,
+            mass,
+            energy: self.energy,
+        })
+    }
+
+    /// U and ∇U at the current θ, evaluated if not cached.
+    pub fn ensure_energy<E: Energy<T> + ?Sized>(&mut self, model: &mut E) -> Result<T, StepError> {
+        if let Some(u) = self.energy {
+            return Ok(u);
+        }
+        checked_gradient(model, self.theta, self.grad)?;
+        let u = model.energy(self.theta);
+        if !u.is_finite() {
+            return Err(StepError::NonFiniteEnergy);
+        }
+        self.energy = Some(u);
+        Ok(u)
+    }
+
+    /// Saves θ, ∇U and p.
+    pub fn save(&mut self) {
+        copy_into(self.saved_theta, self.theta);
+        copy_into(self.saved_grad, self.grad);
+        copy_into(self.saved_p, self.p);
+    }
+
+    /// Restores θ and ∇U (a rejected proposal keeps its momentum).
+    pub fn restore_position(&mut self) {
+        copy_into(self.theta, self.saved_theta);
+        copy_into(self.grad, self.saved_grad);
+    }
+
+    /// Restores θ, ∇U and p (an abandoned step).
+    pub fn restore(&mut self) {
+        self.restore_position();
+        copy_into(self.p, self.saved_p);
+    }
+
+    /// Draws p ~ N(0, M).
+    pub fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
+        self.mass.draw(rng, self.p);
+    }
+
+    /// ½ pᵀM⁻¹p.
+    pub fn kinetic(&self) -> T {
+        kinetic_energy(self.mass.mass(), self.p)
+    }
+
+    /// The dimension as a float.
+    pub fn dim(&self) -> T {
+        T::from_usize(self.theta.len())
+    }
+}
+
+impl<'a, T: Real> Proposal<'a, T> {
     /// The workspace length for n coordinates: 4n (∇U, saved θ, saved ∇U, saved p).
     pub const fn workspace_len(n: usize) -> usize {
         n.saturating_mul(4)
@@ -128,61 +200,6 @@ impl<'a, T: Real> Proposal<'a, T> {
             mass: MassBuffer::identity(),
             energy: None,
         })
-    }
-
-    /// Replaces the mass after checking its dimension.
-    pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
-        mass.mass().check_dim(self.theta.len())?;
-        self.mass = mass;
-        Ok(())
-    }
-
-    /// U and ∇U at the current θ, evaluated if not cached.
-    pub fn ensure_energy<M: Energy<T> + ?Sized>(&mut self, model: &mut M) -> Result<T, StepError> {
-        if let Some(u) = self.energy {
-            return Ok(u);
-        }
-        checked_gradient(model, self.theta, self.grad)?;
-        let u = model.energy(self.theta);
-        if !u.is_finite() {
-            return Err(StepError::NonFiniteEnergy);
-        }
-        self.energy = Some(u);
-        Ok(u)
-    }
-
-    /// Saves θ, ∇U and p.
-    pub fn save(&mut self) {
-        copy_into(self.saved_theta, self.theta);
-        copy_into(self.saved_grad, self.grad);
-        copy_into(self.saved_p, self.p);
-    }
-
-    /// Restores θ and ∇U (a rejected proposal keeps its momentum).
-    pub fn restore_position(&mut self) {
-        copy_into(self.theta, self.saved_theta);
-        copy_into(self.grad, self.saved_grad);
-    }
-
-    /// Restores θ, ∇U and p (an abandoned step).
-    pub fn restore(&mut self) {
-        self.restore_position();
-        copy_into(self.p, self.saved_p);
-    }
-
-    /// Draws p ~ N(0, M).
-    pub fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.mass.mass().sample(rng, self.p);
-    }
-
-    /// ½ pᵀM⁻¹p.
-    pub fn kinetic(&self) -> T {
-        kinetic_energy(self.mass.mass(), self.p)
-    }
-
-    /// The dimension as a float.
-    pub fn dim(&self) -> T {
-        T::from_usize(self.theta.len())
     }
 }
 

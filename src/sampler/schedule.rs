@@ -221,6 +221,24 @@ macro_rules! step_size_from_params {
             }
         }
     };
+    ([$($generics:tt)*] $ty:ty, $params:ident, $field:ident) => {
+        impl<$($generics)*> $crate::sampler::StepSize<T> for $ty {
+            fn step_size(&self) -> T {
+                self.params.$field
+            }
+
+            /// Sets h after checking the settings with it (the parameters' `validate`).
+            fn set_step_size(&mut self, h: T) -> Result<(), $crate::error::ParamError> {
+                let params = $params {
+                    $field: h,
+                    ..self.params
+                };
+                params.validate()?;
+                self.params = params;
+                Ok(())
+            }
+        }
+    };
 }
 pub(crate) use step_size_from_params;
 

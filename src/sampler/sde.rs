@@ -6,25 +6,33 @@
 //! [`Kinetic`] — and redraws the momentum from exp(−K). What a failed step leaves behind is the
 //! integrator's business alone.
 
+// `KineticsSource` is the sealed supertrait of the public `kinetic::MassKind`: reachable through
+// it, unnameable outside the crate, and its `visit` takes the crate's own kinetics pieces, which
+// the lints below would otherwise flag on every implementation.
+#![allow(private_bounds, private_interfaces)]
+
 use super::run::StepStats;
 use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{
-    Kinetics, KineticsVisitor, NoThetaTerm, PositionTerm, Sde, Separable, Sums, Thermostat,
-    UnitMass, visit_mass,
+    DenseKinetics, DiagonalKinetics, Kinetics, KineticsVisitor, NoThetaTerm, PositionTerm, Sde,
+    Separable, Sums, Thermostat, UnitMass, visit_mass,
 };
 use crate::integrator::state::{Phase, check_finite, check_len};
-use crate::integrator::{Composition, Integrator};
-use crate::kinetic::{Kinetic, MassBuffer, MassShape};
+use crate::integrator::{Composition, Integrator, IntegratorChoice};
+use crate::kinetic::{
+    DenseMass, DiagonalMass, IdentityMass, Kinetic, MassBuffer, MassKind, MassShape,
+};
 use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::sampler::Scalars;
-use crate::variates::fill_lane_normals;
+use crate::variates::fill_step_normals;
 use rand_core::Rng;
 
 /// Where an SDE sampler's kinetic energy comes from: a Gaussian mass (SGHMC, SGNHT), the identity
 /// (mSGNHT) or a separable [`Kinetic`] (SGMGT).
-pub(crate) trait KineticsSource<T: Real> {
+// (`pub` in a crate-private module: the supertrait of the sealed public `MassKind`.)
+pub trait KineticsSource<T: Real> {
     /// Runs `visitor` with this source's kinetics piece.
     fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output;
 
@@ -46,6 +54,54 @@ impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
     }
 }
 
+impl<T: Real> KineticsSource<T> for IdentityMass {
+    #[inline(always)]
+    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visitor.visit(UnitMass)
+    }
+
+    /// p ~ N(0, I): the samplers' normals.
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
+        fill_step_normals(rng, p);
+        p.len() as u64
+    }
+}
+
+impl<T: Real> KineticsSource<T> for DiagonalMass<'_, T> {
+    #[inline(always)]
+    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visitor.visit(DiagonalKinetics(self.inverse()))
+    }
+
+    /// p ~ N(0, M) ([`crate::kinetic::Mass::sample`]).
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
+        self.mass().sample(rng, p);
+        p.len() as u64
+    }
+}
+
+impl<T: Real> KineticsSource<T> for DenseMass<'_, T> {
+    #[inline(always)]
+    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        // (The constructors build only a dense buffer, so the parts are always there; the
+        // empty view below, never reached, is the identity's M⁻¹p of nothing, not a panic.)
+        let (mass, inv_mass_p, backup) =
+            self.dense_parts()
+                .unwrap_or((crate::kinetic::Mass::identity(), &mut [], &mut []));
+        visitor.visit(DenseKinetics {
+            mass,
+            inv_mass_p,
+            backup,
+        })
+    }
+
+    /// p ~ N(0, M) ([`crate::kinetic::Mass::sample`]).
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
+        self.mass().sample(rng, p);
+        p.len() as u64
+    }
+}
+
 impl<T: Real> KineticsSource<T> for UnitMass {
     #[inline(always)]
     fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
@@ -54,7 +110,7 @@ impl<T: Real> KineticsSource<T> for UnitMass {
 
     /// p ~ N(0, I), from the vectorised normals.
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
-        fill_lane_normals(rng, p);
+        fill_step_normals(rng, p);
         p.len() as u64
     }
 }
@@ -86,8 +142,8 @@ impl<T: Real, V: KineticsVisitor<T>> crate::kinetic::specialise::Visitor<T>
 }
 
 /// One step of an SDE sampler, run under whichever kinetics piece its source stands for.
-struct SdeStep<'s, 'p, T, X, L, G: ?Sized, R: ?Sized> {
-    integrator: Integrator,
+struct SdeStep<'s, 'p, T, X, L, I, G: ?Sized, R: ?Sized> {
+    integrator: I,
     composition: Composition,
     phase: &'s mut Phase<'p, T>,
     thermostat: X,
@@ -98,11 +154,12 @@ struct SdeStep<'s, 'p, T, X, L, G: ?Sized, R: ?Sized> {
     rng: &'s mut R,
 }
 
-impl<T, X, L, G, R> KineticsVisitor<T> for SdeStep<'_, '_, T, X, L, G, R>
+impl<T, X, L, I, G, R> KineticsVisitor<T> for SdeStep<'_, '_, T, X, L, I, G, R>
 where
     T: Real,
     X: Thermostat<T>,
     L: PositionTerm<T>,
+    I: IntegratorChoice,
     G: Gradient<T> + ?Sized,
     R: Rng + ?Sized,
 {
@@ -130,15 +187,15 @@ where
 /// The state every SDE sampler holds: θ, p and the workspace, the kinetics, the integrator, and
 /// the counts of momentum and thermostat redraws.
 #[derive(Debug)]
-pub(crate) struct Shell<'a, T, M> {
+pub(crate) struct Shell<'a, T, M, I> {
     pub phase: Phase<'a, T>,
     pub kinetics: M,
-    pub integrator: Integrator,
+    pub integrator: I,
     /// Coordinates redrawn from exp(−K) or exp(−F), and the proposals that took.
     pub redrawn: (u64, u64),
 }
 
-impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
+impl<'a, T: Real, M: KineticsSource<T>, I: IntegratorChoice> Shell<'a, T, M, I> {
     /// Saves θ, p and the redraw counters into `saved`.
     pub fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
         copy_into(saved.theta, self.phase.theta);
@@ -193,7 +250,7 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
         p: &'a mut [T],
         work: &'a mut [T],
         kinetics: M,
-        integrator: Integrator,
+        integrator: I,
         per_coordinate: bool,
     ) -> Result<Self, LayoutError> {
         Ok(Shell {
@@ -275,21 +332,37 @@ impl<'a, T: Real, M: KineticsSource<T>> Shell<'a, T, M> {
     }
 }
 
-impl<'a, T: Real> Shell<'a, T, MassBuffer<'a, T>> {
-    /// Uses `mass` after checking that it fits θ's length and the integrator: a dense mass runs
-    /// with the splitting integrator only with its eigendecomposition
-    /// ([`LayoutError::UnsupportedMass`]). On an error the shell keeps its mass.
-    pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
+impl<'a, T: Real, M: MassKind<T>, I: IntegratorChoice> Shell<'a, T, M, I> {
+    /// Checks that `mass` fits θ's length and the integrator: a dense mass runs with the
+    /// splitting integrator only with its eigendecomposition ([`LayoutError::UnsupportedMass`]).
+    pub fn check_mass<M2: MassKind<T>>(&self, mass: &M2) -> Result<(), LayoutError> {
         let view = mass.mass();
         view.check_dim(self.phase.len())?;
         if view.shape() == MassShape::Dense
-            && self.integrator == Integrator::Splitting
+            && self.integrator.integrator() == Integrator::Splitting
             && !view.has_friction_flow()
         {
             return Err(LayoutError::UnsupportedMass);
         }
+        Ok(())
+    }
+
+    /// Uses `mass` after [`Shell::check_mass`]. On an error the shell keeps its mass.
+    pub fn set_mass(&mut self, mass: M) -> Result<(), LayoutError> {
+        self.check_mass(&mass)?;
         self.kinetics = mass;
         Ok(())
+    }
+
+    /// The same shell with the mass `mass` of another kind, after [`Shell::check_mass`].
+    pub fn with_mass<M2: MassKind<T>>(self, mass: M2) -> Result<Shell<'a, T, M2, I>, LayoutError> {
+        self.check_mass(&mass)?;
+        Ok(Shell {
+            phase: self.phase,
+            kinetics: mass,
+            integrator: self.integrator,
+            redrawn: self.redrawn,
+        })
     }
 }
 

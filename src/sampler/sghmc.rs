@@ -4,9 +4,9 @@ use super::run::{Sampler, StepStats};
 use super::sde::{Shell, mass_adaptive, shell_chain_state, shell_checkpoint};
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
-use crate::integrator::Integrator;
 use crate::integrator::sde::ConstantFriction;
-use crate::kinetic::MassBuffer;
+use crate::integrator::{Integrator, IntegratorChoice};
+use crate::kinetic::{MassBuffer, MassKind};
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
 use rand_core::Rng;
@@ -19,14 +19,14 @@ use rand_core::Rng;
 /// | h | step size | (required) |
 /// | A | friction, A ≥ 0 | 1 (ours; the stationary law does not depend on A, the mixing does) |
 /// | B̂ | gradient-noise estimate, 0 ≤ B̂ ≤ A | 0 |
-/// | integrator | Euler or splitting | splitting |
+/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`IntegratorChoice`]) | splitting |
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct SghmcParams<T> {
+pub struct SghmcParams<T, I = Integrator> {
     h: T,
     friction: T,
     noise_estimate: T,
-    integrator: Integrator,
+    integrator: I,
 }
 
 impl<T: Real> SghmcParams<T> {
@@ -65,7 +65,9 @@ impl<T: Real> SghmcParams<T> {
         params.validate()?;
         Ok(params)
     }
+}
 
+impl<T: Real, I: IntegratorChoice> SghmcParams<T, I> {
     /// Sets the friction A ≥ 0.
     pub fn with_friction(self, friction: T) -> Self {
         SghmcParams { friction, ..self }
@@ -80,9 +82,15 @@ impl<T: Real> SghmcParams<T> {
         }
     }
 
-    /// Sets the integrator.
-    pub fn with_integrator(self, integrator: Integrator) -> Self {
-        SghmcParams { integrator, ..self }
+    /// Sets the integrator: an [`Integrator`] value, or [`Euler`](crate::integrator::Euler) /
+    /// [`Splitting`](crate::integrator::Splitting) to compile in that scheme alone.
+    pub fn with_integrator<J: IntegratorChoice>(self, integrator: J) -> SghmcParams<T, J> {
+        SghmcParams {
+            h: self.h,
+            friction: self.friction,
+            noise_estimate: self.noise_estimate,
+            integrator,
+        }
     }
 
     /// Checks h > 0, A ≥ 0 and 0 ≤ B̂ ≤ A, all finite; the error names the first bad setting.
@@ -109,7 +117,7 @@ impl<T: Real> SghmcParams<T> {
     }
     /// The integrator.
     pub fn integrator(&self) -> Integrator {
-        self.integrator
+        self.integrator.integrator()
     }
 }
 
@@ -139,25 +147,17 @@ impl<T: Real> SghmcParams<T> {
 /// assert!(stats.kinetic_temperature.unwrap() >= 0.0);
 /// ```
 #[derive(Debug)]
-pub struct Sghmc<'a, T> {
-    params: SghmcParams<T>,
-    shell: Shell<'a, T, MassBuffer<'a, T>>,
+pub struct Sghmc<'a, T, I = Integrator, M = MassBuffer<'a, T>> {
+    params: SghmcParams<T, I>,
+    shell: Shell<'a, T, M, I>,
 }
 
-impl<'a, T: Real> Sghmc<'a, T> {
-    /// Saves θ, p and the redraw counters (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
-        self.shell.save_state(saved);
-    }
-
-    /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
-        self.shell.restore_state(saved);
-    }
+impl<'a, T: Real, I: IntegratorChoice> Sghmc<'a, T, I> {
     /// Borrows θ and p (initial values, finite, of one length n ≥ 1) and the workspace
-    /// (`workspace_len(n)` = 2n entries); the mass is the identity.
+    /// (`workspace_len(n)` = 2n entries); the mass is the identity, replaceable at run time
+    /// ([`Sghmc::set_mass`]) or fixed to one shape at compile time ([`Sghmc::with_mass`]).
     pub fn new(
-        params: SghmcParams<T>,
+        params: SghmcParams<T, I>,
         theta: &'a mut [T],
         momentum: &'a mut [T],
         work: &'a mut [T],
@@ -173,28 +173,56 @@ impl<'a, T: Real> Sghmc<'a, T> {
         )?;
         Ok(Sghmc { params, shell })
     }
+}
 
+impl<'a, T: Real> Sghmc<'a, T> {
     /// The workspace length for n coordinates: 2n (the gradient, then scratch).
     pub const fn workspace_len(n: usize) -> usize {
         n.saturating_mul(2)
     }
+}
 
-    /// Uses the mass `mass` (identity, diagonal or dense; adaptable in place through
-    /// [`AdaptiveMass`](crate::kinetic::AdaptiveMass)). A dense mass runs with the splitting
-    /// integrator only when built with its eigendecomposition
-    /// ([`MassBuffer::dense_with_eigen`]; [`LayoutError::UnsupportedMass`] otherwise). On an
-    /// error the sampler keeps its mass.
-    pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
+impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sghmc<'a, T, I, M> {
+    /// Saves θ, p and the redraw counters (the MCEM wrapper's rollback).
+    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+    }
+
+    /// Restores what [`Self::save_state`] saved.
+    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+    }
+
+    /// Uses the mass `mass` (with the default run-time [`MassBuffer`]: identity, diagonal or
+    /// dense; adaptable in place through [`AdaptiveMass`](crate::kinetic::AdaptiveMass)). A
+    /// dense mass runs with the splitting integrator only when built with its
+    /// eigendecomposition ([`MassBuffer::dense_with_eigen`]; [`LayoutError::UnsupportedMass`]
+    /// otherwise). On an error the sampler keeps its mass.
+    pub fn set_mass(&mut self, mass: M) -> Result<(), LayoutError> {
         self.shell.set_mass(mass)
     }
 
+    /// The same sampler with the mass `mass` of another kind ([`MassKind`]): a shape fixed at
+    /// compile time ([`IdentityMass`](crate::kinetic::IdentityMass),
+    /// [`DiagonalMass`](crate::kinetic::DiagonalMass), [`DenseMass`](crate::kinetic::DenseMass)),
+    /// whose step links that shape's code alone, or a [`MassBuffer`]. Checked as
+    /// [`Sghmc::set_mass`]; on an error the sampler is dropped (its buffers are free again).
+    pub fn with_mass<M2: MassKind<T>>(self, mass: M2) -> Result<Sghmc<'a, T, I, M2>, LayoutError> {
+        Ok(Sghmc {
+            params: self.params,
+            shell: self.shell.with_mass(mass)?,
+        })
+    }
+
     /// The parameters.
-    pub fn params(&self) -> SghmcParams<T> {
+    pub fn params(&self) -> SghmcParams<T, I> {
         self.params
     }
 }
 
-impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>, G: Gradient<T> + ?Sized> Sampler<T, G>
+    for Sghmc<'_, T, I, M>
+{
     fn step<R: Rng + ?Sized>(
         &mut self,
         model: &mut G,
@@ -211,7 +239,9 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sghmc<'_, T> {
 }
 
 /// The estimate replaces the settings' B̂: friction A′, injected noise √(2(A′ − c)h).
-impl<T: Real> super::calibrated::NoiseDiscount<T> for Sghmc<'_, T> {
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::calibrated::NoiseDiscount<T>
+    for Sghmc<'_, T, I, M>
+{
     const MOMENTUM: bool = true;
     fn injected_diffusion(&self) -> T {
         self.params.friction
@@ -235,9 +265,13 @@ impl<T: Real> super::calibrated::NoiseDiscount<T> for Sghmc<'_, T> {
     }
 }
 
-shell_chain_state!(['a, T: Real] Sghmc<'a, T>);
-mass_adaptive!(['a, T: Real] Sghmc<'a, T>, shell.kinetics);
+shell_chain_state!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>);
+mass_adaptive!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>, shell.kinetics);
 
-shell_checkpoint!(['a, T: Real] Sghmc<'a, T>);
+shell_checkpoint!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>);
 
-super::schedule::step_size_from_params!(Sghmc, SghmcParams, h);
+super::schedule::step_size_from_params!(
+    [T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'_, T, I, M>,
+    SghmcParams,
+    h
+);

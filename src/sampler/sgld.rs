@@ -5,7 +5,9 @@ use super::schedule::StepSchedule;
 use crate::error::{Buffer, Error, LayoutError, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::state::{check_finite, check_len, check_nonempty, check_state};
-use crate::lanes::{NOISE_BLOCK, copy_into, finiteness_probe, first_non_finite, sum_map};
+use crate::lanes::{
+    FiniteGuard, NOISE_BLOCK, SCALAR_CORE, copy_into, finiteness_probe, first_non_finite, sum_map,
+};
 use crate::noise::NormalLanes;
 use crate::real::Real;
 use rand_core::Rng;
@@ -70,6 +72,8 @@ pub struct Sgld<'a, T> {
     /// not finite.
     saved_theta: &'a mut [T],
     t: u64,
+    /// √(2h), remembered from the last step.
+    noise_sd: crate::math::Memo<T>,
 }
 
 impl<'a, T: Real> Sgld<'a, T> {
@@ -91,6 +95,7 @@ impl<'a, T: Real> Sgld<'a, T> {
             grad,
             saved_theta,
             t: 0,
+            noise_sd: crate::math::Memo::new(),
         })
     }
 
@@ -115,7 +120,10 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         let h = self.params.schedule.at(self.t);
         // Checked block by block below, while each block is in L1 (as `lanes::sweep` does).
         model.gradient(self.theta, self.grad);
-        let sd = (T::TWO * h).sqrt();
+        let sd = self.noise_sd.sqrt(T::TWO * h);
+        if SCALAR_CORE {
+            return self.step_scalar(h, sd, rng);
+        }
         let mut guard = T::ZERO;
         let (mut first, mut bad_gradient) = (0, None);
         // The normals in blocks that stay in L1 (`NOISE_BLOCK` is a multiple of the generator's
@@ -160,6 +168,45 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         {
             copy_into(self.theta, self.saved_theta);
             return Err(e);
+        }
+        self.t += 1;
+        Ok(StepStats::new(h))
+    }
+}
+
+impl<T: Real> Sgld<'_, T> {
+    /// The update on a scalar core (`lanes::SCALAR_CORE`): one plain loop, each normal drawn
+    /// from `rng` by the ziggurat where it is used, the new θ checked as it passes
+    /// ([`FiniteGuard`]). A non-finite gradient entry makes its θ non-finite (h > 0, the noise
+    /// finite), so the gradient, still intact, is scanned only after a failed guard; either
+    /// failure undoes the step from the saved θ.
+    #[inline(always)]
+    fn step_scalar<R: Rng + ?Sized>(
+        &mut self,
+        h: T,
+        sd: T,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        let mut guard = FiniteGuard::new();
+        let all = self
+            .theta
+            .iter_mut()
+            .zip(self.grad.iter())
+            .zip(self.saved_theta.iter_mut());
+        for ((t, g), s) in all {
+            *s = *t;
+            *t += sd * T::standard_normal(rng) - h * *g;
+            guard.add(*t);
+        }
+        if !guard.finite() {
+            let error = match first_non_finite(self.grad) {
+                Some(index) => Err(StepError::NonFiniteGradient { index }),
+                None => check_state(self.theta, &[], &[]),
+            };
+            if error.is_err() {
+                copy_into(self.theta, self.saved_theta);
+                return error.map(|()| StepStats::new(h));
+            }
         }
         self.t += 1;
         Ok(StepStats::new(h))

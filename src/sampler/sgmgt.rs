@@ -6,7 +6,7 @@ use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{MonomialGammaLaw, PerCoordinate, Separable, ThetaTerm};
 use crate::integrator::state::{check_finite, check_len};
-use crate::integrator::{Composition, Integrator};
+use crate::integrator::{Composition, Integrator, IntegratorChoice};
 use crate::kinetic::{Gaussian, Kinetic, MonomialGamma};
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
@@ -27,12 +27,12 @@ use rand_core::Rng;
 /// | σ_ξ | first-order Langevin diffusion on ξ | 0 (SGMGT); 0.01 (SGMGT-D, ours, as σ_θ) |
 /// | B̂ | gradient-noise estimate for the θ term, 2σ_θB̂ < 1 (not in the paper; per coordinate: [`Sgmgt::set_noise_estimates`]) | 0 |
 /// | T_p, T_ξ | redraw p from exp(−K) (ξ from exp(−F)) every T **steps**; 0 = never | 100, 100 (§3) |
-/// | integrator | Euler or splitting | splitting |
+/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`IntegratorChoice`]) | splitting |
 ///
 /// The resampling periods count steps, not time: at half the step size, double them to keep
 /// the same rate per unit time.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SgmgtParams<T, K = MonomialGamma<T>, F = Gaussian<'static, T>> {
+pub struct SgmgtParams<T, K = MonomialGamma<T>, F = Gaussian<'static, T>, I = Integrator> {
     h: T,
     kinetic: K,
     potential: F,
@@ -43,7 +43,7 @@ pub struct SgmgtParams<T, K = MonomialGamma<T>, F = Gaussian<'static, T>> {
     noise_estimate: T,
     resample_momentum_steps: u32,
     resample_thermostat_steps: u32,
-    integrator: Integrator,
+    integrator: I,
 }
 
 impl<T: Real> SgmgtParams<T> {
@@ -72,9 +72,9 @@ impl<T: Real> SgmgtParams<T> {
     }
 }
 
-impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> SgmgtParams<T, K, F> {
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> SgmgtParams<T, K, F, I> {
     /// Sets the kinetic energy K (e.g. [`MonomialGamma::softened`]`(2.0, 5.0)`).
-    pub fn with_kinetic<K2: Kinetic<T>>(self, kinetic: K2) -> SgmgtParams<T, K2, F> {
+    pub fn with_kinetic<K2: Kinetic<T>>(self, kinetic: K2) -> SgmgtParams<T, K2, F, I> {
         SgmgtParams {
             h: self.h,
             kinetic,
@@ -91,7 +91,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> SgmgtParams<T, K, F> {
     }
 
     /// Sets the thermostat potential F.
-    pub fn with_potential<F2: Kinetic<T>>(self, potential: F2) -> SgmgtParams<T, K, F2> {
+    pub fn with_potential<F2: Kinetic<T>>(self, potential: F2) -> SgmgtParams<T, K, F2, I> {
         SgmgtParams {
             h: self.h,
             kinetic: self.kinetic,
@@ -153,9 +153,22 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> SgmgtParams<T, K, F> {
         }
     }
 
-    /// Sets the integrator.
-    pub fn with_integrator(self, integrator: Integrator) -> Self {
-        SgmgtParams { integrator, ..self }
+    /// Sets the integrator: an [`Integrator`] value, or [`Euler`](crate::integrator::Euler) /
+    /// [`Splitting`](crate::integrator::Splitting) to compile in that scheme alone.
+    pub fn with_integrator<J: IntegratorChoice>(self, integrator: J) -> SgmgtParams<T, K, F, J> {
+        SgmgtParams {
+            h: self.h,
+            kinetic: self.kinetic,
+            potential: self.potential,
+            sigma_p: self.sigma_p,
+            gamma: self.gamma,
+            sigma_theta: self.sigma_theta,
+            sigma_xi: self.sigma_xi,
+            noise_estimate: self.noise_estimate,
+            resample_momentum_steps: self.resample_momentum_steps,
+            resample_thermostat_steps: self.resample_thermostat_steps,
+            integrator,
+        }
     }
 
     /// Checks h > 0, σ_p, γ, σ_θ, σ_ξ, B̂ ≥ 0 (all finite), 2σh finite for the three
@@ -223,7 +236,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> SgmgtParams<T, K, F> {
     }
     /// The integrator.
     pub fn integrator(&self) -> Integrator {
-        self.integrator
+        self.integrator.integrator()
     }
 }
 
@@ -263,19 +276,27 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> SgmgtParams<T, K, F> {
 /// assert!(sampler.position().iter().all(|t| t.is_finite()));
 /// ```
 #[derive(Debug)]
-pub struct Sgmgt<'a, T, K = MonomialGamma<T>, F = Gaussian<'static, T>> {
-    params: SgmgtParams<T, K, F>,
-    shell: Shell<'a, T, Separable<K>>,
+pub struct Sgmgt<'a, T, K = MonomialGamma<T>, F = Gaussian<'static, T>, I = Integrator> {
+    params: SgmgtParams<T, K, F, I>,
+    shell: Shell<'a, T, Separable<K>, I>,
     xi: &'a mut [T],
     noise_estimates: Option<&'a [T]>,
     steps: u64,
 }
 
-impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
+impl<'a, T: Real> Sgmgt<'a, T> {
+    /// The workspace length for n coordinates: 3n (the gradient, scratch, and the backup of
+    /// the thermostats that undoes a step whose result is not finite).
+    pub const fn workspace_len(n: usize) -> usize {
+        n.saturating_mul(3)
+    }
+}
+
+impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'a, T, K, F, I> {
     /// Borrows θ, p and the thermostats ξ (finite, one length n ≥ 1) and the workspace
     /// (`workspace_len(n)` = 3n).
     pub fn new(
-        params: SgmgtParams<T, K, F>,
+        params: SgmgtParams<T, K, F, I>,
         theta: &'a mut [T],
         momentum: &'a mut [T],
         thermostat: &'a mut [T],
@@ -302,12 +323,6 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
             noise_estimates: None,
             steps: 0,
         })
-    }
-
-    /// The workspace length for n coordinates: 3n (the gradient, scratch, and the backup of
-    /// the thermostats that undoes a step whose result is not finite).
-    pub const fn workspace_len(n: usize) -> usize {
-        n.saturating_mul(3)
     }
 
     /// Per-coordinate gradient-noise estimates B̂ᵢ ≥ 0 for the θ term (SGHMC's units, B̂ᵢ = ½hVᵢ
@@ -357,7 +372,7 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
     }
 
     /// The parameters.
-    pub fn params(&self) -> &SgmgtParams<T, K, F> {
+    pub fn params(&self) -> &SgmgtParams<T, K, F, I> {
         &self.params
     }
 
@@ -380,11 +395,12 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'a, T, K, F> {
     }
 }
 
-impl<T, K, F, G> Sampler<T, G> for Sgmgt<'_, T, K, F>
+impl<T, K, F, I, G> Sampler<T, G> for Sgmgt<'_, T, K, F, I>
 where
     T: Real,
     K: Kinetic<T>,
     F: Kinetic<T>,
+    I: IntegratorChoice,
     G: Gradient<T> + ?Sized,
 {
     fn step<R: Rng + ?Sized>(
@@ -397,7 +413,7 @@ where
     }
 }
 
-impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'_, T, K, F> {
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'_, T, K, F, I> {
     /// One step with the θ term's per-coordinate estimates `estimates` (checked by the caller:
     /// one per coordinate, finite, 0 ≤ 2σ_θB̂ᵢ < 1), or the settings' scalar B̂.
     fn step_with_estimates<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
@@ -454,8 +470,8 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> Sgmgt<'_, T, K, F> {
 
 /// SGMGT-D's θ term takes the diagonal of B̂ per coordinate; the momentum's noise is left to the
 /// per-coordinate thermostats (`docs/sgmgt-noise-estimate.md`).
-impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> super::calibrated::NoiseDiscount<T>
-    for Sgmgt<'_, T, K, F>
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> super::calibrated::NoiseDiscount<T>
+    for Sgmgt<'_, T, K, F, I>
 {
     const MOMENTUM: bool = false;
     fn injected_diffusion(&self) -> T {
@@ -482,10 +498,12 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> super::calibrated::NoiseDiscount<T>
     }
 }
 
-shell_chain_state!(['a, T: Real, K: Kinetic<T>, F: Kinetic<T>] Sgmgt<'a, T, K, F>);
+shell_chain_state!(['a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice] Sgmgt<'a, T, K, F, I>);
 
 /// θ, p and ξ; the step counter (the resampling clock) and the redraw counters.
-impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> crate::sampler::Checkpoint<T> for Sgmgt<'_, T, K, F> {
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> crate::sampler::Checkpoint<T>
+    for Sgmgt<'_, T, K, F, I>
+{
     type State = crate::sampler::Scalars<T>;
     fn checkpoint_len(&self) -> usize {
         self.shell.checkpoint_len(self.xi)
@@ -504,7 +522,9 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> crate::sampler::Checkpoint<T> for Sg
     }
 }
 
-impl<T: Real, K: Kinetic<T>, F: Kinetic<T>> crate::sampler::StepSize<T> for Sgmgt<'_, T, K, F> {
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> crate::sampler::StepSize<T>
+    for Sgmgt<'_, T, K, F, I>
+{
     fn step_size(&self) -> T {
         self.params.h
     }

@@ -6,8 +6,8 @@ use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{NoseLaw, PerCoordinate, ScalarThermostat, UnitMass};
 use crate::integrator::state::{check_finite, check_len};
-use crate::integrator::{Integrator, ThermostatRule};
-use crate::kinetic::MassBuffer;
+use crate::integrator::{Integrator, IntegratorChoice, ThermostatRule};
+use crate::kinetic::{MassBuffer, MassKind};
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
 use rand_core::Rng;
@@ -19,17 +19,17 @@ use rand_core::Rng;
 /// | --- | --- | --- |
 /// | h | step size | (required) |
 /// | A | injected diffusion, A ≥ 0 (D in Li et al. 2016); A = 0 lets the thermostat absorb the gradient noise alone (Ding et al. 2014, §3) | 1 |
-/// | integrator | Euler or splitting | splitting |
+/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`IntegratorChoice`]) | splitting |
 /// | thermostat rule | SGNHT with a non-identity mass only ([`ThermostatRule`]) | derived |
 ///
 /// The papers start the thermostat at ξ₀ = A (Ding et al. 2014, Alg. 1):
 /// [`SgnhtParams::initial_thermostat`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct SgnhtParams<T> {
+pub struct SgnhtParams<T, I = Integrator> {
     h: T,
     diffusion: T,
-    integrator: Integrator,
+    integrator: I,
     rule: ThermostatRule,
 }
 
@@ -62,15 +62,23 @@ impl<T: Real> SgnhtParams<T> {
         params.validate()?;
         Ok(params)
     }
+}
 
+impl<T: Real, I: IntegratorChoice> SgnhtParams<T, I> {
     /// Sets the diffusion A ≥ 0.
     pub fn with_diffusion(self, diffusion: T) -> Self {
         SgnhtParams { diffusion, ..self }
     }
 
-    /// Sets the integrator.
-    pub fn with_integrator(self, integrator: Integrator) -> Self {
-        SgnhtParams { integrator, ..self }
+    /// Sets the integrator: an [`Integrator`] value, or [`Euler`](crate::integrator::Euler) /
+    /// [`Splitting`](crate::integrator::Splitting) to compile in that scheme alone.
+    pub fn with_integrator<J: IntegratorChoice>(self, integrator: J) -> SgnhtParams<T, J> {
+        SgnhtParams {
+            h: self.h,
+            diffusion: self.diffusion,
+            integrator,
+            rule: self.rule,
+        }
     }
 
     /// Sets SGNHT's thermostat rule for a non-identity mass (no effect for M = I, where both
@@ -101,7 +109,7 @@ impl<T: Real> SgnhtParams<T> {
     }
     /// The integrator.
     pub fn integrator(&self) -> Integrator {
-        self.integrator
+        self.integrator.integrator()
     }
     /// The thermostat rule.
     pub fn thermostat_rule(&self) -> ThermostatRule {
@@ -137,31 +145,19 @@ impl<T: Real> SgnhtParams<T> {
 /// assert!(sampler.thermostat().is_finite());
 /// ```
 #[derive(Debug)]
-pub struct Sgnht<'a, T> {
-    params: SgnhtParams<T>,
-    shell: Shell<'a, T, MassBuffer<'a, T>>,
+pub struct Sgnht<'a, T, I = Integrator, M = MassBuffer<'a, T>> {
+    params: SgnhtParams<T, I>,
+    shell: Shell<'a, T, M, I>,
     xi: &'a mut T,
 }
 
-impl<'a, T: Real> Sgnht<'a, T> {
-    /// Saves θ, p, ξ and the redraw counters (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
-        self.shell.save_state(saved);
-        saved.scalars[0] = Some(*self.xi);
-    }
-
-    /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
-        self.shell.restore_state(saved);
-        if let Some(xi) = saved.scalars[0] {
-            *self.xi = xi;
-        }
-    }
+impl<'a, T: Real, I: IntegratorChoice> Sgnht<'a, T, I> {
     /// Borrows θ, p (finite, one length n ≥ 1), the thermostat ξ (finite; the papers start at
     /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 2n); the
-    /// mass is the identity.
+    /// mass is the identity, replaceable at run time ([`Sgnht::set_mass`]) or fixed to one shape
+    /// at compile time ([`Sgnht::with_mass`]).
     pub fn new(
-        params: SgnhtParams<T>,
+        params: SgnhtParams<T, I>,
         theta: &'a mut [T],
         momentum: &'a mut [T],
         thermostat: &'a mut T,
@@ -183,19 +179,46 @@ impl<'a, T: Real> Sgnht<'a, T> {
             xi: thermostat,
         })
     }
+}
 
+impl<'a, T: Real> Sgnht<'a, T> {
     /// The workspace length for n coordinates: 2n.
     pub const fn workspace_len(n: usize) -> usize {
         n.saturating_mul(2)
     }
+}
+
+impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sgnht<'a, T, I, M> {
+    /// Saves θ, p, ξ and the redraw counters (the MCEM wrapper's rollback).
+    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+        saved.scalars[0] = Some(*self.xi);
+    }
+
+    /// Restores what [`Self::save_state`] saved.
+    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+        if let Some(xi) = saved.scalars[0] {
+            *self.xi = xi;
+        }
+    }
 
     /// Uses the mass `mass`, as [`super::Sghmc::set_mass`].
-    pub fn set_mass(&mut self, mass: MassBuffer<'a, T>) -> Result<(), LayoutError> {
+    pub fn set_mass(&mut self, mass: M) -> Result<(), LayoutError> {
         self.shell.set_mass(mass)
     }
 
+    /// The same sampler with the mass `mass` of another kind, as [`super::Sghmc::with_mass`].
+    pub fn with_mass<M2: MassKind<T>>(self, mass: M2) -> Result<Sgnht<'a, T, I, M2>, LayoutError> {
+        Ok(Sgnht {
+            params: self.params,
+            shell: self.shell.with_mass(mass)?,
+            xi: self.xi,
+        })
+    }
+
     /// The parameters.
-    pub fn params(&self) -> SgnhtParams<T> {
+    pub fn params(&self) -> SgnhtParams<T, I> {
         self.params
     }
 
@@ -214,7 +237,9 @@ impl<'a, T: Real> Sgnht<'a, T> {
     }
 }
 
-impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgnht<'_, T> {
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>, G: Gradient<T> + ?Sized> Sampler<T, G>
+    for Sgnht<'_, T, I, M>
+{
     fn step<R: Rng + ?Sized>(
         &mut self,
         model: &mut G,
@@ -235,7 +260,9 @@ fn undiscounted<'b, T: Real>(diffusion: T) -> super::calibrated::Discount<'b, T>
 }
 
 /// Injected diffusion A′ − c (the thermostat is SGNHT's own).
-impl<T: Real> super::calibrated::NoiseDiscount<T> for Sgnht<'_, T> {
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::calibrated::NoiseDiscount<T>
+    for Sgnht<'_, T, I, M>
+{
     const MOMENTUM: bool = true;
     fn injected_diffusion(&self) -> T {
         self.params.diffusion
@@ -263,8 +290,8 @@ impl<T: Real> super::calibrated::NoiseDiscount<T> for Sgnht<'_, T> {
     }
 }
 
-shell_chain_state!(['a, T: Real] Sgnht<'a, T>);
-mass_adaptive!(['a, T: Real] Sgnht<'a, T>, shell.kinetics);
+shell_chain_state!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sgnht<'a, T, I, M>);
+mass_adaptive!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sgnht<'a, T, I, M>, shell.kinetics);
 
 /// mSGNHT: one thermostat per coordinate (Li et al. 2016, eq. 2; Gan et al. 2015):
 ///
@@ -290,17 +317,25 @@ mass_adaptive!(['a, T: Real] Sgnht<'a, T>, shell.kinetics);
 /// assert_eq!(sampler.thermostat().len(), 5);
 /// ```
 #[derive(Debug)]
-pub struct MSgnht<'a, T> {
-    params: SgnhtParams<T>,
-    shell: Shell<'a, T, UnitMass>,
+pub struct MSgnht<'a, T, I = Integrator> {
+    params: SgnhtParams<T, I>,
+    shell: Shell<'a, T, UnitMass, I>,
     xi: &'a mut [T],
 }
 
 impl<'a, T: Real> MSgnht<'a, T> {
+    /// The workspace length for n coordinates: 3n (the gradient, scratch, and the backup of
+    /// the thermostats that undoes a step whose result is not finite).
+    pub const fn workspace_len(n: usize) -> usize {
+        n.saturating_mul(3)
+    }
+}
+
+impl<'a, T: Real, I: IntegratorChoice> MSgnht<'a, T, I> {
     /// Borrows θ, p and the thermostats ξ (finite, one length n ≥ 1; the papers start at ξᵢ =
     /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 3n).
     pub fn new(
-        params: SgnhtParams<T>,
+        params: SgnhtParams<T, I>,
         theta: &'a mut [T],
         momentum: &'a mut [T],
         thermostat: &'a mut [T],
@@ -317,14 +352,8 @@ impl<'a, T: Real> MSgnht<'a, T> {
         })
     }
 
-    /// The workspace length for n coordinates: 3n (the gradient, scratch, and the backup of
-    /// the thermostats that undoes a step whose result is not finite).
-    pub const fn workspace_len(n: usize) -> usize {
-        n.saturating_mul(3)
-    }
-
     /// The parameters.
-    pub fn params(&self) -> SgnhtParams<T> {
+    pub fn params(&self) -> SgnhtParams<T, I> {
         self.params
     }
 
@@ -341,7 +370,7 @@ impl<'a, T: Real> MSgnht<'a, T> {
     }
 }
 
-impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
+impl<T: Real, I: IntegratorChoice, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T, I> {
     fn step<R: Rng + ?Sized>(
         &mut self,
         model: &mut G,
@@ -353,7 +382,7 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for MSgnht<'_, T> {
 }
 
 /// Injected diffusion A′ − c (the thermostats are mSGNHT's own).
-impl<T: Real> super::calibrated::NoiseDiscount<T> for MSgnht<'_, T> {
+impl<T: Real, I: IntegratorChoice> super::calibrated::NoiseDiscount<T> for MSgnht<'_, T, I> {
     const MOMENTUM: bool = true;
     fn injected_diffusion(&self) -> T {
         self.params.diffusion
@@ -382,10 +411,12 @@ impl<T: Real> super::calibrated::NoiseDiscount<T> for MSgnht<'_, T> {
     }
 }
 
-shell_chain_state!(['a, T: Real] MSgnht<'a, T>);
+shell_chain_state!(['a, T: Real, I: IntegratorChoice] MSgnht<'a, T, I>);
 
 /// θ and p; ξ and the redraw counters.
-impl<T: Real> crate::sampler::Checkpoint<T> for Sgnht<'_, T> {
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>> crate::sampler::Checkpoint<T>
+    for Sgnht<'_, T, I, M>
+{
     type State = crate::sampler::Scalars<T>;
     fn checkpoint_len(&self) -> usize {
         self.shell.checkpoint_len(&[])
@@ -408,8 +439,16 @@ impl<T: Real> crate::sampler::Checkpoint<T> for Sgnht<'_, T> {
     }
 }
 
-shell_checkpoint!(['a, T: Real] MSgnht<'a, T>, xi);
+shell_checkpoint!(['a, T: Real, I: IntegratorChoice] MSgnht<'a, T, I>, xi);
 
-super::schedule::step_size_from_params!(Sgnht, SgnhtParams, h);
+super::schedule::step_size_from_params!(
+    [T: Real, I: IntegratorChoice, M: MassKind<T>] Sgnht<'_, T, I, M>,
+    SgnhtParams,
+    h
+);
 
-super::schedule::step_size_from_params!(MSgnht, SgnhtParams, h);
+super::schedule::step_size_from_params!(
+    [T: Real, I: IntegratorChoice] MSgnht<'_, T, I>,
+    SgnhtParams,
+    h
+);

@@ -217,33 +217,53 @@ fn sgld<T: Real>(b: &mut Buffers<T>, d: usize) -> Result<Sgld<'_, T>, Error> {
 }
 
 /// SGHMC, friction 1.
-fn sghmc_params<T: Real>(integrator: Integrator) -> SghmcParams<T> {
+fn sghmc_params<T: Real, I: IntegratorChoice>(integrator: I) -> SghmcParams<T, I> {
     SghmcParams::new(T::from_f32(SDE_H))
         .with_friction(T::ONE)
         .with_integrator(integrator)
 }
 
-fn sghmc<T: Real>(b: &mut Buffers<T>, d: usize, i: Integrator) -> Result<Sghmc<'_, T>, Error> {
+// The samplers are built as a firmware that runs one scheme would build them: the integrator
+// fixed at compile time (`Euler`, `Splitting`) and the identity mass fixed at compile time
+// (`IdentityMass`), so each step links only its own scheme's and mass's code.
+
+fn sghmc<T: Real, I: IntegratorChoice>(
+    b: &mut Buffers<T>,
+    d: usize,
+    i: I,
+) -> Result<Sghmc<'_, T, I, IdentityMass>, Error> {
     let (theta, p) = (prefix(&mut b.theta, d), prefix(&mut b.p, d));
-    Sghmc::new(sghmc_params(i), theta, p, prefix(&mut b.work, 2 * d))
+    Ok(
+        Sghmc::new(sghmc_params(i), theta, p, prefix(&mut b.work, 2 * d))?
+            .with_mass(IdentityMass)?,
+    )
 }
 
 /// SGNHT and mSGNHT, diffusion A = 1, ξ₀ = `initial_thermostat()`.
-fn sgnht_params<T: Real>(integrator: Integrator) -> SgnhtParams<T> {
+fn sgnht_params<T: Real, I: IntegratorChoice>(integrator: I) -> SgnhtParams<T, I> {
     SgnhtParams::new(T::from_f32(SDE_H))
         .with_diffusion(T::ONE)
         .with_integrator(integrator)
 }
 
-fn sgnht<T: Real>(b: &mut Buffers<T>, d: usize, i: Integrator) -> Result<Sgnht<'_, T>, Error> {
+fn sgnht<T: Real, I: IntegratorChoice>(
+    b: &mut Buffers<T>,
+    d: usize,
+    i: I,
+) -> Result<Sgnht<'_, T, I, IdentityMass>, Error> {
     let params = sgnht_params(i);
     let xi = &mut b.xi[0];
     *xi = params.initial_thermostat();
     let (theta, p) = (prefix(&mut b.theta, d), prefix(&mut b.p, d));
-    Sgnht::new(params, theta, p, xi, prefix(&mut b.work, 2 * d))
+    let work = prefix(&mut b.work, 2 * d);
+    Ok(Sgnht::new(params, theta, p, xi, work)?.with_mass(IdentityMass)?)
 }
 
-fn msgnht<T: Real>(b: &mut Buffers<T>, d: usize, i: Integrator) -> Result<MSgnht<'_, T>, Error> {
+fn msgnht<T: Real, I: IntegratorChoice>(
+    b: &mut Buffers<T>,
+    d: usize,
+    i: I,
+) -> Result<MSgnht<'_, T, I>, Error> {
     let params = sgnht_params(i);
     let xi = prefix(&mut b.xi, d);
     xi.iter_mut().for_each(|x| *x = params.initial_thermostat());
@@ -253,11 +273,17 @@ fn msgnht<T: Real>(b: &mut Buffers<T>, d: usize, i: Integrator) -> Result<MSgnht
 
 /// SGMGT-D with its defaults (softened monomial-gamma kinetics a = 1, c = 5; σ_θ = σ_ξ = 0.01;
 /// redraws every 100 steps), ξ₀ = 0.
-fn sgmgt_params<T: Real>(integrator: Integrator) -> SgmgtParams<T> {
+fn sgmgt_params<T: Real, I: IntegratorChoice>(
+    integrator: I,
+) -> SgmgtParams<T, MonomialGamma<T>, sgmcmc::kinetic::Gaussian<'static, T>, I> {
     SgmgtParams::sgmgt_d(T::from_f32(SGMGT_H)).with_integrator(integrator)
 }
 
-fn sgmgt_d<T: Real>(b: &mut Buffers<T>, d: usize, i: Integrator) -> Result<Sgmgt<'_, T>, Error> {
+fn sgmgt_d<T: Real, I: IntegratorChoice>(
+    b: &mut Buffers<T>,
+    d: usize,
+    i: I,
+) -> Result<Sgmgt<'_, T, MonomialGamma<T>, sgmcmc::kinetic::Gaussian<'static, T>, I>, Error> {
     let (theta, p, xi) = (
         prefix(&mut b.theta, d),
         prefix(&mut b.p, d),
@@ -270,9 +296,9 @@ fn hmc_params<T: Real>() -> HmcParams<T> {
     HmcParams::new(T::from_f32(HMC_EPS)).with_leapfrog_steps(HMC_STEPS)
 }
 
-fn hmc<T: Real>(b: &mut Buffers<T>, d: usize) -> Result<Hmc<'_, T>, Error> {
+fn hmc<T: Real>(b: &mut Buffers<T>, d: usize) -> Result<Hmc<'_, T, IdentityMass>, Error> {
     let (theta, p) = (prefix(&mut b.theta, d), prefix(&mut b.p, d));
-    Hmc::new(hmc_params(), theta, p, prefix(&mut b.work, 4 * d))
+    Ok(Hmc::new(hmc_params(), theta, p, prefix(&mut b.work, 4 * d))?.with_mass(IdentityMass)?)
 }
 
 /// Runs a crate sampler (burn-in, timed batch) and copies its final θ into `end`.
@@ -302,10 +328,20 @@ fn run_crate<T: Real>(
     b.clear();
     match case {
         Case::Sgld => run_sampler(sgld(b, d), BATCH, seed, end),
-        Case::Sghmc(i) => run_sampler(sghmc(b, d, i), BATCH, seed, end),
-        Case::Sgnht(i) => run_sampler(sgnht(b, d, i), BATCH, seed, end),
-        Case::MSgnht(i) => run_sampler(msgnht(b, d, i), BATCH, seed, end),
-        Case::SgmgtD(i) => run_sampler(sgmgt_d(b, d, i), SGMGT_BATCH, seed, end),
+        Case::Sghmc(Integrator::Euler) => run_sampler(sghmc(b, d, Euler), BATCH, seed, end),
+        Case::Sghmc(Integrator::Splitting) => run_sampler(sghmc(b, d, Splitting), BATCH, seed, end),
+        Case::Sgnht(Integrator::Euler) => run_sampler(sgnht(b, d, Euler), BATCH, seed, end),
+        Case::Sgnht(Integrator::Splitting) => run_sampler(sgnht(b, d, Splitting), BATCH, seed, end),
+        Case::MSgnht(Integrator::Euler) => run_sampler(msgnht(b, d, Euler), BATCH, seed, end),
+        Case::MSgnht(Integrator::Splitting) => {
+            run_sampler(msgnht(b, d, Splitting), BATCH, seed, end)
+        }
+        Case::SgmgtD(Integrator::Euler) => {
+            run_sampler(sgmgt_d(b, d, Euler), SGMGT_BATCH, seed, end)
+        }
+        Case::SgmgtD(Integrator::Splitting) => {
+            run_sampler(sgmgt_d(b, d, Splitting), SGMGT_BATCH, seed, end)
+        }
         Case::Hmc => run_sampler(hmc(b, d), BATCH, seed, end),
     }
 }
@@ -335,7 +371,7 @@ fn run_reference<T: Real>(case: Case, d: usize, seed: u64, b: &mut Buffers<T>) -
             })
         }
         Case::Sghmc(i) => {
-            let params = sghmc_params::<T>(i);
+            let params = sghmc_params::<T, Integrator>(i);
             let r = reference::Sghmc::new(params.step_size(), params.friction());
             timed(BATCH, || {
                 if euler(i) {
@@ -347,7 +383,7 @@ fn run_reference<T: Real>(case: Case, d: usize, seed: u64, b: &mut Buffers<T>) -
             })
         }
         Case::Sgnht(i) => {
-            let params = sgnht_params::<T>(i);
+            let params = sgnht_params::<T, Integrator>(i);
             let r = reference::Sgnht::new(params.step_size(), params.diffusion());
             let mut xi = params.initial_thermostat();
             timed(BATCH, || {
@@ -360,7 +396,7 @@ fn run_reference<T: Real>(case: Case, d: usize, seed: u64, b: &mut Buffers<T>) -
             })
         }
         Case::MSgnht(i) => {
-            let params = sgnht_params::<T>(i);
+            let params = sgnht_params::<T, Integrator>(i);
             let r = reference::MSgnht::new(params.step_size(), params.diffusion());
             xi.iter_mut().for_each(|x| *x = params.initial_thermostat());
             timed(BATCH, || {
@@ -373,7 +409,7 @@ fn run_reference<T: Real>(case: Case, d: usize, seed: u64, b: &mut Buffers<T>) -
             })
         }
         Case::SgmgtD(i) => {
-            let q = sgmgt_params::<T>(i);
+            let q = sgmgt_params::<T, Integrator>(i);
             let r = reference::SgmgtD::new(
                 q.step_size(),
                 q.kinetic().c(),
