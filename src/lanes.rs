@@ -479,15 +479,16 @@ where
 /// (drawn in the loop, or a drawn slice), with a backup (`kept.keep`) each coordinate's old θ
 /// into the backup's θ, its old ξ (per-coordinate thermostats only) into the backup's ξ and
 /// its old p into ∇Ũ's slot once read, and its gradient entry checked as it is read: the
-/// result is the first non-finite one (`None` without a backup). The backup's slices are
-/// zipped with the pass, not indexed (no bounds check per coordinate); they are as long as θ
-/// (`Phase::new` checked the workspace).
+/// result is the first non-finite one (`None` without a backup). A counted loop over slices cut
+/// to θ's length (the backup's are that long: `Phase::new` checked the workspace), so the
+/// compiler drops every bounds check; a zip of the slices with the `repeat` of a shared ξ kept
+/// a general iterator's tests per coordinate.
 #[inline(always)]
 fn scalar_pass<'m, T, E, F, N>(
     (theta, p, g, kept): BlockSlots<'_, T>,
     normals: &mut N,
-    xi: impl Iterator<Item = E>,
-    aux: impl Iterator<Item = &'m T>,
+    mut xi: impl Iterator<Item = E>,
+    mut aux: impl Iterator<Item = &'m T>,
     f: &mut F,
 ) -> Option<usize>
 where
@@ -501,51 +502,44 @@ where
         theta: kept_theta,
         xi: kept_xi,
     } = kept;
+    let n = theta.len();
+    let (Some(p), Some(g)) = (p.get_mut(..n), g.get_mut(..n)) else {
+        return None; // unreachable: the lengths were checked when the sampler was built
+    };
+    // The backups, as long as θ, or empty without a backup (and ξ's for a shared ξ).
+    let kept_theta = kept_theta.get_mut(..n).unwrap_or_default();
+    let kept_xi = kept_xi.get_mut(..n).unwrap_or_default();
+    let keep = keep && kept_theta.len() == n;
+    let keep_xi = keep && !E::SHARED && kept_xi.len() == n;
     let mut bad_gradient = None;
-    // One coordinate: its gradient entry read (and with a backup checked, then replaced by
-    // the old p), its normals drawn, the body run.
-    macro_rules! coordinate {
-        ($k:expr, $t:expr, $p:expr, $g:expr, $x:expr, $a:expr, $keep:expr) => {{
-            let (k, t, p, g, mut x, a): (usize, &mut T, &mut T, &mut T, E, &T) =
-                ($k, $t, $p, $g, $x, $a);
-            let gk = *g;
-            if $keep {
-                if bad_gradient.is_none() && !gk.is_finite() {
-                    bad_gradient = Some(k);
-                }
-                *g = *p;
+    for k in 0..n {
+        let (Some(mut x), Some(a)) = (xi.next(), aux.next()) else {
+            break; // unreachable: ξ and the data are as long as θ
+        };
+        let (t, pk, gk) = (&mut theta[k], &mut p[k], &mut g[k]);
+        let grad = *gk;
+        if keep {
+            if bad_gradient.is_none() && !grad.is_finite() {
+                bad_gradient = Some(k);
             }
-            let (z, zeta) = normals.next(k);
-            f.run(Coordinate {
-                i: k,
-                lane: 0,
-                theta: t,
-                p,
-                g: gk,
-                z,
-                zeta,
-                xi: x.slot(),
-                aux: *a,
-            });
-        }};
-    }
-    let all = theta.iter_mut().zip(p).zip(g).zip(xi).zip(aux);
-    if !keep {
-        for (k, ((((t, p), g), x), a)) in all.enumerate() {
-            coordinate!(k, t, p, g, x, a, false);
+            *gk = *pk;
+            kept_theta[k] = *t;
+            if keep_xi {
+                kept_xi[k] = *x.slot();
+            }
         }
-    } else if E::SHARED {
-        for (k, (((((t, p), g), x), a), b)) in all.zip(kept_theta.iter_mut()).enumerate() {
-            *b = *t;
-            coordinate!(k, t, p, g, x, a, true);
-        }
-    } else {
-        let kept = kept_theta.iter_mut().zip(kept_xi.iter_mut());
-        for (k, (((((t, p), g), mut x), a), (b, bx))) in all.zip(kept).enumerate() {
-            *b = *t;
-            *bx = *x.slot();
-            coordinate!(k, t, p, g, x, a, true);
-        }
+        let (z, zeta) = normals.next(k);
+        f.run(Coordinate {
+            i: k,
+            lane: 0,
+            theta: t,
+            p: pk,
+            g: grad,
+            z,
+            zeta,
+            xi: x.slot(),
+            aux: *a,
+        });
     }
     bad_gradient
 }

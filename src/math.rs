@@ -92,9 +92,10 @@ pub(crate) use f32_backend::{exp32, ln32, pow32, sqrt32};
 
 /// The accurate scalar exp, ln and tanh of libm, whatever the shim (micromath's are
 /// approximations): what the kernels' polynomial forms ([`crate::Real::exp_poly`], …) become on
-/// a core without an FPU for the type, where each of a branch-free polynomial's operations is a
-/// library call and libm's short, range-reduced forms cost a fraction of it (on a Cortex-M4F's
-/// `f64`, the degree-13 exp polynomial alone is ~26 software double operations).
+/// a scalar core, which has nothing to vectorise; without an FPU for the type each of a
+/// branch-free polynomial's operations is a library call and libm's short, range-reduced forms
+/// cost a fraction of it (on a Cortex-M4F's `f64`, the degree-13 exp polynomial alone is ~26
+/// software double operations).
 pub(crate) mod scalar {
     #[inline(always)]
     pub(crate) fn exp32(x: f32) -> f32 {

@@ -98,17 +98,19 @@ pub trait Real:
     type NormalLanes: NormalLanes<Self>;
     /// eˣ by a branch-free polynomial that vectorises inside the per-coordinate loops (the
     /// splitting integrator's friction flows), about 1 ulp; independent of the math shim. On a
-    /// core without an FPU for the type (a Cortex-M0, a Cortex-M4F's `f64`), libm's `exp`,
-    /// whose few library-call operations cost less there.
+    /// scalar core ([`crate::rng::SCALAR_CORE`]), libm's `exp`: nothing to vectorise there, and
+    /// without an FPU for the type (a Cortex-M0, a Cortex-M4F's `f64`) its few library-call
+    /// operations cost less (the same function on every scalar core, so that they all draw
+    /// one chain).
     fn exp_poly(self) -> Self;
     /// tanh x, branch-free on top of [`exp_poly`](Self::exp_poly) (so it vectorises too), within
-    /// 2 ulp of libm's (`docs/rng.md`); independent of the math shim. Without an FPU for the
-    /// type, libm's `tanh`.
+    /// 2 ulp of libm's (`docs/rng.md`); independent of the math shim. On a scalar core, libm's
+    /// `tanh`.
     fn tanh_poly(self) -> Self;
     /// ln x for a positive normal x by a branch-free polynomial that vectorises (the Box–Muller
     /// radius's logarithm: Cephes `logf` for `f32`, fdlibm's `e_log.c` for `f64`, `docs/rng.md`);
     /// independent of the math shim. For 0, subnormals, ∞ and NaN the result is unspecified (never a panic).
-    /// Without an FPU for the type, libm's `log`.
+    /// On a scalar core, libm's `log`.
     fn ln_poly(self) -> Self;
     /// The smallest positive normal number.
     const MIN_POSITIVE: Self;
@@ -212,7 +214,7 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn exp_poly(self) -> Self {
-                if crate::lanes::hard_float::<$t>() {
+                if crate::lanes::VECTOR_TARGET {
                     $exp_poly(self)
                 } else {
                     $exp_scalar(self)
@@ -220,7 +222,7 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn tanh_poly(self) -> Self {
-                if crate::lanes::hard_float::<$t>() {
+                if crate::lanes::VECTOR_TARGET {
                     $tanh_poly(self)
                 } else {
                     $tanh_scalar(self)
@@ -228,7 +230,7 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn ln_poly(self) -> Self {
-                if crate::lanes::hard_float::<$t>() {
+                if crate::lanes::VECTOR_TARGET {
                     $ln_poly(self)
                 } else {
                     $ln_scalar(self)

@@ -13,6 +13,12 @@
 //! To re-capture after a change that is *meant* to change numbers, run
 //! `SGMCMC_BLESS=1 cargo test --test value_stability` and explain the change in the commit.
 //!
+//! Scalar cores (every Cortex-M, and a host built with `--cfg sgmcmc_scalar_core`) draw other
+//! chains (`docs/rng.md`, *Determinism*): their pins are `tests/data/value_stability_scalar_core.txt`,
+//! captured with `RUSTFLAGS="--cfg sgmcmc_scalar_core" SGMCMC_BLESS=1 cargo test --test
+//! value_stability` when the scalar-core engine was introduced, and checked by `.ci/run` in that
+//! build; the firmware checks that a Cortex-M draws the same values (`examples/firmware`).
+//!
 //! The pinned values are those of the default build (libm, and the vectorised noise in unfused
 //! arithmetic with the correctly rounded square root); micromath's f32 approximations and the
 //! `std` feature's fused multiply-adds (on targets with FMA) give other numbers, so the file is
@@ -40,10 +46,20 @@ const LARGE: usize = 37;
 fn dim_tag<const N: usize>() -> &'static str {
     if N == SMALL { "" } else { "-d37" }
 }
+/// Whether this build's f64 noise is the AVX2 Box–Muller, whose values are not pinned.
+const F64_DEPENDS_ON_AVX2: bool = cfg!(target_feature = "avx2") && !sgmcmc::rng::SCALAR_CORE;
+
 /// Steps recorded per case.
 const STEPS: usize = 20;
-/// The pinned values.
-const FIXTURE: &str = "tests/data/value_stability.txt";
+/// The pinned values: of the vector targets' builds, or of the scalar cores' (`--cfg
+/// sgmcmc_scalar_core` on a host, and every Cortex-M: their noise is the caller's ziggurat
+/// normals drawn where used, their passes plain loops with one accumulator, `docs/rng.md`,
+/// *Determinism*).
+const FIXTURE: &str = if sgmcmc::rng::SCALAR_CORE {
+    "tests/data/value_stability_scalar_core.txt"
+} else {
+    "tests/data/value_stability.txt"
+};
 
 /// The float types, with their exact bit patterns.
 trait Fl: Real {
@@ -641,8 +657,9 @@ fn all_cases() -> BTreeMap<String, String> {
     each::<LARGE, f32>(&mut out);
     // With AVX2 the f64 noise is the vectorised Box–Muller, elsewhere the ziggurat on one lane
     // (`docs/rng.md`, *Determinism*): the f64 pins are the latter's, so an AVX2 build checks
-    // the f32 cases only (they are the same on every build).
-    if !cfg!(target_feature = "avx2") {
+    // the f32 cases only (they are the same on every build). A scalar core's f64 noise does not
+    // depend on AVX2: it checks both.
+    if !F64_DEPENDS_ON_AVX2 {
         each::<SMALL, f64>(&mut out);
         each::<LARGE, f64>(&mut out);
     }
@@ -682,7 +699,7 @@ fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
         }
     }
     for name in pinned.keys() {
-        let skipped = cfg!(target_feature = "avx2") && name.contains("f64");
+        let skipped = F64_DEPENDS_ON_AVX2 && name.contains("f64");
         if !got.contains_key(*name) && !skipped {
             failures.push(format!("{name}: pinned but no longer run"));
         }

@@ -388,9 +388,14 @@ impl<T: Real> MonomialGamma<T> {
             if x == T::ZERO || kt == T::ZERO || !p.is_finite() {
                 return p;
             }
-            let s = x.sinh();
-            let x_new = if s.is_finite() {
-                (s * (-T::HALF * self.c * kt).exp_poly()).asinh()
+            // Direct while sinh x, the decay and their product are normal numbers (every
+            // typical momentum and step); in log space where one would overflow or lose
+            // precision below the normal range (x or cκt extreme).
+            let (s, decay) = (x.sinh(), (-T::HALF * self.c * kt).exp_poly());
+            let v = s * decay;
+            let normal = |y: T| y >= T::MIN_POSITIVE && y.is_finite();
+            let x_new = if normal(s) && normal(decay) && normal(v) {
+                v.asinh()
             } else {
                 asinh_exp(ln_sinh(x) - T::HALF * self.c * kt)
             };
@@ -752,12 +757,13 @@ impl<T: Real> Kinetic<T> for Eq12A1<T> {
 /// never ∞). Both go through the inline polynomial exp rather than libm calls (libm's `expf`
 /// took 38 % of an SGMGT-D step in a profile of the native build), and have no branch.
 ///
-/// On a core without an FPU for `T` both come from one libm eᵘ − 1 at u = −2x instead (`m`): tanh x = −m/(2 + m)
+/// On a scalar core both come from one libm eᵘ − 1 at u = −2x instead (`m`): tanh x = −m/(2 + m)
 /// and sech² x = 4(1 + m)/(2 + m)², accurate near 0 as m is, and one transcendental call per
-/// coordinate where the vector form's tanh and sech² take two (a library call each there).
+/// coordinate where the vector form's tanh and sech² take two (without an FPU, a library call
+/// each; the same form on every scalar core, so that they all draw one chain).
 #[inline(always)]
 fn tanh_sech2<T: Real>(x: T) -> (T, T) {
-    if !crate::lanes::hard_float::<T>() {
+    if crate::lanes::SCALAR_CORE {
         let m = (-T::TWO * x).expm1();
         let inv = T::ONE / (T::TWO + m);
         return (-m * inv, T::TWO * T::TWO * (T::ONE + m) * inv * inv);

@@ -132,6 +132,20 @@ pub fn curve(c: &Curve<'_>) {
         .emit();
 }
 
+/// `pin <name> state=<hex> stats=<hex>`: a `tests/value_stability.rs` case's two hashes.
+#[cfg(not(feature = "defmt"))]
+#[allow(dead_code)] // the cost curve's (`src/curve/pins.rs`)
+pub fn pin(name: &str, state: u64, stats: u64) {
+    Line::new()
+        .text("pin ")
+        .text(name)
+        .text(" state=")
+        .hex64(state)
+        .text(" stats=")
+        .hex64(stats)
+        .emit();
+}
+
 /// `peak stack: <bytes> bytes from the top of RAM`.
 #[cfg(not(feature = "defmt"))]
 #[allow(dead_code)] // the cost curve's (`src/curve/main.rs`)
@@ -371,6 +385,20 @@ impl Line {
         }
         for &d in digits.iter().take(count).rev() {
             self.byte(d);
+        }
+        self
+    }
+
+    /// Appends a `u64` as sixteen lower-case hex digits.
+    #[allow(dead_code)] // the cost curve's
+    pub fn hex64(mut self, x: u64) -> Self {
+        for k in (0..16).rev() {
+            let nibble = ((x >> (4 * k)) & 0xf) as u8;
+            self.byte(if nibble < 10 {
+                b'0' + nibble
+            } else {
+                b'a' + nibble - 10
+            });
         }
         self
     }

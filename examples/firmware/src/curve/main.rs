@@ -30,6 +30,7 @@ mod cost;
 #[allow(dead_code)] // the moment-check firmware's printers
 #[path = "../out.rs"]
 mod out;
+mod pins;
 mod reference;
 #[path = "../stack.rs"]
 mod stack;
@@ -501,6 +502,12 @@ fn main() -> ! {
             work: [0.0; 4 * MAX_D],
         };
         ok &= curve::<f64>(calibration, &mut buffers);
+    }
+    // The determinism check: the host scalar-core build's pinned chains, bit for bit.
+    ok &= pins::all::<f32>();
+    #[cfg(feature = "f64")]
+    {
+        ok &= pins::all::<f64>();
     }
     out::peak_stack(stack::depth_since(sp) as u32);
     common::finish(ok)
