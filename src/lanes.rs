@@ -509,8 +509,7 @@ where
     // The backups, as long as θ, or empty without a backup (and ξ's for a shared ξ).
     let kept_theta = kept_theta.get_mut(..n).unwrap_or_default();
     let kept_xi = kept_xi.get_mut(..n).unwrap_or_default();
-    let keep = keep && kept_theta.len() == n;
-    let keep_xi = keep && !E::SHARED && kept_xi.len() == n;
+    let keep_xi = keep && !E::SHARED;
     let mut bad_gradient = None;
     for k in 0..n {
         let (Some(mut x), Some(a)) = (xi.next(), aux.next()) else {
@@ -523,9 +522,13 @@ where
                 bad_gradient = Some(k);
             }
             *gk = *pk;
-            kept_theta[k] = *t;
-            if keep_xi {
-                kept_xi[k] = *x.slot();
+            // (`get_mut`: the backups are θ's length when kept, which the compiler cannot see
+            // through `keep`; an index would link a bounds-check panic.)
+            if let Some(b) = kept_theta.get_mut(k) {
+                *b = *t;
+            }
+            if keep_xi && let Some(b) = kept_xi.get_mut(k) {
+                *b = *x.slot();
             }
         }
         let (z, zeta) = normals.next(k);
@@ -576,16 +579,14 @@ where
     let keep = backup.is_some();
     let mut bad_gradient = None;
     let mut first = 0;
-    let blocks = theta
-        .chunks_mut(NOISE_BLOCK)
-        .zip(p.chunks_mut(NOISE_BLOCK))
-        .zip(g.chunks_mut(NOISE_BLOCK));
+    let blocks = blocks_mut(theta).zip(blocks_mut(p)).zip(blocks_mut(g));
     for ((theta, p), g) in blocks {
         let range = first..first + theta.len();
         if keep && bad_gradient.is_none() {
             bad_gradient = first_non_finite(g).map(|k| first + k);
         }
-        let mut zeta: [&[T]; EXTRA_NORMALS] = [&zeros[..theta.len()]; EXTRA_NORMALS];
+        let unused = zeros.get(..theta.len()).unwrap_or_default();
+        let mut zeta: [&[T]; EXTRA_NORMALS] = [unused; EXTRA_NORMALS];
         match &mut noise {
             Noise::Drawn(drawn) => {
                 for (z, d) in block
@@ -658,6 +659,22 @@ where
         first += len;
     }
     bad_gradient
+}
+
+/// `s` in blocks of [`NOISE_BLOCK`] (the last one shorter), without a division: a zip of
+/// `chunks_mut`s asks core for the chunk count, a division by the chunk size that, left out of
+/// line in a size-optimised build, keeps its divide-by-zero panic.
+#[inline(always)]
+pub(crate) fn blocks_mut<T>(mut s: &mut [T]) -> impl Iterator<Item = &mut [T]> {
+    core::iter::from_fn(move || {
+        let len = s.len().min(NOISE_BLOCK);
+        if len == 0 {
+            return None;
+        }
+        let (block, rest) = core::mem::take(&mut s).split_at_mut_checked(len)?;
+        s = rest;
+        Some(block)
+    })
 }
 
 /// Where [`sweep`] saves what it overwrites (see there): θ into `theta` (the workspace's

@@ -20,6 +20,7 @@ mod noise;
 pub mod prelude;
 pub mod real;
 pub mod rng;
+mod rows;
 pub mod sampler;
 mod validate;
 mod variates;

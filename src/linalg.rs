@@ -33,7 +33,9 @@
 //! three correct digits) and f64 should be preferred beyond that.
 
 use crate::error::LinalgError;
+use crate::lanes::copy_into;
 use crate::real::Real;
+use crate::rows::rows;
 
 /// Checks that a matrix slice of length `len` holds d × d entries.
 #[inline]
@@ -107,10 +109,11 @@ pub fn check_symmetric<T: Real>(a: &[T], d: usize) -> Result<(), LinalgError> {
     if let Some(index) = a.iter().position(|x| !x.is_finite()) {
         return Err(LinalgError::NonFinite { index });
     }
-    for (row, r) in a.chunks_exact(d.max(1)).enumerate() {
+    for (row, r) in rows(a, d).enumerate() {
         for (col, &x) in r.iter().enumerate().take(row) {
-            // col < row < d, so col·d + row < d².
-            if x != a[col * d + row] {
+            // col < row < d, so col·d + row < d²: `get` never misses (an index would link a
+            // panic path the compiler cannot rule out).
+            if a.get(col * d + row) != Some(&x) {
                 return Err(LinalgError::NotSymmetric { row, col });
             }
         }
@@ -153,19 +156,39 @@ pub fn check_symmetric<T: Real>(a: &[T], d: usize) -> Result<(), LinalgError> {
 pub fn cholesky_in_place<T: Real>(a: &mut [T], d: usize) -> Result<(), LinalgError> {
     check_matrix(a.len(), d)?;
     for i in 0..d {
-        // Rows < i already hold L; row i is being factored.
-        let (done, rest) = a.split_at_mut(i * d);
-        let row_i = &mut rest[..d];
-        for (j, row_j) in done.chunks_exact(d).enumerate() {
-            let s = row_i[j] - dot(&row_i[..j], &row_j[..j]);
-            row_i[j] = s / row_j[j];
+        // Rows < i already hold L; row i is being factored. Every split and access below is
+        // checked, though none can miss (i, j < d and the length is d²: a miss would be a
+        // no-op): the compiler cannot always see the bounds, and an index would link a panic
+        // path.
+        let Some((done, rest)) = a.split_at_mut_checked(i * d) else {
+            continue;
+        };
+        let Some(row_i) = rest.get_mut(..d) else {
+            continue;
+        };
+        for (j, row_j) in rows(done, d).enumerate() {
+            let (Some((head, tail)), Some((row_j_head, row_j_tail))) =
+                (row_i.split_at_mut_checked(j), row_j.split_at_checked(j))
+            else {
+                continue;
+            };
+            if let (Some(x), Some(&ljj)) = (tail.first_mut(), row_j_tail.first()) {
+                let s = *x - dot(head, row_j_head);
+                *x = s / ljj;
+            }
         }
-        let s = row_i[i] - dot(&row_i[..i], &row_i[..i]);
+        let Some((head, tail)) = row_i.split_at_mut_checked(i) else {
+            continue;
+        };
+        let Some((x, upper)) = tail.split_first_mut() else {
+            continue;
+        };
+        let s = *x - dot(head, head);
         if !(s > T::ZERO && s.is_finite()) {
             return Err(LinalgError::NotPositiveDefinite { pivot: i });
         }
-        row_i[i] = s.sqrt();
-        for x in &mut row_i[i + 1..] {
+        *x = s.sqrt();
+        for x in upper {
             *x = T::ZERO;
         }
     }
@@ -197,10 +220,15 @@ pub fn cholesky_in_place<T: Real>(a: &mut [T], d: usize) -> Result<(), LinalgErr
 pub fn solve_lower_in_place<T: Real>(l: &[T], d: usize, b: &mut [T]) -> Result<(), LinalgError> {
     check_matrix(l.len(), d)?;
     check_vector(b.len(), d)?;
-    for (i, row) in l.chunks_exact(d.max(1)).enumerate().take(d) {
-        let (solved, rest) = b.split_at_mut(i);
-        if let Some(bi) = rest.first_mut() {
-            *bi = (*bi - dot(&row[..i], solved)) / row[i];
+    for (i, row) in rows(l, d).enumerate() {
+        // (Checked splits: i < d, so none misses; an unchecked one would link a panic path.)
+        let (Some((solved, rest)), Some((row_head, row_rest))) =
+            (b.split_at_mut_checked(i), row.split_at_checked(i))
+        else {
+            continue;
+        };
+        if let (Some(bi), Some(&lii)) = (rest.first_mut(), row_rest.first()) {
+            *bi = (*bi - dot(row_head, solved)) / lii;
         }
     }
     Ok(())
@@ -304,18 +332,35 @@ pub fn cholesky_solve_in_place<T: Real>(l: &[T], d: usize, b: &mut [T]) -> Resul
 pub fn invert_lower_in_place<T: Real>(l: &mut [T], d: usize) -> Result<(), LinalgError> {
     check_matrix(l.len(), d)?;
     for i in (0..d).rev() {
-        let (above, rest) = l.split_at_mut(i * d);
-        let row_i = &mut rest[..d];
-        let wii = T::ONE / row_i[i];
-        row_i[i] = wii;
+        // Checked splits and accesses, none of which can miss (i, j, k < d and the length is
+        // d²; a miss would be a no-op): an index would link a panic path.
+        let Some((above, rest)) = l.split_at_mut_checked(i * d) else {
+            continue;
+        };
+        let Some(row_i) = rest.get_mut(..d) else {
+            continue;
+        };
+        let Some(lii) = row_i.get_mut(i) else {
+            continue;
+        };
+        let wii = T::ONE / *lii;
+        *lii = wii;
         for j in (0..i).rev() {
+            let Some(&lij) = row_i.get(j) else {
+                continue;
+            };
             // k = i term: wᵢᵢ lᵢⱼ (lᵢⱼ not yet replaced); k in (j, i): rows of L above i.
-            let mut s = wii * row_i[j];
-            for (k, row_k) in above.chunks_exact(d).enumerate().skip(j + 1) {
-                s += row_i[k] * row_k[j];
+            let mut s = wii * lij;
+            let w_between = row_i.get(j + 1..i).unwrap_or_default();
+            for (&wik, row_k) in w_between.iter().zip(rows(above, d).skip(j + 1)) {
+                if let Some(&lkj) = row_k.get(j) {
+                    s += wik * lkj;
+                }
             }
             // j < i, so row j lies in `above`: j·d + j < i·d.
-            row_i[j] = -s / above[j * d + j];
+            if let (Some(x), Some(&ljj)) = (row_i.get_mut(j), above.get(j * d + j)) {
+                *x = -s / ljj;
+            }
         }
     }
     Ok(())
@@ -352,29 +397,47 @@ pub fn spd_inverse<T: Real>(a: &[T], d: usize, out: &mut [T]) -> Result<(), Lina
     check_matrix(a.len(), d)?;
     check_matrix(out.len(), d)?;
     check_symmetric(a, d)?;
-    out.copy_from_slice(a);
+    copy_into(out, a);
     cholesky_in_place(out, d)?;
     invert_lower_in_place(out, d)?;
     // (WᵀW)ᵢⱼ = Σ_{k ≥ i} wₖᵢ wₖⱼ for j ≤ i. Row i ascending: the rows k > i it reads are still W,
     // and row i itself is first scaled by wᵢᵢ (the k = i term) before rows k > i are added.
+    // (Checked splits and accesses, none of which can miss, i < d and the length d²; a miss
+    // would be a no-op. An index would link a panic path.)
     for i in 0..d {
-        let (_, rest) = out.split_at_mut(i * d);
-        let (row_i, below) = rest.split_at_mut(d);
-        let wii = row_i[i];
-        for x in &mut row_i[..=i] {
+        let Some((row_i, below)) = out
+            .get_mut(i * d..)
+            .and_then(|rest| rest.split_at_mut_checked(d))
+        else {
+            continue;
+        };
+        let Some(lower_i) = row_i.get_mut(..=i) else {
+            continue;
+        };
+        let Some(&wii) = lower_i.last() else {
+            continue;
+        };
+        for x in lower_i.iter_mut() {
             *x *= wii;
         }
-        for row_k in below.chunks_exact(d) {
-            let c = row_k[i];
-            for (x, &w) in row_i[..=i].iter_mut().zip(&row_k[..=i]) {
+        for row_k in rows(below, d) {
+            let Some(&c) = row_k.get(i) else {
+                continue;
+            };
+            for (x, &w) in lower_i.iter_mut().zip(row_k) {
                 *x += c * w;
             }
         }
     }
+    // The strict upper triangle from the lower, row by row: (j, i) ← (i, j) for j < i.
     for i in 0..d {
         for j in 0..i {
-            // i, j < d: both flat indices are below d².
-            out[j * d + i] = out[i * d + j];
+            // i, j < d: both flat indices are below d² (`get`: no panic path).
+            if let Some(&x) = out.get(i * d + j)
+                && let Some(y) = out.get_mut(j * d + i)
+            {
+                *y = x;
+            }
         }
     }
     Ok(())
@@ -402,7 +465,7 @@ pub fn mat_vec<T: Real>(a: &[T], d: usize, x: &[T], out: &mut [T]) -> Result<(),
     check_matrix(a.len(), d)?;
     check_vector(x.len(), d)?;
     check_vector(out.len(), d)?;
-    for (y, row) in out.iter_mut().zip(a.chunks_exact(d.max(1))) {
+    for (y, row) in out.iter_mut().zip(rows(a, d)) {
         *y = dot(row, x);
     }
     Ok(())

@@ -2087,3 +2087,56 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
     assert!(!LinalgError::ReadOnly.to_string().is_empty());
     assert!(Buffer::Workspace.name().contains("workspace"));
 }
+
+/// `SampleSize`'s variants have public fields, so a rule can be built by hand past the checks of
+/// `SampleSize::fixed` and `SampleSize::adaptive`. `McemParams::validate`, and so `Mcem::new`,
+/// refuse what those constructors would: S_count < 2 (`Fixed(0 | 1)` or an adaptive count),
+/// S_I = 0 (the growth ⌈S/S_I⌉ would divide by zero) and a z_{1−α/2} that is not finite or
+/// below 0; the sampler is not consumed into a wrapper that could panic later.
+#[test]
+fn hand_built_sample_sizes_are_refused() {
+    use sgmcmc::adapt::{Mcem, McemParams, SampleSize};
+    use sgmcmc::kinetic::MassShape;
+
+    let n = 3;
+    let (mut theta, mut p, mut work) = (vec![0.0f64; n], vec![0.0; n], vec![0.0; 2 * n]);
+    let mut diag = vec![1.0; n];
+    let mut buf =
+        vec![0.0; Mcem::<f64, Sghmc<'static, f64>>::workspace_len(n, MassShape::Diagonal)];
+    let adaptive = |count, growth, z| SampleSize::Adaptive { count, growth, z };
+    let cases = [
+        (SampleSize::Fixed(0), oor(Param::SampleCount)),
+        (SampleSize::Fixed(1), oor(Param::SampleCount)),
+        (adaptive(100, 0, 1.0), oor(Param::SampleGrowth)),
+        (adaptive(0, 0, 1.0), oor(Param::SampleCount)),
+        (adaptive(1, 10, 1.0), oor(Param::SampleCount)),
+        (adaptive(100, 10, -1.0), oor(Param::ConfidenceLevel)),
+        (adaptive(100, 10, f64::NAN), nf(Param::ConfidenceLevel)),
+        (adaptive(100, 10, f64::INFINITY), nf(Param::ConfidenceLevel)),
+    ];
+    for (size, expected) in cases {
+        let params = McemParams::new(5).with_sample_size(size);
+        assert_eq!(size.validate(), Err(expected), "{size:?}");
+        assert_eq!(params.validate(), Err(expected), "{size:?}");
+        let mut smp = Sghmc::new(sghmc(0.1, 1.0), &mut theta, &mut p, &mut work).unwrap();
+        smp.set_mass(MassBuffer::diagonal(&mut diag).unwrap())
+            .unwrap();
+        assert_eq!(
+            Mcem::new(smp, params, &mut buf).err(),
+            Some(Error::Param(expected)),
+            "{size:?}"
+        );
+    }
+    // The boundary values, and what the constructors build, pass.
+    for size in [
+        SampleSize::Fixed(2),
+        adaptive(2, 1, 0.0),
+        adaptive(u64::MAX, u64::MAX, f64::MAX),
+        SampleSize::fixed(2).unwrap(),
+        SampleSize::adaptive(2, 0.999, 1).unwrap(),
+        SampleSize::adaptive(100, 0.25, 10).unwrap(),
+    ] {
+        assert_eq!(size.validate(), Ok(()), "{size:?}");
+        assert_eq!(McemParams::new(5).with_sample_size(size).validate(), Ok(()));
+    }
+}

@@ -23,6 +23,7 @@
 use crate::error::{Error, LayoutError, MomentsError, Param, ParamError};
 use crate::gradient::{Batch, Sampling};
 use crate::real::Real;
+use crate::rows::rows_mut;
 
 /// Which part of the covariance V the estimate keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,7 +168,9 @@ impl<'a, T: Real> NoiseEstimate<'a, T> {
                 }
             }
             NoiseShape::Dense => {
-                for (r, row) in squares.chunks_exact_mut(n).enumerate().take(n) {
+                // (`rows_mut`, not `chunks_exact_mut(n)`: n may be 0 as far as the compiler
+                // knows, and its assertion would be a panic path.)
+                for (r, row) in rows_mut(squares, n).enumerate().take(n) {
                     let tr = sum.get(r).copied().unwrap_or(T::ZERO) * inv_b;
                     for (q, &t) in row.iter_mut().zip(sum) {
                         *q = scale * (*q - tr * t);

@@ -50,11 +50,15 @@ pub(crate) struct NpScalars<T> {
 }
 
 /// (M⁻¹)ᵢ for a diagonal inverse mass (`None` is the identity).
+///
+/// i < d, the diagonal's length (the sampler checks the mass against θ), so `get` never misses
+/// (an index would link a panic path the compiler cannot rule out); a miss would be NaN, which
+/// the step's finiteness checks refuse, never a plausible number.
 #[inline]
 fn inv_m<T: Real>(inv_mass: Option<&[T]>, i: usize) -> T {
     match inv_mass {
         None => T::ONE,
-        Some(m) => m[i],
+        Some(m) => m.get(i).copied().unwrap_or(T::ZERO * T::INFINITY),
     }
 }
 

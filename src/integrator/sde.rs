@@ -255,14 +255,20 @@ impl<T: Real> Kinetics<T> for DenseKinetics<'_, T> {
         self.mass.trace_inverse(n)
     }
     fn save_state(&mut self, theta: &[T], p: &[T]) {
-        let (saved_theta, saved_p) = self.backup.split_at_mut(theta.len().min(self.backup.len()));
+        // (Checked split, and `min`: the backup is 2n, but an unchecked split would link a
+        // panic path.)
+        let (saved_theta, saved_p) = self
+            .backup
+            .split_at_mut_checked(theta.len().min(self.backup.len()))
+            .unwrap_or_default();
         copy_into(saved_theta, theta);
         copy_into(saved_p, p);
     }
     fn restore_state(&mut self, phase: &mut Phase<'_, T>, _xi: &mut [T]) {
         let (saved_theta, saved_p) = self
             .backup
-            .split_at(phase.theta.len().min(self.backup.len()));
+            .split_at_checked(phase.theta.len().min(self.backup.len()))
+            .unwrap_or_default();
         copy_into(phase.theta, saved_theta);
         copy_into(phase.p, saved_p);
     }

@@ -4,6 +4,7 @@ use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Gradient;
 use crate::lanes::{Backup, Slots, copy_into, first_non_finite};
 use crate::real::Real;
+use crate::rows::carve;
 
 /// θ, p and the parts of the caller's workspace, all of one length: ∇Ũ, then the scratch that
 /// holds the splitting scheme's half-step position, and, for a per-coordinate thermostat, the
@@ -52,11 +53,13 @@ impl<'a, T: Real> Phase<'a, T> {
         )?;
         check_finite(Buffer::Theta, theta)?;
         check_finite(Buffer::Momentum, p)?;
-        // (`min`: the lengths were checked, but through `workspace_len`'s saturating product
+        // (`carve`: the lengths were checked, but through `workspace_len`'s saturating product
         // the compiler cannot always see it: a firmware with d known only at run time kept
         // `split_at_mut`'s panic here.)
-        let (grad, rest) = work.split_at_mut(n.min(work.len()));
-        let (scratch, xi_backup) = rest.split_at_mut(n.min(rest.len()));
+        let mut rest = work;
+        let grad = carve(&mut rest, n);
+        let scratch = carve(&mut rest, n);
+        let xi_backup = rest;
         Ok(Phase {
             theta,
             p,

@@ -5,8 +5,10 @@
 //! factor, the exact friction flow): `docs/mass-matrix.md`.
 
 use crate::error::{Buffer, LayoutError, LinalgError};
+use crate::lanes::copy_into;
 use crate::linalg::{check_symmetric, cholesky_in_place, dot, spd_inverse};
 use crate::real::Real;
+use crate::rows::{carve, rows, rows_mut};
 use rand_core::Rng;
 
 /// The three shapes of M⁻¹; the dense one also carries the Cholesky factor of M⁻¹.
@@ -185,7 +187,7 @@ impl<'a, T: Real> Mass<'a, T> {
                 found: factor.len(),
             });
         }
-        factor.copy_from_slice(precision);
+        copy_into(factor, precision);
         cholesky_in_place(factor, d)?;
         let factor: &'a [T] = factor;
         Ok(Mass {
@@ -307,14 +309,14 @@ impl<'a, T: Real> Mass<'a, T> {
             return;
         }
         match self.repr {
-            Repr::Identity => out.copy_from_slice(p),
+            Repr::Identity => copy_into(out, p),
             Repr::Diagonal(m) => {
                 for ((o, &x), &mi) in out.iter_mut().zip(p).zip(m) {
                     *o = mi * x;
                 }
             }
             Repr::Dense { precision, dim, .. } => {
-                for (o, row) in out.iter_mut().zip(precision.chunks_exact(dim.max(1))) {
+                for (o, row) in out.iter_mut().zip(rows(precision, dim)) {
                     *o = dot(row, p);
                 }
             }
@@ -347,7 +349,7 @@ impl<'a, T: Real> Mass<'a, T> {
             }
             Repr::Dense { precision, dim, .. } => {
                 let mut s = T::ZERO;
-                for (i, (row, &pi)) in precision.chunks_exact(dim.max(1)).zip(p).enumerate() {
+                for (i, (row, &pi)) in rows(precision, dim).zip(p).enumerate() {
                     // Row i's strictly lower part and diagonal, by checked splits (no panic
                     // path; the lengths were validated when the mass was built).
                     let (Some((lower, rest)), Some(p_head)) = (row.split_at_checked(i), p.get(..i))
@@ -495,7 +497,7 @@ impl<T: Real> Mass<'_, T> {
                     }
                     *w = acc * (-ct * lambda_j).exp_poly();
                 }
-                for (row, x) in v.chunks_exact(dim.max(1)).zip(p.iter_mut()) {
+                for (row, x) in rows(v, dim).zip(p.iter_mut()) {
                     *x = dot(row, work);
                 }
             }
@@ -519,21 +521,39 @@ fn eigen_parts<T>(eigen: &[T], dim: usize) -> Option<(&[T], &[T])> {
 /// receives V (row-major, orthonormal columns = eigenvectors), then λ (d), and its last d² entries
 /// are the work matrix. Stops when the off-diagonal mass is below (d ε)² times the diagonal's,
 /// or after 64 sweeps. Eigenvalues of an SPD `a` are clamped at 0 from below (rounding).
+///
+/// Every caller sizes `a` and `out` from the same d; were they not sized so, `out` would be
+/// filled with NaN (which the samplers' finiteness checks reject) rather than panic. Within the
+/// iteration every row and entry is reached by a checked access that cannot miss (indices
+/// below d, rows of d entries): an index would link a panic path the compiler cannot rule out.
 pub(crate) fn symmetric_eigen<T: Real>(a: &[T], out: &mut [T], d: usize) {
-    let dd = d * d;
-    let (v, rest) = out.split_at_mut(dd);
-    let (lambda, w) = rest.split_at_mut(d);
-    w.copy_from_slice(a);
-    for (k, x) in v.iter_mut().enumerate() {
-        *x = if k / d == k % d { T::ONE } else { T::ZERO };
+    let dd = d.saturating_mul(d);
+    if a.len() != dd || out.len() != dd.saturating_mul(2).saturating_add(d) {
+        fill_nan(out);
+        return;
+    }
+    let mut rest = &mut *out;
+    let v = carve(&mut rest, dd);
+    let lambda = carve(&mut rest, d);
+    let w = rest;
+    copy_into(w, a);
+    for (i, row) in rows_mut(v, d).enumerate() {
+        for (j, x) in row.iter_mut().enumerate() {
+            *x = if i == j { T::ONE } else { T::ZERO };
+        }
     }
     let tol = T::from_usize(d) * T::EPSILON;
     for _ in 0..64 {
         let (mut off, mut diag) = (T::ZERO, T::ZERO);
-        for i in 0..d {
-            diag += w[i * d + i] * w[i * d + i];
-            for j in 0..i {
-                off += w[i * d + j] * w[i * d + j];
+        for (i, row) in rows(w, d).enumerate() {
+            let Some((lower, rest)) = row.split_at_checked(i) else {
+                continue;
+            };
+            if let Some(&wii) = rest.first() {
+                diag += wii * wii;
+            }
+            for &wij in lower {
+                off += wij * wij;
             }
         }
         // Converged (or not finite, where rotating cannot help): stop.
@@ -543,11 +563,15 @@ pub(crate) fn symmetric_eigen<T: Real>(a: &[T], out: &mut [T], d: usize) {
         }
         for p in 0..d {
             for q in p + 1..d {
-                let apq = w[p * d + q];
+                let (Some(&apq), Some(&aqq), Some(&app)) =
+                    (w.get(p * d + q), w.get(q * d + q), w.get(p * d + p))
+                else {
+                    continue;
+                };
                 if apq == T::ZERO {
                     continue;
                 }
-                let theta = (w[q * d + q] - w[p * d + p]) / (T::TWO * apq);
+                let theta = (aqq - app) / (T::TWO * apq);
                 let t = T::ONE / (theta.abs() + (theta * theta + T::ONE).sqrt());
                 let t = if theta < T::ZERO { -t } else { t };
                 if !t.is_finite() {
@@ -555,26 +579,40 @@ pub(crate) fn symmetric_eigen<T: Real>(a: &[T], out: &mut [T], d: usize) {
                 }
                 let c = T::ONE / (t * t + T::ONE).sqrt();
                 let s = t * c;
-                for k in 0..d {
-                    let (x, y) = (w[k * d + p], w[k * d + q]);
-                    w[k * d + p] = c * x - s * y;
-                    w[k * d + q] = s * x + c * y;
+                // Columns p and q of W, then rows p and q, then columns p and q of V.
+                for row in rows_mut(w, d) {
+                    rotate_pair(row, p, q, c, s);
                 }
-                for k in 0..d {
-                    let (x, y) = (w[p * d + k], w[q * d + k]);
-                    w[p * d + k] = c * x - s * y;
-                    w[q * d + k] = s * x + c * y;
+                if let Some((top, bottom)) = w.split_at_mut_checked(q * d) {
+                    let row_p = top.get_mut(p * d..).unwrap_or_default();
+                    for (x, y) in row_p.iter_mut().zip(bottom.iter_mut()).take(d) {
+                        let (xv, yv) = (*x, *y);
+                        *x = c * xv - s * yv;
+                        *y = s * xv + c * yv;
+                    }
                 }
-                for k in 0..d {
-                    let (x, y) = (v[k * d + p], v[k * d + q]);
-                    v[k * d + p] = c * x - s * y;
-                    v[k * d + q] = s * x + c * y;
+                for row in rows_mut(v, d) {
+                    rotate_pair(row, p, q, c, s);
                 }
             }
         }
     }
-    for (i, l) in lambda.iter_mut().enumerate() {
-        *l = w[i * d + i].max(T::ZERO);
+    for ((i, row), l) in rows(w, d).enumerate().zip(lambda.iter_mut()) {
+        if let Some(&wii) = row.get(i) {
+            *l = wii.max(T::ZERO);
+        }
+    }
+}
+
+/// The Givens rotation of entries p < q of one row: (x, y) ← (cx − sy, sx + cy).
+#[inline]
+fn rotate_pair<T: Real>(row: &mut [T], p: usize, q: usize, c: T, s: T) {
+    if let Some((left, right)) = row.split_at_mut_checked(q)
+        && let (Some(x), Some(y)) = (left.get_mut(p), right.first_mut())
+    {
+        let (xv, yv) = (*x, *y);
+        *x = c * xv - s * yv;
+        *y = s * xv + c * yv;
     }
 }
 
@@ -728,8 +766,11 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 found: eigen.len(),
             });
         }
-        let (factor, rest) = work.split_at_mut(d * d);
-        let (inv_mass_p, backup) = rest.split_at_mut(d);
+        // (`work` was checked to hold d² + 3d entries: the parts fit.)
+        let mut rest = work;
+        let factor = carve(&mut rest, d.saturating_mul(d));
+        let inv_mass_p = carve(&mut rest, d);
+        let backup = rest;
         Mass::dense(precision, factor, d)?;
         if !eigen.is_empty() {
             symmetric_eigen(precision, eigen, d);
@@ -845,7 +886,7 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                     });
                 }
                 Mass::diagonal(new)?;
-                m.copy_from_slice(new);
+                copy_into(m, new);
                 Ok(())
             }
             BufRepr::Dense {
@@ -855,16 +896,18 @@ impl<'a, T: Real> MassBuffer<'a, T> {
                 eigen,
                 ..
             } => {
+                // `new` is d² long (checked), as are `factor` and `precision` (checked when the
+                // buffer was built): the copies copy all of it.
                 check_symmetric(new, *dim)?;
-                factor.copy_from_slice(new);
+                copy_into(factor, new);
                 if let Err(e) = cholesky_in_place(factor, *dim) {
                     // Refactor the old precision: it factored before, and the factorisation is
                     // deterministic, so this restores the old factor bit for bit.
-                    factor.copy_from_slice(precision);
+                    copy_into(factor, precision);
                     let _ = cholesky_in_place(factor, *dim);
                     return Err(e);
                 }
-                precision.copy_from_slice(new);
+                copy_into(precision, new);
                 if !eigen.is_empty() {
                     symmetric_eigen(precision, eigen, *dim);
                 }

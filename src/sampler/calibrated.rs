@@ -63,8 +63,10 @@ use crate::adapt::{NoiseEstimate, NoiseShape};
 use crate::error::{Buffer, Error, LayoutError, MomentsError, Param, ParamError, StepError};
 use crate::gradient::{Batch, Gradient, MinibatchGradient, Moments};
 use crate::kinetic::symmetric_eigen;
+use crate::lanes::copy_into;
 use crate::linalg::cholesky_in_place;
 use crate::real::Real;
+use crate::rows::{carve, rows, rows_mut};
 use rand_core::Rng;
 
 /// What [`Calibrated`] hands the sampler it wraps for one step.
@@ -363,10 +365,14 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
         let shape = self.estimate.shape();
         let h = self.sampler.step_size();
         let half_h = h * T::HALF;
-        let (sum, rest) = self.work.split_at_mut(n);
-        let (squares, rest) = rest.split_at_mut(shape.len(n));
-        let (extra, rest) = rest.split_at_mut(n);
-        let (b_hat, tail) = rest.split_at_mut(n);
+        // (The workspace was checked to hold `workspace_len(shape, n)`: the parts fit. `carve`
+        // rather than `split_at_mut`, whose panic the compiler cannot rule out.)
+        let mut rest = &mut *self.work;
+        let sum = carve(&mut rest, n);
+        let squares = carve(&mut rest, shape.len(n));
+        let extra = carve(&mut rest, n);
+        let b_hat = carve(&mut rest, n);
+        let tail = rest;
         // The Cholesky factor of cI − B̂ (subtract, dense) is the first n² of `tail`.
         let nn = if shape == NoiseShape::Dense { n * n } else { 0 };
         for (j, b) in b_hat.iter_mut().enumerate() {
@@ -459,7 +465,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
             // The first half of the extra friction, p ← exp(−B̂h/2)p; p's backup in `extra`
             // undoes it if the step fails (`b_hat` is the flow's scratch).
             let p = self.sampler.phase_mut().1;
-            extra.copy_from_slice(p);
+            copy_into(extra, p);
             friction_half_flow(shape, b_hat, tail, n, half_h, p);
         }
         let discount = Discount {
@@ -482,7 +488,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
         let stats = match (result, moments) {
             (Err(e), moments) => {
                 if friction_flow {
-                    self.sampler.phase_mut().1.copy_from_slice(extra);
+                    copy_into(self.sampler.phase_mut().1, extra);
                 }
                 self.since_refresh = saved_refresh;
                 return Err(match (e, moments) {
@@ -599,10 +605,14 @@ fn shaped_factor<T: Real>(v: &[T], n: usize, s: T, mut c: T, factor: &mut [T]) -
 
 /// Writes cI − sV into `factor` and factors it in place; whether it succeeded.
 fn try_factor<T: Real>(v: &[T], n: usize, s: T, c: T, factor: &mut [T]) -> bool {
-    for (k, (f, &x)) in factor.iter_mut().zip(v).enumerate() {
-        *f = -s * x;
-        if k % (n + 1) == 0 {
-            *f += c;
+    // Row by row (both n × n): the diagonal without `k % (n + 1)`, whose divisor the compiler
+    // cannot prove non-zero (a panic path).
+    for (i, (f_row, v_row)) in rows_mut(factor, n).zip(rows(v, n)).enumerate() {
+        for (j, (f, &x)) in f_row.iter_mut().zip(v_row).enumerate() {
+            *f = -s * x;
+            if j == i {
+                *f += c;
+            }
         }
     }
     cholesky_in_place(factor, n).is_ok()
@@ -633,7 +643,7 @@ fn power_iteration<T: Real>(v: &[T], n: usize, x: &mut [T], y: &mut [T]) -> T {
             .zip(y.iter())
             .fold(T::ZERO, |s, (&a, &b)| s + a * b)
             / norm;
-        x.copy_from_slice(y);
+        copy_into(x, y);
     }
     lambda
 }

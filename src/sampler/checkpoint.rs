@@ -36,6 +36,7 @@ use crate::error::{Buffer, LayoutError};
 use crate::integrator::state::check_finite;
 use crate::lanes::copy_into;
 use crate::real::Real;
+use crate::rows::carve;
 
 /// Export and import of a sampler's complete state (module docs).
 pub trait Checkpoint<T: Real> {
@@ -63,9 +64,7 @@ pub(crate) fn write_parts<T: Copy>(out: &mut [T], parts: &[&[T]]) -> Result<(), 
     check_checkpoint_len(total, out.len())?;
     let mut rest = out;
     for part in parts {
-        let (head, tail) = rest.split_at_mut(part.len().min(rest.len()));
-        copy_into(head, part);
-        rest = tail;
+        copy_into(carve(&mut rest, part.len()), part);
     }
     Ok(())
 }
@@ -83,7 +82,9 @@ pub(crate) fn read_parts<T: Real, const K: usize>(
     let mut rest = data;
     let mut offset = 0;
     for (k, (part, &len)) in parts.iter_mut().zip(&lens).enumerate() {
-        let (head, tail) = rest.split_at(len.min(rest.len()));
+        let (head, tail) = rest
+            .split_at_checked(len.min(rest.len()))
+            .unwrap_or_default();
         if k < finite {
             check_finite(Buffer::Checkpoint, head).map_err(|e| match e {
                 LayoutError::InvalidValue { buffer, index } => LayoutError::InvalidValue {

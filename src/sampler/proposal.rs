@@ -6,6 +6,7 @@ use crate::integrator::state::{check_finite, check_len, check_nonempty, checked_
 use crate::kinetic::{Mass, MassBuffer, MassKind};
 use crate::lanes::{copy_into, first_non_finite, sum_map, sum_map2};
 use crate::real::Real;
+use crate::rows::carve;
 use crate::sampler::Scalars;
 use rand_core::Rng;
 
@@ -187,9 +188,14 @@ impl<'a, T: Real> Proposal<'a, T> {
         if finite_momentum {
             check_finite(Buffer::Momentum, p)?;
         }
-        let (grad, rest) = work.split_at_mut(n);
-        let (saved_theta, rest) = rest.split_at_mut(n);
-        let (saved_grad, saved_p) = rest.split_at_mut(n);
+        // (The workspace was checked to hold 4n: the parts fit. `carve` rather than
+        // `split_at_mut`, whose panic the compiler cannot always rule out through the
+        // saturating product.)
+        let mut rest = work;
+        let grad = carve(&mut rest, n);
+        let saved_theta = carve(&mut rest, n);
+        let saved_grad = carve(&mut rest, n);
+        let saved_p = rest;
         Ok(Proposal {
             theta,
             p,

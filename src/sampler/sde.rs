@@ -372,7 +372,7 @@ impl<'a, T: Real, M: MassKind<T>, I: IntegratorChoice> Shell<'a, T, M, I> {
 pub(crate) fn copy_thermostat<T: Real>(into: &mut [T], xi: &[T]) -> Result<(), LayoutError> {
     check_len(Buffer::Thermostat, into.len(), xi.len())?;
     check_finite(Buffer::Thermostat, xi)?;
-    into.copy_from_slice(xi);
+    copy_into(into, xi);
     Ok(())
 }
 

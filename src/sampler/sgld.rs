@@ -130,11 +130,18 @@ impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
         // round, so the blocks continue one stream), not in a pass over the workspace.
         let mut normals = T::NormalLanes::keyed(rng);
         let mut block = [T::ZERO; NOISE_BLOCK];
-        let blocks = self
-            .theta
-            .chunks_mut(NOISE_BLOCK)
-            .zip(self.grad.chunks(NOISE_BLOCK))
-            .zip(self.saved_theta.chunks_mut(NOISE_BLOCK));
+        // Whole blocks by `as_chunks` (a division by a constant; `chunks` asks for a division
+        // by a run-time chunk size, whose divide-by-zero panic a size-optimised build keeps),
+        // then the shorter tail.
+        let (theta_blocks, theta_tail) = self.theta.as_chunks_mut::<NOISE_BLOCK>();
+        let (grad_blocks, grad_tail) = self.grad.as_chunks::<NOISE_BLOCK>();
+        let (saved_blocks, saved_tail) = self.saved_theta.as_chunks_mut::<NOISE_BLOCK>();
+        let blocks = theta_blocks
+            .iter_mut()
+            .zip(grad_blocks)
+            .zip(saved_blocks.iter_mut())
+            .map(|((t, g), s)| ((&mut t[..], &g[..]), &mut s[..]))
+            .chain(core::iter::once(((theta_tail, grad_tail), saved_tail)));
         for ((theta, grad), saved) in blocks {
             if bad_gradient.is_none() {
                 bad_gradient = first_non_finite(grad).map(|k| first + k);

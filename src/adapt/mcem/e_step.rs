@@ -91,7 +91,8 @@ pub(crate) mod sealed {
 
         /// Writes the momentum sample stored after an E-step (p; SG-NPHMC: p/s) into `out`.
         fn momentum_sample(&self, out: &mut [T]) {
-            out.copy_from_slice(self.momentum());
+            // (Both are d long; a zipped copy, as `copy_from_slice` would link a panic path.)
+            crate::lanes::copy_into(out, self.momentum());
         }
 
         /// The scalar thermostat ξ of the SGNHT test function (0 otherwise).

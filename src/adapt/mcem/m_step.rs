@@ -2,8 +2,10 @@
 
 use super::moments::{MomentStats, square};
 use crate::error::{LinalgError, MStepError, Param, ParamError};
+use crate::lanes::copy_into;
 use crate::linalg::{check_symmetric, cholesky_in_place, spd_inverse};
 use crate::real::Real;
+use crate::rows::{rows, rows_mut};
 use crate::validate::{finite, non_negative, positive};
 
 /// The hyperparameters of the MCEM M-step (eq. 5).
@@ -281,33 +283,42 @@ impl<T: Real> MStep<T> {
                 return Err(MStepError::Estimate(LinalgError::NonFinite { index }));
             }
         }
+        // (Row by row, with checked accesses that cannot miss: `scratch` is n × n, checked by
+        // `update`; indices and `chunks_exact(n)` would link panic paths.)
         let mut mu = T::ZERO;
-        for i in 0..n {
-            mu += scratch[i * n + i] / d;
+        for (i, row) in rows(scratch, n).enumerate() {
+            if let Some(&sii) = row.get(i) {
+                mu += sii / d;
+            }
         }
         if !mu.is_finite() {
             return Err(MStepError::Estimate(LinalgError::NonFinite { index: 0 }));
         }
         // Shrinkage toward μ I (the same operation on (i, j) and (j, i): symmetry is kept).
         let keep = T::ONE - lambda;
-        for (idx, s) in scratch.iter_mut().enumerate() {
-            *s *= keep;
-            if idx % (n + 1) == 0 {
-                *s += lambda * mu;
+        for (i, row) in rows_mut(scratch, n).enumerate() {
+            for (j, s) in row.iter_mut().enumerate() {
+                *s *= keep;
+                if j == i {
+                    *s += lambda * mu;
+                }
             }
         }
         // Gershgorin enclosure of the spectrum, intersected with [λμ, tr].
         let mut g_lo = T::INFINITY;
         let mut g_hi = T::ZERO;
-        for (i, row) in scratch.chunks_exact(n).enumerate() {
+        for (i, row) in rows(scratch, n).enumerate() {
+            let Some(&sii) = row.get(i) else {
+                continue;
+            };
             let mut r = T::ZERO;
             for (j, &x) in row.iter().enumerate() {
                 if j != i {
                     r += x.abs();
                 }
             }
-            g_lo = g_lo.min(row[i] - r);
-            g_hi = g_hi.max(row[i] + r);
+            g_lo = g_lo.min(sii - r);
+            g_hi = g_hi.max(sii + r);
         }
         let trace = mu * d;
         let lo = (lambda * mu).max(g_lo).max(T::ZERO);
@@ -326,10 +337,12 @@ impl<T: Real> MStep<T> {
             } else {
                 (T::ZERO, lo_c)
             };
-            for (idx, s) in scratch.iter_mut().enumerate() {
-                *s *= a;
-                if idx % (n + 1) == 0 {
-                    *s += b;
+            for (i, row) in rows_mut(scratch, n).enumerate() {
+                for (j, s) in row.iter_mut().enumerate() {
+                    *s *= a;
+                    if j == i {
+                        *s += b;
+                    }
                 }
             }
         }
@@ -343,9 +356,10 @@ impl<T: Real> MStep<T> {
         {
             *s = (T::ONE - kappa) * m + kappa * e;
         }
-        stats.comoment.copy_from_slice(scratch);
+        // (Zipped copies of equal lengths, n² each: `copy_from_slice` would link a panic path.)
+        copy_into(stats.comoment, scratch);
         cholesky_in_place(stats.comoment, n).map_err(MStepError::Estimate)?;
-        inv_mass.copy_from_slice(scratch);
+        copy_into(inv_mass, scratch);
         Ok(())
     }
 }

@@ -31,6 +31,7 @@ use crate::integrator::state::{check_len, checked_gradient};
 use crate::kinetic::{AdaptiveMass, MassShape};
 use crate::lanes::copy_into;
 use crate::real::Real;
+use crate::rows::carve;
 use crate::sampler::{ChainState, Checkpoint, Sampler, StepStats, read_parts, write_parts};
 use crate::validate::positive;
 use e_step::sealed::TestFunction;
@@ -112,12 +113,15 @@ impl<T: Real> McemParams<T> {
         self
     }
 
-    /// Checks LP_S ≥ 1, the M-step's parameters and the offsets' ν ≥ 1, d > 0.
+    /// Checks LP_S ≥ 1, the M-step's parameters, the S_count rule ([`SampleSize::validate`]:
+    /// S_count ≥ 2, S_I ≥ 1, z finite and ≥ 0, however the rule was built) and the offsets'
+    /// ν ≥ 1, d > 0.
     pub fn validate(&self) -> Result<(), ParamError> {
         if self.e_steps == 0 {
             return Err(ParamError::OutOfRange(Param::InnerSteps));
         }
         self.m_step.validate()?;
+        self.sample_size.validate()?;
         PoissonOffsets::new(self.subsample_rate, self.subsample_exponent)?;
         positive(self.subsample_exponent, Param::SubsampleExponent)?;
         Ok(())
@@ -265,25 +269,30 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
             check_len(Buffer::InverseMass, d, dim)?;
         }
         check_len(Buffer::Workspace, Self::workspace_len(d, shape), work.len())?;
+        // `work` holds `workspace_len(d, shape)` entries (checked, so no product below
+        // overflows): every part fits. (`carve`, not `split_at_mut`: the compiler cannot see the
+        // sum, and each split would link a panic path.)
         let k = if shape == MassShape::Dense { d * d } else { d };
-        let (sample, rest) = work.split_at_mut(d);
-        let (mean, rest) = rest.split_at_mut(d);
-        let (comoment, rest) = rest.split_at_mut(k);
-        let (inv_mass, rest) = rest.split_at_mut(k);
-        let scratch_len = if shape == MassShape::Dense { k } else { 0 };
-        let (scratch, rest) = rest.split_at_mut(scratch_len);
-        let (q_mean, rest) = rest.split_at_mut(2 * d + 1);
-        let (q_m2, rest) = rest.split_at_mut(2 * d + 1);
-        let (q_eval, rest) = rest.split_at_mut(2 * d + 1);
-        let (p_mean, rest) = rest.split_at_mut(d);
-        let (xi_p_mean, rest) = rest.split_at_mut(d);
-        let (grad_mean, rest) = rest.split_at_mut(d);
-        let (pp_mean, rest) = rest.split_at_mut(k);
-        let (grad, rest) = rest.split_at_mut(d);
-        let (inv_mass_p, rest) = rest.split_at_mut(d);
-        let (saved_theta, rest) = rest.split_at_mut(d);
-        let (saved_p, saved_grad) = rest.split_at_mut(d);
-        // The split above gives every piece its length, so these cannot fail.
+        let q = 2 * d + 1;
+        let mut rest = work;
+        let sample = carve(&mut rest, d);
+        let mean = carve(&mut rest, d);
+        let comoment = carve(&mut rest, k);
+        let inv_mass = carve(&mut rest, k);
+        let scratch = carve(&mut rest, if shape == MassShape::Dense { k } else { 0 });
+        let q_mean = carve(&mut rest, q);
+        let q_m2 = carve(&mut rest, q);
+        let q_eval = carve(&mut rest, q);
+        let p_mean = carve(&mut rest, d);
+        let xi_p_mean = carve(&mut rest, d);
+        let grad_mean = carve(&mut rest, d);
+        let pp_mean = carve(&mut rest, k);
+        let grad = carve(&mut rest, d);
+        let inv_mass_p = carve(&mut rest, d);
+        let saved_theta = carve(&mut rest, d);
+        let saved_p = carve(&mut rest, d);
+        let saved_grad = rest;
+        // The parts above have their lengths, so these cannot fail.
         let layout = |_: LinalgError| LayoutError::LengthMismatch {
             buffer: Buffer::Workspace,
             expected: Self::workspace_len(d, shape),
@@ -434,10 +443,17 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
         // The HMC test function has 2d components; the last of the 2d + 1 slots stays 0 (and is
         // 0 after the M-step too, so it never decides the interval test).
         let res = match S::TEST {
-            TestFunction::Hmc => {
-                self.q_eval[2 * d] = T::ZERO;
-                hmc_test_function(self.inv_mass_p, self.grad, &mut self.q_eval[..2 * d])
-            }
+            TestFunction::Hmc => match self.q_eval.split_last_mut() {
+                // (q_eval holds 2d + 1 ≥ 1 entries: never `None`.)
+                Some((last, head)) => {
+                    *last = T::ZERO;
+                    hmc_test_function(self.inv_mass_p, self.grad, head)
+                }
+                None => Err(LinalgError::DimensionMismatch {
+                    expected: 2 * d + 1,
+                    found: 0,
+                }),
+            },
             TestFunction::Sgnht => {
                 sgnht_test_function(p, self.inv_mass_p, self.grad, xi, self.q_eval)
             }
@@ -491,10 +507,17 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
             if updated.is_ok() {
                 let d = self.sample.len();
                 let ok = match S::TEST {
-                    TestFunction::Hmc => {
-                        self.q_eval[2 * d] = T::ZERO;
-                        self.post.hmc(self.inv_mass, &mut self.q_eval[..2 * d])
-                    }
+                    TestFunction::Hmc => match self.q_eval.split_last_mut() {
+                        // (q_eval holds 2d + 1 ≥ 1 entries: never `None`.)
+                        Some((last, head)) => {
+                            *last = T::ZERO;
+                            self.post.hmc(self.inv_mass, head)
+                        }
+                        None => Err(LinalgError::DimensionMismatch {
+                            expected: 2 * d + 1,
+                            found: 0,
+                        }),
+                    },
                     TestFunction::Sgnht => self.post.sgnht(self.inv_mass, self.q_eval),
                 };
                 if ok.is_ok() {
@@ -680,7 +703,9 @@ where
                 found: out.len(),
             });
         }
-        let (head, own) = out.split_at_mut(inner.min(out.len()));
+        let (head, own) = out
+            .split_at_mut_checked(inner.min(out.len()))
+            .unwrap_or_default();
         let sampler = self.sampler.save(head)?;
         let (mean, comoment, moments) = self.moments.export();
         let (q_mean, q_m2, test) = self.test.export();
@@ -720,7 +745,9 @@ where
                 found: data.len(),
             });
         }
-        let (head, own) = data.split_at(inner.min(data.len()));
+        let (head, own) = data
+            .split_at_checked(inner.min(data.len()))
+            .unwrap_or_default();
         let [inv_mass, mean, comoment, q_mean, q_m2, p, xi_p, grad, pp] = read_parts(own, lens, 0)?;
         // The statistics and M⁻¹ must be finite, M⁻¹ positive definite (checked into the
         // scratch, which holds nothing between steps).

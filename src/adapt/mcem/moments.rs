@@ -92,14 +92,20 @@ impl<'a, T: Real> MomentStats<'a, T> {
         let n = T::from_u64(self.count);
         let w = (n - T::ONE) / n;
         if self.dense {
-            for i in 0..d {
-                let di = p[i] - self.mean[i];
+            for (i, (&pi, &mi)) in p.iter().zip(self.mean.iter()).enumerate() {
+                let di = pi - mi;
                 for (j, (&pj, &mj)) in p.iter().zip(self.mean.iter()).enumerate().take(i + 1) {
                     let dj = pj - mj;
                     let inc = w * (di * dj);
-                    self.comoment[i * d + j] += inc;
-                    if j != i {
-                        self.comoment[j * d + i] += inc;
+                    // i, j < d, so both flat indices are below d², the co-moment's length
+                    // (checked when built): `get_mut` never misses, and links no panic path.
+                    if let Some(c) = self.comoment.get_mut(i * d + j) {
+                        *c += inc;
+                    }
+                    if j != i
+                        && let Some(c) = self.comoment.get_mut(j * d + i)
+                    {
+                        *c += inc;
                     }
                 }
             }

@@ -4,8 +4,10 @@ use super::moments::square;
 use crate::error::{LinalgError, Param, ParamError};
 use crate::lanes::copy_into;
 use crate::real::Real;
-use crate::validate::{finite, positive};
+use crate::rows::{rows, rows_mut};
+use crate::validate::{finite, non_negative, positive};
 use crate::variates::poisson;
+use core::num::NonZeroU64;
 use rand_core::Rng;
 
 /// z_{1−α/2}, the two-sided critical value of a standard Gaussian for level α ∈ (0, 1).
@@ -191,14 +193,24 @@ impl<'a, T: Real> PostMStepQ<'a, T> {
         }
         self.count = self.count.saturating_add(1);
         let n = T::from_u64(self.count);
-        for i in 0..d {
-            self.p_mean[i] += (p[i] - self.p_mean[i]) / n;
-            self.xi_p_mean[i] += (xi * p[i] - self.xi_p_mean[i]) / n;
-            self.grad_mean[i] += (grad_log_post[i] - self.grad_mean[i]) / n;
+        // (Zipped: every buffer is d long, checked, but indices would link panic paths.)
+        for (((pm, xm), gm), (&pi, &gi)) in self
+            .p_mean
+            .iter_mut()
+            .zip(self.xi_p_mean.iter_mut())
+            .zip(self.grad_mean.iter_mut())
+            .zip(p.iter().zip(grad_log_post))
+        {
+            *pm += (pi - *pm) / n;
+            *xm += (xi * pi - *xm) / n;
+            *gm += (gi - *gm) / n;
         }
         if self.dense {
-            for (k, m) in self.pp_mean.iter_mut().enumerate() {
-                *m += (p[k / d] * p[k % d] - *m) / n;
+            // Entry (i, j) of the d × d second moment, row by row.
+            for (row, &pi) in rows_mut(self.pp_mean, d).zip(p) {
+                for (m, &pj) in row.iter_mut().zip(p) {
+                    *m += (pi * pj - *m) / n;
+                }
             }
         } else {
             for (m, &x) in self.pp_mean.iter_mut().zip(p) {
@@ -246,7 +258,7 @@ impl<'a, T: Real> PostMStepQ<'a, T> {
                 *o = m * v;
             }
         } else {
-            for (o, row) in y.iter_mut().zip(inv_mass.chunks_exact(d)) {
+            for (o, row) in y.iter_mut().zip(rows(inv_mass, d)) {
                 let mut acc = T::ZERO;
                 for (&a, &v) in row.iter().zip(x) {
                     acc += a * v;
@@ -279,9 +291,11 @@ impl<'a, T: Real> PostMStepQ<'a, T> {
                 found: out.len(),
             });
         }
-        let (a, b) = out.split_at_mut(d);
+        // (A checked split and a zipped copy: `out` is 2d long, but the compiler cannot always
+        // see it, and `split_at_mut` or `copy_from_slice` would link a panic path.)
+        let (a, b) = out.split_at_mut_checked(d).unwrap_or_default();
         Self::apply(inv_mass, self.p_mean, a);
-        b.copy_from_slice(self.grad_mean);
+        copy_into(b, self.grad_mean);
         Ok(())
     }
 
@@ -303,8 +317,10 @@ impl<'a, T: Real> PostMStepQ<'a, T> {
                 found: out.len(),
             });
         }
-        let (a, rest) = out.split_at_mut(d);
-        let (b, c) = rest.split_at_mut(d);
+        // (Checked splits and accesses, none of which can miss: `out` is 2d + 1 long and
+        // `pp_mean` d² (dense) or d; unchecked ones would link panic paths.)
+        let (a, rest) = out.split_at_mut_checked(d).unwrap_or_default();
+        let (b, c) = rest.split_at_mut_checked(d).unwrap_or_default();
         Self::apply(inv_mass, self.p_mean, a);
         Self::apply(inv_mass, self.xi_p_mean, b);
         for (o, &g) in b.iter_mut().zip(self.grad_mean.iter()) {
@@ -314,14 +330,18 @@ impl<'a, T: Real> PostMStepQ<'a, T> {
         if inv_mass.len() == d {
             for (i, &m) in inv_mass.iter().enumerate() {
                 let k = if self.dense { i * d + i } else { i };
-                quad += m * self.pp_mean[k];
+                if let Some(&s) = self.pp_mean.get(k) {
+                    quad += m * s;
+                }
             }
         } else {
             for (&m, &s) in inv_mass.iter().zip(self.pp_mean.iter()) {
                 quad += m * s;
             }
         }
-        c[0] = quad;
+        if let Some(c) = c.first_mut() {
+            *c = quad;
+        }
         Ok(())
     }
 }
@@ -394,10 +414,14 @@ impl<'a, T: Real> TestStats<'a, T> {
         if self.count == 0 || q_post.len() != self.mean.len() {
             return false;
         }
-        q_post.iter().enumerate().all(|(i, &q)| {
-            let half = z * self.variance(i);
-            (q - self.mean[i]).abs() <= half
-        })
+        q_post
+            .iter()
+            .zip(self.mean.iter())
+            .enumerate()
+            .all(|(i, (&q, &m))| {
+                let half = z * self.variance(i);
+                (q - m).abs() <= half
+            })
     }
 
     /// (mean, m2, count), for a checkpoint.
@@ -480,6 +504,24 @@ impl<T: Real> SampleSize<T> {
         })
     }
 
+    /// Checks a rule however it was built (the variants' fields are public): S_count ≥ 2
+    /// ([`Param::SampleCount`]); for the adaptive rule also S_I ≥ 1 ([`Param::SampleGrowth`])
+    /// and z_{1−α/2} finite and ≥ 0 ([`Param::ConfidenceLevel`]). These are what
+    /// [`SampleSize::fixed`] and [`SampleSize::adaptive`] guarantee; [`super::McemParams::validate`]
+    /// checks them.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        if self.count() < 2 {
+            return Err(ParamError::OutOfRange(Param::SampleCount));
+        }
+        if let SampleSize::Adaptive { growth, z, .. } = *self {
+            if growth == 0 {
+                return Err(ParamError::OutOfRange(Param::SampleGrowth));
+            }
+            non_negative(z, Param::ConfidenceLevel)?;
+        }
+        Ok(())
+    }
+
     /// The current S_count.
     pub fn count(&self) -> u64 {
         match *self {
@@ -494,7 +536,13 @@ impl<T: Real> SampleSize<T> {
     pub(crate) fn after_m_step(&mut self, stats: &TestStats<'_, T>, q_post: &[T]) -> u64 {
         match self {
             SampleSize::Adaptive { count, growth, z } if stats.contains(q_post, *z) => {
-                *count = count.saturating_add(count.div_ceil(*growth));
+                // ⌈S/S_I⌉ by a divisor that cannot be 0: S_I ≥ 1 is checked by
+                // `McemParams::validate`, and a rule built by hand with S_I = 0 (the fields are
+                // public) grows as with S_I = 1 rather than divide by zero. (Not `div_ceil`:
+                // kept out of line at `opt-level = "z"`, it would keep its division check.)
+                let g = NonZeroU64::new(*growth).unwrap_or(NonZeroU64::MIN);
+                let step = *count / g + u64::from(*count % g != 0);
+                *count = count.saturating_add(step);
             }
             _ => {}
         }

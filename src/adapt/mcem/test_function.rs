@@ -1,6 +1,7 @@
 //! The test functions q of Roychowdhury & Parthasarathy 2017, §3.2, that decide whether S_count grows.
 
 use crate::error::LinalgError;
+use crate::lanes::copy_into;
 use crate::real::Real;
 
 /// Writes the HMC-EM test function of §3.2, q = \[M⁻¹p, ∇L(θ)\], into `out` (length 2d).
@@ -26,8 +27,11 @@ pub(crate) fn hmc_test_function<T: Real>(
             found: out.len(),
         });
     }
-    out[..d].copy_from_slice(inv_mass_p);
-    out[d..].copy_from_slice(grad_log_post);
+    // (Checked split and zipped copies: the lengths were checked above, but the compiler cannot
+    // always see it, and a slice index or `copy_from_slice` would link a panic path.)
+    let (a, b) = out.split_at_mut_checked(d).unwrap_or_default();
+    copy_into(a, inv_mass_p);
+    copy_into(b, grad_log_post);
     Ok(())
 }
 
@@ -59,12 +63,22 @@ pub(crate) fn sgnht_test_function<T: Real>(
             found: out.len(),
         });
     }
+    // Zipped, by checked splits (the lengths were checked above; indices would link panic
+    // paths the compiler cannot always rule out). `out` holds 2d + 1 ≥ 1 entries.
+    let Some((last, head)) = out.split_last_mut() else {
+        return Ok(());
+    };
+    let (a, b) = head.split_at_mut_checked(d).unwrap_or_default();
     let mut quad = T::ZERO;
-    for i in 0..d {
-        out[i] = inv_mass_p[i];
-        out[d + i] = grad_log_post[i] + xi * inv_mass_p[i];
-        quad += p[i] * inv_mass_p[i];
+    for ((ai, bi), ((&pi, &mi), &gi)) in a
+        .iter_mut()
+        .zip(b.iter_mut())
+        .zip(p.iter().zip(inv_mass_p).zip(grad_log_post))
+    {
+        *ai = mi;
+        *bi = gi + xi * mi;
+        quad += pi * mi;
     }
-    out[2 * d] = quad;
+    *last = quad;
     Ok(())
 }

@@ -478,6 +478,26 @@ fn sample_size_rule_and_test_functions() {
     assert_eq!(adaptive.after_m_step(&ts, &[100.0]), 300); // outside: unchanged
     assert_eq!(adaptive.after_m_step(&ts, &[2.5]), 400); // inside: S + S/S_I
     assert_eq!(adaptive.after_m_step(&ts, &[2.5]), 534); // 400 + ⌈400/3⌉
+    assert_eq!(adaptive.after_m_step(&ts, &[2.5]), 712); // 534 + 534/3, no rounding
+    // A rule built by hand with S_I = 0 (the variants' fields are public) is refused by
+    // `validate` (so by `McemParams::validate` and `Mcem::new`); were it used anyway, it grows as
+    // with S_I = 1 instead of dividing by zero.
+    let mut hand_built = SampleSize::Adaptive {
+        count: 300,
+        growth: 0,
+        z: 1.0f64,
+    };
+    assert_eq!(
+        hand_built.validate(),
+        Err(ParamError::OutOfRange(Param::SampleGrowth))
+    );
+    assert_eq!(hand_built.after_m_step(&ts, &[2.5]), 600);
+    let mut huge = SampleSize::Adaptive {
+        count: u64::MAX - 1,
+        growth: 1,
+        z: 1.0f64,
+    };
+    assert_eq!(huge.after_m_step(&ts, &[2.5]), u64::MAX); // saturates
 }
 
 /// The post-M-step q from the subsample means equals the subsample mean of q evaluated sample by
