@@ -13,17 +13,29 @@
 # the dimension beside a hand-written scalar reference of each update
 # (examples/firmware/src/curve/), on the M4F (f32, f64) and the M0 (f32); the references are
 # first checked against the crate on the host (examples/firmware/reference-check, cargo test).
+# The same binary reruns ten of tests/value_stability.rs's cases per type and this script
+# compares their hashes with the host's scalar-core pins (tests/data/value_stability_scalar_core.txt):
+# a Cortex-M must draw the host's chains bit for bit. Two more binaries are built, not run:
+# sgmcmc-flash (`flash-*`: one step per sampler × integrator × mass, fixed at compile time,
+# measured by tools/flash_report.py on the three cores) and sgmcmc-sgnht-euler (`alone-*`: a
+# firmware that runs SGNHT-Euler with the identity mass alone; it fails the run if its symbols
+# name another scheme or mass, and it compares its code with the hand-written step's). Last,
+# tools/panic_matrix.sh checks the whole crate rather than this one program for panic paths
+# (every public entry point over f32/f64, four sizes, three opt-levels, three cores).
 #
-#   tools/firmware.sh            # needs rustc-web cargo-web rust-web-src lld qemu-system-arm
+#   tools/firmware.sh            # needs rustc-web cargo-web rust-web-src rust-web-llvm lld qemu-system-arm
 #   tools/firmware.sh --install  # apt-get installs them first when missing (CI)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root/examples/firmware"
+# (rust-web-llvm: llvm-objdump of rustc's own LLVM, for the panic call-site counts; Debian's
+# default `llvm` mis-decodes some Armv8-M code.)
 if [[ "${1:-}" == "--install" ]] &&
-   ! [[ -x /usr/bin/rustc && -x /usr/bin/cargo && -x /usr/bin/qemu-system-arm && -x /usr/bin/ld.lld ]]; then
+   { ! [[ -x /usr/bin/rustc && -x /usr/bin/cargo && -x /usr/bin/qemu-system-arm && -x /usr/bin/ld.lld ]] ||
+     ! compgen -c llvm-objdump- >/dev/null; }; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
-    rustc-web cargo-web rust-web-src lld qemu-system-arm >/dev/null
+    rustc-web cargo-web rust-web-src rust-web-llvm lld llvm qemu-system-arm >/dev/null
 fi
 export RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1
 export CARGO_TARGET_DIR="$PWD/target"
@@ -60,8 +72,11 @@ runs=()
 # target variant build-flags run|no|defmt (The M0 emulates every float operation in software:
 # it runs the f32 checks with a quarter of the steps, `quick`, whose tolerances widen
 # accordingly; so does the defmt build, whose point is the transport.) A variant named
-# `curve-*` is the cost-curve binary (sgmcmc-curve), every other one the moment checks
-# (sgmcmc-firmware); each build links only its own binary.
+# `curve-*` is the cost-curve binary (sgmcmc-curve), `flash-*` the one-step-per-combination
+# flash build (sgmcmc-flash; `size`: measured by tools/flash_report.py, not run), `alone-*` the
+# SGNHT-Euler-only firmware (sgmcmc-sgnht-euler: its symbol listing must hold no other scheme or
+# mass), every other one the moment checks (sgmcmc-firmware); each build links only its own
+# binary.
 plan=(
   "thumbv7em-none-eabihf f32+f64 --features=f64 run"
   "thumbv7em-none-eabihf f32 --no-default-features no"
@@ -73,6 +88,10 @@ plan=(
   "thumbv7em-none-eabihf f32-defmt --no-default-features,--features=defmt,--features=quick defmt"
   "thumbv7em-none-eabihf curve-f32+f64 --features=f64 run"
   "thumbv6m-none-eabi curve-f32 --no-default-features run"
+  "thumbv6m-none-eabi flash-f32 --no-default-features size"
+  "thumbv7em-none-eabihf flash-f32 --no-default-features size"
+  "thumbv8m.main-none-eabihf flash-f32 --no-default-features size"
+  "thumbv7em-none-eabihf alone-f32 --no-default-features alone"
 )
 # The defmt build's host decoder (defmt-print, from crates.io, built with the host toolchain).
 defmt_print="$CARGO_TARGET_DIR/tools/bin/defmt-print"
@@ -87,6 +106,8 @@ for line in "${plan[@]}"; do
   IFS=, read -r -a flag_args <<<"$flags"
   bin=sgmcmc-firmware
   [[ $variant == curve-* ]] && bin=sgmcmc-curve
+  [[ $variant == flash-* ]] && bin=sgmcmc-flash
+  [[ $variant == alone-* ]] && bin=sgmcmc-sgnht-euler
   t0=$(date +%s)
   # The defmt build also links defmt's section layout (defmt.x).
   extra_flags=""
@@ -131,6 +152,17 @@ for line in "${plan[@]}"; do
       grep -E "^(FAIL|sgmcmc-)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20 || true
     fi
   fi
+  if [[ $run == size ]]; then
+    python3 "$root/tools/flash_report.py" combos "$elf" > "$out_dir/$target-$variant.flash"
+    echo "   flash of $(wc -l < "$out_dir/$target-$variant.flash") sampler × integrator × mass combinations measured"
+  fi
+  if [[ $run == alone ]]; then
+    if python3 "$root/tools/flash_report.py" alone "$elf" > "$out_dir/$target-$variant.alone"; then
+      echo "   SGNHT-Euler alone: $(head -1 "$out_dir/$target-$variant.alone"); no splitting, diagonal, dense or run-time dispatch symbol"
+    else
+      echo "   FAILED: the SGNHT-Euler-only firmware links other code: $(grep FORBIDDEN "$out_dir/$target-$variant.alone")"; status=1
+    fi
+  fi
   if [[ $run == run ]]; then
     # In the background, while the next builds run (QEMU is one thread; -icount makes the
     # instruction counts independent of the host's load). Reported after the last build.
@@ -167,6 +199,20 @@ for run in "${runs[@]}"; do
   if [[ $qemu_status -eq 0 && $variant == curve-* ]]; then
     echo "== QEMU ${CORE[$target]} ($target) $variant: $(grep -c '^curve ' "$out_dir/$target-$variant.log") points of the cost curve," \
       "$(sed -n 's/^peak stack: \([0-9]*\) bytes.*/\1/p' "$out_dir/$target-$variant.log") bytes of stack, $seconds s"
+    # The determinism check: the pinned chains of the host's scalar-core build, bit for bit
+    # (examples/firmware/src/curve/pins.rs; tests/data/value_stability_scalar_core.txt).
+    pins=0 mismatched=()
+    while read -r _ name state stats; do
+      pins=$((pins + 1))
+      want=$(awk -v n="$name" '$1 == n {print $2, $3}' "$root/tests/data/value_stability_scalar_core.txt")
+      [[ "$state $stats" == "$want" ]] || mismatched+=("$name")
+    done < <(grep '^pin ' "$out_dir/$target-$variant.log")
+    if [[ $pins -gt 0 && ${#mismatched[@]} -eq 0 ]]; then
+      echo "   all $pins pinned chains of the host's scalar-core build reproduced bit for bit"
+    else
+      echo "   FAILED: $pins pins, differing from tests/data/value_stability_scalar_core.txt: ${mismatched[*]}"
+      status=1
+    fi
   elif [[ $qemu_status -eq 0 ]]; then
     echo "== QEMU ${CORE[$target]} ($target) $variant: every check passed, $seconds s"
   else
@@ -175,6 +221,19 @@ for run in "${runs[@]}"; do
     grep -E "^(FAIL|sgmcmc-)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20 || true
   fi
 done
+# The crate-wide check (tools/panic_matrix.sh: every public entry point, f32/f64, d = 1, 3, 17,
+# 64 and run-time, opt-level s, z, 3, on all three cores): the firmware above is one program.
+# FIRMWARE_PANIC_MATRIX=0 skips it.
+if [[ ${FIRMWARE_PANIC_MATRIX:-1} != 0 ]]; then
+  t0=$(date +%s)
+  if "$root/tools/panic_matrix.sh" > "$out_dir/panic-matrix.txt" 2>&1; then
+    echo "== the crate-wide panic matrix: no panic path in any of its builds, $(( $(date +%s) - t0 )) s"
+  else
+    echo "== the crate-wide panic matrix FAILED, $(( $(date +%s) - t0 )) s:"; status=1
+    tail -40 "$out_dir/panic-matrix.txt" | sed 's/^/   /'
+  fi
+  sed -n '/^target  /,/^$/p' "$out_dir/panic-matrix.txt" | sed 's/^/   /'
+fi
 python3 "$root/tools/firmware_report.py" "$out_dir" "$root/docs/firmware.md" "$root/README.md"
 echo "wrote docs/firmware.md and the README's firmware table"
 exit $status

@@ -13,11 +13,12 @@ into the README between its `<!-- firmware-curve -->` markers.
 """
 import math
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+from panic_sites import llvm_tool
 
 CORES = {
     "thumbv6m-none-eabi": "Cortex-M0 (no FPU)",
@@ -47,16 +48,11 @@ def soft_double(elf):
 
 SAMPLER_TYPES = {"Sgld": "sgld", "Sghmc": "sghmc", "Sgnht": "sgnht", "MSgnht": "msgnht",
                  "Sgmgt": "sgmgt-d", "Hmc": "hmc"}
-STEP = re.compile(r"^<sgmcmc::sampler::\w+::(\w+)<(f32|f64)[,>].* as sgmcmc::sampler::run::Sampler<"
-                  r".*sgmcmc_firmware::Posterior>")
-
-
-def llvm_tool(name):
-    """`name` or the newest versioned `name-N` on PATH."""
-    for candidate in [name] + [f"{name}-{v}" for v in range(30, 10, -1)]:
-        if shutil.which(candidate):
-            return candidate
-    return None
+# A sampler's `Sampler::step` for the firmware's model, or, where the compiler inlined that into
+# its caller, the out-of-line body it calls (SGMGT's `step_with_estimates`).
+STEP = re.compile(r"^<sgmcmc::sampler::\w+::(\w+)<(f32|f64)[,>].*(?: as sgmcmc::sampler::run::Sampler<"
+                  r".*sgmcmc_firmware::Posterior>>::step::<|>>::step_with_estimates::<"
+                  r"sgmcmc_firmware::Posterior)")
 
 
 def step_code(elf):
@@ -282,7 +278,7 @@ def curve_section(print, panels, builds):
             for d in dims:
                 if d in pts:
                     c, r, _ = pts[d]
-                    cells.append(f"{compact(c)} / {compact(r)} ({c / r:.1f}×)")
+                    cells.append(f"{compact(c)} / {compact(r)} ({c / r:.2f}×)")
                 else:
                     cells.append("")
             print(f"| {name} | " + " | ".join(cells) + " |")
@@ -302,7 +298,7 @@ def curve_section(print, panels, builds):
                 slope_c = (pts[d1][0] - pts[d0][0]) / (d1 - d0)
                 slope_r = (pts[d1][1] - pts[d0][1]) / (d1 - d0)
                 print(f"| {name} | {compact(extra)} | {slope_c:.0f} / {slope_r:.0f} "
-                      f"({slope_c / slope_r:.1f}×) |")
+                      f"({slope_c / slope_r:.2f}×) |")
         diffs = [p[2] for pts in by_sampler.values() for p in pts.values()]
         finite = [x for x in diffs if not math.isnan(x)]
         if finite and max(finite) < 1e-3:
@@ -321,6 +317,89 @@ def curve_section(print, panels, builds):
             print(f"- The {CORES[target]} `{variant}` binary: {flash} bytes of flash, {ram} bytes of "
                   f"static RAM, {stack} bytes of stack at most over the whole run; panic entry "
                   f"points / call sites: {panics}.")
+    print()
+
+
+def pins_section(print, out_dir, fixture):
+    """The "Determinism" section: the cost-curve builds' pinned chains against the host's."""
+    pinned = {}
+    if fixture.exists():
+        for line in fixture.read_text().splitlines():
+            parts = line.split()
+            if len(parts) >= 3 and not line.startswith("#"):
+                pinned[parts[0]] = (parts[1], parts[2])
+    results = []
+    for log in sorted(out_dir.glob("*curve*.log")):
+        target = next((t for t in CORES if log.stem.startswith(t + "-")), None)
+        lines = [l.split() for l in log.read_text().splitlines() if l.startswith("pin ")]
+        same = sum(1 for _, name, st, sta in lines if pinned.get(name) == (st, sta))
+        results.append((target, len(lines), same, sorted({n.rsplit("-", 1)[-1] for _, n, _, _ in lines})))
+    if not results:
+        return
+    print("\n## Determinism: the host reproduces a Cortex-M's chains\n")
+    print("Every scalar core draws the same chain from the same generator and settings: its noise "
+          "is the caller's ziggurat normals, drawn where the step uses them, and its arithmetic IEEE "
+          "`f32`/`f64` with libm's functions, whether the core has an FPU for the type or not "
+          "(`docs/rng.md`, *Determinism*). A host built with `--cfg sgmcmc_scalar_core` is such a "
+          "core: `tests/data/value_stability_scalar_core.txt` pins 20 steps of every sampler there. "
+          "The cost-curve firmware reruns ten of those cases per type (SGLD; SGHMC, SGNHT, mSGNHT "
+          "and SGMGT-D with both schemes; HMC; `examples/firmware/src/curve/pins.rs`) and hashes "
+          "their states as the test does:\n")
+    for target, n, same, types in results:
+        print(f"- {CORES[target]} ({', '.join(types)}): {same} of {n} pinned chains reproduced bit for bit.")
+    print()
+
+
+def flash_section(print, sizes):
+    """The "Flash per sampler, integrator and mass" section."""
+    print("\n## Flash per sampler, integrator and mass\n")
+    print("Bytes of code a firmware links for one combination, built as a firmware that runs it "
+          "alone would build it: the integrator fixed at compile time (`with_integrator(Euler)` or "
+          "`Splitting`) and the mass too (`with_mass(IdentityMass)`, `DiagonalMass`, `DenseMass`). "
+          "`examples/firmware/src/flash/main.rs` holds one out-of-line `f32` step per combination; "
+          "`tools/flash_report.py` adds to each the crate's functions it reaches through calls "
+          "(the call graph of the disassembly), apart from what every firmware shares: the "
+          "ziggurat's tail and tables, libm, compiler-builtins and `core`. (The same build with "
+          "the run-time `Integrator` and `MassBuffer` links every scheme and shape into each step: "
+          "17–19 KB for SGHMC's and SGNHT's before the compile-time choice existed.)\n")
+    cols = [t for t in CORES if any(t in v for v in sizes.values())]
+    print("| sampler | integrator | mass | " + " | ".join(CORES[t] for t in cols) + " |")
+    print("|---|---|---|" + "---:|" * len(cols))
+    for name in sorted(sizes):
+        parts = name.split("_")
+        sampler = parts[0] if parts[0] != "sgmgt" else "sgmgt-d"
+        rest = parts[1:] if parts[0] != "sgmgt" else parts[2:]
+        integrator = rest[0] if rest else ""
+        mass = " ".join(rest[1:]).replace("monomial gamma", "softened monomial gamma") or "(none)"
+        if sampler == "sgld":
+            integrator, mass = "Euler–Maruyama", "(none)"
+        print(f"| {sampler} | {integrator} | {mass} | " +
+              " | ".join(str(sizes[name].get(t, "")) for t in cols) + " |")
+    print()
+
+
+def alone_section(print, alone):
+    """The "SGNHT-Euler alone" section."""
+    print("\n## A firmware that runs SGNHT-Euler with the identity mass alone\n")
+    print("`examples/firmware/src/flash/sgnht_euler.rs` builds SGNHT with "
+          "`with_integrator(Euler)` and `with_mass(IdentityMass)`, and beside it the cost curve's "
+          "hand-written SGNHT-Euler step (`src/curve/reference.rs`). `tools/flash_report.py` lists "
+          "every function of the ELF (none may name the splitting scheme, a diagonal or dense "
+          "mass, the run-time `MassBuffer` or its dispatch, a friction flow or the dense linear "
+          "algebra; `tools/firmware.sh` fails otherwise) and compares the code each step reaches "
+          "through calls, apart from what both share (ziggurat, libm, compiler-builtins, `core`).\n")
+    for target, lines in sorted(alone.items()):
+        head = lines[0].split() if lines else []
+        if len(head) >= 6:
+            print(f"- {CORES[target]}: the crate's step {head[1]} bytes, the reference's {head[3]} "
+                  f"bytes: {head[5]}× the reference.")
+        funcs = [l.strip() for l in lines if l.startswith("  ")]
+        forbidden = next((l for l in lines if l.startswith("forbidden") or l.startswith("FORBIDDEN")), "")
+        print(f"- Its {len(funcs)} functions ({forbidden}):\n")
+        print("  ```text")
+        for f in funcs:
+            print("  " + f)
+        print("  ```")
     print()
 
 
@@ -348,12 +427,50 @@ def curve_summary(panels):
     return textwrap.wrap(text, width=100, break_on_hyphens=False)
 
 
+def matrix_section(print, path):
+    """The crate-wide panic check (tools/panic_matrix.sh), from its output in this run."""
+    if not path.exists():
+        return
+    text = path.read_text().splitlines()
+    table = []
+    for line in text:
+        if line.startswith("target ") or table:
+            if not line.strip():
+                break
+            cells = line.split()
+            table.append(cells[:7] + [" ".join(cells[7:])])
+    if len(table) < 2:
+        return
+    print("\n## No panic path in the crate\n")
+    print("The firmware above is one program; `tools/panic_matrix.sh` checks the crate. "
+          "`examples/panic-check` exports every public entry point of every sampler "
+          "(constructors, setters, `step`, `run`, `run_scheduled`, `Checkpoint::restore`; each "
+          "integrator and mass) and the free functions, in `f32` and `f64`, for d = 1, 3, 17 and "
+          "64 as fixed-size arrays and for a run-time length, as standalone C functions; it is "
+          "built for the three cores at `opt-level` s and z (fat LTO, the firmware's profile) and "
+          "3 (no LTO, 16 codegen units: other inlining decisions), and each ELF is searched for "
+          "panic entry points and call sites (`tools/panic_sites.py`), and checked to export "
+          "every function with the chain still calling the model (`tools/panic_exports.py`). "
+          "In this run:\n")
+    head = table[0]
+    print("| " + " | ".join(head) + " |")
+    print("|---|---|" + "---:|" * (len(head) - 3) + "---|")
+    for row in table[1:]:
+        print("| " + " | ".join(row) + " |")
+    print("\n(build: wall/CPU seconds compiling the check package; exports: functions checked; "
+          "chain: those that run a sampler. Before this check, the crate's own code linked 5 "
+          "panic entry points with 83–131 call sites at opt-level s and z and 11 with 353–362 at "
+          "opt-level 3, every one now removed: checked splits and accesses, zipped loops, and "
+          "divisions the compiler can prove safe.)")
+
+
 def main():
     d, doc, readme = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     lines = []
     print = lambda *a: lines.append(" ".join(str(x) for x in a))  # noqa: E731
     rows, stacks, steps, costs = [], {}, {}, {}
     curves, curve_builds = {}, {}
+    flash_sizes, alone = {}, {}
     for elf in sorted(d.glob("*.elf")):
         target = next((t for t in CORES if elf.stem.startswith(t + "-")), None)
         if target is None:
@@ -362,6 +479,16 @@ def main():
         s = sections(elf)
         flash = sum(s.get(k, 0) for k in FLASH)
         ram = sum(s.get(k, 0) for k in RAM)
+        if variant.startswith("flash-"):
+            sizes = elf.with_suffix(".flash")
+            if sizes.exists():
+                for line in sizes.read_text().splitlines():
+                    name, size = line.split()
+                    flash_sizes.setdefault(name, {})[target] = int(size)
+        if variant.startswith("alone-"):
+            report = elf.with_suffix(".alone")
+            if report.exists():
+                alone[target] = report.read_text().splitlines()
         if variant.startswith("curve-"):
             log = elf.with_suffix(".log")
             peak = None
@@ -416,11 +543,14 @@ def main():
     if any(v for v in steps.values()):
         print("\nFlash per sampler (bytes): the sampler's `step` as compiled for the firmware's model "
               "(one type for both posteriors) in the `f32+f64` build, with the integrator, kinetics and state checks inlined into it "
-              "(function sizes from the symbol table, demangled by `llvm-cxxfilt`). Functions the "
-              "compiler kept out of line are not counted: the normal fill, libm, and any helper "
-              "it chose not to inline (in the M4F build: the mass's friction flow, part of the "
-              "monomial-gamma kinetics). SGHMC's and SGNHT's steps carry both integrators and "
-              "all three mass shapes (identity, diagonal, dense), dispatched at run time.\n")
+              "(SGMGT-D's `step_with_estimates` where the compiler inlined its `step` into the caller; "
+              "function sizes from the symbol table, demangled by `llvm-cxxfilt`). Functions the "
+              "compiler kept out of line are not counted: libm, the ziggurat's tail, and any "
+              "helper it chose not to inline. This firmware builds its samplers with the "
+              "run-time `Integrator` and `MassBuffer`, so SGHMC's and SGNHT's steps carry both "
+              "integrators and all three mass shapes (identity, diagonal, dense); what one "
+              "combination fixed at compile time links is in *Flash per sampler, integrator and "
+              "mass* below.\n")
         cols = [t for t in order if steps.get(t)]
         print("| sampler | type | " + " | ".join(CORES[t] for t in cols) + " |")
         print("|---|---|" + "---:|" * len(cols))
@@ -431,8 +561,8 @@ def main():
     if stacks:
         print("\nStack one step used (bytes): the firmware paints the free stack, takes one step and "
               "finds the deepest overwritten word (`examples/firmware/src/stack.rs`); it includes the "
-              "gradient closure's frame and, for the SDE samplers, the noise blocks on the stack "
-              "(128 normals, plus SGMGT's four further blocks).\n")
+              "gradient closure's frame. A scalar core keeps no noise block on the stack: it draws "
+              "each normal where the step uses it.\n")
         print_per_sampler(print, stacks)
     if costs:
         print("\nInstructions per step, executed under QEMU with `-icount shift=0` (its virtual clock "
@@ -442,13 +572,11 @@ def main():
               "(`examples/firmware/src/cost.rs`; it reads 40 instructions per tick on the MPS2 "
               "boards' 25 MHz clock, 62.5 on the micro:bit's 16 MHz, as expected). QEMU counts "
               "instructions, not cycles: a Cortex-M4F takes one to a few cycles per instruction, "
-              "more for divisions and the M0's software floats are already in the count. A step "
-              "of d = 3 is dominated by the noise: each fill draws a whole Box–Muller round of 32 "
-              "normals in 16 lanes (the lane count is fixed so that every build draws the same "
-              "stream), which costs a scalar core far more than the 3 normals it uses. The micromath "
-              "build's counts are within 0.5 % of libm's: a step's transcendental work is the "
-              "noise's own polynomials, which no shim touches (only HMC's Metropolis exp and "
-              "SGMGT-D's kinetics call the shim).\n")
+              "more for divisions and the M0's software floats are already in the count. A scalar "
+              "core draws each of a step's normals by the ziggurat where it is used, one per "
+              "coordinate (SGMGT-D: up to five), from the caller's generator, so a step of d = 3 "
+              "costs about three normals' worth; the cost curve below compares every sampler "
+              "with a hand-written scalar step for d = 1…128.\n")
         print_per_sampler(print, costs)
     panels = curve_panels(curves)
     summary = []
@@ -456,6 +584,12 @@ def main():
         curve_section(print, panels, curve_builds)
         write_curve_svg(doc.parent / "firmware-cost.svg", panels)
         summary = curve_summary(panels)
+    pins_section(print, d, doc.parent.parent / "tests" / "data" / "value_stability_scalar_core.txt")
+    if flash_sizes:
+        flash_section(print, flash_sizes)
+    if alone:
+        alone_section(print, alone)
+    matrix_section(print, d / "panic-matrix.txt")
     doc.write_text("\n".join(lines) + "\n")
     text = readme.read_text()
     for (begin, end), block in ((("<!-- firmware-table -->", "<!-- /firmware-table -->"), table),
