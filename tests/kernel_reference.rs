@@ -63,7 +63,9 @@
 //! median 1–8 ulps of the value (larger only where the value is a cancelled difference).
 //!
 //! The proptest runner uses a fixed seed (`RngSeed::Fixed`), the ChaCha algorithm and no failure
-//! persistence, so every CI run executes the same cases.
+//! persistence, so every CI run executes the same cases: 64 of them, or the first
+//! `SGMCMC_REFERENCE_CASES` of them (the aarch64 build under qemu-user, `tools/aarch64.sh`, runs
+//! the first 16, held to the same bounds, in a quarter of an emulated run's six minutes).
 //!
 //! The last two tests run the reformulated algorithms of the papers literally: SGNHT in the
 //! (u, η, α, a) variables of Ding et al. 2014 Alg. 2 and SGHMC in the learning-rate form of Chen 2016, against
@@ -498,6 +500,17 @@ fn case() -> impl Strategy<Value = Case> {
                 decay: (da, db, dg),
             },
         )
+}
+
+/// How many proptest cases: 64, or `SGMCMC_REFERENCE_CASES` (see the module docs).
+fn reference_cases() -> u32 {
+    std::env::var("SGMCMC_REFERENCE_CASES")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .expect("SGMCMC_REFERENCE_CASES: a whole number of cases")
+        })
+        .unwrap_or(64)
 }
 
 /// A deterministic runner: fixed seed, no persistence files, so CI never flakes.
@@ -1645,7 +1658,7 @@ fn sde_all<T: Fl>(kind: Sde, c: &Case) {
 }
 
 proptest! {
-    #![proptest_config(cfg(64))]
+    #![proptest_config(cfg(reference_cases()))]
 
     #[test]
     fn sgld_constant_and_polynomial_f64(c in case()) {
