@@ -1159,7 +1159,8 @@ pub(crate) fn sum_map2<T: Real, F: Fn(T, T) -> T>(a: &[T], b: &[T], f: F) -> T {
 
 /// `dst` ← `src` element by element, over the shorter of the two (equal at every call site:
 /// unlike `copy_from_slice`, a mismatch cannot panic, so no panic path is linked).
-#[inline]
+#[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline)]
 pub(crate) fn copy_into<T: Copy>(dst: &mut [T], src: &[T]) {
     for (d, s) in dst.iter_mut().zip(src) {
         *d = *s;
@@ -1273,7 +1274,8 @@ impl<T: Real> FiniteGuard<T> {
 
 /// The index of the first NaN or ±∞ in `a`, if any. The fast path is one branch-free pass
 /// summing [`finiteness_probe`]; only a slice that fails it is scanned again.
-#[inline]
+#[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline)]
 pub(crate) fn first_non_finite<T: Real>(a: &[T]) -> Option<usize> {
     if SCALAR_CORE {
         // One integer test per entry ([`Real::is_finite`] on a scalar core), no float sum.

@@ -1,7 +1,7 @@
 //! Crate root of `sgmcmc`: the crate documentation, the module tree and the prelude.
 #![doc = include_str!("../docs/crate.md")]
 #![cfg_attr(not(feature = "std"), no_std)]
-#![deny(unsafe_code)] // allowed in one audited module, `noise::sqrt`
+#![deny(unsafe_code)] // allowed in two audited modules, `noise::sqrt` and `dispatch`
 #![deny(missing_docs)]
 #![warn(clippy::all)]
 
@@ -9,6 +9,7 @@
 extern crate std;
 
 pub mod adapt;
+pub mod dispatch;
 pub mod error;
 pub mod gradient;
 pub mod integrator;

@@ -315,8 +315,39 @@ pub fn fill_standard_normal<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]
 /// of successive single draws. Accuracy and tail reach: `docs/rng.md`.
 #[inline]
 pub fn fill_lane_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
+    crate::dispatch::run(Normals {
+        rng,
+        out,
+        per_step: false,
+    })
+}
+
+/// [`fill_lane_normals`], undispatched (for the samplers' steps, which are).
+#[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline)]
+fn lane_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
     if !out.is_empty() {
         T::NormalLanes::keyed(rng).fill(out);
+    }
+}
+
+/// The arguments of [`fill_lane_normals`] or [`fill_step_normals`] as a
+/// [`crate::dispatch::Kernel`].
+struct Normals<'a, T, R: ?Sized> {
+    rng: &'a mut R,
+    out: &'a mut [T],
+    per_step: bool,
+}
+
+impl<T: Real, R: Rng + ?Sized> crate::dispatch::Kernel for Normals<'_, T, R> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        if self.per_step {
+            step_normals(self.rng, self.out)
+        } else {
+            lane_normals(self.rng, self.out)
+        }
     }
 }
 
@@ -347,9 +378,20 @@ pub fn fill_lane_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
 /// ```
 #[inline]
 pub fn fill_step_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
+    crate::dispatch::run(Normals {
+        rng,
+        out,
+        per_step: true,
+    })
+}
+
+/// [`fill_step_normals`], undispatched (for the samplers' steps, which are).
+#[cfg_attr(feature = "std", inline(always))]
+#[cfg_attr(not(feature = "std"), inline)]
+pub(crate) fn step_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {
     if crate::lanes::SCALAR_CORE {
         fill_standard_normal(rng, out);
     } else {
-        fill_lane_normals(rng, out);
+        lane_normals(rng, out);
     }
 }

@@ -37,6 +37,7 @@ use rand_core::Rng;
 
 impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
     /// One Euler step. Returns the sums of the new state (Σ p∇K, Σ ∇K², Σ ξᵢ).
+    #[cfg_attr(feature = "std", inline(always))]
     pub(crate) fn euler<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
         phase: &mut Phase<'_, T>,

@@ -22,6 +22,7 @@ use crate::real::Real;
 /// Runs `steps` leapfrog steps from (θ, p) with `grad` = ∇U(θ) on entry; on success `grad` is
 /// ∇U at the final θ. Stops with an error at the first non-finite gradient (the caller restores
 /// its saved state).
+#[cfg_attr(feature = "std", inline(always))]
 pub(crate) fn leapfrog<T, K, G>(
     theta: &mut [T],
     p: &mut [T],

@@ -53,6 +53,7 @@ pub(crate) enum Composition {
 impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
     /// One symmetric splitting step in the order `composition`. Returns the sums of the new
     /// state (Σ p∇K, Σ ∇K², Σ ξᵢ).
+    #[cfg_attr(feature = "std", inline(always))]
     pub(crate) fn splitting<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
         composition: Composition,

@@ -398,13 +398,14 @@ impl<'a, T: Real> Mass<'a, T> {
     /// scalar cores; `docs/rng.md`) mapped by [`Mass::scale_standard_normal`].
     ///
     /// If `out` has the wrong length it is filled with NaN and nothing is drawn.
-    #[inline]
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [T]) {
         if !self.fits(out.len()) {
             fill_nan(out);
             return;
         }
-        crate::variates::fill_step_normals(rng, out);
+        crate::variates::step_normals(rng, out);
         self.scale_standard_normal(out);
     }
 }

@@ -9,7 +9,10 @@
 
 // The `f64` Box–Muller is compiled and tested on every target but drawn from only on targets
 // with AVX2 (elsewhere `f64` noise is the ziggurat on lane 0, `super::NormalLanes`).
-#![cfg_attr(not(target_feature = "avx2"), allow(dead_code))]
+#![cfg_attr(
+    not(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64"))),
+    allow(dead_code)
+)]
 
 use super::poly::{ln32, ln64, sincos_turns32, sincos_turns64};
 use super::sqrt::{sqrt_lanes32, sqrt_lanes64};
@@ -86,7 +89,8 @@ impl Xoshiro128x16 {
     /// Keys all lanes from four `next_u32` of `rng`: word w of lane j is
     /// hash(key_w + (4j + w + 1)·⌊2³²/φ⌋). A lane that came out all zero (probability 2⁻¹²⁸),
     /// the one state xoshiro never leaves, gets a 1 in its first word.
-    #[inline]
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
     #[allow(clippy::needless_range_loop)] // the indexed form vectorises without gathers
     pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
         let key = [
@@ -175,7 +179,8 @@ pub struct Xoshiro256x8 {
 impl Xoshiro256x8 {
     /// Keys all lanes from two `next_u64` of `rng`: word w of lane j is
     /// mix(key_{w mod 2} + (4j + w + 1)·⌊2⁶⁴/φ⌋) (see [`Xoshiro128x16::keyed`]).
-    #[inline]
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
     #[allow(clippy::needless_range_loop)] // the indexed form vectorises without gathers
     pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
         let key = [rng.next_u64(), rng.next_u64()];
@@ -245,17 +250,19 @@ impl Xoshiro256x8 {
 /// Lane 0 of a [`Xoshiro256x8`] stepped alone as one xoshiro256++ generator (the `++` scrambler:
 /// every output bit is good, as the ziggurat reads the low bits too): the word source of the
 /// `f64` ziggurat path on targets without AVX2.
-#[cfg(not(target_feature = "avx2"))]
+#[cfg(not(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64"))))]
 pub(crate) struct LaneZero<'a>(pub &'a mut Xoshiro256x8);
 
-#[cfg(not(target_feature = "avx2"))]
+#[cfg(not(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64"))))]
 impl rand_core::TryRng for LaneZero<'_> {
     type Error = core::convert::Infallible;
-    #[inline]
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
     fn try_next_u32(&mut self) -> Result<u32, Self::Error> {
         self.try_next_u64().map(|x| (x >> 32) as u32)
     }
-    #[inline]
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
     fn try_next_u64(&mut self) -> Result<u64, Self::Error> {
         let [s0, s1, s2, s3] = &mut self.0.s;
         let (s0, s1, s2, s3) = (&mut s0[0], &mut s1[0], &mut s2[0], &mut s3[0]);
@@ -269,7 +276,8 @@ impl rand_core::TryRng for LaneZero<'_> {
         *s3 = s3.rotate_left(45);
         Ok(out)
     }
-    #[inline]
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> Result<(), Self::Error> {
         for chunk in dst.chunks_mut(8) {
             let w = self.try_next_u64()?.to_le_bytes();

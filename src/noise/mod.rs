@@ -102,11 +102,13 @@ macro_rules! normal_lanes {
         impl NormalLanes<$t> for $gen {
             const ROUND: usize = 2 * $lanes;
             const GRAIN: usize = 2 * $lanes;
-            #[inline]
+            #[cfg_attr(feature = "std", inline(always))]
+            #[cfg_attr(not(feature = "std"), inline)]
             fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
                 <$gen>::keyed(rng)
             }
-            #[inline]
+            #[cfg_attr(feature = "std", inline(always))]
+            #[cfg_attr(not(feature = "std"), inline)]
             fn fill(&mut self, out: &mut [$t]) {
                 let mut block = [[[0.0 as $t; $lanes]; 2]; BATCH];
                 let (batches, rest) = out.as_chunks_mut::<{ 2 * $lanes * BATCH }>();
@@ -134,7 +136,7 @@ macro_rules! normal_lanes {
     };
 }
 normal_lanes!(f32, Xoshiro128x16, LANES32);
-#[cfg(target_feature = "avx2")]
+#[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
 normal_lanes!(f64, Xoshiro256x8, LANES64);
 
 /// `f64` on targets without AVX2 (the portable x86-64 build, microcontrollers): the ziggurat of
@@ -143,15 +145,17 @@ normal_lanes!(f64, Xoshiro256x8, LANES64);
 /// than the scalar ziggurat there (8.1 against 2.9 ns per normal, `docs/performance.md`), and a
 /// core without a double-precision FPU gains nothing from lanes. The stream therefore differs
 /// from the AVX2 builds' (see `docs/rng.md`, *Determinism*).
-#[cfg(not(target_feature = "avx2"))]
+#[cfg(not(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64"))))]
 impl NormalLanes<f64> for Xoshiro256x8 {
     const ROUND: usize = 2 * LANES64;
     const GRAIN: usize = 1;
-    #[inline]
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
     fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
         <Xoshiro256x8>::keyed(rng)
     }
-    #[inline]
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
     fn fill(&mut self, out: &mut [f64]) {
         let mut words = lanes::LaneZero(self);
         for x in out.iter_mut() {

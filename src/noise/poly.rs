@@ -11,7 +11,10 @@
 
 // The `f64` Box–Muller is compiled and tested on every target but drawn from only on targets
 // with AVX2 (elsewhere `f64` noise is the ziggurat on lane 0, `super::NormalLanes`).
-#![cfg_attr(not(target_feature = "avx2"), allow(dead_code))]
+#![cfg_attr(
+    not(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64"))),
+    allow(dead_code)
+)]
 // The coefficients are written as published (Cephes, fdlibm), not rounded to the digits an f32
 // needs; the compiler rounds them once.
 #![allow(clippy::excessive_precision)]

@@ -355,7 +355,7 @@ fn reference_f32(key: [u32; 4], n: usize) -> Vec<f64> {
 }
 
 /// Without AVX2 the `f64` noise is the ziggurat on lane 0 stepped as one xoshiro256++.
-#[cfg(not(target_feature = "avx2"))]
+#[cfg(not(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64"))))]
 fn reference_f64(key: [u64; 2], n: usize) -> Vec<f64> {
     struct Xoshiro256pp([u64; 4]);
     impl TryRng for Xoshiro256pp {
@@ -381,7 +381,7 @@ fn reference_f64(key: [u64; 2], n: usize) -> Vec<f64> {
         .collect()
 }
 
-#[cfg(target_feature = "avx2")]
+#[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
 fn reference_f64(key: [u64; 2], n: usize) -> Vec<f64> {
     let mut lanes: Vec<[u64; 4]> = (0..LANES64)
         .map(|j| {

@@ -1,7 +1,7 @@
 //! Hamiltonian (hybrid) Monte Carlo with Metropolis–Hastings (Neal 2011; Roychowdhury & Parthasarathy 2017, Alg. 1).
 
 use super::proposal::Proposal;
-use super::run::{ChainState, Sampler, StepStats};
+use super::run::{ChainState, Sampler, StepBody, StepStats, dispatched_step};
 use super::sde::mass_adaptive;
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Energy, Gradient};
@@ -176,6 +176,7 @@ struct Leapfrog<'s, T, G: ?Sized> {
 
 impl<T: Real, G: Gradient<T> + ?Sized> KineticsVisitor<T> for Leapfrog<'_, T, G> {
     type Output = Result<(), StepError>;
+    #[cfg_attr(feature = "std", inline(always))]
     fn visit<K: Kinetics<T>>(self, mut kinetics: K) -> Self::Output {
         leapfrog(
             self.theta,
@@ -191,6 +192,17 @@ impl<T: Real, G: Gradient<T> + ?Sized> KineticsVisitor<T> for Leapfrog<'_, T, G>
 
 impl<T: Real, K: MassKind<T>, M: Energy<T> + ?Sized> Sampler<T, M> for Hmc<'_, T, K> {
     fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        dispatched_step(self, model, rng)
+    }
+}
+
+impl<T: Real, K: MassKind<T>, M: Energy<T> + ?Sized> StepBody<T, M> for Hmc<'_, T, K> {
+    #[cfg_attr(feature = "std", inline(always))]
+    fn step_body<R: Rng + ?Sized>(
         &mut self,
         model: &mut M,
         rng: &mut R,

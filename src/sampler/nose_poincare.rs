@@ -2,7 +2,7 @@
 
 use super::hmc::check_steps;
 use super::proposal::Proposal;
-use super::run::{ChainState, Sampler, StepStats};
+use super::run::{ChainState, Sampler, StepBody, StepStats, dispatched_step};
 use crate::error::{Buffer, Error, LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Energy;
 use crate::integrator::{
@@ -339,6 +339,22 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         rng: &mut R,
         steps: u32,
     ) -> Result<StepStats<T>, StepError> {
+        crate::dispatch::run(Block {
+            sampler: self,
+            model,
+            rng,
+            steps,
+        })
+    }
+
+    /// [`block`](Self::block), undispatched.
+    #[cfg_attr(feature = "std", inline(always))]
+    fn block_body<M: Energy<T> + ?Sized, R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+        steps: u32,
+    ) -> Result<StepStats<T>, StepError> {
         let saved = (self.s, self.q, self.h0, self.shell.energy);
         let u = self.shell.ensure_energy(model)?;
         self.shell.save();
@@ -446,7 +462,18 @@ impl<T: Real, M: Energy<T> + ?Sized> Sampler<T, M> for SgNphmc<'_, T> {
         model: &mut M,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        self.block(model, rng, self.params.steps)
+        dispatched_step(self, model, rng)
+    }
+}
+
+impl<T: Real, M: Energy<T> + ?Sized> StepBody<T, M> for SgNphmc<'_, T> {
+    #[inline(always)]
+    fn step_body<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        self.block_body(model, rng, self.params.steps)
     }
 }
 
@@ -526,3 +553,21 @@ impl<T: Real> crate::sampler::Checkpoint<T> for SgNphmc<'_, T> {
 }
 
 super::schedule::step_size_from_params!(SgNphmc, SgNphmcParams, step_size);
+
+/// [`SgNphmc::block`]'s arguments as a [`crate::dispatch::Kernel`].
+struct Block<'s, 'a, T, M: ?Sized, R: ?Sized> {
+    sampler: &'s mut SgNphmc<'a, T>,
+    model: &'s mut M,
+    rng: &'s mut R,
+    steps: u32,
+}
+
+impl<T: Real, M: Energy<T> + ?Sized, R: Rng + ?Sized> crate::dispatch::Kernel
+    for Block<'_, '_, T, M, R>
+{
+    type Output = Result<StepStats<T>, StepError>;
+    #[inline(always)]
+    fn run(self) -> Self::Output {
+        self.sampler.block_body(self.model, self.rng, self.steps)
+    }
+}

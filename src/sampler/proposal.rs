@@ -131,6 +131,7 @@ impl<'a, T: Real, M: MassKind<T>> Proposal<'a, T, M> {
     }
 
     /// Saves θ, ∇U and p.
+    #[cfg_attr(feature = "std", inline(always))]
     pub fn save(&mut self) {
         copy_into(self.saved_theta, self.theta);
         copy_into(self.saved_grad, self.grad);
@@ -138,23 +139,27 @@ impl<'a, T: Real, M: MassKind<T>> Proposal<'a, T, M> {
     }
 
     /// Restores θ and ∇U (a rejected proposal keeps its momentum).
+    #[cfg_attr(feature = "std", inline(always))]
     pub fn restore_position(&mut self) {
         copy_into(self.theta, self.saved_theta);
         copy_into(self.grad, self.saved_grad);
     }
 
     /// Restores θ, ∇U and p (an abandoned step).
+    #[cfg_attr(feature = "std", inline(always))]
     pub fn restore(&mut self) {
         self.restore_position();
         copy_into(self.p, self.saved_p);
     }
 
     /// Draws p ~ N(0, M).
+    #[cfg_attr(feature = "std", inline(always))]
     pub fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         self.mass.draw(rng, self.p);
     }
 
     /// ½ pᵀM⁻¹p.
+    #[cfg_attr(feature = "std", inline(always))]
     pub fn kinetic(&self) -> T {
         kinetic_energy(self.mass.mass(), self.p)
     }
@@ -210,6 +215,7 @@ impl<'a, T: Real> Proposal<'a, T> {
 }
 
 /// ½ pᵀM⁻¹p in 8 lanes for the identity and a diagonal mass, [`Mass::energy`] for a dense one.
+#[cfg_attr(feature = "std", inline(always))]
 pub(crate) fn kinetic_energy<T: Real>(mass: Mass<'_, T>, p: &[T]) -> T {
     match (mass.is_identity(), mass.inv_mass_diagonal()) {
         (true, _) => T::HALF * sum_map(p, |p| p * p),

@@ -56,6 +56,57 @@ pub trait ChainState<T: Real> {
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R);
 }
 
+/// A sampler's step as [`crate::dispatch`] runs it: [`Sampler::step`] is `dispatched_step`, which
+/// runs `step_body` in the widest instruction set the CPU has. `step_body` must be
+/// `#[inline(always)]` (with the `std` feature) so that it is compiled into each copy.
+pub(crate) trait StepBody<T: Real, M: ?Sized> {
+    /// The step.
+    fn step_body<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut M,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError>;
+}
+
+/// [`StepBody::step_body`] of `sampler`, dispatched ([`crate::dispatch::run`]).
+#[inline(always)]
+pub(crate) fn dispatched_step<T, M, S, R>(
+    sampler: &mut S,
+    model: &mut M,
+    rng: &mut R,
+) -> Result<StepStats<T>, StepError>
+where
+    T: Real,
+    M: ?Sized,
+    S: StepBody<T, M>,
+    R: Rng + ?Sized,
+{
+    crate::dispatch::run(DispatchedStep {
+        sampler,
+        model,
+        rng,
+        real: core::marker::PhantomData,
+    })
+}
+
+/// The arguments of [`dispatched_step`] as a [`crate::dispatch::Kernel`].
+struct DispatchedStep<'a, T, S, M: ?Sized, R: ?Sized> {
+    sampler: &'a mut S,
+    model: &'a mut M,
+    rng: &'a mut R,
+    real: core::marker::PhantomData<T>,
+}
+
+impl<T: Real, S: StepBody<T, M>, M: ?Sized, R: Rng + ?Sized> crate::dispatch::Kernel
+    for DispatchedStep<'_, T, S, M, R>
+{
+    type Output = Result<StepStats<T>, StepError>;
+    #[inline(always)]
+    fn run(self) -> Self::Output {
+        self.sampler.step_body(self.model, self.rng)
+    }
+}
+
 /// Stepping a chain on a model `M`: any [`Gradient`](crate::Gradient) for the
 /// stochastic-gradient samplers, an [`Energy`](crate::Energy) for HMC and SG-NPHMC.
 ///

@@ -26,7 +26,8 @@ use crate::kinetic::{
 use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::sampler::Scalars;
-use crate::variates::fill_step_normals;
+use crate::variates::step_normals;
+use core::marker::PhantomData;
 use rand_core::Rng;
 
 /// Where an SDE sampler's kinetic energy comes from: a Gaussian mass (SGHMC, SGNHT), the identity
@@ -48,6 +49,7 @@ impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
     }
 
     /// p ~ N(0, M): standard normals in order, scaled by the mass ([`crate::kinetic::Mass::sample`]).
+    #[cfg_attr(feature = "std", inline(always))]
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
         self.mass().sample(rng, p);
         p.len() as u64
@@ -61,8 +63,9 @@ impl<T: Real> KineticsSource<T> for IdentityMass {
     }
 
     /// p ~ N(0, I): the samplers' normals.
+    #[cfg_attr(feature = "std", inline(always))]
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
-        fill_step_normals(rng, p);
+        step_normals(rng, p);
         p.len() as u64
     }
 }
@@ -74,6 +77,7 @@ impl<T: Real> KineticsSource<T> for DiagonalMass<'_, T> {
     }
 
     /// p ~ N(0, M) ([`crate::kinetic::Mass::sample`]).
+    #[cfg_attr(feature = "std", inline(always))]
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
         self.mass().sample(rng, p);
         p.len() as u64
@@ -96,6 +100,7 @@ impl<T: Real> KineticsSource<T> for DenseMass<'_, T> {
     }
 
     /// p ~ N(0, M) ([`crate::kinetic::Mass::sample`]).
+    #[cfg_attr(feature = "std", inline(always))]
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
         self.mass().sample(rng, p);
         p.len() as u64
@@ -109,8 +114,9 @@ impl<T: Real> KineticsSource<T> for UnitMass {
     }
 
     /// p ~ N(0, I), from the vectorised normals.
+    #[cfg_attr(feature = "std", inline(always))]
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
-        fill_step_normals(rng, p);
+        step_normals(rng, p);
         p.len() as u64
     }
 }
@@ -123,6 +129,7 @@ impl<T: Real, K: Kinetic<T>> KineticsSource<T> for Separable<K> {
     }
 
     /// Exact draws from exp(−K) (rejection sampling for the softened kinetics).
+    #[cfg_attr(feature = "std", inline(always))]
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
         self.0.sample_all(rng, p)
     }
@@ -181,6 +188,24 @@ where
             self.model,
             self.rng,
         )
+    }
+}
+
+/// A kinetics source's visit as a [`crate::dispatch::Kernel`]: the whole step under the
+/// widest instruction set the CPU has.
+struct Visit<'k, T, M, V> {
+    kinetics: &'k mut M,
+    visitor: V,
+    real: PhantomData<T>,
+}
+
+impl<T: Real, M: KineticsSource<T>, V: KineticsVisitor<T>> crate::dispatch::Kernel
+    for Visit<'_, T, M, V>
+{
+    type Output = V::Output;
+    #[inline(always)]
+    fn run(self) -> V::Output {
+        self.kinetics.visit(self.visitor)
     }
 }
 
@@ -293,7 +318,11 @@ impl<'a, T: Real, M: KineticsSource<T>, I: IntegratorChoice> Shell<'a, T, M, I> 
             model,
             rng,
         };
-        let sums = self.kinetics.visit(step)?;
+        let sums = crate::dispatch::run(Visit {
+            kinetics: &mut self.kinetics,
+            visitor: step,
+            real: PhantomData,
+        })?;
         let mut stats = StepStats::new(h);
         stats.kinetic_temperature = Some(sums.virial / self.dim());
         Ok((sums, stats))

@@ -1,6 +1,6 @@
 //! Stochastic gradient Langevin dynamics (SGLD; Welling & Teh 2011, as in Chen 2016, Alg. 1).
 
-use super::run::{ChainState, Sampler, StepStats};
+use super::run::{ChainState, Sampler, StepBody, StepStats, dispatched_step};
 use super::schedule::StepSchedule;
 use crate::error::{Buffer, Error, LayoutError, ParamError, StepError};
 use crate::gradient::Gradient;
@@ -113,6 +113,17 @@ impl<'a, T: Real> Sgld<'a, T> {
 
 impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for Sgld<'_, T> {
     fn step<R: Rng + ?Sized>(
+        &mut self,
+        model: &mut G,
+        rng: &mut R,
+    ) -> Result<StepStats<T>, StepError> {
+        dispatched_step(self, model, rng)
+    }
+}
+
+impl<T: Real, G: Gradient<T> + ?Sized> StepBody<T, G> for Sgld<'_, T> {
+    #[cfg_attr(feature = "std", inline(always))]
+    fn step_body<R: Rng + ?Sized>(
         &mut self,
         model: &mut G,
         rng: &mut R,
