@@ -19,13 +19,20 @@
 //! value_stability` when the scalar-core engine was introduced, and checked by `.ci/run` in that
 //! build; the firmware checks that a Cortex-M draws the same values (`examples/firmware`).
 //!
-//! The pinned values are those of the default build (libm, and the vectorised noise in unfused
-//! arithmetic with the correctly rounded square root); micromath's f32 approximations and the
-//! `std` feature's fused multiply-adds (on targets with FMA) give other numbers, so the file is
-//! empty under those builds. (`std` without FMA gives the default build's numbers: its square
-//! root is the same IEEE operation.) The f32 cases hold on every target (checked under
-//! `-C target-cpu=native` and `x86-64-v3`); the f64 cases only without AVX2 (with it the f64
-//! noise takes the vectorised Box–Muller path), so an AVX2 build checks the f32 cases alone.
+//! The pinned values hold for every build of a vector target (libm, and the vectorised noise in
+//! unfused arithmetic with the correctly rounded square root), `std` or not, portable, AVX2 or
+//! native, but for two: micromath's f32 approximations, and the `std` feature on a build whose
+//! own target features include FMA (`-C target-cpu=native`, `x86-64-v3`), which fuses the
+//! polynomials' multiply-adds; the file is empty under those. The `f64` noise comes in two kinds (`docs/rng.md`, *Which builds share a chain*): the
+//! ziggurat on one lane (x86-64 without AVX2 and without `std`, AArch64), pinned in
+//! `value_stability.txt` with the `f32` cases, and the vectorised Box–Muller (x86-64 with AVX2 or
+//! with `std`), whose `f64` cases are pinned in `value_stability_f64_box_muller.txt` (captured
+//! when run-time dispatch came, identical in a `-C target-cpu=x86-64-v3` build without `std` and in a
+//! dispatched `std` build at each of its levels).
+//!
+//! With run-time dispatch (`sgmcmc::dispatch`, the `std` feature on x86-64) every case runs at
+//! each instruction-set level this CPU has (baseline SSE2, AVX2, AVX-512), and each level must
+//! give the pinned bits: the same binary draws the same chain on any CPU.
 #![cfg(not(any(feature = "micromath", all(feature = "std", target_feature = "fma"))))]
 
 use std::collections::BTreeMap;
@@ -46,8 +53,15 @@ const LARGE: usize = 37;
 fn dim_tag<const N: usize>() -> &'static str {
     if N == SMALL { "" } else { "-d37" }
 }
-/// Whether this build's f64 noise is the AVX2 Box–Muller, whose values are not pinned.
-const F64_DEPENDS_ON_AVX2: bool = cfg!(target_feature = "avx2") && !sgmcmc::rng::SCALAR_CORE;
+/// Whether this build's f64 noise is the vectorised Box–Muller (pinned in [`F64_BOX_MULLER_FIXTURE`])
+/// rather than the ziggurat on one lane (`GRAIN` 1: it draws exactly the normals asked for).
+fn f64_box_muller() -> bool {
+    use sgmcmc::rng::NormalLanes;
+    <<f64 as Real>::NormalLanes as NormalLanes<f64>>::GRAIN != 1 && !sgmcmc::rng::SCALAR_CORE
+}
+
+/// The `f64` cases of the builds whose `f64` noise is the vectorised Box–Muller.
+const F64_BOX_MULLER_FIXTURE: &str = "tests/data/value_stability_f64_box_muller.txt";
 
 /// Steps recorded per case.
 const STEPS: usize = 20;
@@ -655,60 +669,89 @@ fn all_cases() -> BTreeMap<String, String> {
     }
     each::<SMALL, f32>(&mut out);
     each::<LARGE, f32>(&mut out);
-    // With AVX2 the f64 noise is the vectorised Box–Muller, elsewhere the ziggurat on one lane
-    // (`docs/rng.md`, *Determinism*): the f64 pins are the latter's, so an AVX2 build checks
-    // the f32 cases only (they are the same on every build). A scalar core's f64 noise does not
-    // depend on AVX2: it checks both.
-    if !F64_DEPENDS_ON_AVX2 {
-        each::<SMALL, f64>(&mut out);
-        each::<LARGE, f64>(&mut out);
-    }
+    each::<SMALL, f64>(&mut out);
+    each::<LARGE, f64>(&mut out);
     out
+}
+
+/// Whether a case is pinned in [`F64_BOX_MULLER_FIXTURE`] in this build.
+fn in_box_muller_fixture(name: &str) -> bool {
+    f64_box_muller() && name.contains("-f64")
+}
+
+/// The pinned lines of a fixture file: case name → line.
+fn read_pins(fixture: &str) -> BTreeMap<String, String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
+    let text =
+        std::fs::read_to_string(&path).expect("the fixture exists (SGMCMC_BLESS=1 writes it)");
+    text.lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect()
+}
+
+/// Writes `cases` to `fixture`.
+fn write_pins<'a>(fixture: &str, cases: impl Iterator<Item = (&'a String, &'a String)>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
+    let mut text = String::from(
+        "# value_stability.rs: 20 steps per case; state/stats are FNV-1a hashes of the bit patterns, then the final state in hex.\n",
+    );
+    for (name, line) in cases {
+        writeln!(text, "{name} {line}").unwrap();
+    }
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
 }
 
 #[test]
 fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
-    let got = all_cases();
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE);
+    use sgmcmc::dispatch::{self, Isa};
     if std::env::var_os("SGMCMC_BLESS").is_some() {
-        let mut text = String::from(
-            "# value_stability.rs: 20 steps per case; state/stats are FNV-1a hashes of the bit patterns, then the final state in hex.\n",
-        );
-        for (name, line) in &got {
-            writeln!(text, "{name} {line}").unwrap();
+        let got = all_cases();
+        let box_muller = got.iter().filter(|(n, _)| in_box_muller_fixture(n));
+        if f64_box_muller() {
+            // Only the Box–Muller `f64` cases: the rest belong to the main fixture.
+            write_pins(F64_BOX_MULLER_FIXTURE, box_muller);
+        } else {
+            write_pins(FIXTURE, got.iter());
         }
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
         return;
     }
-    let text =
-        std::fs::read_to_string(&path).expect("the fixture exists (SGMCMC_BLESS=1 writes it)");
-    let pinned: BTreeMap<&str, &str> = text
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once(' '))
-        .collect();
+    let mut pinned = read_pins(FIXTURE);
+    if f64_box_muller() {
+        pinned.retain(|name, _| !name.contains("-f64"));
+        pinned.extend(read_pins(F64_BOX_MULLER_FIXTURE));
+    }
     let mut failures = Vec::new();
-    for (name, line) in &got {
-        match pinned.get(name.as_str()) {
-            None => failures.push(format!("{name}: not pinned")),
-            Some(want) if *want != line => {
-                failures.push(format!("{name}:\n  pinned {want}\n  got    {line}"))
+    let mut runs = 0;
+    // Every level this CPU has (one, `Baseline`, without dispatch), the widest last.
+    for level in dispatch::detected().up_to() {
+        dispatch::set_max(level);
+        assert_eq!(dispatch::active(), level);
+        let got = all_cases();
+        runs += got.len();
+        for (name, line) in &got {
+            match pinned.get(name.as_str()) {
+                None => failures.push(format!("{name} ({level:?}): not pinned")),
+                Some(want) if want != line => {
+                    failures.push(format!("{name} ({level:?}):\n  pinned {want}\n  got    {line}"))
+                }
+                Some(_) => {}
             }
-            Some(_) => {}
+        }
+        for name in pinned.keys() {
+            if !got.contains_key(name) {
+                failures.push(format!("{name}: pinned but no longer run"));
+            }
         }
     }
-    for name in pinned.keys() {
-        let skipped = F64_DEPENDS_ON_AVX2 && name.contains("f64");
-        if !got.contains_key(*name) && !skipped {
-            failures.push(format!("{name}: pinned but no longer run"));
-        }
-    }
+    dispatch::set_max(Isa::Avx512);
     assert!(
         failures.is_empty(),
-        "{} of {} cases differ:\n{}",
+        "{} of {} case runs differ:\n{}",
         failures.len(),
-        got.len(),
+        runs,
         failures.join("\n")
     );
 }
