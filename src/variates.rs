@@ -311,7 +311,8 @@ pub fn fill_standard_normal<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]
 /// Draws four `next_u32` (`f32`) or two `next_u64` (`f64`) from `rng` per call, whatever the
 /// length — none for an empty slice — and is a pure function of them: the same RNG state gives
 /// the same numbers on every build of the same class (`docs/rng.md`, *Determinism*; the `std`
-/// feature's FMA changes the last bits). Unlike [`crate::rng::fill_standard_normal`] the values are not those
+/// feature on a build with FMA in its target features changes the last bits). Runs in the widest
+/// copy the CPU supports ([`crate::dispatch`]). Unlike [`crate::rng::fill_standard_normal`] the values are not those
 /// of successive single draws. Accuracy and tail reach: `docs/rng.md`.
 #[inline]
 pub fn fill_lane_normals<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]) {

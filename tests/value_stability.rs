@@ -734,9 +734,9 @@ fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
         for (name, line) in &got {
             match pinned.get(name.as_str()) {
                 None => failures.push(format!("{name} ({level:?}): not pinned")),
-                Some(want) if want != line => {
-                    failures.push(format!("{name} ({level:?}):\n  pinned {want}\n  got    {line}"))
-                }
+                Some(want) if want != line => failures.push(format!(
+                    "{name} ({level:?}):\n  pinned {want}\n  got    {line}"
+                )),
                 Some(_) => {}
             }
         }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# One bench run, everything in it comparable: our portable build, our native build, blackjax right
-# after, then docs/performance.md and docs/performance-peers.png from those results.
+# One bench run, everything in it comparable: our portable build, our dispatched build (`std`, no
+# target flags), our native build, blackjax right after, then docs/performance.md and
+# docs/performance-peers.png from those results.
 #
 #   tools/bench.sh              # ~12 min on the 2-core development machine
 #   tools/bench.sh --no-peers   # our two builds only (the report keeps the last peer CSV out)
@@ -14,6 +15,8 @@ for a in "$@"; do [[ "$a" == "--no-peers" ]] && peers=0; done
 stage() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
 stage "portable build: cargo bench --bench kernels"
 cargo bench --bench kernels
+stage "dispatched build: --features std, no target flags (run-time CPU dispatch)"
+CARGO_TARGET_DIR=target/dispatch cargo bench --features std --bench kernels
 stage "native build: -C target-cpu=native --features std"
 RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native \
   cargo bench --features std --bench kernels

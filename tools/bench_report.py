@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Writes docs/performance.md from one bench run: our portable and native builds, the floor, the peers.
+"""Writes docs/performance.md from one bench run: our portable, dispatched and native builds, the floor, the peers.
 
 Inputs (all from the same `tools/bench.sh` run):
   * `target/criterion` — `cargo bench --bench kernels` (portable: default features, no target flags);
+  * `target/dispatch/criterion` — `cargo bench --features std --bench kernels` (no target flags:
+    the default build of a host program, with run-time CPU dispatch);
   * `target/native/criterion` — the same bench built with `-C target-cpu=native --features std`;
   * `tools/peer_bench/out/blackjax.csv` — blackjax's sgld and sgnht (`tools/peer_bench/run.sh`).
 
@@ -29,6 +31,11 @@ BUILDS = [
     ("portable", os.path.join(ROOT, "target", "criterion"),
      "`cargo bench --bench kernels`: default features (no_std core, unfused arithmetic, the "
      "crate's own square root), no target flags — SSE2 on x86-64"),
+    ("dispatched", os.path.join(ROOT, "target", "dispatch", "criterion"),
+     "`cargo bench --features std --bench kernels`: no target flags, so the build assumes SSE2, "
+     "but every step runs in the widest copy the CPU supports (`sgmcmc::dispatch`: AVX-512 on "
+     "this machine), unfused (the same chain on every CPU). Its floor rows are the bench's own "
+     "loops, compiled for SSE2: only the native build's floor is a floor"),
     ("native", os.path.join(ROOT, "target", "native", "criterion"),
      "`RUSTFLAGS=\"-C target-cpu=native\" cargo bench --features std --bench kernels`: AVX-512 "
      "and FMA on this machine, `std`'s hardware square root and fused multiply-adds"),
@@ -37,6 +44,8 @@ BUILDS = [
 # A–O–B–O–A: ζ_θ, ζ_ξ twice and the second O's normal, 5 in all).
 NORMALS_PER_COORD = {"sgmgt-d-euler": 3, "sgmgt-d-splitting": 5}
 LIMIT = 1.5
+# The dispatched build's bound against the native build (issue 32).
+DISPATCH_LIMIT = 1.1
 
 
 def collect(root):
@@ -98,6 +107,32 @@ def build_tables(name, cells):
     return out
 
 
+def dispatch_table(builds):
+    """Dispatched / native per step, d >= 1024."""
+    got = dict(builds)
+    if "dispatched" not in got or "native" not in got:
+        return ["(needs both the dispatched and the native build)"]
+    disp, dims = step_cells(got["dispatched"])
+    nat, _ = step_cells(got["native"])
+    dims = [d for d in dims if d >= 1024]
+    configs = {k[1] for k in disp}
+    rows = [c for c in CONFIG_ORDER if c in configs] + sorted(configs - set(CONFIG_ORDER))
+    cols = [(t, d) for t in TYPES for d in dims]
+    out = [f"Dispatched / native, ns per step (marked ✗ above {DISPATCH_LIMIT}):", "",
+           "| | " + " | ".join(f"{t} d={d}" for t, d in cols) + " |", "|---|" + "---:|" * len(cols)]
+    for r in rows:
+        cells_out = []
+        for t, d in cols:
+            a, b = disp.get((t, r, d)), nat.get((t, r, d))
+            if a is None or b is None:
+                cells_out.append("–")
+            else:
+                q = a / b
+                cells_out.append(f"{q:.2f}" + (" ✗" if q > DISPATCH_LIMIT else ""))
+        out.append(f"| {r} | " + " | ".join(cells_out) + " |")
+    return out
+
+
 def normal_rows(builds):
     out = ["| build | type | ziggurat, scalar calls | ziggurat fill | Box–Muller fill | "
            "rand_distr | Box–Muller / rand_distr |", "|---|---|---:|---:|---:|---:|---:|"]
@@ -125,18 +160,21 @@ def peers(path):
 def peer_table(builds, bj):
     ours = {name: step_cells(cells)[0] for name, cells in builds}
     out = ["| sampler | type | d | blackjax 1 core | blackjax 2 threads | ours portable | "
-           "ours native | blackjax 1 core / ours native | blackjax 2 threads / ours native |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "ours dispatched | ours native | blackjax 1 core / ours dispatched | "
+           "blackjax 1 core / ours native | blackjax 2 threads / ours native |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for sampler, config in [("sgnht", "sgnht-euler"), ("sgld", "sgld")]:
         for ty in TYPES:
             for d in sorted({k[3] for k in bj if k[0] == sampler and k[1] == ty}):
                 b1, b2 = bj.get((sampler, ty, 1, d)), bj.get((sampler, ty, 2, d))
                 po = ours.get("portable", {}).get((ty, config, d))
+                di = ours.get("dispatched", {}).get((ty, config, d))
                 na = ours.get("native", {}).get((ty, config, d))
+                r0 = f"{b1 / di:.1f}" if b1 and di else "–"
                 r1 = f"{b1 / na:.1f}" if b1 and na else "–"
                 r2 = f"{b2 / na:.1f}" if b2 and na else "–"
                 out.append(f"| {sampler} | {ty} | {d} | {fmt(b1)} | {fmt(b2)} | {fmt(po)} | "
-                           f"{fmt(na)} | {r1} | {r2} |")
+                           f"{fmt(di)} | {fmt(na)} | {r0} | {r1} | {r2} |")
     return out
 
 
@@ -200,6 +238,10 @@ def main():
         print(how + ".")
         print()
         print("\n".join(build_tables(name, cells) if cells else ["(not run)"]))
+    print()
+    print("## Dispatched against native")
+    print()
+    print("\n".join(dispatch_table(builds)))
     print()
     print("## Normal draws (ns per draw, 1024 per call)")
     print()

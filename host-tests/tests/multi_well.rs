@@ -56,7 +56,15 @@ fn multi_well_quick() {
         assert_eq!(run.chains.len(), 2);
         for ch in &run.chains {
             assert_eq!(ch.tracker.steps(), multi_well::steps_for(&opts) as u64);
-            assert_eq!(ch.tracker.first_visit[0], Some(0), "starts in mode 1");
+            // Starts at mode 1's centre: mode 1 is the first basin the draws enter. (Not
+            // necessarily at the first draw: a step may leave the basin for the space between
+            // basins, as the first steps of one chain of the `std` build's `f64` noise do.)
+            let first = ch.tracker.first_visit[0].expect("visits mode 1");
+            assert!(
+                ch.tracker.first_visit.iter().flatten().all(|&s| s >= first),
+                "starts in mode 1: {:?}",
+                ch.tracker.first_visit
+            );
         }
     }
     let sgnht = find(&r, Method::Sgnht, Criterion::Checked);

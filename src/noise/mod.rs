@@ -8,7 +8,9 @@
 //! the last two bench runs; `docs/performance.md` has the latest). `f32`
 //! draws the bit-identical stream on every build (portable, `x86-64-v3`, `native`, Cortex-M):
 //! the lane count is fixed, the arithmetic unfused and the square root correctly rounded. `f64`
-//! does so on every build with AVX2; without AVX2 (the portable x86-64 build, microcontrollers)
+//! does so on every build with AVX2 and on every x86-64 build with the `std` feature (whose
+//! dispatched copies, `crate::dispatch`, must draw one stream on any CPU); without either (the
+//! portable x86-64 build, AArch64, microcontrollers)
 //! its Box–Muller on two-wide vectors is slower than a scalar ziggurat, so there the `f64` noise
 //! is the ziggurat on one lane of the same generator. Method, accuracy (ulp errors of the
 //! polynomials, tail reach |z| ≤ 6.66 for `f32` and ≤ 8.49 for `f64`) and tests: `docs/rng.md`,
