@@ -1,4 +1,4 @@
-//! Correctly rounded square roots of whole lane arrays: the crate's one audited `unsafe` module (x86-64 SIMD intrinsics).
+//! Correctly rounded square roots of whole lane arrays: one of the crate's two audited `unsafe` modules (x86-64 SIMD intrinsics; the other is `dispatch`).
 //!
 //! [`sqrt_lanes32`] and [`sqrt_lanes64`] root a slice in place with the IEEE 754 square root on
 //! every path: the SSE/AVX/AVX-512 `sqrtps`/`sqrtpd` instructions on x86-64 without `std`,
