@@ -3,7 +3,7 @@
 # target flags), our native build, blackjax right after, then docs/performance.md and
 # docs/performance-peers.png from those results.
 #
-#   tools/bench.sh              # ~12 min on the 2-core development machine
+#   tools/bench.sh              # ~18 min on the 2-core development machine
 #   tools/bench.sh --no-peers   # our two builds only (the report keeps the last peer CSV out)
 #
 # Run it on an otherwise idle machine: timings are only comparable within one run.
