@@ -23,12 +23,13 @@
 //! unfused arithmetic with the correctly rounded square root), `std` or not, portable, AVX2 or
 //! native, but for two: micromath's f32 approximations, and the `std` feature on a build whose
 //! own target features include FMA (`-C target-cpu=native`, `x86-64-v3`), which fuses the
-//! polynomials' multiply-adds; the file is empty under those. The `f64` noise comes in two kinds (`docs/rng.md`, *Which builds share a chain*): the
-//! ziggurat on one lane (x86-64 without AVX2 and without `std`, AArch64), pinned in
-//! `value_stability.txt` with the `f32` cases, and the vectorised Box–Muller (x86-64 with AVX2 or
-//! with `std`), whose `f64` cases are pinned in `value_stability_f64_box_muller.txt` (captured
-//! when run-time dispatch came, identical in a `-C target-cpu=x86-64-v3` build without `std` and in a
-//! dispatched `std` build at each of its levels).
+//! polynomials' multiply-adds; the file is empty under those. The `f64` noise comes in two kinds
+//! (`docs/rng.md`, *Which builds share a chain*): the ziggurat on one lane (x86-64 without AVX2
+//! and without `std`, AArch64), pinned in `value_stability.txt` with the `f32` cases, and the
+//! vectorised Box–Muller (x86-64 with AVX2 or with `std`), whose `f64` cases are pinned in
+//! `value_stability_f64_box_muller.txt` (captured when run-time dispatch came, from a
+//! `-C target-cpu=x86-64-v3` build without `std`; a dispatched `std` build gives the same bits at
+//! each of its levels).
 //!
 //! With run-time dispatch (`sgmcmc::dispatch`, the `std` feature on x86-64) every case runs at
 //! each instruction-set level this CPU has (baseline SSE2, AVX2, AVX-512), and each level must
