@@ -72,6 +72,14 @@ def floor_of(cells, ty, d, config):
     return NORMALS_PER_COORD.get(config, 1) * fill + upd, fill, upd
 
 
+def ratio_cell(num, den, limit):
+    """num / den to two places, marked ✗ above `limit`; – when either is missing."""
+    if num is None or den is None:
+        return "–"
+    q = num / den
+    return f"{q:.2f}" + (" ✗" if q > limit else "")
+
+
 def build_tables(name, cells):
     steps, dims = step_cells(cells)
     if not steps:
@@ -95,14 +103,8 @@ def build_tables(name, cells):
     for r in rows:
         if r.startswith("hmc"):
             continue
-        cells_out = []
-        for t, d in cols:
-            s, (f, _, _) = steps.get((t, r, d)), floor_of(cells, t, d, r)
-            if s is None or f is None:
-                cells_out.append("–")
-            else:
-                q = s / f
-                cells_out.append(f"{q:.2f}" + (" ✗" if q > LIMIT else ""))
+        cells_out = [ratio_cell(steps.get((t, r, d)), floor_of(cells, t, d, r)[0], LIMIT)
+                     for t, d in cols]
         out.append(f"| {r} | " + " | ".join(cells_out) + " |")
     return out
 
@@ -121,14 +123,8 @@ def dispatch_table(builds):
     out = [f"Dispatched / native, ns per step (marked ✗ above {DISPATCH_LIMIT}):", "",
            "| | " + " | ".join(f"{t} d={d}" for t, d in cols) + " |", "|---|" + "---:|" * len(cols)]
     for r in rows:
-        cells_out = []
-        for t, d in cols:
-            a, b = disp.get((t, r, d)), nat.get((t, r, d))
-            if a is None or b is None:
-                cells_out.append("–")
-            else:
-                q = a / b
-                cells_out.append(f"{q:.2f}" + (" ✗" if q > DISPATCH_LIMIT else ""))
+        cells_out = [ratio_cell(disp.get((t, r, d)), nat.get((t, r, d)), DISPATCH_LIMIT)
+                     for t, d in cols]
         out.append(f"| {r} | " + " | ".join(cells_out) + " |")
     return out
 
