@@ -1036,12 +1036,27 @@ where
     }
 }
 
+/// The per-coordinate body of a [`zip_out`]: any `FnMut(i, lane, outᵢ, aᵢ, bᵢ, sᵢ)` closure, or a
+/// struct with an `#[inline(always)]` [`run`](ZipOutBody::run) for a body that must be inlined
+/// into the chunk's copies (see [`Body`]).
+pub(crate) trait ZipOutBody<T> {
+    /// Runs the body on coordinate `i`, whose accumulator lane is `lane`.
+    fn run(&mut self, i: usize, lane: usize, out: &mut T, a: T, b: T, s: T);
+}
+
+impl<T, F: FnMut(usize, usize, &mut T, T, T, T)> ZipOutBody<T> for F {
+    #[inline(always)]
+    fn run(&mut self, i: usize, lane: usize, out: &mut T, a: T, b: T, s: T) {
+        self(i, lane, out, a, b, s)
+    }
+}
+
 /// `f(i, lane, outᵢ, aᵢ, bᵢ, sᵢ)` with `out` written, `a` and `b` read and `s` a [`Stream`]
 /// (the splitting scheme's first pass: θ½ from θ, p and the kinetics' datum).
 #[inline(always)]
 pub(crate) fn zip_out<T: Real, F>(out: &mut [T], a: &[T], b: &[T], s: Stream<'_, T>, mut f: F)
 where
-    F: FnMut(usize, usize, &mut T, T, T, T),
+    F: ZipOutBody<T>,
 {
     let (oc, ot) = out.as_chunks_mut::<LANES>();
     let (ac, at) = a.as_chunks::<LANES>();
@@ -1053,13 +1068,13 @@ where
                 // Local copies, so the chunk vectorises (see `sweep_chunked`).
                 let (mut ol, al, bl) = (*o, *a, *b);
                 for j in 0..LANES {
-                    f(base + j, j, &mut ol[j], al[j], bl[j], u);
+                    f.run(base + j, j, &mut ol[j], al[j], bl[j], u);
                 }
                 *o = ol;
                 base += LANES;
             }
             for (j, ((o, a), b)) in ot.iter_mut().zip(at).zip(bt).enumerate() {
-                f(base + j, j, o, *a, *b, u);
+                f.run(base + j, j, o, *a, *b, u);
             }
         }
         Stream::PerCoordinate(m) => {
@@ -1068,13 +1083,13 @@ where
             for (((o, a), b), m) in oc.iter_mut().zip(ac).zip(bc).zip(mc) {
                 let (mut ol, al, bl, ml) = (*o, *a, *b, *m);
                 for j in 0..LANES {
-                    f(base + j, j, &mut ol[j], al[j], bl[j], ml[j]);
+                    f.run(base + j, j, &mut ol[j], al[j], bl[j], ml[j]);
                 }
                 *o = ol;
                 base += LANES;
             }
             for (j, (((o, a), b), m)) in ot.iter_mut().zip(at).zip(bt).zip(mt).enumerate() {
-                f(base + j, j, o, *a, *b, *m);
+                f.run(base + j, j, o, *a, *b, *m);
             }
         }
     }
@@ -1643,7 +1658,7 @@ mod tests {
                 &base,
                 &g,
                 Stream::Uniform(2.0),
-                |i, _, o, a, b, s| *o = a + b * s + i as f64,
+                |i, _, o: &mut f64, a, b, s| *o = a + b * s + i as f64,
             );
             for i in 0..n {
                 assert_eq!(o[i], base[i] + g[i] * 2.0 + i as f64);

@@ -650,17 +650,19 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
     }
     #[inline(always)]
     fn langevin_half(&self, i: usize, x: T, before: bool, zeta: T) -> T {
-        // `either`: a flow inside a branch on σ_ξ would keep the loop from vectorising
-        // (`before` is a constant at every call).
+        // Straight-line on a vector target, the flow computed and then selected: a flow inside
+        // a branch on σ_ξ would keep the loop from vectorising, and so would a closure handed
+        // to `either` that LLVM leaves out of line (it did in the dispatched copies). A scalar
+        // core skips the flow when σ_ξ = 0. (`before` is a constant at every call.)
+        let on = self.sigma_xi > T::ZERO;
+        if crate::lanes::SCALAR_CORE && !on {
+            return x;
+        }
         let (sd, flow) = (self.langevin_sd, self.langevin_flow);
-        let moved = || {
-            if before {
-                self.potential.friction_flow(i, x, flow) + sd * zeta
-            } else {
-                self.potential.friction_flow(i, x + sd * zeta, flow)
-            }
-        };
-        crate::lanes::either(self.sigma_xi > T::ZERO, moved, || x)
+        let start = if before { x } else { x + sd * zeta };
+        let flowed = self.potential.friction_flow(i, start, flow);
+        let moved = if before { flowed + sd * zeta } else { flowed };
+        if on { moved } else { x }
     }
 }
 

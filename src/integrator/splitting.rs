@@ -35,8 +35,8 @@ use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Body, Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, StepNoise, copy_into, sweep,
-    zip_out, zip3,
+    Body, Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, StepNoise, ZipOutBody, copy_into,
+    sweep, zip_out, zip3,
 };
 use crate::real::Real;
 use rand_core::Rng;
@@ -79,17 +79,14 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
         let mut first = Accumulators::<T, K, X>::new();
         {
             let kin = &*kinetics;
-            zip_out(
-                phase.scratch,
-                phase.theta,
-                phase.p,
-                kin.stream(),
-                |i, lane, s, t, p0, a| {
-                    let k0 = kin.grad(i, a, p0);
-                    *s = t + k0 * term.drift_at(i, drift_half, half_h);
-                    first.add_sums(lane, p0 * k0, k0 * k0);
-                },
-            );
+            let body = FirstHalfDrift {
+                kin,
+                term,
+                drift_half,
+                half_h,
+                acc: &mut first,
+            };
+            zip_out(phase.scratch, phase.theta, phase.p, kin.stream(), body);
         }
         step_gradient::<T, K, G>(model, phase.scratch, phase.grad)?;
 
@@ -242,6 +239,29 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>, const AOBOA:
     }
 }
 
+/// The first pass, A(h/2)'s position part: θ½ = θ + ∇K(p)·(drift step) into the scratch
+/// buffer, and the incoming state's sums. A [`ZipOutBody`] with `#[inline(always)]` rather than
+/// a closure, for the reason [`SeparablePass`] gives (a closure holding a monomial-gamma ∇K
+/// stayed out of line in the dispatched copies, and the pass ran scalar).
+struct FirstHalfDrift<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+    kin: &'k K,
+    term: L,
+    drift_half: T,
+    half_h: T,
+    acc: &'a mut Accumulators<T, K, X>,
+}
+
+impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> ZipOutBody<T>
+    for FirstHalfDrift<'_, '_, T, K, X, L>
+{
+    #[inline(always)]
+    fn run(&mut self, i: usize, lane: usize, s: &mut T, t: T, p0: T, a: T) {
+        let k0 = self.kin.grad(i, a, p0);
+        *s = t + k0 * self.term.drift_at(i, self.drift_half, self.half_h);
+        self.acc.add_sums(lane, p0 * k0, k0 * k0);
+    }
+}
+
 /// One coordinate of A–B–O–B–A with a separable kinetics (see the module docs); `scalars` are
 /// (h, h/2, √(2Dh), the θ drift step of h/2).
 #[inline(always)]
@@ -257,8 +277,11 @@ fn aboba_coordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T
     let (p0, x0) = (*c.p, *c.xi);
     let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
     let x_half = law.drift(x0, k0, c0, half_h);
-    let flow =
-        shared_flow.unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h));
+    // (A `match`, not `unwrap_or_else`: a closure may stay out of line in a dispatched copy.)
+    let flow = match shared_flow {
+        Some(flow) => flow,
+        None => kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h),
+    };
     let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
     let p1 = kin.apply(c.i, flow, kicked);
     let (k1, c1) = kin.grad_curv(c.i, c.aux, p1);
@@ -305,7 +328,10 @@ fn aoboa_coordinate<T, K, X, L>(
     // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
     x_half = law.langevin_half(c.i, x_half, true, c.zeta[0]);
     t_half = term.langevin(t_half, c.g, h, sd_theta, c.zeta[1]);
-    let flow = shared_flow.unwrap_or_else(|| kin.flow(c.i, c.aux, law.friction(c.i, x_half), h));
+    let flow = match shared_flow {
+        Some(flow) => flow,
+        None => kin.flow(c.i, c.aux, law.friction(c.i, x_half), h),
+    };
     p1 = kin.apply(c.i, flow, p1);
     x_half = law.langevin_half(c.i, x_half, false, c.zeta[2]);
     // O(h/2), with a normal of its own.
