@@ -222,9 +222,9 @@ fn sample<T: Real>(cfg: Config, target: &Gaussian, noise: f64, seed: u64) -> (Mo
         // SGMGT-D's θ term (σ_θ > 0) sees the same noisy gradient as p, and eq. 13 counts that
         // noise in p only: as printed (B̂ = 0) the θ term runs at temperature 1 + σ_θB (its
         // injected variance 2hσ_θ plus σ_θ²h²·2B/h from the gradient), here 1.01. That 1 % shows
-        // as a variance excess of +1…+1.6 SE on every coordinate (Gaussian kinetics, 4 seeds;
-        // it grows to +7…+9 SE at σ_θ = 0.1 and vanishes at σ_θ = 0.001), enough for one
-        // coordinate of one seed to cross 5 SE (5.2 in the dispatched build's noise stream).
+        // as variance z-scores averaging +0.5…+1.7 over the ten coordinates (Gaussian kinetics,
+        // 4 seeds; +7…+9 at σ_θ = 0.1, −0.6…+0.4 at σ_θ = 0.001), enough for one coordinate of
+        // one seed to cross 5 SE (5.2 in the dispatched build's noise stream).
         // The noise estimate B̂ = B is the crate's correction for it (`with_noise_estimate`,
         // `theta_term_noise_estimate_removes_the_excess_temperature`); the test's noise has
         // variance 2B/h per evaluation, so B = ½hV = `noise`.
