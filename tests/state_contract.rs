@@ -8,6 +8,10 @@
 //! * Parameters whose derived constants overflow are rejected: the SGLD schedule's first step,
 //!   SGMGT's diffusions.
 //! * `Mcem::new` on a user's `AdaptiveMass` whose mass has the wrong dimension: an error.
+//! * Issue 33's adversarial probe: a softening c whose a = 1 draws lose their resolution (or
+//!   whose 1/c overflows) is refused, and c just above the limit draws with the right spread
+//!   (F1, F8); SGMGT's h > MAX/2 is refused as a step size (F5); a failed HMC-EM E-step leaves
+//!   the wrapped HMC's L as it was (F7, in `mcem_hmc_and_sgnphmc_failed_steps_are_undone`).
 
 use rand_pcg::Pcg64;
 use sgmcmc::LinalgError;
@@ -157,13 +161,18 @@ fn mcem_hmc_and_sgnphmc_failed_steps_are_undone() {
                 observe(&em, &[s.thermostat(), s.thermostat_momentum()])
             })
         } else {
-            let mut s = Hmc::new(HmcParams::new(0.2), &mut theta, &mut p, &mut work).unwrap();
+            // L = 5 ≠ LP_S = E_STEPS: an E-step that fails must leave the caller's L (issue 33,
+            // F7: it was left at LP_S).
+            let hmc = HmcParams::new(0.2).with_leapfrog_steps(5);
+            let mut s = Hmc::new(hmc, &mut theta, &mut p, &mut work).unwrap();
             s.set_mass(mass).unwrap();
             let cell = RefCell::new(Mcem::new(s, params, &mut buf).unwrap());
             failing_step_is_undone(|| cell.borrow_mut().step(&mut model, &mut rng), &|| {
                 let em = cell.borrow();
-                let cached = em.sampler().cached_gradient().map(<[f64]>::to_vec);
-                observe(&em, &cached.unwrap_or_default())
+                let mut extra = em.sampler().cached_gradient().map(<[f64]>::to_vec);
+                let extra = extra.get_or_insert_default();
+                extra.push(f64::from(em.sampler().params().steps()));
+                observe(&em, extra)
             })
         }
     });
@@ -453,4 +462,61 @@ fn sgnphmc_non_finite_state_is_undone() {
         }
     }
     assert!(undone > 0);
+}
+
+/// Issue 33, F1 and F8: `softened(1, c)` accepted a subnormal c (1/c = ∞, and every redrawn
+/// momentum NaN after an `Ok` step) and c so small that its exact draws collapsed (f64 at
+/// c = 10⁻²⁸: 37 % exactly 0; f32 at c = 10⁻¹³: sd 2.95× too large). The limit is the c at
+/// which the draws' rounding reaches 10⁻³ of their sd (6.4·10⁻²³ in f64, 1.3·10⁻⁶ in f32).
+#[test]
+fn softening_too_small_to_draw_is_refused() {
+    let refused = Some(ParamError::OutOfRange(Param::Softening));
+    for c in [5e-324, 1e-300, 1e-28, 1e-23] {
+        let e = MonomialGamma::<f64>::softened(1.0, c).err();
+        assert_eq!(e, refused, "f64 c = {c:e}");
+    }
+    for c in [1e-40f32, 1e-13, 1e-6] {
+        let e = MonomialGamma::<f32>::softened(1.0, c).err();
+        assert_eq!(e, refused, "f32 c = {c:e}");
+    }
+    // a = 2 draws by rejection from the stiff density (no Gamma(1/c)); only 1/c must be finite.
+    assert_eq!(MonomialGamma::<f64>::softened(2.0, 5e-324).err(), refused);
+    assert!(MonomialGamma::<f64>::softened(2.0, 1e-30).is_ok());
+    // Just above the limits the draws have their sd √(2/c): 4000 draws, the sample sd within
+    // 5 of its standard errors (SE of a sample sd ≈ sd/√(2n) = 1.1 %). Their rounding step is
+    // then at most 10⁻³ sd, so a draw is exactly 0 with probability ≤ φ(0)·10⁻³ = 4·10⁻⁴:
+    // about 1.6 of 4000 (Poisson, P(≥ 12) < 10⁻⁶), where the probe saw 37 % at c = 10⁻²⁸.
+    fn spread_is_right<T: Real>(c: T, seed: u64) {
+        use sgmcmc::kinetic::Kinetic;
+        let k = MonomialGamma::softened(T::ONE, c).unwrap();
+        let mut rng = Pcg64::new(seed.into(), 33);
+        let n = 4000;
+        let draws: Vec<f64> = (0..n).map(|_| k.sample(0, &mut rng).to_f64()).collect();
+        let zeros = draws.iter().filter(|x| **x == 0.0).count();
+        let sd = (draws.iter().map(|x| x * x).sum::<f64>() / n as f64).sqrt();
+        let ratio = sd / (2.0 / c.to_f64()).sqrt();
+        let se = 1.0 / (2.0 * n as f64).sqrt();
+        assert!(zeros < 12, "c = {:e}: {zeros} draws exactly 0", c.to_f64());
+        assert!(
+            (ratio - 1.0).abs() < 5.0 * se,
+            "c = {:e}: sd ratio {ratio}",
+            c.to_f64()
+        );
+    }
+    spread_is_right(1e-22f64, 1);
+    spread_is_right(2e-6f32, 2);
+}
+
+/// Issue 33, F5: SGMGT with h > MAX/2 was refused as `OutOfRange(MomentumDiffusion)` (2σ_p h =
+/// ∞ at σ_p = 1), although the step size is what is out of range.
+#[test]
+fn sgmgt_step_size_that_overflows_is_named() {
+    let oor = |p| Err(ParamError::OutOfRange(p));
+    assert_eq!(SgmgtParams::new(f64::MAX).validate(), oor(Param::StepSize));
+    assert_eq!(
+        SgmgtParams::new(f32::MAX * 0.75).validate(),
+        oor(Param::StepSize)
+    );
+    // Below MAX/2 with σ_p = 1, the diffusion is finite and the step size is accepted.
+    assert_eq!(SgmgtParams::new(f64::MAX / 4.0).validate(), Ok(()));
 }

@@ -77,7 +77,7 @@ extern "C" {
 #define SGMCMC_ERR_BAD_INTEGRATOR (-13)
 /** SGMGT monomial exponent a is neither 1 nor 2. */
 #define SGMCMC_ERR_BAD_MONOMIAL_EXPONENT (-14)
-/** SGMGT softening c not finite or not > 0. */
+/** SGMGT softening c not finite, not > 0, or (a = 1) below 1.3e-6 (float) / 6.4e-23 (double). */
 #define SGMCMC_ERR_BAD_SOFTENING (-15)
 /** SGMGT friction rescaling gamma not finite or < 0. */
 #define SGMCMC_ERR_BAD_FRICTION_SCALE (-16)
@@ -230,7 +230,7 @@ typedef struct sgmcmc_sgmgt_params_f32 {
     float sigma_theta;            /**< first-order Langevin diffusion on theta, >= 0 */
     float sigma_xi;               /**< first-order Langevin diffusion on xi, >= 0 */
     float a;                      /**< monomial exponent: 1 or 2 */
-    float c;                      /**< softening, > 0 */
+    float c;                      /**< softening, > 0; at a = 1, >= 1.3e-6 */
     uint32_t resample_momentum;   /**< T_p: redraw p from exp(-K) every T_p chain steps; 0 = never */
     uint32_t resample_thermostat; /**< T_xi: redraw xi from N(0, 1) every T_xi chain steps; 0 = never */
     int32_t integrator;           /**< SGMCMC_EULER or SGMCMC_SPLITTING */
@@ -246,7 +246,7 @@ typedef struct sgmcmc_sgmgt_params_f64 {
     double sigma_theta;           /**< first-order Langevin diffusion on theta, >= 0 */
     double sigma_xi;              /**< first-order Langevin diffusion on xi, >= 0 */
     double a;                     /**< monomial exponent: 1 or 2 */
-    double c;                     /**< softening, > 0 */
+    double c;                     /**< softening, > 0; at a = 1, >= 6.4e-23 */
     uint32_t resample_momentum;   /**< T_p; 0 = never */
     uint32_t resample_thermostat; /**< T_xi; 0 = never */
     int32_t integrator;           /**< SGMCMC_EULER or SGMCMC_SPLITTING */

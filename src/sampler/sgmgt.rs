@@ -175,6 +175,10 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> SgmgtParams<T, 
     /// diffusions σ_p, σ_θ, σ_ξ, and 2σ_θB̂ < 1; the error names the first bad setting.
     pub fn validate(&self) -> Result<(), ParamError> {
         let h = positive(self.h, Param::StepSize)?;
+        // 2h must be finite whatever the diffusions (else h > MAX/2 was blamed on σ_p below).
+        if !(T::TWO * h).is_finite() {
+            return Err(ParamError::OutOfRange(Param::StepSize));
+        }
         non_negative(self.gamma, Param::FrictionScale)?;
         // The noise variances 2σh of the three diffusions must be finite numbers (σ = MAX
         // would make them ∞, and 2σ_θB̂ = ∞·0 = NaN would slip past the check below).

@@ -66,6 +66,9 @@ pub(crate) mod sealed {
         pub scalars: [Option<T>; 4],
         /// The redraw counters of the SDE samplers.
         pub counts: (u64, u64),
+        /// HMC's leapfrog count L, which its E-step sets to LP_S: a failed MCEM step puts the
+        /// caller's back (issue 33, F7).
+        pub leapfrog_steps: u32,
     }
 
     /// The E-step and what the wrapper reads after it.
@@ -150,7 +153,17 @@ macro_rules! saved_state {
 
 impl<T: Real, M: Energy<T> + ?Sized> EStep<T, M> for Hmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
-    saved_state!();
+
+    /// The proposal's state, and L (the E-step changes it).
+    fn save_state(&self, saved: &mut SavedState<'_, T>) {
+        Self::save_state(self, saved);
+        saved.leapfrog_steps = self.params().steps();
+    }
+    fn restore_state(&mut self, saved: &SavedState<'_, T>) {
+        Self::restore_state(self, saved);
+        // (Saved from a valid L ≥ 1, so this cannot fail.)
+        let _ = self.set_leapfrog_steps(saved.leapfrog_steps);
+    }
 
     /// Alg. 1: one proposal of `steps` leapfrog steps (p ~ N(0, M), Metropolis–Hastings).
     fn e_step<R: Rng + ?Sized>(

@@ -333,6 +333,7 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
                 grad: saved_grad,
                 scalars: [None; 4],
                 counts: (0, 0),
+                leapfrog_steps: 0,
             },
             m_step_failures: 0,
             last_m_step_error: None,
