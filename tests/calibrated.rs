@@ -623,3 +623,40 @@ fn wrong_buffers_are_refused() {
         })
     ));
 }
+
+/// Issue 33, F3: with a subnormal step size 1/h overflows, and the shaped noise e·(1/h) was
+/// 0·∞ = NaN: every step failed as `NonFiniteGradient { index: 0 }`, while the unwrapped
+/// sampler steps. Now every shape and correction steps, with a finite state.
+#[test]
+fn subnormal_step_size_steps_like_the_unwrapped_sampler() {
+    let h = f64::from_bits(1); // 5e-324
+    for (shape, correction) in [
+        (NoiseShape::Diagonal, Correction::Subtract),
+        (NoiseShape::Dense, Correction::Subtract),
+        (NoiseShape::Diagonal, Correction::Friction),
+        (NoiseShape::Dense, Correction::Friction),
+    ] {
+        let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
+        let sghmc = Sghmc::new(SghmcParams::new(h), &mut theta, &mut p, &mut work).unwrap();
+        let mut est = vec![0.0; shape.len(2)];
+        let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape, 2)];
+        let params = CalibratedParams::new(shape).with_correction(correction);
+        let mut s = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap();
+        let mut rng = Pcg64::new(5, 7);
+        let mut model = BadMoments {
+            size: 2,
+            nan: false,
+        };
+        for k in 0..3 {
+            let step = s.step(&mut model, &mut rng);
+            assert!(step.is_ok(), "{shape:?} {correction:?}, step {k}: {step:?}");
+        }
+        assert!(
+            s.position()
+                .iter()
+                .chain(s.momentum())
+                .all(|x| x.is_finite()),
+            "{shape:?} {correction:?}"
+        );
+    }
+}

@@ -321,6 +321,7 @@ struct Shaped<'m, 'w, 'e, T, G: ?Sized> {
     sum: &'w mut [T],
     squares: &'w mut [T],
     extra: &'w [T],
+    h: T,
     inv_h: T,
     dense: bool,
     moments: Option<Result<Batch, MomentsError>>,
@@ -344,9 +345,15 @@ impl<T: Real, G: MinibatchGradient<T> + ?Sized> Gradient<T> for Shaped<'_, '_, '
             if let Some(g) = grad.first_mut() {
                 *g = T::INFINITY;
             }
-        } else {
+        } else if self.inv_h.is_finite() {
             for (g, &e) in grad.iter_mut().zip(self.extra) {
                 *g -= e * self.inv_h;
+            }
+        } else {
+            // 1/h overflowed (a subnormal h): e·(1/h) would be 0·∞ = NaN for e = 0 and fail
+            // every step as a non-finite gradient (issue 33, F3); e/h is the same quotient.
+            for (g, &e) in grad.iter_mut().zip(self.extra) {
+                *g -= e / self.h;
             }
         }
         self.moments = Some(checked);
@@ -479,6 +486,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
             sum,
             squares,
             extra: if friction_flow { &[] } else { &*extra },
+            h,
             inv_h,
             dense: shape == NoiseShape::Dense,
             moments: None,

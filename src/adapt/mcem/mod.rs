@@ -752,13 +752,18 @@ where
         let [inv_mass, mean, comoment, q_mean, q_m2, p, xi_p, grad, pp] = read_parts(own, lens, 0)?;
         // The statistics and M⁻¹ must be finite, M⁻¹ positive definite (checked into the
         // scratch, which holds nothing between steps).
+        // A non-finite entry is named by its own index (issue 33, F6: it was the start of the
+        // wrapper's part); a mass that is not positive definite by the start of M⁻¹'s section.
+        if let Some(k) = own.iter().position(|x| !x.is_finite()) {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: inner.saturating_add(k),
+            });
+        }
         let bad = LayoutError::InvalidValue {
             buffer: Buffer::Checkpoint,
             index: inner,
         };
-        if own.iter().any(|x| !x.is_finite()) {
-            return Err(bad);
-        }
         let d = self.sample.len();
         let valid = if self.moments.is_dense() && d > 1 {
             crate::kinetic::Mass::dense(inv_mass, self.scratch, d).is_ok()
