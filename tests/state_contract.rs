@@ -10,7 +10,7 @@
 //! * `Mcem::new` on a user's `AdaptiveMass` whose mass has the wrong dimension: an error.
 //! * Issue 33's adversarial probe: a softening c whose a = 1 draws lose their resolution (or
 //!   whose 1/c overflows) is refused, and c just above the limit draws with the right spread
-//!   (F1, F8); SGMGT's h > MAX/2 is refused as a step size (F5); a failed HMC-EM E-step leaves
+//!   (F1, F8); SGMGT's h > MAX/2 is refused as a step size (F5); a failed HMC-EM step leaves
 //!   the wrapped HMC's L as it was (F7, in `mcem_hmc_and_sgnphmc_failed_steps_are_undone`).
 
 use rand_pcg::Pcg64;
@@ -161,8 +161,9 @@ fn mcem_hmc_and_sgnphmc_failed_steps_are_undone() {
                 observe(&em, &[s.thermostat(), s.thermostat_momentum()])
             })
         } else {
-            // L = 5 ≠ LP_S = E_STEPS: an E-step that fails must leave the caller's L (issue 33,
-            // F7: it was left at LP_S).
+            // L = 5 ≠ LP_S = E_STEPS: an MCEM step that fails (in its E-step or at a
+            // subsampling offset after it) must leave the caller's L (issue 33, F7: it was left
+            // at LP_S).
             let hmc = HmcParams::new(0.2).with_leapfrog_steps(5);
             let mut s = Hmc::new(hmc, &mut theta, &mut p, &mut work).unwrap();
             s.set_mass(mass).unwrap();
