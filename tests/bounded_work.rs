@@ -1,6 +1,6 @@
 //! Bounded work per step: every sampler's step terminates with a generator stuck at a constant word (the ziggurat's and every rejection loop's attempts are bounded).
 
-mod common;
+use crate::common;
 
 use common::ConstRng;
 use sgmcmc::kinetic::MonomialGamma;

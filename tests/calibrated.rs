@@ -11,7 +11,7 @@
 //! assertion fails without the estimate (or with the diagonal estimate under correlated
 //! noise), so it has the power to see the bias it is about.
 
-mod common;
+use crate::common;
 
 use common::{CovMoments, DenseGaussian, Gaussian, Moments, Z, run, run_cov};
 use rand_pcg::Pcg64;

@@ -22,7 +22,7 @@
 //! Σκ ≈ 27) with λ = 0.05 and staying at 0.90–1.10 I with λ = 0. Samplers whose stored momenta
 //! are autocorrelated are pulled the other way (see `redraws`).
 
-mod common;
+use crate::common;
 
 use common::{DenseGaussian, Gaussian, assert_cov, run_cov};
 use rand_pcg::Pcg64;

@@ -5,7 +5,7 @@
 //! tests/stationary.rs, and a 5-d Gaussian with unit variances and all correlations 0.9 (its
 //! covariance entries are checked too).
 
-mod common;
+use crate::common;
 
 use common::{DenseGaussian, Gaussian, Z, assert_cov, run_cov};
 use rand_pcg::Pcg64;

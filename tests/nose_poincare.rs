@@ -5,7 +5,7 @@
 //! Fixed seeds; every stationarity tolerance is `Z` = 5 batch-means standard errors estimated
 //! from the chain itself (`common::run`, `common::assert_moments`).
 
-mod common;
+use crate::common;
 
 use common::{Gaussian, Moments, assert_moments, run};
 use rand_pcg::Pcg64;

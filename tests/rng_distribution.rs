@@ -6,7 +6,7 @@
 //! samples to the same checks, showing that each check can fail. Run with `-- --nocapture` to see
 //! the measured statistics.
 
-mod common;
+use crate::common;
 
 use common::ConstRng;
 use rand_core::{Infallible, SeedableRng, TryRng};

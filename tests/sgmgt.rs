@@ -4,7 +4,7 @@
 //! `common::run` and `common::Z`), and the reduction tests compare trajectories within a
 //! floating-point bound stated beside each assertion.
 
-mod common;
+use crate::common;
 
 use common::{Gaussian, Moments, assert_moments, run};
 use rand_pcg::Pcg64;

@@ -4,7 +4,7 @@
 //! chain itself (batch means, see `common::run`). Step sizes are chosen so the discretisation
 //! bias is below one standard error (stated beside each choice).
 
-mod common;
+use crate::common;
 
 use common::{Gaussian, Moments, Z, assert_moments, run};
 use rand_pcg::Pcg64;

@@ -11,12 +11,13 @@
 //! named.
 //!
 //! To re-capture after a change that is *meant* to change numbers, run
-//! `SGMCMC_BLESS=1 cargo test --test value_stability` and explain the change in the commit.
+//! `SGMCMC_BLESS=1 cargo test --test pins -- value_stability::` and explain the change in the
+//! commit.
 //!
 //! Scalar cores (every Cortex-M, and a host built with `--cfg sgmcmc_scalar_core`) draw other
 //! chains (`docs/rng.md`, *Determinism*): their pins are `tests/data/value_stability_scalar_core.txt`,
 //! captured with `RUSTFLAGS="--cfg sgmcmc_scalar_core" SGMCMC_BLESS=1 cargo test --test
-//! value_stability` when the scalar-core engine was introduced, and checked by `.ci/run` in that
+//! pins` when the scalar-core engine was introduced, and checked by `.ci/run` in that
 //! build; the firmware checks that a Cortex-M draws the same values (`examples/firmware`).
 //!
 //! The pinned values hold for every build of a vector target (libm, and the vectorised noise in

@@ -1,0 +1,25 @@
+//! The core crate's integration tests in one binary (one compile and one link instead of one per file); each module is one topic, named after its file.
+
+mod common;
+
+mod accuracy_order;
+mod bounded_work;
+mod calibrated;
+mod checkpoint;
+mod em_samplers;
+mod errors;
+mod kernel_reference;
+mod kinetics;
+mod linalg;
+mod mass;
+mod mass_samplers;
+mod micromath;
+mod nose_poincare;
+mod poisson;
+mod rng_distribution;
+mod schedule;
+mod sgmgt;
+mod state_contract;
+mod stationary;
+mod value_stability;
+mod zero_alloc;
