@@ -364,6 +364,11 @@ pub enum MomentsError {
         /// The first offending entry (row-major flat index for a dense estimate).
         index: usize,
     },
+    /// A sum of squares Σgᵢⱼ² was reported below 0 (no sum of squares is).
+    NegativeSquares {
+        /// The first offending entry (row-major flat index jn + j for a dense estimate).
+        index: usize,
+    },
 }
 
 impl fmt::Display for MomentsError {
@@ -377,6 +382,12 @@ impl fmt::Display for MomentsError {
                 f,
                 "a minibatch of {size} distinct examples from a population of {population}"
             ),
+            MomentsError::NegativeSquares { index } => {
+                write!(
+                    f,
+                    "the sum of squares at entry {index} of the moments is below 0"
+                )
+            }
             MomentsError::NonFinite { index } => {
                 write!(
                     f,

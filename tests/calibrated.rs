@@ -660,3 +660,79 @@ fn subnormal_step_size_steps_like_the_unwrapped_sampler() {
         );
     }
 }
+
+/// Issue 33, F4: a model that reports a negative sum of squares (here Σgᵢ₀² = −1e12) gave a
+/// dense estimate a negative V̂₀₀, which reached SGMGT-D's θ term as a negative noise estimate
+/// (max|θ| went from 0.2 to 5e10, every step `Ok`). Now the step is refused by name, in both
+/// shapes, with the state untouched; a model that reports its moments correctly then steps on.
+#[test]
+fn negative_sum_of_squares_is_refused() {
+    struct NegativeSquares {
+        negative: bool,
+    }
+    impl Gradient<f64> for NegativeSquares {
+        fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
+            grad.copy_from_slice(theta);
+        }
+    }
+    impl MinibatchGradient<f64> for NegativeSquares {
+        fn gradient_with_moments(
+            &mut self,
+            theta: &[f64],
+            grad: &mut [f64],
+            m: BatchMoments<'_, f64>,
+        ) -> Batch {
+            grad.copy_from_slice(theta);
+            m.sum.copy_from_slice(theta);
+            m.squares.fill(0.0);
+            let n = theta.len();
+            let stride = if m.dense { n + 1 } else { 1 };
+            for (j, t) in theta.iter().enumerate() {
+                m.squares[j * stride] = 2.0 * t * t + 1.0;
+            }
+            if self.negative {
+                m.squares[0] = -1e12;
+            }
+            Batch {
+                size: 2,
+                population: 10,
+                sampling: Sampling::WithoutReplacement,
+            }
+        }
+    }
+    for shape in [NoiseShape::Diagonal, NoiseShape::Dense] {
+        let (mut theta, mut p, mut xi, mut work) = ([0.2f64, -0.1], [0.3, 0.2], [0.0; 2], [0.0; 6]);
+        let sgmgt =
+            Sgmgt::new(sgmgt_d_params(0.01), &mut theta, &mut p, &mut xi, &mut work).unwrap();
+        let mut est = vec![0.0; shape.len(2)];
+        let mut scratch = vec![0.0; Calibrated::<f64, Sgmgt<f64>>::workspace_len(shape, 2)];
+        let mut s =
+            Calibrated::new(sgmgt, CalibratedParams::new(shape), &mut est, &mut scratch).unwrap();
+        let mut rng = Pcg64::new(5, 8);
+        let mut good = NegativeSquares { negative: false };
+        s.step(&mut good, &mut rng).unwrap();
+        let before = (
+            s.position().to_vec(),
+            s.momentum().to_vec(),
+            s.estimate().variance().to_vec(),
+            s.estimate().updates(),
+        );
+        let mut bad = NegativeSquares { negative: true };
+        assert_eq!(
+            s.step(&mut bad, &mut rng),
+            Err(StepError::Moments(sgmcmc::MomentsError::NegativeSquares {
+                index: 0
+            })),
+            "{shape:?}"
+        );
+        let after = (
+            s.position().to_vec(),
+            s.momentum().to_vec(),
+            s.estimate().variance().to_vec(),
+            s.estimate().updates(),
+        );
+        assert_eq!(before, after, "{shape:?}");
+        s.step(&mut good, &mut rng).unwrap();
+        assert_eq!(s.estimate().updates(), 2, "{shape:?}");
+    }
+}

@@ -161,6 +161,23 @@ impl<'a, T: Real> NoiseEstimate<'a, T> {
         } / (tb - T::ONE);
         let inv_b = T::ONE / tb;
         let n = self.n;
+        // A negative Σgᵢⱼ² is a model's bug, not rounding (a sum of squares never rounds below
+        // 0); taken as it is, it would become a negative variance (issue 33, F4).
+        let diagonal_step = match self.shape {
+            NoiseShape::Diagonal => 1,
+            NoiseShape::Dense => n.saturating_add(1),
+        };
+        // (A running index, not `step_by` or `%`: their zero-step panics would be panic paths
+        // wherever the compiler cannot see that the step is ≥ 1.)
+        let mut next_variance = 0usize;
+        for (index, &q) in squares.iter().take(self.mean.len()).enumerate() {
+            if index == next_variance {
+                if q < T::ZERO {
+                    return Err(MomentsError::NegativeSquares { index });
+                }
+                next_variance = next_variance.saturating_add(diagonal_step);
+            }
+        }
         match self.shape {
             NoiseShape::Diagonal => {
                 for (q, &t) in squares.iter_mut().zip(sum).take(n) {
@@ -189,7 +206,8 @@ impl<'a, T: Real> NoiseEstimate<'a, T> {
     }
 
     /// Averages a V̂ from [`Self::estimate_in_place`] into V̄ with weight max(λ, 1/t) at the
-    /// t-th update. A diagonal V̂ below 0 (rounding of Σg² − (Σg)²/b) counts as 0.
+    /// t-th update. A variance V̂ⱼⱼ below 0 (rounding of Σg² − (Σg)²/b) counts as 0, in either
+    /// shape.
     pub fn commit(&mut self, estimate: &[T]) {
         self.updates = self.updates.saturating_add(1);
         // min(1, max(λ, 1/t)): the plain mean until 1/t falls below λ.
@@ -200,9 +218,18 @@ impl<'a, T: Real> NoiseEstimate<'a, T> {
             self.weight
         };
         let keep = T::ONE - w;
-        let diagonal = self.shape == NoiseShape::Diagonal;
-        for (m, &v) in self.mean.iter_mut().zip(estimate) {
-            let v = if diagonal && v < T::ZERO { T::ZERO } else { v };
+        // Every entry of a diagonal estimate is a variance; of a dense one, every (n + 1)-th.
+        let diagonal_step = match self.shape {
+            NoiseShape::Diagonal => 1,
+            NoiseShape::Dense => self.n.saturating_add(1),
+        };
+        let mut next_variance = 0usize;
+        for (i, (m, &v)) in self.mean.iter_mut().zip(estimate).enumerate() {
+            let variance = i == next_variance;
+            if variance {
+                next_variance = next_variance.saturating_add(diagonal_step);
+            }
+            let v = if variance && v < T::ZERO { T::ZERO } else { v };
             *m = keep * *m + w * v;
         }
     }
@@ -276,6 +303,20 @@ mod tests {
         assert_eq!(est.variance(), &outer);
         est.commit(&[0.0; 4]);
         assert!((est.variance_of(1) - 0.5 * outer[3]).abs() < 1e-12);
+    }
+
+    /// A rounding-negative variance counts as 0 in a dense estimate too (only on the diagonal:
+    /// a negative covariance is kept).
+    #[test]
+    fn negative_variances_commit_as_zero_in_both_shapes() {
+        let mut buf = [0.0f64; 4];
+        let mut est = NoiseEstimate::new(NoiseShape::Dense, 0.5, &mut buf).unwrap();
+        est.commit(&[-1e-15, -0.5, -0.5, 2.0]);
+        assert_eq!(est.variance(), &[0.0, -0.5, -0.5, 2.0]);
+        let mut buf = [0.0f64; 2];
+        let mut est = NoiseEstimate::new(NoiseShape::Diagonal, 0.5, &mut buf).unwrap();
+        est.commit(&[-1e-15, 2.0]);
+        assert_eq!(est.variance(), &[0.0, 2.0]);
     }
 
     #[test]
