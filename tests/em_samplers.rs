@@ -472,7 +472,7 @@ fn sg_nphmc_em_runs_with_finite_masses() {
         let mut observer = |_: u64, em: &mut _, _: &StepStats<f64>| last = before(em);
         let run = em.run(&mut model, &mut rng, 20_000, &mut observer);
         match run {
-            Ok(()) => completed = 20_000,
+            Ok(_) => completed = 20_000,
             Err(e) => {
                 assert_eq!(
                     e.error,

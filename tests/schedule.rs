@@ -317,3 +317,99 @@ fn run_scheduled_reports_refused_steps_and_failed_steps() {
         other => panic!("{other:?}"),
     }
 }
+
+/// An observer stops a run (issue 33): `run`, `run_with` and `run_scheduled` return
+/// `Ok(Break(b))` with the observer's value right after the step it stopped at, and the chain
+/// is then exactly where a run of that many steps leaves it; an observer that never stops gets
+/// `Ok(Continue(()))` after every step.
+#[test]
+fn an_observer_stops_a_run_and_says_so() {
+    use std::ops::ControlFlow;
+    /// Stops after step `at` with the position it saw (an observer with its own stop value).
+    struct StopAt {
+        at: u64,
+        seen: u64,
+    }
+    impl<S: ChainState<f64>> Observer<S, f64> for StopAt {
+        type Stop = (u64, f64);
+        fn observe(
+            &mut self,
+            step: u64,
+            sampler: &mut S,
+            _: &StepStats<f64>,
+        ) -> ControlFlow<(u64, f64)> {
+            self.seen += 1;
+            if step == self.at {
+                ControlFlow::Break((step, sampler.position()[0]))
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    let chain = |steps: u64| {
+        let (mut theta, mut p, mut work) = ([1.0f64, -2.0], [0.0; 2], [0.0; 4]);
+        let mut s = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
+        let flow = s
+            .run(&mut standard_normal, &mut Pcg64::new(3, 4), steps, &mut ())
+            .unwrap();
+        assert_eq!(flow, ControlFlow::Continue(()));
+        theta
+    };
+    let (mut theta, mut p, mut work) = ([1.0f64, -2.0], [0.0; 2], [0.0; 4]);
+    let mut s = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
+    let mut stop = StopAt { at: 6, seen: 0 };
+    let flow = s
+        .run(&mut standard_normal, &mut Pcg64::new(3, 4), 100, &mut stop)
+        .unwrap();
+    let after_seven = chain(7);
+    assert_eq!(flow, ControlFlow::Break((6, after_seven[0])));
+    assert_eq!(stop.seen, 7);
+    assert_eq!(s.position(), &after_seven);
+
+    // A closure: stop once θ₀ < 0, with the step; `run_scheduled` the same.
+    let (mut theta, mut work) = ([1.0f64], [0.0; 2]);
+    let mut sgld = Sgld::new(SgldParams::new(0.1), &mut theta, &mut work).unwrap();
+    let flow = sgld
+        .run_with(
+            &mut standard_normal,
+            &mut Pcg64::new(1, 2),
+            10_000,
+            |t, s, _| {
+                if s.position()[0] < 0.0 {
+                    ControlFlow::Break(t)
+                } else {
+                    ControlFlow::Continue(())
+                }
+            },
+        )
+        .unwrap();
+    let ControlFlow::Break(crossed) = flow else {
+        panic!("θ₀ never crossed 0 in 10 000 steps of N(0, 1)")
+    };
+    assert!(sgld.position()[0] < 0.0);
+    let schedule = StepSchedule::constant(0.1).unwrap();
+    let (mut theta, mut work) = ([1.0f64], [0.0; 2]);
+    let mut sgld = Sgld::new(SgldParams::new(0.1), &mut theta, &mut work).unwrap();
+    let mut stop_below = |t: u64, s: &mut Sgld<f64>, _: &StepStats<f64>| {
+        if s.position()[0] < 0.0 {
+            ControlFlow::Break(t)
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let flow = run_scheduled(
+        &mut sgld,
+        &schedule,
+        0,
+        &mut standard_normal,
+        &mut Pcg64::new(1, 2),
+        10_000,
+        &mut stop_below,
+    )
+    .unwrap();
+    assert_eq!(
+        flow,
+        ControlFlow::Break(crossed),
+        "the same chain, the same stop"
+    );
+}

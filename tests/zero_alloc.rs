@@ -389,7 +389,7 @@ fn drive<T: Real, M: ?Sized, S: Sampler<T, M>>(
     let r = sampler.run_with(model, rng, STEPS as u64, |_, s, _| {
         checksum += s.position().iter().map(|t| t.to_f64()).sum::<f64>();
     });
-    let errors = r.map_or_else(|e| STEPS - e.completed as usize, |()| 0);
+    let errors = r.map_or_else(|e| STEPS - e.completed as usize, |_| 0);
     Outcome { errors, checksum }
 }
 

@@ -696,9 +696,9 @@ impl<T: Real> Chain<'_, T> {
             last.thermostat = st.thermostat.map_or(f64::NAN, Real::to_f64);
             after(s, &mut SharedRng(self.rng));
         });
-        last.steps = result.map_or_else(|e| e.completed, |()| self.steps);
+        last.steps = result.map_or_else(|e| e.completed, |_| self.steps);
         self.report(last);
-        result.map_err(|e| step_code(e.error))
+        result.map(|_| ()).map_err(|e| step_code(e.error))
     }
 }
 

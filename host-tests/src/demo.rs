@@ -4,7 +4,9 @@ use crate::experiments::common::{Dynamics, DynamicsSettings, SamplerError, Start
 use crate::models::LinearRegression;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
+use std::convert::Infallible;
 use std::fmt;
+use std::ops::ControlFlow;
 
 /// Which sampler the demo runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -265,9 +267,15 @@ impl Summary {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for Summary {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
         if step < self.burn_in {
-            return;
+            return ControlFlow::Continue(());
         }
         self.temperature += stats.kinetic_temperature.unwrap_or(f64::NAN);
         self.thermostat += stats.thermostat.unwrap_or(f64::NAN);
@@ -280,5 +288,6 @@ impl<S: ChainState<f64>> Observer<S, f64> for Summary {
             *s += w;
             *s2 += w * w;
         }
+        ControlFlow::Continue(())
     }
 }

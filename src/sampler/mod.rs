@@ -29,7 +29,7 @@ pub use checkpoint::{Checkpoint, Scalars};
 pub(crate) use checkpoint::{read_parts, write_parts};
 pub use hmc::{Hmc, HmcParams};
 pub use nose_poincare::{SgNphmc, SgNphmcParams};
-pub use run::{ChainState, Observer, RunError, Sampler, StepStats};
+pub use run::{ChainState, Observer, ObserverReturn, RunError, Sampler, StepStats};
 pub use schedule::{ScheduledRunError, StepSchedule, StepSize, run_scheduled};
 pub use sghmc::{Sghmc, SghmcParams};
 pub use sgld::{Sgld, SgldParams};

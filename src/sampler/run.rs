@@ -2,7 +2,9 @@
 
 use crate::error::StepError;
 use crate::real::Real;
+use core::convert::Infallible;
 use core::fmt;
+use core::ops::ControlFlow;
 use rand_core::Rng;
 
 /// What one step reports.
@@ -131,14 +133,18 @@ pub trait Sampler<T: Real, M: ?Sized>: ChainState<T> {
     ) -> Result<StepStats<T>, StepError>;
 
     /// Runs `steps` steps, handing every completed one to `observer` (`&mut ()` for none).
-    /// Stops at the first error, which says how many steps completed before it.
+    ///
+    /// Returns `Ok(ControlFlow::Continue(()))` when all `steps` completed, and
+    /// `Ok(ControlFlow::Break(b))` when the observer stopped the run with `b` after a step (the
+    /// observer knows which). Stops at the first error, which says how many steps completed
+    /// before it.
     fn run<R, O>(
         &mut self,
         model: &mut M,
         rng: &mut R,
         steps: u64,
         observer: &mut O,
-    ) -> Result<(), RunError>
+    ) -> Result<ControlFlow<O::Stop>, RunError>
     where
         Self: Sized,
         R: Rng + ?Sized,
@@ -149,46 +155,119 @@ pub trait Sampler<T: Real, M: ?Sized>: ChainState<T> {
                 completed: step,
                 error,
             })?;
-            observer.observe(step, self, &stats);
+            if let ControlFlow::Break(stop) = observer.observe(step, self, &stats) {
+                return Ok(ControlFlow::Break(stop));
+            }
         }
-        Ok(())
+        Ok(ControlFlow::Continue(()))
     }
 
-    /// [`Sampler::run`] with a closure `f(step, sampler, stats)` as the observer.
-    fn run_with<R, F>(
+    /// [`Sampler::run`] with a closure `f(step, sampler, stats)` as the observer. The closure
+    /// returns `()`, or a [`ControlFlow`] to be able to stop the run.
+    fn run_with<R, F, Out>(
         &mut self,
         model: &mut M,
         rng: &mut R,
         steps: u64,
         mut f: F,
-    ) -> Result<(), RunError>
+    ) -> Result<ControlFlow<Out::Stop>, RunError>
     where
         Self: Sized,
         R: Rng + ?Sized,
-        F: FnMut(u64, &mut Self, &StepStats<T>),
+        F: FnMut(u64, &mut Self, &StepStats<T>) -> Out,
+        Out: ObserverReturn,
     {
         self.run(model, rng, steps, &mut f)
     }
 }
 
 /// Sees every completed step of [`Sampler::run`]: its index (from 0), the sampler (to read θ,
-/// or to change it through [`ChainState::phase_mut`]) and the step's statistics.
+/// or to change it through [`ChainState::phase_mut`]) and the step's statistics; and can stop
+/// the run, e.g. once an estimate is good enough or when its own output fails.
 ///
-/// Implemented for `()` (observe nothing) and for every `FnMut(u64, &mut S, &StepStats<T>)`.
+/// Implemented for `()` (observe nothing) and for every closure
+/// `FnMut(u64, &mut S, &StepStats<T>)` that returns `()` (never stops) or a
+/// [`ControlFlow<B>`] (`Break(b)` stops the run, which returns `Ok(Break(b))`).
+///
+/// ```
+/// use core::ops::ControlFlow;
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+///
+/// let (mut theta, mut work) = ([3.0f64; 2], [0.0; 4]);
+/// let mut sgld = Sgld::new(SgldParams::new(0.05), &mut theta, &mut work).unwrap();
+/// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t); // N(0, I)
+/// // Stop once θ₀ has crossed 0, and say at which step.
+/// let stopped = sgld
+///     .run_with(&mut model, &mut Pcg64::new(1, 2), 10_000, |step, s, _| {
+///         if s.position()[0] < 0.0 { ControlFlow::Break(step) } else { ControlFlow::Continue(()) }
+///     })
+///     .unwrap();
+/// assert!(matches!(stopped, ControlFlow::Break(step) if step < 10_000));
+/// ```
 pub trait Observer<S: ?Sized, T> {
-    /// Called after step `step` completed.
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<T>);
+    /// What the observer stops a run with ([`Infallible`] for one that never does).
+    type Stop;
+    /// Called after step `step` completed; `Break` ends the run there.
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<T>,
+    ) -> ControlFlow<Self::Stop>;
+}
+
+/// What an observing closure may return: `()` (go on) or a [`ControlFlow`].
+pub trait ObserverReturn {
+    /// The value a `Break` carries ([`Infallible`] for `()`).
+    type Stop;
+    /// As a [`ControlFlow`].
+    fn into_flow(self) -> ControlFlow<Self::Stop>;
+}
+
+impl ObserverReturn for () {
+    type Stop = Infallible;
+    #[inline(always)]
+    fn into_flow(self) -> ControlFlow<Infallible> {
+        ControlFlow::Continue(())
+    }
+}
+
+impl<B> ObserverReturn for ControlFlow<B> {
+    type Stop = B;
+    #[inline(always)]
+    fn into_flow(self) -> ControlFlow<B> {
+        self
+    }
 }
 
 impl<S: ?Sized, T> Observer<S, T> for () {
+    type Stop = Infallible;
     #[inline(always)]
-    fn observe(&mut self, _step: u64, _sampler: &mut S, _stats: &StepStats<T>) {}
+    fn observe(
+        &mut self,
+        _step: u64,
+        _sampler: &mut S,
+        _stats: &StepStats<T>,
+    ) -> ControlFlow<Infallible> {
+        ControlFlow::Continue(())
+    }
 }
 
-impl<S: ?Sized, T, F: FnMut(u64, &mut S, &StepStats<T>)> Observer<S, T> for F {
+impl<S: ?Sized, T, F, Out> Observer<S, T> for F
+where
+    F: FnMut(u64, &mut S, &StepStats<T>) -> Out,
+    Out: ObserverReturn,
+{
+    type Stop = Out::Stop;
     #[inline(always)]
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<T>) {
-        self(step, sampler, stats)
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<T>,
+    ) -> ControlFlow<Out::Stop> {
+        self(step, sampler, stats).into_flow()
     }
 }
 

@@ -9,6 +9,7 @@ use crate::error::{Param, ParamError};
 use crate::real::Real;
 use crate::validate::{finite, positive};
 use core::fmt;
+use core::ops::ControlFlow;
 use rand_core::Rng;
 
 /// A step size per iteration t = 0, 1, 2, …
@@ -275,7 +276,8 @@ impl core::error::Error for ScheduledRunError {}
 /// each step the sampler's step size is set to h_t ([`StepSize::set_step_size`]); every
 /// completed step goes to `observer` with its index within this call (t − `first`), and
 /// [`StepSchedule::sampling`] tells an observer which steps to keep. Resuming a chain is a
-/// second call with `first` advanced by the steps already run. Stops at the first error; the
+/// second call with `first` advanced by the steps already run. Returns what [`Sampler::run`]
+/// returns: `Break(b)` when the observer stopped the run. Stops at the first error; the
 /// sampler's step size is then that of the last step attempted.
 ///
 /// ```
@@ -303,7 +305,7 @@ pub fn run_scheduled<T, M, S, R, O>(
     rng: &mut R,
     steps: u64,
     observer: &mut O,
-) -> Result<(), ScheduledRunError>
+) -> Result<ControlFlow<O::Stop>, ScheduledRunError>
 where
     T: Real,
     M: ?Sized,
@@ -322,7 +324,9 @@ where
                 error,
             })
         })?;
-        observer.observe(step, sampler, &stats);
+        if let ControlFlow::Break(stop) = observer.observe(step, sampler, &stats) {
+            return Ok(ControlFlow::Break(stop));
+        }
     }
-    Ok(())
+    Ok(ControlFlow::Continue(()))
 }

@@ -12,6 +12,8 @@
 
 use super::error::DiagnosticError;
 use sgmcmc::sampler::{ChainState, Observer, StepStats};
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 
 /// Draws of a `d`-dimensional parameter from `m ≥ 1` chains of `n ≥ 1` draws each, all finite.
 #[derive(Clone, Debug, PartialEq)]
@@ -244,7 +246,13 @@ impl DrawCollector {
 }
 
 impl<S: ChainState<f64> + ?Sized> Observer<S, f64> for DrawCollector {
-    fn observe(&mut self, step: u64, sampler: &mut S, _: &StepStats<f64>) {
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        _: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
         let kept = step >= self.burn_in
             && (self.thin == 1 || (step - self.burn_in).is_multiple_of(self.thin));
         if kept {
@@ -254,6 +262,7 @@ impl<S: ChainState<f64> + ?Sized> Observer<S, f64> for DrawCollector {
                 map(&mut self.data[at..]);
             }
         }
+        ControlFlow::Continue(())
     }
 }
 

@@ -8,6 +8,7 @@ use sgmcmc::Kinetic;
 use sgmcmc::prelude::*;
 use std::fmt;
 use std::io::IsTerminal;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 
 /// Options every experiment subcommand takes.
@@ -242,16 +243,23 @@ where
     S: ChainState<f64> + ?Sized,
     O: Observer<S, f64> + ?Sized,
 {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+    type Stop = O::Stop;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<O::Stop> {
         if let Some(w) = &mut self.draws {
             w.observe(sampler.position(), stats);
         }
-        self.inner.observe(step, sampler, stats);
+        let flow = self.inner.observe(step, sampler, stats);
         self.untold += 1;
         if self.untold == TICK {
             self.pb.inc(TICK);
             self.untold = 0;
         }
+        flow
     }
 }
 
@@ -371,17 +379,22 @@ where
                 .with_friction(s.a)
                 .with_noise_estimate(s.noise_estimate)
                 .with_integrator(s.integrator);
-            Sghmc::new(params, theta, p, &mut work[..work2])?.run(model, rng, steps, observer)?;
+            // (An observer that stops the run just ends it here.)
+            Sghmc::new(params, theta, p, &mut work[..work2])?
+                .run(model, rng, steps, observer)
+                .map(|_| ())?;
         }
         Dynamics::Sgnht => {
             let mut xi = thermostat.initial_thermostat();
             Sgnht::new(thermostat, theta, p, &mut xi, &mut work[..work2])?
-                .run(model, rng, steps, observer)?;
+                .run(model, rng, steps, observer)
+                .map(|_| ())?;
         }
         Dynamics::MSgnht => {
             let mut xi = vec![thermostat.initial_thermostat(); theta.len()];
             MSgnht::new(thermostat, theta, p, &mut xi, &mut work)?
-                .run(model, rng, steps, observer)?;
+                .run(model, rng, steps, observer)
+                .map(|_| ())?;
         }
     }
     Ok(())

@@ -16,6 +16,8 @@ use crate::models::double_well::{barrier, density, noisy_gradient};
 use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::{Table, write_columns};
 use sgmcmc::prelude::*;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 
 /// Step size h (Ding et al. 2014, §3).
 pub const H: f64 = 0.01;
@@ -116,8 +118,14 @@ impl ChainOut {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for ChainOut {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
-        self.samples.observe(step, sampler, stats);
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
+        let ControlFlow::Continue(()) = self.samples.observe(step, sampler, stats);
         let t = step as usize;
         let (th, mom) = (sampler.position()[0], sampler.momentum()[0]);
         let xi = self
@@ -146,6 +154,7 @@ impl<S: ChainState<f64>> Observer<S, f64> for ChainOut {
             self.crossings += 1;
         }
         self.side = now;
+        ControlFlow::Continue(())
     }
 }
 

@@ -15,6 +15,8 @@ use crate::models::double_well::{density, noisy_gradient};
 use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::Table;
 use sgmcmc::prelude::*;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 
 /// The step sizes of Li et al. 2016, Fig. 1.
 pub const STEPS: [f64; 8] = [0.001, 0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3];
@@ -69,9 +71,16 @@ struct KlChain {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for KlChain {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
-        self.samples.observe(step, sampler, stats);
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
+        let ControlFlow::Continue(()) = self.samples.observe(step, sampler, stats);
         self.xi_sum += stats.thermostat.unwrap_or(0.0);
+        ControlFlow::Continue(())
     }
 }
 

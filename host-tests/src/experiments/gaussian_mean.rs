@@ -16,6 +16,8 @@ use crate::models::GaussianMean;
 use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::Table;
 use sgmcmc::prelude::*;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 
 /// Data points N.
 pub const N: usize = 100;
@@ -69,11 +71,18 @@ struct ChainOut {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for ChainOut {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
-        self.samples.observe(step, sampler, stats);
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
+        let ControlFlow::Continue(()) = self.samples.observe(step, sampler, stats);
         let p = sampler.momentum()[0];
         self.sum_kinetic += 0.5 * p * p;
         self.sum_xi += stats.thermostat.unwrap_or(0.0);
+        ControlFlow::Continue(())
     }
 }
 

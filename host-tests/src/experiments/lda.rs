@@ -24,7 +24,9 @@ use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::StepSize;
+use std::convert::Infallible;
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 /// Topics K (both papers).
 pub const TOPICS: usize = 30;
@@ -284,8 +286,15 @@ impl Recorder {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for Recorder {
-    fn observe(&mut self, _step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        _step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
         self.record(sampler.position(), stats);
+        ControlFlow::Continue(())
     }
 }
 
@@ -302,7 +311,9 @@ impl<M: ?Sized> Drive<M> for Steps<'_, '_, M> {
     where
         S: Sampler<f64, M> + StepSize<f64> + ChainState<f64>,
     {
-        sampler.run(self.model, rng, self.steps, self.observer)
+        sampler
+            .run(self.model, rng, self.steps, self.observer)
+            .map(|_| ())
     }
 }
 

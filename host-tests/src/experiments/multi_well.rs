@@ -90,6 +90,8 @@ use rand_pcg::Pcg64;
 use sgmcmc::Kinetic;
 use sgmcmc::prelude::*;
 use std::collections::HashMap;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 use std::time::Instant;
 
 /// Gradient-noise level B (Ding et al. 2014 §3, Zhang et al. 2017 §4.1).
@@ -530,14 +532,21 @@ struct ChainObserver<'m> {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for ChainObserver<'_> {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
         let th = sampler.position();
         self.tracker.observe(self.model.mode_of(th));
         self.sum_u += self.model.potential(th) - self.u_min;
         if step as usize >= self.steps / 2 {
             self.sum_xi += stats.thermostat.unwrap_or(0.0);
         }
-        self.draws.observe(step, sampler, stats);
+        let ControlFlow::Continue(()) = self.draws.observe(step, sampler, stats);
+        ControlFlow::Continue(())
     }
 }
 

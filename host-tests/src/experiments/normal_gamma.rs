@@ -53,6 +53,8 @@ use crate::report::Table;
 use rand_pcg::Pcg64;
 use rayon::prelude::*;
 use sgmcmc::prelude::*;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 
 pub use super::gaussian_mean::Method;
 
@@ -301,14 +303,21 @@ struct ChainOut {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for ChainOut {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
         let (th, mom) = sampler.phase_mut();
         if th[1] < 0.0 {
             self.reflections += 1;
             NormalGamma::reflect(th, mom);
         }
-        self.draws.observe(step, sampler, stats);
+        let ControlFlow::Continue(()) = self.draws.observe(step, sampler, stats);
         self.sum_temperature += stats.kinetic_temperature.unwrap_or(f64::NAN);
+        ControlFlow::Continue(())
     }
 }
 

@@ -32,6 +32,8 @@ use crate::report::Table;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
 use sgmcmc::rng::standard_normal_f64;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 
 /// Draws discarded before the kept ones, in stored draws (so 1000·thin updates).
 pub const BURN_DRAWS: usize = 1000;
@@ -537,8 +539,15 @@ pub struct AuditRow {
 struct KeepTheta(DrawCollector);
 
 impl<S: ChainState<f64>> Observer<S, f64> for KeepTheta {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
-        self.0.observe(step, sampler, stats);
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
+        let ControlFlow::Continue(()) = self.0.observe(step, sampler, stats);
+        ControlFlow::Continue(())
     }
 }
 

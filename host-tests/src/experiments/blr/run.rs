@@ -18,6 +18,8 @@ use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
 use sgmcmc::rng::standard_normal_f64;
+use std::convert::Infallible;
+use std::ops::ControlFlow;
 
 /// Iterations, burn-in and what to observe in a run.
 #[derive(Clone, Copy, Debug)]
@@ -135,7 +137,13 @@ impl<'a> RunObserver<'a> {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for RunObserver<'_> {
-    fn observe(&mut self, step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
         let w = sampler.position();
         if (step as usize).is_multiple_of(self.protocol.thin) {
             self.trace.push(w[self.protocol.trace_weight]);
@@ -144,7 +152,8 @@ impl<S: ChainState<f64>> Observer<S, f64> for RunObserver<'_> {
             add_probabilities(self.test, w, &mut self.prob);
             self.temperature += stats.kinetic_temperature.unwrap_or(f64::NAN);
         }
-        self.draws.observe(step, sampler, stats);
+        let ControlFlow::Continue(()) = self.draws.observe(step, sampler, stats);
+        ControlFlow::Continue(())
     }
 }
 

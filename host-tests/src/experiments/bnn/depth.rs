@@ -26,7 +26,9 @@ use crate::plot::{Series, stacked_line_panels};
 use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
+use std::convert::Infallible;
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 /// Hidden layers of the networks (Li et al. 2016, Fig. 4).
 pub const DEPTHS: [usize; 3] = [2, 3, 4];
@@ -129,8 +131,15 @@ impl EpochRecorder<'_> {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for EpochRecorder<'_> {
-    fn observe(&mut self, _step: u64, sampler: &mut S, _stats: &StepStats<f64>) {
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        _step: u64,
+        sampler: &mut S,
+        _stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
         self.record(sampler.position());
+        ControlFlow::Continue(())
     }
 }
 

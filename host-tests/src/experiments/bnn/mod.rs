@@ -53,7 +53,9 @@ use rand_pcg::Pcg64;
 use sgmcmc::ParamError;
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::{ScheduledRunError, StepSize, run_scheduled};
+use std::convert::Infallible;
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 /// Iterations per run (Ding et al. 2014: 50 000).
 pub const ITERATIONS: usize = 50_000;
@@ -294,8 +296,15 @@ impl<'a> Recorder<'a> {
 }
 
 impl<S: ChainState<f64>> Observer<S, f64> for Recorder<'_> {
-    fn observe(&mut self, _step: u64, sampler: &mut S, stats: &StepStats<f64>) {
+    type Stop = Infallible;
+    fn observe(
+        &mut self,
+        _step: u64,
+        sampler: &mut S,
+        stats: &StepStats<f64>,
+    ) -> ControlFlow<Infallible> {
         self.record(sampler.position(), stats);
+        ControlFlow::Continue(())
     }
 }
 
@@ -466,7 +475,7 @@ impl<M: ?Sized> Drive<M> for Scheduled<'_, '_, '_, M> {
             steps,
             observer,
         } = self;
-        run_scheduled(sampler, schedule, 0, model, rng, steps, observer)
+        run_scheduled(sampler, schedule, 0, model, rng, steps, observer).map(|_| ())
     }
 }
 
