@@ -20,7 +20,7 @@
 //! assert_eq!(dispatch::active(), widest);
 //! ```
 
-// Audit: the only `unsafe` in this module (and the only one outside `noise::sqrt`) is the call
+// Audit: the only `unsafe` in this module (and the only one outside `sqrt`) is the call
 // of the two `#[target_feature]` copies in `run`. Each is reached only when `active` names its
 // level, which it does only when `is_x86_feature_detected!` found every feature the copy enables
 // (`detect`); `set_max` can lower the level, never raise it. The copies touch no memory

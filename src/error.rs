@@ -87,7 +87,7 @@ pub enum Param {
     /// ([`crate::adapt::NoiseEstimate`]).
     NoiseWeight,
     /// The steps between eigendecompositions of a dense noise estimate (≥ 1;
-    /// [`crate::sampler::CalibratedParams::with_refresh`]).
+    /// [`crate::adapt::CalibratedParams::with_refresh`]).
     EstimateRefresh,
 }
 
@@ -335,7 +335,7 @@ pub enum StepError {
     /// seen). The step was undone. (A rejected M-step estimate is not an error: the wrapper
     /// keeps M⁻¹ and counts it, [`crate::adapt::Mcem::m_step_failures`].)
     MStep(MStepError),
-    /// A calibrated sampler ([`crate::sampler::Calibrated`]): the per-example moments the model
+    /// A calibrated sampler ([`crate::adapt::Calibrated`]): the per-example moments the model
     /// reported cannot give a noise estimate. The step was abandoned and the state (θ, p, ξ and
     /// the running estimate) is bit-for-bit what it was before it.
     Moments(MomentsError),

@@ -119,7 +119,7 @@ pub struct Moments<'b, T> {
 }
 
 /// A stochastic gradient that also reports the first two moments of the per-example gradients
-/// it summed, so that [`crate::sampler::Calibrated`] can estimate the minibatch noise online
+/// it summed, so that [`crate::adapt::Calibrated`] can estimate the minibatch noise online
 /// (`docs/gradient-noise.md`).
 ///
 /// ```

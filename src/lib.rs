@@ -1,7 +1,7 @@
 //! Crate root of `sgmcmc`: the crate documentation, the module tree and the prelude.
 #![doc = include_str!("../docs/crate.md")]
 #![cfg_attr(not(feature = "std"), no_std)]
-#![deny(unsafe_code)] // allowed in two audited modules, `noise::sqrt` and `dispatch`
+#![deny(unsafe_code)] // allowed in two audited modules, `sqrt` and `dispatch`
 #![deny(missing_docs)]
 #![warn(clippy::all)]
 
@@ -10,6 +10,7 @@ extern crate std;
 
 pub mod adapt;
 pub mod dispatch;
+mod engine;
 pub mod error;
 pub mod gradient;
 pub mod integrator;
@@ -23,6 +24,7 @@ pub mod real;
 pub mod rng;
 mod rows;
 pub mod sampler;
+mod sqrt;
 mod validate;
 mod variates;
 mod ziggurat;

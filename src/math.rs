@@ -17,10 +17,10 @@ pub(crate) fn ln64(x: f64) -> f64 {
     libm::log(x)
 }
 /// IEEE 754 √x: the SSE2 instruction on x86-64 (vectorisable, unlike libm's inline assembly
-/// there), libm elsewhere; the same value either way (`crate::noise`'s `sqrt` module).
+/// there), libm elsewhere; the same value either way (`crate::sqrt`).
 #[inline(always)]
 pub(crate) fn sqrt64(x: f64) -> f64 {
-    crate::noise::sqrt::sqrt64(x)
+    crate::sqrt::sqrt64(x)
 }
 #[inline(always)]
 pub(crate) fn pow64(x: f64, y: f64) -> f64 {
@@ -40,7 +40,7 @@ mod f32_backend {
     /// IEEE 754 √x (see `sqrt64`).
     #[inline(always)]
     pub(crate) fn sqrt32(x: f32) -> f32 {
-        crate::noise::sqrt::sqrt32(x)
+        crate::sqrt::sqrt32(x)
     }
     #[inline(always)]
     pub(crate) fn pow32(x: f32, y: f32) -> f32 {
@@ -73,7 +73,7 @@ mod f32_backend {
     /// make SGLD and SGHMC sample about 6 % too hot.
     #[inline(always)]
     pub(crate) fn sqrt32(x: f32) -> f32 {
-        crate::noise::sqrt::sqrt32(x)
+        crate::sqrt::sqrt32(x)
     }
     /// micromath 2.1's `powf` inherits the ln problem above (pow(0.9, 1.5) = 0.761 instead of
     /// 0.854), so xʸ = exp(y ln x) through the corrected `ln32` for x > 0; x = 0 and negative or
@@ -149,55 +149,5 @@ pub(crate) mod hyperbolic {
     #[inline(always)]
     pub(crate) fn asinh64(x: f64) -> f64 {
         libm::asinh(x)
-    }
-}
-
-/// A function of one argument remembered for its last argument: a step's noise scale √(2Dh)
-/// or a constant friction's flow e^{−Ah/2} is the same from step to step unless h, D or A
-/// changes, and on a core without a square-root instruction or an FPU for the type each costs
-/// more than a small step's loop (libm's `sqrtf` is ~40 instructions on a Cortex-M4F, a
-/// software `f64` exp hundreds). A hand-written firmware step hoists them out; this is the
-/// same, kept correct when the argument changes. The key is the argument's bit pattern (an
-/// integer compare, even without an FPU). Derived from the settings, never part of a chain's
-/// state: a memo holds the value of whichever argument came last.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Memo<T> {
-    /// The bits of the last argument (`u64::MAX` for none: no `f32` widens to it, and the
-    /// `f64` NaN with that pattern is never an argument the samplers form).
-    arg: u64,
-    value: T,
-}
-
-impl<T: crate::real::Real> Memo<T> {
-    /// Nothing remembered yet.
-    pub fn new() -> Self {
-        Memo {
-            arg: u64::MAX,
-            value: T::ZERO,
-        }
-    }
-
-    /// f(x), computed only when x differs (bitwise) from the last argument. `f` must be the same
-    /// function at every call on one memo.
-    #[inline(always)]
-    pub fn of(&mut self, x: T, f: impl FnOnce(T) -> T) -> T {
-        let bits = x.to_bits_u64();
-        if bits != self.arg {
-            self.value = f(x);
-            self.arg = bits;
-        }
-        self.value
-    }
-
-    /// √x, remembered.
-    #[inline(always)]
-    pub fn sqrt(&mut self, x: T) -> T {
-        self.of(x, T::sqrt)
-    }
-}
-
-impl<T: crate::real::Real> Default for Memo<T> {
-    fn default() -> Self {
-        Self::new()
     }
 }

@@ -184,7 +184,7 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn is_finite(self) -> bool {
-                if crate::lanes::SCALAR_CORE {
+                if crate::engine::SCALAR_CORE {
                     // The exponent's bits, an integer test: on a core without an FPU for `$t`
                     // a float comparison is a library call.
                     <$t>::abs(self).to_bits() < <$t>::INFINITY.to_bits()
@@ -214,7 +214,7 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn exp_poly(self) -> Self {
-                if crate::lanes::VECTOR_TARGET {
+                if crate::engine::VECTOR_TARGET {
                     $exp_poly(self)
                 } else {
                     $exp_scalar(self)
@@ -222,7 +222,7 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn tanh_poly(self) -> Self {
-                if crate::lanes::VECTOR_TARGET {
+                if crate::engine::VECTOR_TARGET {
                     $tanh_poly(self)
                 } else {
                     $tanh_scalar(self)
@@ -230,7 +230,7 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn ln_poly(self) -> Self {
-                if crate::lanes::VECTOR_TARGET {
+                if crate::engine::VECTOR_TARGET {
                     $ln_poly(self)
                 } else {
                     $ln_scalar(self)

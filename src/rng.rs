@@ -21,7 +21,7 @@
 //! assert!(uniform_f64(&mut rng) < 1.0 && gamma(&mut rng, 2.0f64) > 0.0);
 //! ```
 
-pub use crate::noise::{NormalLanes, Xoshiro128x16, Xoshiro256x8};
+pub use crate::noise::NormalLanes;
 pub use crate::variates::{
     fill_lane_normals, fill_standard_normal, fill_step_normals, gamma, poisson,
 };

@@ -16,10 +16,10 @@ use crate::common;
 use common::{CovMoments, DenseGaussian, Gaussian, Moments, Z, run, run_cov};
 use rand_pcg::Pcg64;
 use sgmcmc::adapt::NoiseShape;
+use sgmcmc::adapt::{Calibrated, CalibratedParams, Correction};
 use sgmcmc::gradient::{Batch, Gradient, MinibatchGradient, Moments as BatchMoments, Sampling};
 use sgmcmc::kinetic::MonomialGamma;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::{Calibrated, CalibratedParams, Correction};
 
 /// Examples N the "likelihood" is split into, and the minibatch size b.
 const POPULATION: usize = 1000;

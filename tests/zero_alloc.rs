@@ -751,7 +751,7 @@ const CALIBRATED: [(&str, usize, bool, bool); 14] = [
 /// Builds and runs every calibrated configuration for one float type inside measured windows.
 fn measure_calibrated<T: Real>(float: &'static str, seed: u64, reports: &mut Vec<Report>) {
     use sgmcmc::adapt::NoiseShape;
-    use sgmcmc::sampler::{Calibrated, CalibratedParams, Correction};
+    use sgmcmc::adapt::{Calibrated, CalibratedParams, Correction};
     const WORK: usize = 4 * DIM + 3 * DIM * DIM;
     for (i, &(name, sampler, friction, dense)) in CALIBRATED.iter().enumerate() {
         let (mut theta, mut p, mut xi_v, mut work) = (

@@ -1,4 +1,4 @@
-//! Adaptation: learning the mass matrix (and SG-NPHMC's thermostat mass) by Monte Carlo EM, and the gradient noise online.
+//! Adaptation: the wrappers that learn as a sampler runs — the mass matrix (and SG-NPHMC's thermostat mass) by Monte Carlo EM, and the gradient noise online.
 //!
 //! Wrap a sampler that has a diagonal or dense [`crate::kinetic::MassBuffer`] in [`Mcem`]
 //! (Roychowdhury & Parthasarathy 2017): HMC-EM, SGHMC-EM, SGNHT-EM and SG-NPHMC-EM. Settings
@@ -7,11 +7,12 @@
 //!
 //! [`NoiseEstimate`] keeps a running estimate of the minibatch gradient's noise covariance from
 //! the per-example moments a [`crate::gradient::MinibatchGradient`] reports; the wrapper
-//! [`crate::sampler::Calibrated`] uses it (`docs/gradient-noise.md`).
+//! wrapper [`Calibrated`] uses it to discount that noise (`docs/gradient-noise.md`).
 
+mod calibrated;
 mod mcem;
 mod noise;
 
-pub(crate) use mcem::SavedState;
+pub use calibrated::{Calibrated, CalibratedParams, Calibration, Correction};
 pub use mcem::{EmSampler, MStepParams, Mcem, McemParams, McemScalars, NphmcEStep, SampleSize};
 pub use noise::{NoiseEstimate, NoiseShape};

@@ -4,7 +4,7 @@
 //! V̂ = N(N − b)s_B/b (without replacement; N²s_B/b with), and [`NoiseEstimate`] keeps the
 //! running average V̄ ← (1 − λ)V̄ + λV̂ with λ = max(weight, 1/t) at the t-th update (a plain
 //! mean over the first 1/weight updates, so the start is not biased toward 0). The samplers use
-//! B̂ = ½hV̄ ([`crate::sampler::Calibrated`]). The formulas, the estimator's variance and the
+//! B̂ = ½hV̄ ([`crate::adapt::Calibrated`]). The formulas, the estimator's variance and the
 //! choice of λ: `docs/gradient-noise.md`.
 //!
 //! ```

@@ -65,7 +65,12 @@ pub(crate) trait Kinetics<T: Real>: StreamSource<T> {
     /// A shared flow ([`Kinetics::UNIFORM_FLOW`]) for the whole step, through `memo` where the
     /// flow is one function of κt (the identity mass's e^{−κt}: computed only when κt changes).
     #[inline(always)]
-    fn shared_flow(&self, _memo: &mut crate::math::Memo<T>, kappa: T, t: T) -> Self::Flow {
+    fn shared_flow(
+        &self,
+        _memo: &mut crate::integrator::state::Memo<T>,
+        kappa: T,
+        t: T,
+    ) -> Self::Flow {
         self.flow(0, T::ONE, kappa, t)
     }
     /// Applies a prepared flow to p.
@@ -130,7 +135,7 @@ impl<T: Real> Kinetics<T> for UnitMass {
         (-kappa * t).exp_poly()
     }
     #[inline(always)]
-    fn shared_flow(&self, memo: &mut crate::math::Memo<T>, kappa: T, t: T) -> T {
+    fn shared_flow(&self, memo: &mut crate::integrator::state::Memo<T>, kappa: T, t: T) -> T {
         memo.of(-kappa * t, T::exp_poly)
     }
     #[inline(always)]
@@ -353,7 +358,7 @@ pub(crate) trait Thermostat<T: Real>: LaneSource<T> {
     /// Before a step of size h (`splitting`: two halves): caches the law's step constants, a
     /// square root through `memo` (remembered between steps).
     #[inline(always)]
-    fn prepare(&mut self, _h: T, _splitting: bool, _memo: &mut crate::math::Memo<T>) {}
+    fn prepare(&mut self, _h: T, _splitting: bool, _memo: &mut crate::integrator::state::Memo<T>) {}
     /// The shared slot value of a uniform friction (A, or the scalar ξ).
     fn shared(&self) -> T;
     /// A sub-step of a scalar ξ: ξ ← ξ + rate(sums)·t (nothing for the others).
@@ -529,7 +534,7 @@ pub(crate) struct PerCoordinate<'x, T, L> {
 pub(crate) trait PerCoordinateLaw<T: Real>: Law<T> {
     /// Caches the step constants for a step of size h (`splitting`: two halves), a square
     /// root through `memo`.
-    fn prepare(&mut self, _h: T, _splitting: bool, _memo: &mut crate::math::Memo<T>) {}
+    fn prepare(&mut self, _h: T, _splitting: bool, _memo: &mut crate::integrator::state::Memo<T>) {}
 }
 
 impl<T: Real, L> LaneSource<T> for PerCoordinate<'_, T, L> {
@@ -548,7 +553,7 @@ impl<T: Real, L: PerCoordinateLaw<T>> Thermostat<T> for PerCoordinate<'_, T, L> 
         self.law
     }
     #[inline(always)]
-    fn prepare(&mut self, h: T, splitting: bool, memo: &mut crate::math::Memo<T>) {
+    fn prepare(&mut self, h: T, splitting: bool, memo: &mut crate::integrator::state::Memo<T>) {
         self.law.prepare(h, splitting, memo);
     }
     /// Not used: the friction is per coordinate.
@@ -612,7 +617,7 @@ impl<T: Real, F> MonomialGammaLaw<T, F> {
 
 impl<T: Real, F: Kinetic<T>> PerCoordinateLaw<T> for MonomialGammaLaw<T, F> {
     #[inline(always)]
-    fn prepare(&mut self, h: T, splitting: bool, memo: &mut crate::math::Memo<T>) {
+    fn prepare(&mut self, h: T, splitting: bool, memo: &mut crate::integrator::state::Memo<T>) {
         if splitting {
             self.langevin_sd = memo.sqrt(self.sigma_xi * h);
             self.langevin_flow = self.sigma_xi * (h * T::HALF);
@@ -672,7 +677,7 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
 pub(crate) trait PositionTerm<T: Real>: Copy {
     /// The scalar (drift step v·t, noise sd √(2σ_θ·share·h)) for a step of size h, the square
     /// root through `memo` (remembered between steps).
-    fn scalar(&self, t: T, h: T, memo: &mut crate::math::Memo<T>) -> (T, T);
+    fn scalar(&self, t: T, h: T, memo: &mut crate::integrator::state::Memo<T>) -> (T, T);
     /// Coordinate i's (drift step, noise sd), given the precomputed `scalar`.
     fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T);
     /// Coordinate i's drift step alone.
@@ -696,7 +701,7 @@ pub(crate) struct NoThetaTerm;
 
 impl<T: Real> PositionTerm<T> for NoThetaTerm {
     #[inline(always)]
-    fn scalar(&self, t: T, _h: T, _memo: &mut crate::math::Memo<T>) -> (T, T) {
+    fn scalar(&self, t: T, _h: T, _memo: &mut crate::integrator::state::Memo<T>) -> (T, T) {
         (t, T::ZERO)
     }
     #[inline(always)]
@@ -752,7 +757,7 @@ impl<T: Real, const PER_COORDINATE: bool> ThetaTerm<'_, T, PER_COORDINATE> {
 
 impl<T: Real, const PER_COORDINATE: bool> PositionTerm<T> for ThetaTerm<'_, T, PER_COORDINATE> {
     #[inline(always)]
-    fn scalar(&self, t: T, h: T, memo: &mut crate::math::Memo<T>) -> (T, T) {
+    fn scalar(&self, t: T, h: T, memo: &mut crate::integrator::state::Memo<T>) -> (T, T) {
         (
             self.velocity * t,
             memo.sqrt(T::TWO * self.sigma_theta * self.share * h),

@@ -19,13 +19,13 @@ pub(crate) struct Phase<'a, T> {
     /// The old ξᵢ of a per-coordinate thermostat (empty otherwise).
     pub xi_backup: &'a mut [T],
     /// The step's noise scale (√(2Dh), or √(Dh) for A–O–B–O–A), remembered from the last step.
-    pub noise_sd: crate::math::Memo<T>,
+    pub noise_sd: Memo<T>,
     /// A shared friction's flow map e^{−κt} (the identity mass under a constant friction or a
     /// scalar thermostat), remembered from the last step.
-    pub flow: crate::math::Memo<T>,
+    pub flow: Memo<T>,
     /// SGMGT's Langevin noise scales on ξ and θ, remembered from the last step.
-    pub xi_sd: crate::math::Memo<T>,
-    pub theta_sd: crate::math::Memo<T>,
+    pub xi_sd: Memo<T>,
+    pub theta_sd: Memo<T>,
 }
 
 impl<'a, T: Real> Phase<'a, T> {
@@ -66,10 +66,10 @@ impl<'a, T: Real> Phase<'a, T> {
             grad,
             scratch,
             xi_backup,
-            noise_sd: crate::math::Memo::new(),
-            flow: crate::math::Memo::new(),
-            xi_sd: crate::math::Memo::new(),
-            theta_sd: crate::math::Memo::new(),
+            noise_sd: Memo::new(),
+            flow: Memo::new(),
+            xi_sd: Memo::new(),
+            theta_sd: Memo::new(),
         })
     }
 
@@ -169,5 +169,55 @@ pub(crate) fn checked_gradient<T: Real, G: Gradient<T> + ?Sized>(
     match first_non_finite(grad) {
         Some(index) => Err(StepError::NonFiniteGradient { index }),
         None => Ok(()),
+    }
+}
+
+/// A function of one argument remembered for its last argument: a step's noise scale √(2Dh)
+/// or a constant friction's flow e^{−Ah/2} is the same from step to step unless h, D or A
+/// changes, and on a core without a square-root instruction or an FPU for the type each costs
+/// more than a small step's loop (libm's `sqrtf` is ~40 instructions on a Cortex-M4F, a
+/// software `f64` exp hundreds). A hand-written firmware step hoists them out; this is the
+/// same, kept correct when the argument changes. The key is the argument's bit pattern (an
+/// integer compare, even without an FPU). Derived from the settings, never part of a chain's
+/// state: a memo holds the value of whichever argument came last.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Memo<T> {
+    /// The bits of the last argument (`u64::MAX` for none: no `f32` widens to it, and the
+    /// `f64` NaN with that pattern is never an argument the samplers form).
+    arg: u64,
+    value: T,
+}
+
+impl<T: Real> Memo<T> {
+    /// Nothing remembered yet.
+    pub fn new() -> Self {
+        Memo {
+            arg: u64::MAX,
+            value: T::ZERO,
+        }
+    }
+
+    /// f(x), computed only when x differs (bitwise) from the last argument. `f` must be the same
+    /// function at every call on one memo.
+    #[inline(always)]
+    pub fn of(&mut self, x: T, f: impl FnOnce(T) -> T) -> T {
+        let bits = x.to_bits_u64();
+        if bits != self.arg {
+            self.value = f(x);
+            self.arg = bits;
+        }
+        self.value
+    }
+
+    /// √x, remembered.
+    #[inline(always)]
+    pub fn sqrt(&mut self, x: T) -> T {
+        self.of(x, T::sqrt)
+    }
+}
+
+impl<T: Real> Default for Memo<T> {
+    fn default() -> Self {
+        Self::new()
     }
 }

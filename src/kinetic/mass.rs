@@ -918,77 +918,18 @@ impl<'a, T: Real> MassBuffer<'a, T> {
     }
 }
 
-/// How a sampler (SGHMC, SGNHT, HMC) holds its Gaussian mass, chosen by its type: at run time
-/// ([`MassBuffer`], the default: identity, diagonal or dense, replaceable by any shape through
-/// `set_mass`; every shape's step code is compiled in), or fixed at compile time to one shape
-/// ([`IdentityMass`], [`DiagonalMass`], [`DenseMass`]; only that shape's step code is compiled
-/// and linked, what a firmware that runs one shape wants). A sampler takes a fixed shape with
-/// `with_mass` after `new`:
-///
-/// ```
-/// use rand_pcg::Pcg64;
-/// use sgmcmc::prelude::*;
-///
-/// let params = SgnhtParams::new(0.05f32).with_integrator(Euler);
-/// let (mut theta, mut p, mut work) = ([0.0f32; 3], [0.0f32; 3], [0.0f32; 6]);
-/// let mut xi = params.initial_thermostat();
-/// let mut inv_mass = [1.0f32, 2.0, 4.0];
-/// let mut sgnht = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work)?
-///     .with_mass(DiagonalMass::new(&mut inv_mass)?)?;
-/// let mut model = |t: &[f32], g: &mut [f32]| g.copy_from_slice(t);
-/// sgnht.step(&mut model, &mut Pcg64::new(1, 2))?;
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[allow(private_bounds)] // the sealed pattern: the step-side supertrait is the crate's own
-pub trait MassKind<T: Real>:
-    crate::sampler::sde::KineticsSource<T> + core::fmt::Debug + sealed::Sealed
-{
-    /// The read-only view of the current mass.
-    fn mass(&self) -> Mass<'_, T>;
-    /// Replaces M⁻¹ in place (as [`MassBuffer::set_inverse_mass`]; [`LinalgError::ReadOnly`]
-    /// for the identity and a fixed diagonal).
-    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError>;
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl<T> Sealed for super::MassBuffer<'_, T> {}
-    impl Sealed for super::IdentityMass {}
-    impl<T> Sealed for super::DiagonalMass<'_, T> {}
-    impl<T> Sealed for super::DenseMass<'_, T> {}
-}
-
-impl<T: Real> MassKind<T> for MassBuffer<'_, T> {
-    fn mass(&self) -> Mass<'_, T> {
-        MassBuffer::mass(self)
-    }
-    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
-        MassBuffer::set_inverse_mass(self, inv_mass)
-    }
-}
-
-/// The identity mass M = I fixed at compile time ([`MassKind`]): a sampler with it compiles the
+/// The identity mass M = I fixed at compile time ([`MassKind`](crate::sampler::MassKind)): a sampler with it compiles the
 /// identity's step code only. (At run time, [`MassBuffer::identity`].)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct IdentityMass;
 
-impl<T: Real> MassKind<T> for IdentityMass {
-    fn mass(&self) -> Mass<'_, T> {
-        Mass::identity()
-    }
-    /// [`LinalgError::ReadOnly`]: the identity is not adaptable.
-    fn set_inverse_mass(&mut self, _inv_mass: &[T]) -> Result<(), LinalgError> {
-        Err(LinalgError::ReadOnly)
-    }
-}
-
-/// A diagonal mass fixed at compile time ([`MassKind`]): diag(M⁻¹) in caller memory, mutable
+/// A diagonal mass fixed at compile time ([`MassKind`](crate::sampler::MassKind)): diag(M⁻¹) in caller memory, mutable
 /// (adaptable in place, as [`MassBuffer::diagonal`]) or read-only (a mass kept in flash, as
 /// [`MassBuffer::fixed_diagonal`]). A sampler with it compiles the diagonal mass's step code
 /// only.
 #[derive(Debug)]
-pub struct DiagonalMass<'a, T>(MassBuffer<'a, T>);
+pub struct DiagonalMass<'a, T>(pub(crate) MassBuffer<'a, T>);
 
 impl<'a, T: Real> DiagonalMass<'a, T> {
     /// diag(M⁻¹) = `inv_mass`, adaptable (validated as [`Mass::diagonal`]).
@@ -1008,20 +949,11 @@ impl<'a, T: Real> DiagonalMass<'a, T> {
     }
 }
 
-impl<T: Real> MassKind<T> for DiagonalMass<'_, T> {
-    fn mass(&self) -> Mass<'_, T> {
-        self.0.mass()
-    }
-    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
-        self.0.set_inverse_mass(inv_mass)
-    }
-}
-
-/// A dense mass fixed at compile time ([`MassKind`]): M⁻¹ (d × d) and its work buffers in
+/// A dense mass fixed at compile time ([`MassKind`](crate::sampler::MassKind)): M⁻¹ (d × d) and its work buffers in
 /// caller memory, as [`MassBuffer::dense`] and [`MassBuffer::dense_with_eigen`]. A sampler with
 /// it compiles the dense mass's step code only.
 #[derive(Debug)]
-pub struct DenseMass<'a, T>(MassBuffer<'a, T>);
+pub struct DenseMass<'a, T>(pub(crate) MassBuffer<'a, T>);
 
 impl<'a, T: Real> DenseMass<'a, T> {
     /// As [`MassBuffer::dense`] (`work` of [`MassBuffer::dense_work_len`]`(d)` entries).
@@ -1048,15 +980,6 @@ impl<'a, T: Real> DenseMass<'a, T> {
             MassParts::Dense(mass, inv_mass_p, backup) => Some((mass, inv_mass_p, backup)),
             _ => None,
         }
-    }
-}
-
-impl<T: Real> MassKind<T> for DenseMass<'_, T> {
-    fn mass(&self) -> Mass<'_, T> {
-        self.0.mass()
-    }
-    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
-        self.0.set_inverse_mass(inv_mass)
     }
 }
 

@@ -23,9 +23,7 @@ mod mass;
 mod monomial_gamma;
 
 pub use gaussian::Gaussian;
-pub use mass::{
-    AdaptiveMass, DenseMass, DiagonalMass, IdentityMass, Mass, MassBuffer, MassKind, MassShape,
-};
+pub use mass::{AdaptiveMass, DenseMass, DiagonalMass, IdentityMass, Mass, MassBuffer, MassShape};
 pub(crate) use mass::{MassParts, symmetric_eigen};
 pub use monomial_gamma::{MonomialGamma, Softening};
 

@@ -15,7 +15,7 @@
 )]
 
 use super::poly::{ln32, ln64, sincos_turns32, sincos_turns64};
-use super::sqrt::{sqrt_lanes32, sqrt_lanes64};
+use crate::sqrt::{sqrt_lanes32, sqrt_lanes64};
 use rand_core::Rng;
 
 /// Lanes of the `f32` generator: fixed for every build (so every build draws the same stream);

@@ -28,7 +28,6 @@
 
 mod lanes;
 pub(crate) mod poly;
-pub(crate) mod sqrt;
 #[cfg(test)]
 mod tests;
 
@@ -43,8 +42,8 @@ mod sealed {
     impl Sealed for super::Xoshiro256x8 {}
 }
 
-/// A multi-lane generator of standard normals of type `T`: [`Xoshiro128x16`] for `f32`,
-/// [`Xoshiro256x8`] for `f64` (sealed; reached as `T::NormalLanes`; see
+/// A multi-lane generator of standard normals of type `T`: 16 xoshiro128++ lanes for `f32`, 8
+/// xoshiro256+ lanes for `f64` (sealed; reached as `T::NormalLanes`; see
 /// [`crate::rng::fill_lane_normals`]).
 ///
 /// Keyed once from the caller's RNG, it fills slices round by round. Successive fills continue

@@ -3,8 +3,8 @@
 extern crate std;
 use super::lanes::{LANES32, LANES64};
 use super::poly::*;
-use super::sqrt::{sqrt_lanes32, sqrt_lanes64};
 use super::{NormalLanes, Xoshiro128x16, Xoshiro256x8};
+use crate::sqrt::{sqrt_lanes32, sqrt_lanes64};
 use rand_core::{Infallible, TryRng};
 use rand_pcg::Pcg64;
 use std::vec::Vec;

@@ -160,3 +160,24 @@ impl<T: Real> Scalars<T> {
         }
     }
 }
+
+/// MCEM's rollback of an E-step: everything an E-step can change in its sampler, saved before
+/// it by the MCEM wrapper so that a failed MCEM step can put the sampler back bit for bit (the state contract): θ, p, the
+/// cached ∇U (HMC, SG-NPHMC), and the scalars — the thermostat (SGNHT's ξ, SG-NPHMC's s and
+/// q), H₀ and the cached U, and the redraw counters.
+#[derive(Debug)]
+pub struct SavedState<'w, T> {
+    /// θ (d entries).
+    pub theta: &'w mut [T],
+    /// p (d entries).
+    pub p: &'w mut [T],
+    /// The cached ∇U (d entries; unused by the SDE samplers).
+    pub grad: &'w mut [T],
+    /// Up to four scalars, each sampler its own.
+    pub scalars: [Option<T>; 4],
+    /// The redraw counters of the SDE samplers.
+    pub counts: (u64, u64),
+    /// HMC's leapfrog count L, which its E-step sets to LP_S: a failed MCEM step puts the
+    /// caller's back (issue 33, F7).
+    pub leapfrog_steps: u32,
+}

@@ -1,13 +1,14 @@
 //! Hamiltonian (hybrid) Monte Carlo with Metropolis–Hastings (Neal 2011; Roychowdhury & Parthasarathy 2017, Alg. 1).
 
+use super::MassKind;
 use super::proposal::Proposal;
 use super::run::{ChainState, Sampler, StepBody, StepStats, dispatched_step};
-use super::sde::mass_adaptive;
+use super::shell::mass_adaptive;
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Energy, Gradient};
 use crate::integrator::leapfrog;
 use crate::integrator::sde::{Kinetics, KineticsVisitor};
-use crate::kinetic::{MassBuffer, MassKind};
+use crate::kinetic::MassBuffer;
 use crate::lanes::first_non_finite;
 use crate::real::Real;
 use crate::validate::positive;
@@ -119,12 +120,12 @@ impl<'a, T: Real> Hmc<'a, T> {
 
 impl<'a, T: Real, M: MassKind<T>> Hmc<'a, T, M> {
     /// Saves θ, p, the cached ∇U and U (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+    pub(crate) fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         self.shell.save_state(saved);
     }
 
     /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+    pub(crate) fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
         self.shell.restore_state(saved);
     }
     /// Uses the mass `mass` (with the default run-time [`MassBuffer`]: identity, diagonal or

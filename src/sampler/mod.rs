@@ -8,30 +8,30 @@
 //! Every sampler (and the MCEM wrapper) can be checkpointed and resumed bit for bit
 //! ([`Checkpoint`]).
 
-mod calibrated;
 mod checkpoint;
+mod discount;
 mod hmc;
 mod nose_poincare;
 mod proposal;
 mod run;
 mod schedule;
-pub(crate) mod sde;
 mod sghmc;
 mod sgld;
 mod sgmgt;
 mod sgnht;
+pub(crate) mod shell;
 
 pub use crate::integrator::ThermostatRule;
-pub use calibrated::{
-    Calibrated, CalibratedParams, Calibration, Correction, Discount, NoiseDiscount,
-};
 pub use checkpoint::{Checkpoint, Scalars};
-pub(crate) use checkpoint::{read_parts, write_parts};
+pub(crate) use checkpoint::{SavedState, read_parts, write_parts};
+pub use discount::NoiseDiscount;
+pub(crate) use discount::Discount;
 pub use hmc::{Hmc, HmcParams};
 pub use nose_poincare::{SgNphmc, SgNphmcParams};
-pub use run::{ChainState, Observer, ObserverReturn, RunError, Sampler, StepStats};
+pub use run::{ChainState, Observer, RunError, Sampler, StepStats};
 pub use schedule::{ScheduledRunError, StepSchedule, StepSize, run_scheduled};
 pub use sghmc::{Sghmc, SghmcParams};
 pub use sgld::{Sgld, SgldParams};
 pub use sgmgt::{Sgmgt, SgmgtParams};
 pub use sgnht::{MSgnht, Sgnht, SgnhtParams};
+pub use shell::MassKind;

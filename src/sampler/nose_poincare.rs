@@ -166,7 +166,7 @@ pub struct SgNphmc<'a, T> {
 
 impl<'a, T: Real> SgNphmc<'a, T> {
     /// Saves θ, p, the cached ∇U and U, s, q and H₀ (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+    pub(crate) fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         self.shell.save_state(saved);
         saved.scalars[0] = Some(self.s);
         saved.scalars[1] = Some(self.q);
@@ -174,7 +174,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
     }
 
     /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+    pub(crate) fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
         self.shell.restore_state(saved);
         if let (Some(s), Some(q)) = (saved.scalars[0], saved.scalars[1]) {
             self.s = s;

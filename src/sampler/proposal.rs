@@ -1,9 +1,10 @@
 //! The shell of the samplers that propose whole trajectories (HMC, SG-NPHMC): state, cached energy, saved copies, mass.
 
+use super::MassKind;
 use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Energy;
 use crate::integrator::state::{check_finite, check_len, check_nonempty, checked_gradient};
-use crate::kinetic::{Mass, MassBuffer, MassKind};
+use crate::kinetic::{Mass, MassBuffer};
 use crate::lanes::{copy_into, first_non_finite, sum_map, sum_map2};
 use crate::real::Real;
 use crate::rows::carve;
@@ -79,7 +80,7 @@ impl<'a, T: Real, M: MassKind<T>> Proposal<'a, T, M> {
     }
 
     /// Saves θ, p, the cached ∇U and U into `saved` (the MCEM wrapper's rollback).
-    pub fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+    pub fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         copy_into(saved.theta, self.theta);
         copy_into(saved.p, self.p);
         copy_into(saved.grad, self.grad);
@@ -87,7 +88,7 @@ impl<'a, T: Real, M: MassKind<T>> Proposal<'a, T, M> {
     }
 
     /// Restores what [`Proposal::save_state`] saved.
-    pub fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+    pub fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
         copy_into(self.theta, saved.theta);
         copy_into(self.p, saved.p);
         copy_into(self.grad, saved.grad);

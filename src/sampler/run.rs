@@ -164,6 +164,7 @@ pub trait Sampler<T: Real, M: ?Sized>: ChainState<T> {
 
     /// [`Sampler::run`] with a closure `f(step, sampler, stats)` as the observer. The closure
     /// returns `()`, or a [`ControlFlow`] to be able to stop the run.
+    #[allow(private_bounds)]
     fn run_with<R, F, Out>(
         &mut self,
         model: &mut M,
@@ -217,7 +218,8 @@ pub trait Observer<S: ?Sized, T> {
     ) -> ControlFlow<Self::Stop>;
 }
 
-/// What an observing closure may return: `()` (go on) or a [`ControlFlow`].
+/// What an observing closure may return: `()` (go on) or a [`ControlFlow`]. (`pub` in a
+/// crate-private module: a bound users meet but never name.)
 pub trait ObserverReturn {
     /// The value a `Break` carries ([`Infallible`] for `()`).
     type Stop;
@@ -254,6 +256,7 @@ impl<S: ?Sized, T> Observer<S, T> for () {
     }
 }
 
+#[allow(private_bounds)]
 impl<S: ?Sized, T, F, Out> Observer<S, T> for F
 where
     F: FnMut(u64, &mut S, &StepStats<T>) -> Out,

@@ -1,12 +1,13 @@
 //! Stochastic gradient Hamiltonian Monte Carlo (SGHMC; Chen, Fox & Guestrin 2014, as in Chen 2016, Alg. 2).
 
+use super::MassKind;
 use super::run::{Sampler, StepStats};
-use super::sde::{Shell, mass_adaptive, shell_chain_state, shell_checkpoint};
+use super::shell::{Shell, mass_adaptive, shell_chain_state, shell_checkpoint};
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::ConstantFriction;
 use crate::integrator::{Integrator, IntegratorChoice};
-use crate::kinetic::{MassBuffer, MassKind};
+use crate::kinetic::MassBuffer;
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
 use rand_core::Rng;
@@ -184,12 +185,12 @@ impl<'a, T: Real> Sghmc<'a, T> {
 
 impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sghmc<'a, T, I, M> {
     /// Saves θ, p and the redraw counters (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+    pub(crate) fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         self.shell.save_state(saved);
     }
 
     /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+    pub(crate) fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
         self.shell.restore_state(saved);
     }
 
@@ -229,17 +230,17 @@ impl<T: Real, I: IntegratorChoice, M: MassKind<T>, G: Gradient<T> + ?Sized> Samp
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         // Friction A, injected diffusion A − B̂ (the settings' fixed estimate).
-        let discount = super::calibrated::Discount {
+        let discount = super::discount::Discount {
             friction: self.params.friction,
             removed: self.params.noise_estimate,
             theta_estimates: &[],
         };
-        super::calibrated::NoiseDiscount::step_discounted(self, discount, model, rng)
+        super::discount::DiscountedStep::step_discounted(self, discount, model, rng)
     }
 }
 
 /// The estimate replaces the settings' B̂: friction A′, injected noise √(2(A′ − c)h).
-impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::calibrated::NoiseDiscount<T>
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::discount::DiscountedStep<T>
     for Sghmc<'_, T, I, M>
 {
     const MOMENTUM: bool = true;
@@ -251,7 +252,7 @@ impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::calibrated::NoiseDisco
     }
     fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
-        discount: super::calibrated::Discount<'_, T>,
+        discount: super::discount::Discount<'_, T>,
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {

@@ -73,7 +73,7 @@ pub struct Sgld<'a, T> {
     saved_theta: &'a mut [T],
     t: u64,
     /// √(2h), remembered from the last step.
-    noise_sd: crate::math::Memo<T>,
+    noise_sd: crate::integrator::state::Memo<T>,
 }
 
 impl<'a, T: Real> Sgld<'a, T> {
@@ -95,7 +95,7 @@ impl<'a, T: Real> Sgld<'a, T> {
             grad,
             saved_theta,
             t: 0,
-            noise_sd: crate::math::Memo::new(),
+            noise_sd: crate::integrator::state::Memo::new(),
         })
     }
 

@@ -1,7 +1,7 @@
 //! The stochastic gradient monomial gamma thermostat: SGMGT and SGMGT-D (Zhang et al. 2017).
 
 use super::run::{Sampler, StepStats};
-use super::sde::{Shell, copy_thermostat, shell_chain_state};
+use super::shell::{Shell, copy_thermostat, shell_chain_state};
 use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{MonomialGammaLaw, PerCoordinate, Separable, ThetaTerm};
@@ -474,7 +474,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'_, T, K,
 
 /// SGMGT-D's θ term takes the diagonal of B̂ per coordinate; the momentum's noise is left to the
 /// per-coordinate thermostats (`docs/sgmgt-noise-estimate.md`).
-impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> super::calibrated::NoiseDiscount<T>
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> super::discount::DiscountedStep<T>
     for Sgmgt<'_, T, K, F, I>
 {
     const MOMENTUM: bool = false;
@@ -492,7 +492,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> super::calibrat
     }
     fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
-        discount: super::calibrated::Discount<'_, T>,
+        discount: super::discount::Discount<'_, T>,
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {

@@ -1,13 +1,14 @@
 //! Stochastic gradient Nosé–Hoover thermostats: SGNHT (one scalar ξ; Ding et al. 2014) and mSGNHT (one ξᵢ per coordinate; Li et al. 2016).
 
+use super::MassKind;
 use super::run::{Sampler, StepStats};
-use super::sde::{Shell, copy_thermostat, mass_adaptive, shell_chain_state, shell_checkpoint};
+use super::shell::{Shell, copy_thermostat, mass_adaptive, shell_chain_state, shell_checkpoint};
 use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{NoseLaw, PerCoordinate, ScalarThermostat, UnitMass};
 use crate::integrator::state::{check_finite, check_len};
 use crate::integrator::{Integrator, IntegratorChoice, ThermostatRule};
-use crate::kinetic::{MassBuffer, MassKind};
+use crate::kinetic::MassBuffer;
 use crate::real::Real;
 use crate::validate::{non_negative, positive};
 use rand_core::Rng;
@@ -190,13 +191,13 @@ impl<'a, T: Real> Sgnht<'a, T> {
 
 impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sgnht<'a, T, I, M> {
     /// Saves θ, p, ξ and the redraw counters (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+    pub(crate) fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         self.shell.save_state(saved);
         saved.scalars[0] = Some(*self.xi);
     }
 
     /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+    pub(crate) fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
         self.shell.restore_state(saved);
         if let Some(xi) = saved.scalars[0] {
             *self.xi = xi;
@@ -246,13 +247,13 @@ impl<T: Real, I: IntegratorChoice, M: MassKind<T>, G: Gradient<T> + ?Sized> Samp
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let discount = undiscounted(self.params.diffusion);
-        super::calibrated::NoiseDiscount::step_discounted(self, discount, model, rng)
+        super::discount::DiscountedStep::step_discounted(self, discount, model, rng)
     }
 }
 
 /// The settings' own injected diffusion A, nothing removed (A − 0 = A exactly).
-fn undiscounted<'b, T: Real>(diffusion: T) -> super::calibrated::Discount<'b, T> {
-    super::calibrated::Discount {
+fn undiscounted<'b, T: Real>(diffusion: T) -> super::discount::Discount<'b, T> {
+    super::discount::Discount {
         friction: diffusion,
         removed: T::ZERO,
         theta_estimates: &[],
@@ -260,7 +261,7 @@ fn undiscounted<'b, T: Real>(diffusion: T) -> super::calibrated::Discount<'b, T>
 }
 
 /// Injected diffusion A′ − c (the thermostat is SGNHT's own).
-impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::calibrated::NoiseDiscount<T>
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::discount::DiscountedStep<T>
     for Sgnht<'_, T, I, M>
 {
     const MOMENTUM: bool = true;
@@ -272,7 +273,7 @@ impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::calibrated::NoiseDisco
     }
     fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
-        discount: super::calibrated::Discount<'_, T>,
+        discount: super::discount::Discount<'_, T>,
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
@@ -377,12 +378,12 @@ impl<T: Real, I: IntegratorChoice, G: Gradient<T> + ?Sized> Sampler<T, G> for MS
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let discount = undiscounted(self.params.diffusion);
-        super::calibrated::NoiseDiscount::step_discounted(self, discount, model, rng)
+        super::discount::DiscountedStep::step_discounted(self, discount, model, rng)
     }
 }
 
 /// Injected diffusion A′ − c (the thermostats are mSGNHT's own).
-impl<T: Real, I: IntegratorChoice> super::calibrated::NoiseDiscount<T> for MSgnht<'_, T, I> {
+impl<T: Real, I: IntegratorChoice> super::discount::DiscountedStep<T> for MSgnht<'_, T, I> {
     const MOMENTUM: bool = true;
     fn injected_diffusion(&self) -> T {
         self.params.diffusion
@@ -392,7 +393,7 @@ impl<T: Real, I: IntegratorChoice> super::calibrated::NoiseDiscount<T> for MSgnh
     }
     fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
-        discount: super::calibrated::Discount<'_, T>,
+        discount: super::discount::Discount<'_, T>,
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {

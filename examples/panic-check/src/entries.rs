@@ -5,10 +5,10 @@
 use crate::abi::{Cx, Opaque};
 use crate::families::{ERR, schedule, tri};
 use sgmcmc::Real;
-use sgmcmc::adapt::Mcem;
+use sgmcmc::adapt::{Calibrated, Mcem};
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MonomialGamma};
 use sgmcmc::sampler::{
-    Calibrated, ChainState, Checkpoint, Hmc, MSgnht, NoiseDiscount, Sampler, SgNphmc, Sgmgt, Sgnht,
+    ChainState, Checkpoint, Hmc, MSgnht, NoiseDiscount, Sampler, SgNphmc, Sgmgt, Sgnht,
     StepSize,
 };
 
@@ -19,9 +19,9 @@ pub use crate::api::{
 
 /// 0 for `Ok`, [`ERR`] for an error.
 #[inline(always)]
-fn status<E>(r: Result<(), E>) -> i32 {
+fn status<T, E>(r: Result<T, E>) -> i32 {
     match r {
-        Ok(()) => 0,
+        Ok(_) => 0,
         Err(_) => ERR,
     }
 }

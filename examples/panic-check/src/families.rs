@@ -5,11 +5,14 @@
 
 use crate::abi::{Build, Knobs};
 use sgmcmc::Real;
-use sgmcmc::adapt::{MStepParams, Mcem, McemParams, NoiseShape, NphmcEStep, SampleSize};
+use sgmcmc::adapt::{
+    Calibrated, CalibratedParams, Correction, MStepParams, Mcem, McemParams, NoiseShape,
+    NphmcEStep, SampleSize,
+};
 use sgmcmc::integrator::Integrator;
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MassBuffer, MonomialGamma};
 use sgmcmc::sampler::{
-    Calibrated, CalibratedParams, ChainState, Correction, Hmc, HmcParams, MSgnht, NoiseDiscount,
+    ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount,
     SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht,
     SgnhtParams, StepSchedule, ThermostatRule,
 };

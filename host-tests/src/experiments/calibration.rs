@@ -14,7 +14,7 @@
 //!   8, 32 and 128 rows drawn without replacement, at the full-batch step size
 //!   h = 0.2/ω_max (ω_max² the largest eigenvalue of the Hessian at the mode; no shrinking for
 //!   the minibatch), with no estimate, and with the diagonal and the dense one
-//!   ([`sgmcmc::sampler::Calibrated`], λ = 0.02) subtracted from the injected noise (A raised
+//!   ([`sgmcmc::adapt::Calibrated`], λ = 0.02) subtracted from the injected noise (A raised
 //!   to the estimate's bound when below it) or added to the friction; SGMGT-D (ξ never
 //!   redrawn) with none or the diagonal one in its θ term. [`CHAINS`] chains per run, from
 //!   N(ŵ, H⁻¹) draws, p ~ N(0, I), steps per chain from [`Setup::steps`].
@@ -39,10 +39,10 @@ use crate::report::Table;
 use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::adapt::NoiseShape;
+use sgmcmc::adapt::{Calibrated, CalibratedParams, Correction};
 use sgmcmc::linalg::{cholesky_in_place, spd_inverse};
 use sgmcmc::prelude::*;
 use sgmcmc::rng::fill_standard_normal;
-use sgmcmc::sampler::{Calibrated, CalibratedParams, Correction};
 use std::time::Instant;
 
 /// The data sets, in the order.

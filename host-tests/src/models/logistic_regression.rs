@@ -519,7 +519,7 @@ impl LogisticRegression {
 
 /// Minibatch gradients of a [`LogisticRegression`] that also report the per-example moments
 /// (Σgᵢ and Σgᵢ⊙gᵢ or Σgᵢgᵢᵀ of gᵢ = (σ(wᵀxᵢ) − yᵢ)xᵢ over the minibatch), for
-/// [`sgmcmc::sampler::Calibrated`]. Rows are drawn without replacement, a fresh minibatch per
+/// [`sgmcmc::adapt::Calibrated`]. Rows are drawn without replacement, a fresh minibatch per
 /// call, with the minibatch's own RNG; a batch of N or more rows is the full data (no noise:
 /// V̂ = 0 exactly, since N − b = 0).
 #[derive(Debug)]

@@ -18,7 +18,7 @@ mod test_function;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use e_step::sealed::SavedState;
+use crate::sampler::SavedState;
 pub use e_step::{EmSampler, NphmcEStep};
 pub use m_step::MStepParams;
 pub use sample_size::SampleSize;

@@ -20,10 +20,9 @@
 //!
 //! ```
 //! use rand_pcg::Pcg64;
-//! use sgmcmc::adapt::NoiseShape;
 //! use sgmcmc::gradient::{Batch, Gradient, MinibatchGradient, Moments, Sampling};
 //! use sgmcmc::prelude::*;
-//! use sgmcmc::sampler::{Calibrated, CalibratedParams};
+//! use sgmcmc::adapt::{Calibrated, CalibratedParams, NoiseShape};
 //!
 //! // U(θ) = Σᵢ ½(θ − xᵢ)² over four points, two of them per minibatch (alternating pairs).
 //! struct Pairs { x: [f64; 4], odd: bool }
@@ -57,9 +56,7 @@
 //! assert!(sampler.estimate().variance()[0] > 0.0);
 //! ```
 
-use super::run::{ChainState, Sampler, StepStats};
-use super::schedule::StepSize;
-use crate::adapt::{NoiseEstimate, NoiseShape};
+use super::{NoiseEstimate, NoiseShape};
 use crate::error::{Buffer, Error, LayoutError, MomentsError, Param, ParamError, StepError};
 use crate::gradient::{Batch, Gradient, MinibatchGradient, Moments};
 use crate::kinetic::symmetric_eigen;
@@ -67,45 +64,8 @@ use crate::lanes::copy_into;
 use crate::linalg::cholesky_in_place;
 use crate::real::Real;
 use crate::rows::{carve, rows, rows_mut};
+use crate::sampler::{ChainState, Discount, NoiseDiscount, Sampler, StepStats};
 use rand_core::Rng;
-
-/// What [`Calibrated`] hands the sampler it wraps for one step.
-#[derive(Clone, Copy, Debug)]
-pub struct Discount<'b, T> {
-    /// The friction (SGHMC) or injected diffusion (SGNHT, mSGNHT) A the step uses: the
-    /// sampler's own, or raised to the estimate's bound.
-    pub friction: T,
-    /// The part c of A's injected diffusion the wrapper supplies itself, shaped, through the
-    /// gradient: the sampler injects √(2h(A − c)) ζ (0 ≤ c ≤ A).
-    pub removed: T,
-    /// Per-coordinate estimates B̂ⱼ for SGMGT-D's θ term (empty for the others).
-    pub theta_estimates: &'b [T],
-}
-
-/// A sampler whose injected noise [`Calibrated`] can discount by an estimate of the gradient
-/// noise: SGHMC, SGNHT, mSGNHT (the momentum's noise) and SGMGT (the θ term's).
-pub trait NoiseDiscount<T: Real>: ChainState<T> + StepSize<T> {
-    /// The estimate is taken off the momentum's injected noise (true), or enters SGMGT-D's θ
-    /// term per coordinate (false).
-    const MOMENTUM: bool;
-    /// The friction (SGHMC) or injected diffusion (SGNHT, mSGNHT) A of the settings; 0 for
-    /// SGMGT.
-    fn injected_diffusion(&self) -> T;
-    /// Whether the momentum's kinetic energy is ½|p|² (the friction correction needs it).
-    fn unit_mass(&self) -> bool;
-    /// The largest per-coordinate estimate the θ term takes (SGMGT-D: just below 1/(2σ_θ);
-    /// `None`: no bound).
-    fn max_theta_estimate(&self) -> Option<T> {
-        None
-    }
-    /// One step with the discount `discount` (its documentation says what each field does).
-    fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
-        &mut self,
-        discount: Discount<'_, T>,
-        model: &mut G,
-        rng: &mut R,
-    ) -> Result<StepStats<T>, StepError>;
-}
 
 /// How [`Calibrated`] makes the momentum's total diffusion equal its friction again
 /// (`docs/gradient-noise.md`, "Two corrections").

@@ -6,12 +6,13 @@
 //! [`Kinetic`] — and redraws the momentum from exp(−K). What a failed step leaves behind is the
 //! integrator's business alone.
 
-// `KineticsSource` is the sealed supertrait of the public `kinetic::MassKind`: reachable through
+// `KineticsSource` is the sealed supertrait of the public `MassKind`: reachable through
 // it, unnameable outside the crate, and its `visit` takes the crate's own kinetics pieces, which
 // the lints below would otherwise flag on every implementation.
 #![allow(private_bounds, private_interfaces)]
 
 use super::run::StepStats;
+use crate::error::LinalgError;
 use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{
@@ -20,15 +21,89 @@ use crate::integrator::sde::{
 };
 use crate::integrator::state::{Phase, check_finite, check_len};
 use crate::integrator::{Composition, Integrator, IntegratorChoice};
-use crate::kinetic::{
-    DenseMass, DiagonalMass, IdentityMass, Kinetic, MassBuffer, MassKind, MassShape,
-};
+use crate::kinetic::{DenseMass, DiagonalMass, IdentityMass, Kinetic, Mass, MassBuffer, MassShape};
 use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::sampler::Scalars;
 use crate::variates::step_normals;
 use core::marker::PhantomData;
 use rand_core::Rng;
+
+/// How a sampler (SGHMC, SGNHT, HMC) holds its Gaussian mass, chosen by its type: at run time
+/// ([`MassBuffer`], the default: identity, diagonal or dense, replaceable by any shape through
+/// `set_mass`; every shape's step code is compiled in), or fixed at compile time to one shape
+/// ([`IdentityMass`], [`DiagonalMass`], [`DenseMass`]; only that shape's step code is compiled
+/// and linked, what a firmware that runs one shape wants). A sampler takes a fixed shape with
+/// `with_mass` after `new`:
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+///
+/// let params = SgnhtParams::new(0.05f32).with_integrator(Euler);
+/// let (mut theta, mut p, mut work) = ([0.0f32; 3], [0.0f32; 3], [0.0f32; 6]);
+/// let mut xi = params.initial_thermostat();
+/// let mut inv_mass = [1.0f32, 2.0, 4.0];
+/// let mut sgnht = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work)?
+///     .with_mass(DiagonalMass::new(&mut inv_mass)?)?;
+/// let mut model = |t: &[f32], g: &mut [f32]| g.copy_from_slice(t);
+/// sgnht.step(&mut model, &mut Pcg64::new(1, 2))?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[allow(private_bounds)] // the sealed pattern: the step-side supertrait is the crate's own
+pub trait MassKind<T: Real>: KineticsSource<T> + core::fmt::Debug + sealed::Sealed {
+    /// The read-only view of the current mass.
+    fn mass(&self) -> Mass<'_, T>;
+    /// Replaces M⁻¹ in place (as [`MassBuffer::set_inverse_mass`]; [`LinalgError::ReadOnly`]
+    /// for the identity and a fixed diagonal).
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError>;
+}
+
+mod sealed {
+    use crate::kinetic::{DenseMass, DiagonalMass, IdentityMass, MassBuffer};
+    pub trait Sealed {}
+    impl<T> Sealed for MassBuffer<'_, T> {}
+    impl Sealed for IdentityMass {}
+    impl<T> Sealed for DiagonalMass<'_, T> {}
+    impl<T> Sealed for DenseMass<'_, T> {}
+}
+
+impl<T: Real> MassKind<T> for MassBuffer<'_, T> {
+    fn mass(&self) -> Mass<'_, T> {
+        MassBuffer::mass(self)
+    }
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
+        MassBuffer::set_inverse_mass(self, inv_mass)
+    }
+}
+
+impl<T: Real> MassKind<T> for IdentityMass {
+    fn mass(&self) -> Mass<'_, T> {
+        Mass::identity()
+    }
+    /// [`LinalgError::ReadOnly`]: the identity is not adaptable.
+    fn set_inverse_mass(&mut self, _inv_mass: &[T]) -> Result<(), LinalgError> {
+        Err(LinalgError::ReadOnly)
+    }
+}
+
+impl<T: Real> MassKind<T> for DiagonalMass<'_, T> {
+    fn mass(&self) -> Mass<'_, T> {
+        self.0.mass()
+    }
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
+        self.0.set_inverse_mass(inv_mass)
+    }
+}
+
+impl<T: Real> MassKind<T> for DenseMass<'_, T> {
+    fn mass(&self) -> Mass<'_, T> {
+        self.0.mass()
+    }
+    fn set_inverse_mass(&mut self, inv_mass: &[T]) -> Result<(), LinalgError> {
+        self.0.set_inverse_mass(inv_mass)
+    }
+}
 
 /// Where an SDE sampler's kinetic energy comes from: a Gaussian mass (SGHMC, SGNHT), the identity
 /// (mSGNHT) or a separable [`Kinetic`] (SGMGT).
@@ -222,14 +297,14 @@ pub(crate) struct Shell<'a, T, M, I> {
 
 impl<'a, T: Real, M: KineticsSource<T>, I: IntegratorChoice> Shell<'a, T, M, I> {
     /// Saves θ, p and the redraw counters into `saved`.
-    pub fn save_state(&self, saved: &mut crate::adapt::SavedState<'_, T>) {
+    pub fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         copy_into(saved.theta, self.phase.theta);
         copy_into(saved.p, self.phase.p);
         saved.counts = self.redrawn;
     }
 
     /// Restores what [`Shell::save_state`] saved.
-    pub fn restore_state(&mut self, saved: &crate::adapt::SavedState<'_, T>) {
+    pub fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
         copy_into(self.phase.theta, saved.theta);
         copy_into(self.phase.p, saved.p);
         self.redrawn = saved.counts;
