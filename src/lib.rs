@@ -34,6 +34,21 @@ mod ziggurat;
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
+/// `docs/usage.md`'s examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/usage.md")]
+pub struct UsageDoctests;
+
+/// `docs/guide.md`'s example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/guide.md")]
+pub struct GuideDoctests;
+
+/// `docs/embedded.md`'s examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/embedded.md")]
+pub struct EmbeddedDoctests;
+
 pub use error::{
     Buffer, Error, LayoutError, LinalgError, MomentsError, Param, ParamError, StepError,
 };

@@ -234,6 +234,6 @@ if [[ ${FIRMWARE_PANIC_MATRIX:-1} != 0 ]]; then
   fi
   sed -n '/^target  /,/^$/p' "$out_dir/panic-matrix.txt" | sed 's/^/   /'
 fi
-python3 "$root/tools/firmware_report.py" "$out_dir" "$root/docs/firmware.md" "$root/README.md"
-echo "wrote docs/firmware.md and the README's firmware table"
+python3 "$root/tools/firmware_report.py" "$out_dir" "$root/docs/firmware.md" "$root/docs/embedded.md"
+echo "wrote docs/firmware.md and docs/embedded.md's firmware table"
 exit $status

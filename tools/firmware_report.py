@@ -3,13 +3,13 @@
 firmware build (readelf section sizes), its software double-precision routines, the panic entry
 points and call sites it links (tools/panic_sites.py's line), and the stack one step of each
 sampler used on each core (the firmware's own stack-painting lines); and the same
-build table into the README between its `<!-- firmware-table -->` markers. From the cost-curve
+build table into docs/embedded.md between its `<!-- firmware-table -->` markers. From the cost-curve
 builds (`curve-*`, the sgmcmc-curve binary): the section "Cost curve" (instructions per step of
 each sampler and of its hand-written reference against d, one table per core and type), its
 plot docs/firmware-cost.svg (written here with the standard library alone), and a summary
-into the README between its `<!-- firmware-curve -->` markers.
+into docs/embedded.md between its `<!-- firmware-curve -->` markers.
 
-    firmware_report.py OUT_DIR DOC_PATH README_PATH
+    firmware_report.py OUT_DIR DOC_PATH SUMMARY_PATH
 """
 import math
 import re
@@ -409,7 +409,7 @@ def times(r):
 
 
 def curve_summary(panels):
-    """The README's lines on the cost curve."""
+    """docs/embedded.md's lines on the cost curve."""
     parts = []
     for target, ty, by_sampler in panels:
         dims = sorted({d for pts in by_sampler.values() for d in pts})
@@ -418,8 +418,9 @@ def curve_summary(panels):
         parts.append(f"{CORES[target]} {ty} {times(lo1)[:-1]}–{times(hi1)} and "
                      f"{times(lo2)[:-1]}–{times(hi2)}")
         first, last = dims[0], dims[-1]
-    text = ("**Cost curve** ([`docs/firmware.md`](docs/firmware.md#cost-curve), "
-            f"[plot](docs/firmware-cost.svg)): instructions per step of each sampler, d = {first}…"
+    # (Links relative to docs/, where docs/embedded.md holds this summary.)
+    text = ("**Cost curve** ([`docs/firmware.md`](firmware.md#cost-curve), "
+            f"[plot](firmware-cost.svg)): instructions per step of each sampler, d = {first}…"
             f"{last}, against a hand-written scalar reference of the same update "
             "(`examples/firmware/src/curve/reference.rs`, checked against the crate on the host). "
             f"Crate / reference over the ten samplers at d = {first} and d = {last}: "

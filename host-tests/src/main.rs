@@ -37,7 +37,7 @@ enum Command {
     /// with --depth, Li et al. 2016 Fig. 4 (mSGNHT-E vs mSGNHT-S on depth 2–4); with
     /// --schedules, constant vs polynomial vs cyclical step sizes.
     Bnn(BnnArgs),
-    /// Issue 17: Bayesian logistic regression with minibatches of 8, 32 and 128 rows at the
+    /// Calibrated minibatches: Bayesian logistic regression with minibatches of 8, 32 and 128 rows at the
     /// full-batch step size, every sampler with and without the online gradient-noise estimate
     /// (diagonal, dense), posterior means and sds against a full-batch HMC reference (--quick:
     /// SGHMC and SGNHT at b = 32, 1/20 of the steps).
@@ -446,6 +446,45 @@ fn run_demo(args: DemoArgs) -> ExitCode {
     }
 }
 
+/// When `main` started: the files in the output folder modified since are this run's.
+static STARTED: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
+
+/// "Wrote 4 CSV files and 2 figures to DIR": what this run left in `out` (files modified since
+/// [`STARTED`]), so a run that draws no figure does not claim one.
+fn written_note(out: &std::path::Path) -> String {
+    let started = STARTED.get().copied().unwrap_or(std::time::UNIX_EPOCH);
+    let (mut csv, mut figures) = (0usize, 0usize);
+    for entry in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let fresh = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t >= started);
+        if !fresh {
+            continue;
+        }
+        match entry.path().extension().and_then(|e| e.to_str()) {
+            Some("csv") => csv += 1,
+            Some("png" | "svg") => figures += 1,
+            _ => {}
+        }
+    }
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    match (csv, figures) {
+        (0, 0) => format!("Wrote no CSV file or figure to {}", out.display()),
+        (c, 0) => format!(
+            "Wrote {} (no figure) to {}",
+            plural(c, "CSV file"),
+            out.display()
+        ),
+        (c, f) => format!(
+            "Wrote {} and {} to {}",
+            plural(c, "CSV file"),
+            plural(f, "figure"),
+            out.display()
+        ),
+    }
+}
+
 fn finish(result: Result<String, ExperimentError>, out: &std::path::Path) -> ExitCode {
     // A chain that could not write its draws (--draws) fails the run after its report.
     let result = result.and_then(|text| match export::take_error() {
@@ -458,7 +497,7 @@ fn finish(result: Result<String, ExperimentError>, out: &std::path::Path) -> Exi
     match result {
         Ok(text) => {
             println!("{text}");
-            println!("CSV files and figures are in {}", out.display());
+            println!("{}", written_note(out));
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -483,6 +522,13 @@ fn summarize(files: &[PathBuf], skip: usize) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    // (Truncated to whole seconds: some file systems keep coarse modification times.)
+    let now = std::time::SystemTime::now();
+    let whole = now
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| std::time::UNIX_EPOCH + std::time::Duration::from_secs(d.as_secs()))
+        .unwrap_or(now);
+    let _ = STARTED.set(whole);
     let cli = Cli::parse();
     let (result, o) = match cli.command {
         None => {
