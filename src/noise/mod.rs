@@ -26,13 +26,13 @@
 //! assert!(z.iter().all(|x| x.abs() < 6.7));
 //! ```
 
-mod lanes;
 pub(crate) mod poly;
 #[cfg(test)]
 mod tests;
+mod xoshiro;
 
-pub(crate) use lanes::{LANES32, LANES64};
-pub use lanes::{Xoshiro128x16, Xoshiro256x8};
+pub(crate) use xoshiro::{LANES32, LANES64};
+pub use xoshiro::{Xoshiro128x16, Xoshiro256x8};
 
 use rand_core::Rng;
 
@@ -168,7 +168,7 @@ impl NormalLanes<f64> for Xoshiro256x8 {
     #[cfg_attr(feature = "std", inline(always))]
     #[cfg_attr(not(feature = "std"), inline)]
     fn fill(&mut self, out: &mut [f64]) {
-        let mut words = lanes::LaneZero(self);
+        let mut words = xoshiro::LaneZero(self);
         for x in out.iter_mut() {
             *x = crate::ziggurat::standard_normal_f64(&mut words);
         }

@@ -1,8 +1,8 @@
 //! Tests of the vectorised noise path: polynomial accuracy against libm, a scalar reference at every tail length, moments, KS, correlations and tails.
 
 extern crate std;
-use super::lanes::{LANES32, LANES64};
 use super::poly::*;
+use super::xoshiro::{LANES32, LANES64};
 use super::{NormalLanes, Xoshiro128x16, Xoshiro256x8};
 use crate::sqrt::{sqrt_lanes32, sqrt_lanes64};
 use rand_core::{Infallible, TryRng};
