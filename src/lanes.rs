@@ -14,6 +14,7 @@
 //! is a logic error upstream but never a panic. Indices are passed along, never used to index.
 
 use crate::real::Real;
+use crate::rows::Fitted;
 
 pub(crate) use crate::engine::{SCALAR_CORE, VECTOR_TARGET};
 
@@ -486,8 +487,8 @@ where
         return None; // unreachable: the lengths were checked when the sampler was built
     };
     // The backups, as long as θ, or empty without a backup (and ξ's for a shared ξ).
-    let kept_theta = kept_theta.get_mut(..n).unwrap_or_default();
-    let kept_xi = kept_xi.get_mut(..n).unwrap_or_default();
+    let kept_theta = kept_theta.fitted_mut(..n);
+    let kept_xi = kept_xi.fitted_mut(..n);
     let keep_xi = keep && !E::SHARED;
     let mut bad_gradient = None;
     for k in 0..n {
@@ -564,14 +565,11 @@ where
         if keep && bad_gradient.is_none() {
             bad_gradient = first_non_finite(g).map(|k| first + k);
         }
-        let unused = zeros.get(..theta.len()).unwrap_or_default();
+        let unused = zeros.fitted(..theta.len());
         let mut zeta: [&[T]; EXTRA_NORMALS] = [unused; EXTRA_NORMALS];
         match &mut noise {
             Noise::Drawn(drawn) => {
-                for (z, d) in block
-                    .iter_mut()
-                    .zip(drawn.get(range.clone()).unwrap_or_default())
-                {
+                for (z, d) in block.iter_mut().zip(drawn.fitted(range.clone())) {
                     *z = *d;
                 }
             }
@@ -582,12 +580,12 @@ where
                 // stores that the pass's vector loads forward from (the element-wise tail
                 // copy of a short block stalled them in profiles of a d = 17 step).
                 let whole = theta.len().next_multiple_of(T::NormalLanes::GRAIN);
-                generator.fill(block.get_mut(..whole).unwrap_or_default());
+                generator.fill(block.fitted_mut(..whole));
                 // (More than EXTRA_NORMALS blocks would be a bug in this crate; the zip keeps
                 // it from ever reading past the block.)
                 for (slot, e) in zeta.iter_mut().zip(extra.iter_mut()) {
-                    generator.fill(e.get_mut(..whole).unwrap_or_default());
-                    *slot = e.get(..theta.len()).unwrap_or_default();
+                    generator.fill(e.fitted_mut(..whole));
+                    *slot = e.fitted(..theta.len());
                 }
             }
             Noise::Inline(rng, used) => {
@@ -606,21 +604,19 @@ where
                     }
                 }
                 for (slot, e) in zeta.iter_mut().zip(inline_extra.iter()) {
-                    *slot = e.get(..theta.len()).unwrap_or_default();
+                    *slot = e.fitted(..theta.len());
                 }
             }
         }
         let lanes = match &mut lanes {
             Lanes::Uniform(c) => Lanes::Uniform(*c),
-            Lanes::PerCoordinate(x) => {
-                Lanes::PerCoordinate(x.get_mut(range.clone()).unwrap_or_default())
-            }
+            Lanes::PerCoordinate(x) => Lanes::PerCoordinate(x.fitted_mut(range.clone())),
         };
         let kept = match backup.as_mut() {
             Some(b) => Kept {
                 keep,
-                theta: b.theta.get_mut(range.clone()).unwrap_or_default(),
-                xi: b.xi.get_mut(range.clone()).unwrap_or_default(),
+                theta: b.theta.fitted_mut(range.clone()),
+                xi: b.xi.fitted_mut(range.clone()),
             },
             None => Kept {
                 keep,
@@ -630,9 +626,9 @@ where
         };
         let stream = match stream {
             Stream::Uniform(a) => Stream::Uniform(a),
-            Stream::PerCoordinate(m) => Stream::PerCoordinate(m.get(range).unwrap_or_default()),
+            Stream::PerCoordinate(m) => Stream::PerCoordinate(m.fitted(range)),
         };
-        let (len, z) = (theta.len(), block.get(..theta.len()).unwrap_or_default());
+        let (len, z) = (theta.len(), block.fitted(..theta.len()));
         let slots = (theta, p, g, kept);
         sweep_block::<T, X, S, F, N>(slots, (z, zeta), lanes, stream, first, &mut f);
         first += len;

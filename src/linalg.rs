@@ -35,7 +35,7 @@
 use crate::error::LinalgError;
 use crate::lanes::copy_into;
 use crate::real::Real;
-use crate::rows::rows;
+use crate::rows::{Fitted, rows};
 
 /// Checks that a matrix slice of length `len` holds d × d entries.
 #[inline]
@@ -268,7 +268,7 @@ pub fn solve_lower_transpose_in_place<T: Real>(
         // Row k of L and the splits by checked access: the lengths were validated above (so
         // k·d ≤ d² does not overflow), and an access that could fail would link a panic path
         // (a reversed `chunks_exact` links one).
-        let row = l.get(k * d..).and_then(|r| r.get(..d)).unwrap_or_default();
+        let row = l.fitted(k * d..).fitted(..d);
         let (Some((head, rest)), Some((row_head, row_rest))) =
             (b.split_at_mut_checked(k), row.split_at_checked(k))
         else {
@@ -351,7 +351,7 @@ pub fn invert_lower_in_place<T: Real>(l: &mut [T], d: usize) -> Result<(), Linal
             };
             // k = i term: wᵢᵢ lᵢⱼ (lᵢⱼ not yet replaced); k in (j, i): rows of L above i.
             let mut s = wii * lij;
-            let w_between = row_i.get(j + 1..i).unwrap_or_default();
+            let w_between = row_i.fitted(j + 1..i);
             for (&wik, row_k) in w_between.iter().zip(rows(above, d).skip(j + 1)) {
                 if let Some(&lkj) = row_k.get(j) {
                     s += wik * lkj;

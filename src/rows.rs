@@ -86,3 +86,40 @@ pub(crate) fn carve<'a, T>(rest: &mut &'a mut [T], n: usize) -> &'a mut [T] {
     *rest = tail;
     part
 }
+
+/// Sub-slices at bounds that the crate's up-front length checks guarantee: the one stand-in
+/// for indexing (`s[range]`, `split_at_mut`), whose panics the compiler often cannot rule out.
+///
+/// The invariant every call states by using it: the buffer's length was checked (at
+/// construction, or by the caller's `check_len`) to hold the range. Were it ever shorter, the
+/// result would be an empty slice (for a split, what fits), so the loop over it would do
+/// nothing; never a panic.
+pub(crate) trait Fitted<T> {
+    /// `self[range]`, for a range the checked lengths fit.
+    fn fitted<R: core::slice::SliceIndex<[T], Output = [T]>>(&self, range: R) -> &[T];
+    /// `&mut self[range]`, for a range the checked lengths fit.
+    fn fitted_mut<R: core::slice::SliceIndex<[T], Output = [T]>>(&mut self, range: R) -> &mut [T];
+    /// `self.split_at(mid)`, for a `mid` the checked lengths fit.
+    fn split_fitted(&self, mid: usize) -> (&[T], &[T]);
+    /// `self.split_at_mut(mid)`, for a `mid` the checked lengths fit.
+    fn split_fitted_mut(&mut self, mid: usize) -> (&mut [T], &mut [T]);
+}
+
+impl<T> Fitted<T> for [T] {
+    #[inline(always)]
+    fn fitted<R: core::slice::SliceIndex<[T], Output = [T]>>(&self, range: R) -> &[T] {
+        self.get(range).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn fitted_mut<R: core::slice::SliceIndex<[T], Output = [T]>>(&mut self, range: R) -> &mut [T] {
+        self.get_mut(range).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn split_fitted(&self, mid: usize) -> (&[T], &[T]) {
+        self.split_at_checked(mid).unwrap_or_default()
+    }
+    #[inline(always)]
+    fn split_fitted_mut(&mut self, mid: usize) -> (&mut [T], &mut [T]) {
+        self.split_at_mut_checked(mid).unwrap_or_default()
+    }
+}

@@ -63,7 +63,7 @@ use crate::kinetic::symmetric_eigen;
 use crate::lanes::copy_into;
 use crate::linalg::cholesky_in_place;
 use crate::real::Real;
-use crate::rows::{carve, rows, rows_mut};
+use crate::rows::{Fitted, carve, rows, rows_mut};
 use crate::sampler::{ChainState, Discount, NoiseDiscount, Sampler, StepStats};
 use rand_core::Rng;
 
@@ -92,6 +92,17 @@ pub enum Correction {
 /// | λ | weight of the running average V̄ ← (1 − λ)V̄ + λV̂ (`docs/gradient-noise.md`) | 0.02 |
 /// | raise friction | subtract: A is raised to the estimate's bound when below it (else B̂ is scaled down to fit A, and the step reports it) | true |
 /// | refresh | friction with a dense estimate: steps between eigendecompositions of B̂ | 100 |
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// let params = CalibratedParams::<f64>::new(NoiseShape::Dense);
+/// assert_eq!(params.correction(), Correction::Subtract);
+/// assert_eq!((params.weight(), params.raise_friction(), params.refresh()), (0.02, true, 100));
+/// // What our logistic regressions found best (`docs/guide.md`): dense, with the friction.
+/// let recommended = params.with_correction(Correction::Friction);
+/// assert_eq!(recommended.shape(), NoiseShape::Dense);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct CalibratedParams<T> {
@@ -168,7 +179,22 @@ pub struct Calibration<T> {
     pub clamped: bool,
 }
 
-/// A sampler run with the online gradient-noise estimate (module docs).
+/// A sampler run with the online gradient-noise estimate (module docs, which step one on a
+/// minibatch model).
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// let n = 2;
+/// let (mut theta, mut p, mut work) = ([0.0f64; 2], [0.0; 2], [0.0; 4]);
+/// let sghmc = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
+/// let shape = NoiseShape::Dense;
+/// let mut estimate = vec![0.0; shape.len(n)]; // V̄, n × n
+/// let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape, n)];
+/// let params = CalibratedParams::new(shape).with_correction(Correction::Friction);
+/// let sampler = Calibrated::new(sghmc, params, &mut estimate, &mut scratch).unwrap();
+/// assert_eq!(sampler.estimate().updates(), 0);
+/// ```
 #[derive(Debug)]
 pub struct Calibrated<'a, T, S> {
     sampler: S,
@@ -372,7 +398,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
                 NoiseShape::Diagonal => b_hat.iter().fold(T::ZERO, |m, &b| m.max(b)),
                 NoiseShape::Dense => {
                     let scratch = (&mut *b_hat, &mut *extra);
-                    let factor = tail.get_mut(..nn).unwrap_or_default();
+                    let factor = tail.fitted_mut(..nn);
                     shaped_cholesky(self.estimate.variance(), n, half_h, factor, scratch)
                 }
             };
@@ -405,14 +431,14 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
                                 n,
                                 half_h * scale,
                                 bound,
-                                tail.get_mut(..nn).unwrap_or_default(),
+                                tail.fitted_mut(..nn),
                             );
                         }
                         // (The power iteration used `extra` as scratch; it is redrawn here.)
                         for e in extra.iter_mut() {
                             *e = T::standard_normal(rng);
                         }
-                        lower_times_in_place(tail.get(..nn).unwrap_or_default(), n, extra, sd);
+                        lower_times_in_place(tail.fitted(..nn), n, extra, sd);
                     }
                 }
             }
@@ -490,7 +516,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
 
 /// λ of an eigendecomposition in `tail` (V, then λ, then the Jacobi work matrix).
 fn eigenvalues<T: Real>(tail: &[T], n: usize) -> &[T] {
-    tail.get(n * n..n * n + n).unwrap_or_default()
+    tail.fitted(n * n..n * n + n)
 }
 
 /// p ← exp(−B̂t)p: per coordinate for a diagonal B̂ (`b_hat` = B̂ⱼ), or V e^{−Λt} Vᵀp from the
@@ -510,7 +536,7 @@ fn friction_half_flow<T: Real>(
             }
         }
         NoiseShape::Dense => {
-            let v = tail.get(..n * n).unwrap_or_default();
+            let v = tail.fitted(..n * n);
             let lambda = eigenvalues(tail, n);
             // y = e^{−Λt} Vᵀp into b_hat, then p = V y.
             for (k, y) in b_hat.iter_mut().enumerate() {
@@ -521,7 +547,7 @@ fn friction_half_flow<T: Real>(
                 *y = s * (-lambda.get(k).copied().unwrap_or(T::ZERO) * t).exp();
             }
             for (r, pr) in p.iter_mut().enumerate() {
-                let row = v.get(r * n..(r + 1) * n).unwrap_or_default();
+                let row = v.fitted(r * n..(r + 1) * n);
                 *pr = row
                     .iter()
                     .zip(b_hat.iter())
@@ -543,7 +569,7 @@ fn shaped_cholesky<T: Real>(
     (x, y): (&mut [T], &mut [T]),
 ) -> T {
     let gershgorin = (0..n).fold(T::ZERO, |m, r| {
-        let row = v.get(r * n..(r + 1) * n).unwrap_or_default();
+        let row = v.fitted(r * n..(r + 1) * n);
         m.max(row.iter().fold(T::ZERO, |s, &x| s + x.abs()) * half_h)
     });
     if gershgorin <= T::ZERO {
@@ -598,7 +624,7 @@ fn power_iteration<T: Real>(v: &[T], n: usize, x: &mut [T], y: &mut [T]) -> T {
             break;
         }
         for (r, out) in y.iter_mut().enumerate().take(n) {
-            let row = v.get(r * n..(r + 1) * n).unwrap_or_default();
+            let row = v.fitted(r * n..(r + 1) * n);
             *out = row
                 .iter()
                 .zip(x.iter())
@@ -620,7 +646,7 @@ fn power_iteration<T: Real>(v: &[T], n: usize, x: &mut [T], y: &mut [T]) -> T {
 /// so going from the last row up overwrites nothing still needed.
 fn lower_times_in_place<T: Real>(l: &[T], n: usize, x: &mut [T], sd: T) {
     for r in (0..n).rev() {
-        let row = l.get(r * n..r * n + r + 1).unwrap_or_default();
+        let row = l.fitted(r * n..r * n + r + 1);
         let v = row
             .iter()
             .zip(x.iter())

@@ -32,6 +32,7 @@ use crate::lanes::{
     EXTRA_NORMALS, LaneSource, Lanes, NOISE_BLOCK, NoiseBlocks, Stream, StreamSource, copy_into,
 };
 use crate::real::Real;
+use crate::rows::Fitted;
 
 /// The kinetic energy's part of the sub-steps (see the module docs). `a` is the coordinate's
 /// datum from [`Kinetics::stream`]: m⁻¹ᵢ for a diagonal mass, (M⁻¹p)ᵢ for a prepared dense
@@ -264,16 +265,14 @@ impl<T: Real> Kinetics<T> for DenseKinetics<'_, T> {
         // panic path.)
         let (saved_theta, saved_p) = self
             .backup
-            .split_at_mut_checked(theta.len().min(self.backup.len()))
-            .unwrap_or_default();
+            .split_fitted_mut(theta.len().min(self.backup.len()));
         copy_into(saved_theta, theta);
         copy_into(saved_p, p);
     }
     fn restore_state(&mut self, phase: &mut Phase<'_, T>, _xi: &mut [T]) {
         let (saved_theta, saved_p) = self
             .backup
-            .split_at_checked(phase.theta.len().min(self.backup.len()))
-            .unwrap_or_default();
+            .split_fitted(phase.theta.len().min(self.backup.len()));
         copy_into(phase.theta, saved_theta);
         copy_into(phase.p, saved_p);
     }

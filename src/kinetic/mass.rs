@@ -8,7 +8,7 @@ use crate::error::{Buffer, LayoutError, LinalgError};
 use crate::lanes::copy_into;
 use crate::linalg::{check_symmetric, cholesky_in_place, dot, spd_inverse};
 use crate::real::Real;
-use crate::rows::{carve, rows, rows_mut};
+use crate::rows::{Fitted, carve, rows, rows_mut};
 use rand_core::Rng;
 
 /// The three shapes of M⁻¹; the dense one also carries the Cholesky factor of M⁻¹.
@@ -585,7 +585,7 @@ pub(crate) fn symmetric_eigen<T: Real>(a: &[T], out: &mut [T], d: usize) {
                     rotate_pair(row, p, q, c, s);
                 }
                 if let Some((top, bottom)) = w.split_at_mut_checked(q * d) {
-                    let row_p = top.get_mut(p * d..).unwrap_or_default();
+                    let row_p = top.fitted_mut(p * d..);
                     for (x, y) in row_p.iter_mut().zip(bottom.iter_mut()).take(d) {
                         let (xv, yv) = (*x, *y);
                         *x = c * xv - s * yv;

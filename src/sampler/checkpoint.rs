@@ -36,7 +36,7 @@ use crate::error::{Buffer, LayoutError};
 use crate::integrator::state::check_finite;
 use crate::lanes::copy_into;
 use crate::real::Real;
-use crate::rows::carve;
+use crate::rows::{Fitted, carve};
 
 /// Export and import of a sampler's complete state (module docs).
 pub trait Checkpoint<T: Real> {
@@ -82,9 +82,7 @@ pub(crate) fn read_parts<T: Real, const K: usize>(
     let mut rest = data;
     let mut offset = 0;
     for (k, (part, &len)) in parts.iter_mut().zip(&lens).enumerate() {
-        let (head, tail) = rest
-            .split_at_checked(len.min(rest.len()))
-            .unwrap_or_default();
+        let (head, tail) = rest.split_fitted(len.min(rest.len()));
         if k < finite {
             check_finite(Buffer::Checkpoint, head).map_err(|e| match e {
                 LayoutError::InvalidValue { buffer, index } => LayoutError::InvalidValue {

@@ -20,6 +20,15 @@ use rand_core::Rng;
 /// | --- | --- | --- |
 /// | h | leapfrog step size (ε in the papers) | (required) |
 /// | L | leapfrog steps per proposal, L ≥ 1 | 10 (ours) |
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// let params = HmcParams::new(0.1f64);
+/// assert_eq!((params.step_size(), params.steps()), (0.1, 10));
+/// assert_eq!(params.with_leapfrog_steps(20).steps(), 20);
+/// assert!(params.with_leapfrog_steps(0).validate().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct HmcParams<T> {

@@ -28,6 +28,17 @@ use rand_core::Rng;
 /// plays the role of SGHMC's B̂ = ½hV for a gradient noise of variance V per coordinate: p
 /// receives h·N(0, V) = N(0, 2Bh) per step, which the friction −(B/√s) M⁻¹p compensates (exactly
 /// at s = 1).
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// let params = SgNphmcParams::new(0.05f64);
+/// assert_eq!((params.thermostat_mass(), params.energy_noise(), params.gradient_noise()), (1.0, 0.0, 0.0));
+/// assert_eq!(params.steps(), 10);
+/// let noisy = params.with_gradient_noise(0.2).with_energy_noise(0.1).with_leapfrog_steps(5);
+/// assert!(noisy.validate().is_ok());
+/// assert!(params.with_thermostat_mass(0.0).validate().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SgNphmcParams<T> {

@@ -21,6 +21,18 @@ use rand_core::Rng;
 /// | A | friction, A ≥ 0 | 1 (ours; the stationary law does not depend on A, the mixing does) |
 /// | B̂ | gradient-noise estimate, 0 ≤ B̂ ≤ A | 0 |
 /// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`IntegratorChoice`]) | splitting |
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// let params = SghmcParams::new(0.01f64);
+/// assert_eq!((params.friction(), params.noise_estimate()), (1.0, 0.0));
+/// assert_eq!(params.integrator(), Integrator::Splitting);
+/// let params = params.with_friction(5.0).with_noise_estimate(0.5).with_integrator(Euler);
+/// assert!(params.validate().is_ok());
+/// // B̂ > A is refused, when the sampler is built or by `validate`.
+/// assert!(SghmcParams::new(0.01f64).with_noise_estimate(2.0).validate().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SghmcParams<T, I = Integrator> {

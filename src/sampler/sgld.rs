@@ -10,9 +10,21 @@ use crate::lanes::{
 };
 use crate::noise::NormalLanes;
 use crate::real::Real;
+use crate::rows::Fitted;
 use rand_core::Rng;
 
-/// The settings of SGLD: a constant step size or a decaying schedule.
+/// The settings of SGLD: a constant step size h (the default) or a decaying or cyclical
+/// [`StepSchedule`].
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// assert_eq!(SgldParams::new(0.01f64).schedule(), StepSchedule::Constant(0.01));
+/// // Welling & Teh 2011's decay h_t = a (b + t)^−γ with γ = 0.55.
+/// let decaying = SgldParams::with_schedule(StepSchedule::polynomial(0.1f64, 10.0, 0.55).unwrap());
+/// assert!(decaying.schedule().at(100) < decaying.schedule().at(0));
+/// assert!(SgldParams::new(f64::NAN).validate().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SgldParams<T> {
@@ -160,8 +172,8 @@ impl<T: Real, G: Gradient<T> + ?Sized> StepBody<T, G> for Sgld<'_, T> {
             first += theta.len();
             // Whole rounds, as in `lanes::sweep`: the same values, stored by whole vectors.
             let whole = theta.len().next_multiple_of(T::NormalLanes::GRAIN);
-            normals.fill(block.get_mut(..whole).unwrap_or_default());
-            let z = block.get(..theta.len()).unwrap_or_default();
+            normals.fill(block.fitted_mut(..whole));
+            let z = block.fitted(..theta.len());
             // A plain zipped loop: the slices cannot alias, so the loop vectoriser takes it
             // at the build's full vector width (through `zip3`'s 8-lane chunks the SLP
             // vectoriser produced half-width and scalar code here).

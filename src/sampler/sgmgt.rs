@@ -31,6 +31,20 @@ use rand_core::Rng;
 ///
 /// The resampling periods count steps, not time: at half the step size, double them to keep
 /// the same rate per unit time.
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// let sgmgt = SgmgtParams::new(0.05f64);
+/// assert_eq!((sgmgt.sigma_theta(), sgmgt.sigma_xi()), (0.0, 0.0));
+/// assert_eq!(sgmgt.resampling_steps(), (100, 100));
+/// // SGMGT-D: the same with σ_θ = σ_ξ = 0.01; here with a = 2 kinetics (eq. 12, c = 1).
+/// let sgmgt_d = SgmgtParams::sgmgt_d(0.05f64)
+///     .with_kinetic(MonomialGamma::softened(2.0, 1.0).unwrap())
+///     .with_resampling_steps(200, 0);
+/// assert_eq!((sgmgt_d.sigma_theta(), sgmgt_d.sigma_xi()), (0.01, 0.01));
+/// assert!(sgmgt_d.validate().is_ok());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SgmgtParams<T, K = MonomialGamma<T>, F = Gaussian<'static, T>, I = Integrator> {
     h: T,

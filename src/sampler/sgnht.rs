@@ -25,6 +25,19 @@ use rand_core::Rng;
 ///
 /// The papers start the thermostat at ξ₀ = A (Ding et al. 2014, Alg. 1):
 /// [`SgnhtParams::initial_thermostat`].
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// let params = SgnhtParams::new(0.01f64);
+/// assert_eq!(params.diffusion(), 1.0);
+/// assert_eq!(params.integrator(), Integrator::Splitting);
+/// assert_eq!(params.thermostat_rule(), ThermostatRule::Derived);
+/// // A = 0: the thermostat alone absorbs the gradient noise; ξ starts at A.
+/// let params = params.with_diffusion(0.0).with_integrator(Euler);
+/// assert_eq!(params.initial_thermostat(), 0.0);
+/// assert!(SgnhtParams::new(-0.01f64).validate().is_err());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SgnhtParams<T, I = Integrator> {

@@ -31,7 +31,7 @@ use crate::integrator::state::{check_len, checked_gradient};
 use crate::kinetic::{AdaptiveMass, MassShape};
 use crate::lanes::copy_into;
 use crate::real::Real;
-use crate::rows::carve;
+use crate::rows::{Fitted, carve};
 use crate::sampler::{ChainState, Checkpoint, Sampler, StepStats, read_parts, write_parts};
 use crate::validate::positive;
 use e_step::sealed::TestFunction;
@@ -51,6 +51,20 @@ use test_function::{hmc_test_function, sgnht_test_function};
 /// | ν, d | subsampling offsets x_i − 1 ~ Poisson(ν iᵈ), used by the adaptive S_count | 1, 2 (App. 6.3) |
 /// | bias correction | unbias the precision estimate (see [`Mcem`]) | on |
 /// | SG-NPHMC-EM E-step | [`NphmcEStep`] | redraw |
+///
+/// ```
+/// use sgmcmc::adapt::{McemParams, MStepParams, NphmcEStep, SampleSize};
+///
+/// let params = McemParams::<f64>::new(50);
+/// assert_eq!(params.e_steps(), 50);
+/// assert_eq!(params.nphmc_e_step(), NphmcEStep::Redraw);
+/// assert!(matches!(params.sample_size(), SampleSize::Adaptive { count: 100, growth: 10, .. }));
+/// // A fixed S_count of 200 samples per M-step, and a gentler M-step.
+/// let fixed = params
+///     .with_sample_size(SampleSize::Fixed(200))
+///     .with_m_step(MStepParams::new().with_shrinkage(0.1));
+/// assert!(fixed.validate().is_ok());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct McemParams<T> {
@@ -704,9 +718,7 @@ where
                 found: out.len(),
             });
         }
-        let (head, own) = out
-            .split_at_mut_checked(inner.min(out.len()))
-            .unwrap_or_default();
+        let (head, own) = out.split_fitted_mut(inner.min(out.len()));
         let sampler = self.sampler.save(head)?;
         let (mean, comoment, moments) = self.moments.export();
         let (q_mean, q_m2, test) = self.test.export();
@@ -746,9 +758,7 @@ where
                 found: data.len(),
             });
         }
-        let (head, own) = data
-            .split_at_checked(inner.min(data.len()))
-            .unwrap_or_default();
+        let (head, own) = data.split_fitted(inner.min(data.len()));
         let [inv_mass, mean, comoment, q_mean, q_m2, p, xi_p, grad, pp] = read_parts(own, lens, 0)?;
         // The statistics and M⁻¹ must be finite, M⁻¹ positive definite (checked into the
         // scratch, which holds nothing between steps).

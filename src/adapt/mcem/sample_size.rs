@@ -4,7 +4,7 @@ use super::moments::square;
 use crate::error::{LinalgError, Param, ParamError};
 use crate::lanes::copy_into;
 use crate::real::Real;
-use crate::rows::{rows, rows_mut};
+use crate::rows::{Fitted, rows, rows_mut};
 use crate::validate::{finite, non_negative, positive};
 use crate::variates::poisson;
 use core::num::NonZeroU64;
@@ -293,7 +293,7 @@ impl<'a, T: Real> PostMStepQ<'a, T> {
         }
         // (A checked split and a zipped copy: `out` is 2d long, but the compiler cannot always
         // see it, and `split_at_mut` or `copy_from_slice` would link a panic path.)
-        let (a, b) = out.split_at_mut_checked(d).unwrap_or_default();
+        let (a, b) = out.split_fitted_mut(d);
         Self::apply(inv_mass, self.p_mean, a);
         copy_into(b, self.grad_mean);
         Ok(())
@@ -319,8 +319,8 @@ impl<'a, T: Real> PostMStepQ<'a, T> {
         }
         // (Checked splits and accesses, none of which can miss: `out` is 2d + 1 long and
         // `pp_mean` d² (dense) or d; unchecked ones would link panic paths.)
-        let (a, rest) = out.split_at_mut_checked(d).unwrap_or_default();
-        let (b, c) = rest.split_at_mut_checked(d).unwrap_or_default();
+        let (a, rest) = out.split_fitted_mut(d);
+        let (b, c) = rest.split_fitted_mut(d);
         Self::apply(inv_mass, self.p_mean, a);
         Self::apply(inv_mass, self.xi_p_mean, b);
         for (o, &g) in b.iter_mut().zip(self.grad_mean.iter()) {

@@ -3,6 +3,7 @@
 use crate::error::LinalgError;
 use crate::lanes::copy_into;
 use crate::real::Real;
+use crate::rows::Fitted;
 
 /// Writes the HMC-EM test function of §3.2, q = \[M⁻¹p, ∇L(θ)\], into `out` (length 2d).
 ///
@@ -29,7 +30,7 @@ pub(crate) fn hmc_test_function<T: Real>(
     }
     // (Checked split and zipped copies: the lengths were checked above, but the compiler cannot
     // always see it, and a slice index or `copy_from_slice` would link a panic path.)
-    let (a, b) = out.split_at_mut_checked(d).unwrap_or_default();
+    let (a, b) = out.split_fitted_mut(d);
     copy_into(a, inv_mass_p);
     copy_into(b, grad_log_post);
     Ok(())
@@ -68,7 +69,7 @@ pub(crate) fn sgnht_test_function<T: Real>(
     let Some((last, head)) = out.split_last_mut() else {
         return Ok(());
     };
-    let (a, b) = head.split_at_mut_checked(d).unwrap_or_default();
+    let (a, b) = head.split_fitted_mut(d);
     let mut quad = T::ZERO;
     for ((ai, bi), ((&pi, &mi), &gi)) in a
         .iter_mut()
