@@ -64,7 +64,7 @@ use crate::lanes::copy_into;
 use crate::linalg::cholesky_in_place;
 use crate::real::Real;
 use crate::rows::{Fitted, carve, rows, rows_mut};
-use crate::sampler::{ChainState, Discount, NoiseDiscount, Sampler, StepStats};
+use crate::sampler::{Discount, NoiseDiscount, Sampler, StepStats};
 use rand_core::Rng;
 
 /// How [`Calibrated`] makes the momentum's total diffusion equal its friction again
@@ -657,17 +657,4 @@ fn lower_times_in_place<T: Real>(l: &[T], n: usize, x: &mut [T], sd: T) {
     }
 }
 
-impl<T: Real, S: NoiseDiscount<T>> ChainState<T> for Calibrated<'_, T, S> {
-    fn position(&self) -> &[T] {
-        self.sampler.position()
-    }
-    fn momentum(&self) -> &[T] {
-        self.sampler.momentum()
-    }
-    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
-        self.sampler.phase_mut()
-    }
-    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.sampler.resample_momentum(rng)
-    }
-}
+chain_state_of_wrapped!([T: Real, S: NoiseDiscount<T>] Calibrated<'_, T, S>);

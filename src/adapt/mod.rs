@@ -9,6 +9,27 @@
 //! the per-example moments a [`crate::gradient::MinibatchGradient`] reports; the wrapper
 //! wrapper [`Calibrated`] uses it to discount that noise (`docs/gradient-noise.md`).
 
+/// [`ChainState`](crate::sampler::ChainState) for a wrapper whose chain is that of the sampler
+/// in its `sampler` field (MCEM and the calibrated wrapper).
+macro_rules! chain_state_of_wrapped {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<$($generics)*> $crate::sampler::ChainState<T> for $ty {
+            fn position(&self) -> &[T] {
+                self.sampler.position()
+            }
+            fn momentum(&self) -> &[T] {
+                self.sampler.momentum()
+            }
+            fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+                self.sampler.phase_mut()
+            }
+            fn resample_momentum<R: rand_core::Rng + ?Sized>(&mut self, rng: &mut R) {
+                self.sampler.resample_momentum(rng)
+            }
+        }
+    };
+}
+
 mod calibrated;
 mod mcem;
 mod noise;

@@ -22,7 +22,7 @@
 //! non-finite gradient leaves θ, p and ξ as they were (`docs/state-contract.md`); a dense mass
 //! checks the gradient first, then forms M⁻¹p before the kick and again before the drift.
 
-use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
+use super::sde::{KineticSteps, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::Phase;
 use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
@@ -35,7 +35,7 @@ use crate::real::Real;
 use core::marker::PhantomData;
 use rand_core::Rng;
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
+impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
     /// One Euler step. Returns the sums of the new state (Σ p∇K, Σ ∇K², Σ ξᵢ).
     #[cfg_attr(feature = "std", inline(always))]
     pub(crate) fn euler<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
@@ -147,7 +147,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
 /// `#[inline(always)]`, not closures, so that they end up inside the sweep's chunked loop and
 /// vectorise there ([`crate::lanes::Body`]); the sums go to accumulators passed in, since
 /// accumulators held in this struct (read and written through its pointer) kept the loop scalar.
-struct EulerCoordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+struct EulerCoordinate<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L> {
     law: X::Law,
     term: L,
     /// The θ term's (drift step, noise sd) shared by all coordinates.
@@ -158,7 +158,9 @@ struct EulerCoordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
     kinds: PhantomData<(K, X)>,
 }
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> EulerCoordinate<T, K, X, L> {
+impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>>
+    EulerCoordinate<T, K, X, L>
+{
     /// The kick, at the old p and ξ.
     #[inline(always)]
     fn kick(&self, kin: &K, c: &Coordinate<'_, T>, p0: T, x0: T) -> T {
@@ -191,13 +193,13 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> EulerCoordin
 }
 
 /// A separable kinetics' fused pass: kick, then drift, per coordinate.
-struct Fused<'a, 'k, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+struct Fused<'a, 'k, T: Real, K: KineticSteps<T>, X: Thermostat<T>, L> {
     body: EulerCoordinate<T, K, X, L>,
     kin: &'k K,
     acc: &'a mut Accumulators<T, K, X>,
 }
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
+impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
     for Fused<'_, '_, T, K, X, L>
 {
     #[inline(always)]
@@ -235,7 +237,7 @@ fn lane_slot(lane: usize) -> usize {
     lane % SWEEP_LANES
 }
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>> Accumulators<T, K, X> {
+impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn new() -> Self {
         Accumulators {

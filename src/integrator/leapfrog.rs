@@ -12,7 +12,7 @@
 //! with the inner half kicks merged, so L steps cost L gradient evaluations. The scheme is
 //! symplectic and time-reversible, so Metropolis–Hastings on H makes HMC exact.
 
-use super::sde::Kinetics;
+use super::sde::KineticSteps;
 use super::state::checked_gradient;
 use crate::error::StepError;
 use crate::gradient::Gradient;
@@ -34,7 +34,7 @@ pub(crate) fn leapfrog<T, K, G>(
 ) -> Result<(), StepError>
 where
     T: Real,
-    K: Kinetics<T>,
+    K: KineticSteps<T>,
     G: Gradient<T> + ?Sized,
 {
     let half_eps = eps * T::HALF;

@@ -22,10 +22,10 @@ use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::real::Real;
 use rand_core::Rng;
-use sde::{Kinetics, PositionTerm, Sde, Sums, Thermostat};
+use sde::{KineticSteps, PositionTerm, Sde, Sums, Thermostat};
 use state::Phase;
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
+impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
     /// One step of `integrator` (splitting in the order `composition`): of the scheme a static
     /// choice ([`Euler`], [`Splitting`]) names, whose other scheme is then not compiled in, or
     /// of the one a run-time [`Integrator`] holds.
@@ -53,7 +53,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
 /// from the sweep's backup or a dense mass's copy, a scalar ξ from `saved_xi` — and
 /// [`StepError::NonFiniteState`] returned with the state bit for bit as before the step.
 #[inline(always)]
-fn finish_step<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
+fn finish_step<T: Real, K: KineticSteps<T>, X: Thermostat<T>>(
     kinetics: &mut K,
     thermostat: &mut X,
     phase: &mut Phase<'_, T>,
@@ -74,7 +74,7 @@ fn finish_step<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
 /// checks it block by block as it goes (`lanes::sweep`, then [`reject_bad_gradient`]); checked
 /// now, before anything changes, for a dense mass.
 #[inline(always)]
-fn step_gradient<T: Real, K: Kinetics<T>, G: Gradient<T> + ?Sized>(
+fn step_gradient<T: Real, K: KineticSteps<T>, G: Gradient<T> + ?Sized>(
     model: &mut G,
     at: &[T],
     grad: &mut [T],
@@ -90,7 +90,7 @@ fn step_gradient<T: Real, K: Kinetics<T>, G: Gradient<T> + ?Sized>(
 /// [`StepError::NonFiniteGradient`] at `bad_gradient`, the first NaN or ±∞ of ∇Ũ that a fused
 /// pass found (`lanes::sweep` with a backup, which checks the gradient block by block as it
 /// goes), after undoing the step; `Ok` for `None`.
-fn reject_bad_gradient<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
+fn reject_bad_gradient<T: Real, K: KineticSteps<T>, X: Thermostat<T>>(
     kinetics: &mut K,
     thermostat: &mut X,
     phase: &mut Phase<'_, T>,
@@ -108,7 +108,7 @@ fn reject_bad_gradient<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
 
 /// Puts θ, p and ξ back as they were before a committed step (from the fused pass's backup, or
 /// what a dense mass saved).
-fn undo_step<T: Real, K: Kinetics<T>, X: Thermostat<T>>(
+fn undo_step<T: Real, K: KineticSteps<T>, X: Thermostat<T>>(
     kinetics: &mut K,
     thermostat: &mut X,
     phase: &mut Phase<'_, T>,

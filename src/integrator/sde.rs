@@ -11,7 +11,7 @@
 //!
 //! and a scheme composes its pieces:
 //!
-//! * [`Kinetics`]: ∇K, ∇²K and the exact friction flow of the B sub-step for the identity mass
+//! * [`KineticSteps`]: ∇K, ∇²K and the exact friction flow of the B sub-step for the identity mass
 //!   ([`UnitMass`]), a diagonal mass ([`DiagonalKinetics`]), a dense mass ([`DenseKinetics`], whose ∇K
 //!   needs all of p and is prepared as M⁻¹p before a pass) and any separable
 //!   [`Kinetic`] ([`Separable`], SGMGT's monomial-gamma kinetics). Each computes its terms in
@@ -35,9 +35,9 @@ use crate::real::Real;
 use crate::rows::Fitted;
 
 /// The kinetic energy's part of the sub-steps (see the module docs). `a` is the coordinate's
-/// datum from [`Kinetics::stream`]: m⁻¹ᵢ for a diagonal mass, (M⁻¹p)ᵢ for a prepared dense
+/// datum from [`KineticSteps::stream`]: m⁻¹ᵢ for a diagonal mass, (M⁻¹p)ᵢ for a prepared dense
 /// mass, unused otherwise.
-pub(crate) trait Kinetics<T: Real>: StreamSource<T> {
+pub(crate) trait KineticSteps<T: Real>: StreamSource<T> {
     /// ∇K acts coordinate by coordinate (false only for a dense mass).
     const SEPARABLE: bool = true;
     /// The friction flow of coordinate i does not depend on i (the identity mass): with a
@@ -63,7 +63,7 @@ pub(crate) trait Kinetics<T: Real>: StreamSource<T> {
     fn displacement(&self, i: usize, a: T, p: T, dt: T) -> T;
     /// The flow of dp = −κ ∂K/∂pᵢ dt over time t, prepared.
     fn flow(&self, i: usize, a: T, kappa: T, t: T) -> Self::Flow;
-    /// A shared flow ([`Kinetics::UNIFORM_FLOW`]) for the whole step, through `memo` where the
+    /// A shared flow ([`KineticSteps::UNIFORM_FLOW`]) for the whole step, through `memo` where the
     /// flow is one function of κt (the identity mass's e^{−κt}: computed only when κt changes).
     #[inline(always)]
     fn shared_flow(
@@ -87,7 +87,7 @@ pub(crate) trait Kinetics<T: Real>: StreamSource<T> {
     /// separable ones, whose sweep does ([`crate::lanes::Backup`]).
     #[inline(always)]
     fn save_state(&mut self, _theta: &[T], _p: &[T]) {}
-    /// Undoes a step from what [`Kinetics::save_state`] saved (dense) or from the sweep's
+    /// Undoes a step from what [`KineticSteps::save_state`] saved (dense) or from the sweep's
     /// backup in `phase` (separable), with `xi` the per-coordinate thermostats (or empty).
     #[inline(always)]
     fn restore_state(&mut self, phase: &mut Phase<'_, T>, xi: &mut [T]) {
@@ -107,7 +107,7 @@ impl<T: Real> StreamSource<T> for UnitMass {
     }
 }
 
-impl<T: Real> Kinetics<T> for UnitMass {
+impl<T: Real> KineticSteps<T> for UnitMass {
     const UNIFORM_FLOW: bool = true;
     const UNIT: bool = true;
     type Flow = T;
@@ -161,7 +161,7 @@ impl<T: Real> StreamSource<T> for DiagonalKinetics<'_, T> {
     }
 }
 
-impl<T: Real> Kinetics<T> for DiagonalKinetics<'_, T> {
+impl<T: Real> KineticSteps<T> for DiagonalKinetics<'_, T> {
     type Flow = T;
     #[inline(always)]
     fn grad(&self, _i: usize, m: T, p: T) -> T {
@@ -197,13 +197,13 @@ impl<T: Real> Kinetics<T> for DiagonalKinetics<'_, T> {
     }
 }
 
-/// A dense mass: ∇K = M⁻¹p is formed into the mass's own d-buffer by [`Kinetics::prepare`]
+/// A dense mass: ∇K = M⁻¹p is formed into the mass's own d-buffer by [`KineticSteps::prepare`]
 /// (d² multiply-adds) and read per coordinate; its friction flow is the whole-vector
 /// V e^{−κtΛ} Vᵀp of a mass built with its eigendecomposition.
 #[derive(Debug)]
 pub(crate) struct DenseKinetics<'m, T> {
     pub mass: Mass<'m, T>,
-    /// M⁻¹p after [`Kinetics::prepare`]; the flow's work vector in between.
+    /// M⁻¹p after [`KineticSteps::prepare`]; the flow's work vector in between.
     pub inv_mass_p: &'m mut [T],
     /// θ and p before the step (2d), for undoing a step whose result is not finite.
     pub backup: &'m mut [T],
@@ -217,7 +217,7 @@ impl<T: Real> StreamSource<T> for DenseKinetics<'_, T> {
     }
 }
 
-impl<T: Real> Kinetics<T> for DenseKinetics<'_, T> {
+impl<T: Real> KineticSteps<T> for DenseKinetics<'_, T> {
     const SEPARABLE: bool = false;
     type Flow = ();
     #[inline(always)]
@@ -294,7 +294,7 @@ impl<T: Real, K: Kinetic<T>> StreamSource<T> for Separable<K> {
     }
 }
 
-impl<T: Real, K: Kinetic<T>> Kinetics<T> for Separable<K> {
+impl<T: Real, K: Kinetic<T>> KineticSteps<T> for Separable<K> {
     /// κt; the flow itself is [`Kinetic::friction_flow`].
     type Flow = T;
     #[inline(always)]
@@ -807,17 +807,17 @@ pub(crate) struct Sde<K, X, L, T> {
 
 /// A computation generic over the kinetics piece, run by [`visit_mass`] with the piece a
 /// [`MassBuffer`] stands for: the one place that dispatches on a mass's shape.
-pub(crate) trait KineticsVisitor<T: Real> {
+pub(crate) trait KineticStepsVisitor<T: Real> {
     /// What the computation returns.
     type Output;
     /// Runs it with `kinetics`.
-    fn visit<K: Kinetics<T>>(self, kinetics: K) -> Self::Output;
+    fn visit<K: KineticSteps<T>>(self, kinetics: K) -> Self::Output;
 }
 
 /// Runs `visitor` with the kinetics piece of `mass`: [`UnitMass`], [`DiagonalKinetics`] or
 /// [`DenseKinetics`].
 #[inline(always)]
-pub(crate) fn visit_mass<T: Real, V: KineticsVisitor<T>>(
+pub(crate) fn visit_mass<T: Real, V: KineticStepsVisitor<T>>(
     mass: &mut MassBuffer<'_, T>,
     visitor: V,
 ) -> V::Output {

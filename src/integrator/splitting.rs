@@ -29,7 +29,7 @@
 //! measurements, and the implementation notes: `docs/splitting-composition.md`.
 
 use super::euler::Accumulators;
-use super::sde::{Kinetics, Law, PositionTerm, Sde, Sums, Thermostat};
+use super::sde::{KineticSteps, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::Phase;
 use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
@@ -50,7 +50,7 @@ pub(crate) enum Composition {
     Aoboa,
 }
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
+impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L, T> {
     /// One symmetric splitting step in the order `composition`. Returns the sums of the new
     /// state (Σ p∇K, Σ ∇K², Σ ξᵢ).
     #[cfg_attr(feature = "std", inline(always))]
@@ -215,7 +215,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X, L,
 /// `#[inline(always)]` rather than a closure handed to `sweep`: a closure this size, called
 /// from the chunked loop and its tail, is not inlined, and an out-of-line call per coordinate
 /// keeps the loop scalar.
-struct SeparablePass<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L, const AOBOA: bool> {
+struct SeparablePass<'k, 'a, T: Real, K: KineticSteps<T>, X: Thermostat<T>, L, const AOBOA: bool> {
     kin: &'k K,
     law: X::Law,
     term: L,
@@ -224,7 +224,7 @@ struct SeparablePass<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L, const
     acc: &'a mut Accumulators<T, K, X>,
 }
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>, const AOBOA: bool> Body<T>
+impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>, const AOBOA: bool> Body<T>
     for SeparablePass<'_, '_, T, K, X, L, AOBOA>
 {
     #[inline(always)]
@@ -243,7 +243,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>, const AOBOA:
 /// buffer, and the incoming state's sums. A [`ZipOutBody`] with `#[inline(always)]` rather than
 /// a closure, for the reason [`SeparablePass`] gives (a closure holding a monomial-gamma ∇K
 /// stayed out of line in the dispatched copies, and the pass ran scalar).
-struct FirstHalfDrift<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
+struct FirstHalfDrift<'k, 'a, T: Real, K: KineticSteps<T>, X: Thermostat<T>, L> {
     kin: &'k K,
     term: L,
     drift_half: T,
@@ -251,7 +251,7 @@ struct FirstHalfDrift<'k, 'a, T: Real, K: Kinetics<T>, X: Thermostat<T>, L> {
     acc: &'a mut Accumulators<T, K, X>,
 }
 
-impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> ZipOutBody<T>
+impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> ZipOutBody<T>
     for FirstHalfDrift<'_, '_, T, K, X, L>
 {
     #[inline(always)]
@@ -265,7 +265,7 @@ impl<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>> ZipOutBody<T
 /// One coordinate of A–B–O–B–A with a separable kinetics (see the module docs); `scalars` are
 /// (h, h/2, √(2Dh), the θ drift step of h/2).
 #[inline(always)]
-fn aboba_coordinate<T: Real, K: Kinetics<T>, X: Thermostat<T>, L: PositionTerm<T>>(
+fn aboba_coordinate<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>>(
     kin: &K,
     law: X::Law,
     term: L,
@@ -314,7 +314,7 @@ fn aoboa_coordinate<T, K, X, L>(
     c: Coordinate<'_, T>,
 ) where
     T: Real,
-    K: Kinetics<T>,
+    K: KineticSteps<T>,
     X: Thermostat<T>,
     L: PositionTerm<T>,
 {

@@ -7,7 +7,7 @@ use super::shell::mass_adaptive;
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Energy, Gradient};
 use crate::integrator::leapfrog;
-use crate::integrator::sde::{Kinetics, KineticsVisitor};
+use crate::integrator::sde::{KineticSteps, KineticStepsVisitor};
 use crate::kinetic::MassBuffer;
 use crate::lanes::first_non_finite;
 use crate::real::Real;
@@ -184,10 +184,10 @@ struct Leapfrog<'s, T, G: ?Sized> {
     model: &'s mut G,
 }
 
-impl<T: Real, G: Gradient<T> + ?Sized> KineticsVisitor<T> for Leapfrog<'_, T, G> {
+impl<T: Real, G: Gradient<T> + ?Sized> KineticStepsVisitor<T> for Leapfrog<'_, T, G> {
     type Output = Result<(), StepError>;
     #[cfg_attr(feature = "std", inline(always))]
-    fn visit<K: Kinetics<T>>(self, mut kinetics: K) -> Self::Output {
+    fn visit<K: KineticSteps<T>>(self, mut kinetics: K) -> Self::Output {
         leapfrog(
             self.theta,
             self.p,

@@ -205,22 +205,9 @@ pub trait StepSize<T> {
 /// if they pass.
 macro_rules! step_size_from_params {
     ($sampler:ident, $params:ident, $field:ident) => {
-        impl<T: $crate::real::Real> $crate::sampler::StepSize<T> for $sampler<'_, T> {
-            fn step_size(&self) -> T {
-                self.params.$field
-            }
-
-            /// Sets h after checking the settings with it (the parameters' `validate`).
-            fn set_step_size(&mut self, h: T) -> Result<(), $crate::error::ParamError> {
-                let params = $params {
-                    $field: h,
-                    ..self.params
-                };
-                params.validate()?;
-                self.params = params;
-                Ok(())
-            }
-        }
+        $crate::sampler::schedule::step_size_from_params!(
+            [T: $crate::real::Real] $sampler<'_, T>, $params, $field
+        );
     };
     ([$($generics:tt)*] $ty:ty, $params:ident, $field:ident) => {
         impl<$($generics)*> $crate::sampler::StepSize<T> for $ty {

@@ -89,26 +89,27 @@ impl<T: Real> SgmgtParams<T> {
 impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> SgmgtParams<T, K, F, I> {
     /// Sets the kinetic energy K (e.g. [`MonomialGamma::softened`]`(2.0, 5.0)`).
     pub fn with_kinetic<K2: Kinetic<T>>(self, kinetic: K2) -> SgmgtParams<T, K2, F, I> {
-        SgmgtParams {
-            h: self.h,
-            kinetic,
-            potential: self.potential,
-            sigma_p: self.sigma_p,
-            gamma: self.gamma,
-            sigma_theta: self.sigma_theta,
-            sigma_xi: self.sigma_xi,
-            noise_estimate: self.noise_estimate,
-            resample_momentum_steps: self.resample_momentum_steps,
-            resample_thermostat_steps: self.resample_thermostat_steps,
-            integrator: self.integrator,
-        }
+        let (potential, integrator) = (self.potential, self.integrator);
+        self.with_parts(kinetic, potential, integrator)
     }
 
     /// Sets the thermostat potential F.
     pub fn with_potential<F2: Kinetic<T>>(self, potential: F2) -> SgmgtParams<T, K, F2, I> {
+        let (kinetic, integrator) = (self.kinetic, self.integrator);
+        self.with_parts(kinetic, potential, integrator)
+    }
+
+    /// The same settings with K, F and the integrator replaced (the builders that change a
+    /// type parameter).
+    fn with_parts<K2, F2, J>(
+        self,
+        kinetic: K2,
+        potential: F2,
+        integrator: J,
+    ) -> SgmgtParams<T, K2, F2, J> {
         SgmgtParams {
             h: self.h,
-            kinetic: self.kinetic,
+            kinetic,
             potential,
             sigma_p: self.sigma_p,
             gamma: self.gamma,
@@ -117,7 +118,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> SgmgtParams<T, 
             noise_estimate: self.noise_estimate,
             resample_momentum_steps: self.resample_momentum_steps,
             resample_thermostat_steps: self.resample_thermostat_steps,
-            integrator: self.integrator,
+            integrator,
         }
     }
 
@@ -170,19 +171,8 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> SgmgtParams<T, 
     /// Sets the integrator: an [`Integrator`] value, or [`Euler`](crate::integrator::Euler) /
     /// [`Splitting`](crate::integrator::Splitting) to compile in that scheme alone.
     pub fn with_integrator<J: IntegratorChoice>(self, integrator: J) -> SgmgtParams<T, K, F, J> {
-        SgmgtParams {
-            h: self.h,
-            kinetic: self.kinetic,
-            potential: self.potential,
-            sigma_p: self.sigma_p,
-            gamma: self.gamma,
-            sigma_theta: self.sigma_theta,
-            sigma_xi: self.sigma_xi,
-            noise_estimate: self.noise_estimate,
-            resample_momentum_steps: self.resample_momentum_steps,
-            resample_thermostat_steps: self.resample_thermostat_steps,
-            integrator,
-        }
+        let (kinetic, potential) = (self.kinetic, self.potential);
+        self.with_parts(kinetic, potential, integrator)
     }
 
     /// Checks h > 0, σ_p, γ, σ_θ, σ_ξ, B̂ ≥ 0 (all finite), 2σh finite for the three

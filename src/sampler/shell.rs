@@ -6,7 +6,7 @@
 //! [`Kinetic`] — and redraws the momentum from exp(−K). What a failed step leaves behind is the
 //! integrator's business alone.
 
-// `KineticsSource` is the sealed supertrait of the public `MassKind`: reachable through
+// `KineticSource` is the sealed supertrait of the public `MassKind`: reachable through
 // it, unnameable outside the crate, and its `visit` takes the crate's own kinetics pieces, which
 // the lints below would otherwise flag on every implementation.
 #![allow(private_bounds, private_interfaces)]
@@ -16,8 +16,8 @@ use crate::error::LinalgError;
 use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::sde::{
-    DenseKinetics, DiagonalKinetics, Kinetics, KineticsVisitor, NoThetaTerm, PositionTerm, Sde,
-    Separable, Sums, Thermostat, UnitMass, visit_mass,
+    DenseKinetics, DiagonalKinetics, KineticSteps, KineticStepsVisitor, NoThetaTerm, PositionTerm,
+    Sde, Separable, Sums, Thermostat, UnitMass, visit_mass,
 };
 use crate::integrator::state::{Phase, check_finite, check_len};
 use crate::integrator::{Composition, Integrator, IntegratorChoice};
@@ -51,7 +51,7 @@ use rand_core::Rng;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[allow(private_bounds)] // the sealed pattern: the step-side supertrait is the crate's own
-pub trait MassKind<T: Real>: KineticsSource<T> + core::fmt::Debug + sealed::Sealed {
+pub trait MassKind<T: Real>: KineticSource<T> + core::fmt::Debug + sealed::Sealed {
     /// The read-only view of the current mass.
     fn mass(&self) -> Mass<'_, T>;
     /// Replaces M⁻¹ in place (as [`MassBuffer::set_inverse_mass`]; [`LinalgError::ReadOnly`]
@@ -108,18 +108,18 @@ impl<T: Real> MassKind<T> for DenseMass<'_, T> {
 /// Where an SDE sampler's kinetic energy comes from: a Gaussian mass (SGHMC, SGNHT), the identity
 /// (mSGNHT) or a separable [`Kinetic`] (SGMGT).
 // (`pub` in a crate-private module: the supertrait of the sealed public `MassKind`.)
-pub trait KineticsSource<T: Real> {
+pub trait KineticSource<T: Real> {
     /// Runs `visitor` with this source's kinetics piece.
-    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output;
+    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output;
 
     /// Fills `p` with a draw from exp(−K); returns the proposals used (one per coordinate but
     /// for rejection samplers).
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64;
 }
 
-impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
+impl<T: Real> KineticSource<T> for MassBuffer<'_, T> {
     #[inline(always)]
-    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
         visit_mass(self, visitor)
     }
 
@@ -131,9 +131,9 @@ impl<T: Real> KineticsSource<T> for MassBuffer<'_, T> {
     }
 }
 
-impl<T: Real> KineticsSource<T> for IdentityMass {
+impl<T: Real> KineticSource<T> for IdentityMass {
     #[inline(always)]
-    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
         visitor.visit(UnitMass)
     }
 
@@ -145,9 +145,9 @@ impl<T: Real> KineticsSource<T> for IdentityMass {
     }
 }
 
-impl<T: Real> KineticsSource<T> for DiagonalMass<'_, T> {
+impl<T: Real> KineticSource<T> for DiagonalMass<'_, T> {
     #[inline(always)]
-    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
         visitor.visit(DiagonalKinetics(self.inverse()))
     }
 
@@ -159,9 +159,9 @@ impl<T: Real> KineticsSource<T> for DiagonalMass<'_, T> {
     }
 }
 
-impl<T: Real> KineticsSource<T> for DenseMass<'_, T> {
+impl<T: Real> KineticSource<T> for DenseMass<'_, T> {
     #[inline(always)]
-    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
         // (The constructors build only a dense buffer, so the parts are always there; the
         // empty view below, never reached, is the identity's M⁻¹p of nothing, not a panic.)
         let (mass, inv_mass_p, backup) =
@@ -182,9 +182,9 @@ impl<T: Real> KineticsSource<T> for DenseMass<'_, T> {
     }
 }
 
-impl<T: Real> KineticsSource<T> for UnitMass {
+impl<T: Real> KineticSource<T> for UnitMass {
     #[inline(always)]
-    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
         visitor.visit(UnitMass)
     }
 
@@ -196,10 +196,10 @@ impl<T: Real> KineticsSource<T> for UnitMass {
     }
 }
 
-impl<T: Real, K: Kinetic<T>> KineticsSource<T> for Separable<K> {
+impl<T: Real, K: Kinetic<T>> KineticSource<T> for Separable<K> {
     /// Runs `visitor` under the kinetic energy's specialised form ([`Kinetic::specialise`]).
     #[inline(always)]
-    fn visit<V: KineticsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
         self.0.specialise(SeparableVisitor(visitor))
     }
 
@@ -210,10 +210,10 @@ impl<T: Real, K: Kinetic<T>> KineticsSource<T> for Separable<K> {
     }
 }
 
-/// A [`KineticsVisitor`] run under a separable kinetic energy's specialised form.
+/// A [`KineticStepsVisitor`] run under a separable kinetic energy's specialised form.
 struct SeparableVisitor<V>(V);
 
-impl<T: Real, V: KineticsVisitor<T>> crate::kinetic::specialise::Visitor<T>
+impl<T: Real, V: KineticStepsVisitor<T>> crate::kinetic::specialise::Visitor<T>
     for SeparableVisitor<V>
 {
     type Output = V::Output;
@@ -236,7 +236,7 @@ struct SdeStep<'s, 'p, T, X, L, I, G: ?Sized, R: ?Sized> {
     rng: &'s mut R,
 }
 
-impl<T, X, L, I, G, R> KineticsVisitor<T> for SdeStep<'_, '_, T, X, L, I, G, R>
+impl<T, X, L, I, G, R> KineticStepsVisitor<T> for SdeStep<'_, '_, T, X, L, I, G, R>
 where
     T: Real,
     X: Thermostat<T>,
@@ -247,7 +247,7 @@ where
 {
     type Output = Result<Sums<T>, StepError>;
     #[inline(always)]
-    fn visit<K: Kinetics<T>>(self, kinetics: K) -> Self::Output {
+    fn visit<K: KineticSteps<T>>(self, kinetics: K) -> Self::Output {
         let mut sde = Sde {
             kinetics,
             thermostat: self.thermostat,
@@ -274,7 +274,7 @@ struct Visit<'k, T, M, V> {
     real: PhantomData<T>,
 }
 
-impl<T: Real, M: KineticsSource<T>, V: KineticsVisitor<T>> crate::dispatch::Kernel
+impl<T: Real, M: KineticSource<T>, V: KineticStepsVisitor<T>> crate::dispatch::Kernel
     for Visit<'_, T, M, V>
 {
     type Output = V::Output;
@@ -295,7 +295,7 @@ pub(crate) struct Shell<'a, T, M, I> {
     pub redrawn: (u64, u64),
 }
 
-impl<'a, T: Real, M: KineticsSource<T>, I: IntegratorChoice> Shell<'a, T, M, I> {
+impl<'a, T: Real, M: KineticSource<T>, I: IntegratorChoice> Shell<'a, T, M, I> {
     /// Saves θ, p and the redraw counters into `saved`.
     pub fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         copy_into(saved.theta, self.phase.theta);

@@ -1,11 +1,11 @@
-"""Loads chains written by `host-tests ... --draws DIR` with ArviZ and prints az.summary beside
-host-tests' own ESS and split-R̂ of the same draws; fails if they disagree.
+"""Loads chains written by `harness ... --draws DIR` with ArviZ and prints az.summary beside
+harness' own ESS and split-R̂ of the same draws; fails if they disagree.
 
 Usage: compare.py HOST_TESTS_BINARY DIR [--skip N]
 
 Chain files are grouped by run (the name before `-chain<c>`); each group with at least two chains
 is one comparison. ArviZ's `az.summary` reports the rank-normalised bulk and tail ESS and R̂
-(Vehtari et al. 2021); host-tests computes the basic split-chain ESS of the mean and split-R̂,
+(Vehtari et al. 2021); harness computes the basic split-chain ESS of the mean and split-R̂,
 which are ArviZ's `az.ess(method="mean")` and `az.rhat(method="split")`. Those two must agree
 to 1e-6 (relative): the same estimator on the same numbers, so any difference is a bug. The
 rank-normalised columns are printed beside them for the reader; they differ by design.

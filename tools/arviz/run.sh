@@ -2,12 +2,12 @@
 # Writes the draws of three quick harness runs (gaussian-mean: SGHMC/SGNHT/mSGNHT on a 1-d mean;
 # blr: SGNHT/SGMGT/SGMGT-D on Pima's 9 weights; normal-1d: the MCEM samplers) with --draws,
 # loads them with ArviZ (its own venv, tools/arviz/.venv) and prints az.summary beside
-# host-tests' ESS and split-R̂ of the same draws. Exits non-zero if any disagree.
+# harness' ESS and split-R̂ of the same draws. Exits non-zero if any disagree.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source tools/arviz/venv.sh
-cargo build --release -q -p host-tests
-BIN="$PWD/target/release/host-tests"
+cargo build --release -q -p harness
+BIN="$PWD/target/release/harness"
 OUT="$(mktemp -d)"
 trap 'rm -rf "$OUT"' EXIT
 "$BIN" gaussian-mean --quick --chains 2 --out "$OUT/figures" --draws "$OUT/gaussian-mean" > /dev/null

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# blackjax on the harness's BNN, then our `host-tests bnn --timing` beside it (one core each).
+# blackjax on the harness's BNN, then our `harness bnn --timing` beside it (one core each).
 #
 #   tools/peer_bench/bnn.sh           # -> tools/peer_bench/out/bnn_blackjax.csv, and the table
 #   tools/peer_bench/bnn.sh --quick   # smoke test -> out/bnn_blackjax_quick.csv
@@ -19,5 +19,5 @@ done
 # One core for blackjax (XLA's threads included), as for our single-threaded harness.
 taskset -c 0 "$PY" "$HERE/bnn_blackjax.py" --out "$OUT" "${QUICK[@]}"
 cd "$ROOT"
-cargo build --release --quiet -p host-tests
-BNN_PEER_CSV="$OUT" taskset -c 0 target/release/host-tests bnn --timing "${QUICK[@]}" --out host-tests/out
+cargo build --release --quiet -p harness
+BNN_PEER_CSV="$OUT" taskset -c 0 target/release/harness bnn --timing "${QUICK[@]}" --out harness/out

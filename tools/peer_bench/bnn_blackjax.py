@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """blackjax on the harness's BNN: cost per iteration of sgld, sghmc and sgnht.
 
-The model of `host-tests bnn` (harness::models::bnn): the 8x8 digits (host-tests/data/
+The model of `harness bnn` (harness::models::bnn): the 8x8 digits (harness/data/
 digits.csv), 1197 training images standardised per pixel, a 64-100-10 ReLU network with a
 N(0, 1) prior on every weight and bias and a softmax likelihood, float64 (the harness runs
 f64). The gradient estimator is blackjax's `grad_estimator(logprior, loglikelihood, N)` on
@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DATA = os.path.join(HERE, "..", "..", "host-tests", "data", "digits.csv")
+DATA = os.path.join(HERE, "..", "..", "harness", "data", "digits.csv")
 
 
 def main():

@@ -424,20 +424,7 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
     }
 }
 
-impl<T: Real, S: ChainState<T>> ChainState<T> for Mcem<'_, T, S> {
-    fn position(&self) -> &[T] {
-        self.sampler.position()
-    }
-    fn momentum(&self) -> &[T] {
-        self.sampler.momentum()
-    }
-    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
-        self.sampler.phase_mut()
-    }
-    fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.sampler.resample_momentum(rng);
-    }
-}
+chain_state_of_wrapped!([T: Real, S: ChainState<T>] Mcem<'_, T, S>);
 
 impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
     /// At a subsampling offset: evaluates q with the current M⁻¹ (and ∇L = −∇U at θ) into the
