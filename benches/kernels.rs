@@ -12,8 +12,8 @@
 //! draws) from `sgmcmc::rng` (the ziggurat by scalar calls and `fill_standard_normal`, and the
 //! vectorised `fill_lane_normals`) and from `rand_distr::StandardNormal`, all on `Pcg64`.
 //!
-//! Run it portable (`cargo bench --bench kernels`) and native
-//! (`RUSTFLAGS="-C target-cpu=native" cargo bench --features std --bench kernels`);
+//! Run it portable (`cargo bench -p sgmcmc-bench`) and native
+//! (`RUSTFLAGS="-C target-cpu=native" cargo bench -p sgmcmc-bench --features std`);
 //! `tools/bench.sh` does both, then the peers, and writes `docs/performance.md`.
 //!
 //! `tools/bench_table.py` turns `target/criterion` into Markdown tables.

@@ -13,13 +13,13 @@ peers=1
 for a in "$@"; do [[ "$a" == "--no-peers" ]] && peers=0; done
 
 stage() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
-stage "portable build: cargo bench --bench kernels"
-cargo bench --bench kernels
+stage "portable build: cargo bench -p sgmcmc-bench"
+cargo bench -p sgmcmc-bench
 stage "dispatched build: --features std, no target flags (run-time CPU dispatch)"
-CARGO_TARGET_DIR=target/dispatch cargo bench --features std --bench kernels
+CARGO_TARGET_DIR=target/dispatch cargo bench -p sgmcmc-bench --features std
 stage "native build: -C target-cpu=native --features std"
 RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native \
-  cargo bench --features std --bench kernels
+  cargo bench -p sgmcmc-bench --features std
 
 PY=python3
 if [[ $peers == 1 ]]; then

@@ -2,8 +2,8 @@
 """Writes docs/performance.md from one bench run: our portable, dispatched and native builds, the floor, the peers.
 
 Inputs (all from the same `tools/bench.sh` run):
-  * `target/criterion` — `cargo bench --bench kernels` (portable: default features, no target flags);
-  * `target/dispatch/criterion` — `cargo bench --features std --bench kernels` (no target flags:
+  * `target/criterion` — `cargo bench -p sgmcmc-bench` (portable: default features, no target flags);
+  * `target/dispatch/criterion` — `cargo bench -p sgmcmc-bench --features std` (no target flags:
     the default build of a host program, with run-time CPU dispatch);
   * `target/native/criterion` — the same bench built with `-C target-cpu=native --features std`;
   * `tools/peer_bench/out/blackjax.csv` — blackjax's sgld and sgnht (`tools/peer_bench/run.sh`).
@@ -29,15 +29,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 BUILDS = [
     ("portable", os.path.join(ROOT, "target", "criterion"),
-     "`cargo bench --bench kernels`: default features (no_std core, unfused arithmetic, the "
+     "`cargo bench -p sgmcmc-bench`: default features (no_std core, unfused arithmetic, the "
      "crate's own square root), no target flags — SSE2 on x86-64"),
     ("dispatched", os.path.join(ROOT, "target", "dispatch", "criterion"),
-     "`cargo bench --features std --bench kernels`: no target flags, so the build assumes SSE2, "
+     "`cargo bench -p sgmcmc-bench --features std`: no target flags, so the build assumes SSE2, "
      "but every step runs in the widest copy the CPU supports (`sgmcmc::dispatch`: AVX-512 on "
      "this machine), unfused (the same chain on every CPU). Its floor rows are the bench's own "
      "loops, compiled for SSE2: only the native build's floor is a floor"),
     ("native", os.path.join(ROOT, "target", "native", "criterion"),
-     "`RUSTFLAGS=\"-C target-cpu=native\" cargo bench --features std --bench kernels`: AVX-512 "
+     "`RUSTFLAGS=\"-C target-cpu=native\" cargo bench -p sgmcmc-bench --features std`: AVX-512 "
      "and FMA on this machine, `std`'s hardware square root and fused multiply-adds"),
 ]
 # Normals drawn per coordinate and step: SGMGT-D's default σ_θ, σ_ξ > 0 add ζ_θ and ζ_ξ (Euler: 3 in all;

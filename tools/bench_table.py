@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns the criterion results of `cargo bench --bench kernels` into Markdown tables of ns/element.
+"""Turns the criterion results of `cargo bench -p sgmcmc-bench` into Markdown tables of ns/element.
 
 Reads every `<criterion dir>/**/new/benchmark.json` (group_id, function_id, value_str,
 throughput {"Elements": n}) and the `estimates.json` beside it (times in ns per iteration) as
@@ -142,7 +142,7 @@ def main():
     ap.add_argument("root", nargs="?", default=os.path.join(here, "..", "target", "criterion"))
     args = ap.parse_args()
     if not os.path.isdir(args.root):
-        sys.exit(f"no criterion output at {args.root}; run `cargo bench --bench kernels` first")
+        sys.exit(f"no criterion output at {args.root}; run `cargo bench -p sgmcmc-bench` first")
     results = list(load(args.root, args.stat))
 
     print(
