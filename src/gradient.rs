@@ -120,34 +120,44 @@ pub struct Moments<'b, T> {
 
 /// A stochastic gradient that also reports the first two moments of the per-example gradients
 /// it summed, so that [`crate::adapt::Calibrated`] can estimate the minibatch noise online
-/// (`docs/gradient-noise.md`).
+/// (`docs/gradient-noise.md`). Any `FnMut(&[T], &mut [T], Moments<T>) -> Batch` closure is one:
 ///
 /// ```
-/// use sgmcmc::gradient::{Batch, Gradient, MinibatchGradient, Moments, Sampling};
+/// use sgmcmc::prelude::*;
 /// // U(θ) = Σᵢ ½(θ − xᵢ)² over N = 4 points; every call uses the first two (b = 2).
-/// struct Mean([f64; 4]);
-/// impl Gradient<f64> for Mean {
-///     fn gradient(&mut self, t: &[f64], g: &mut [f64]) {
-///         g[0] = 2.0 * ((t[0] - self.0[0]) + (t[0] - self.0[1]));
-///     }
-/// }
-/// impl MinibatchGradient<f64> for Mean {
-///     fn gradient_with_moments(&mut self, t: &[f64], g: &mut [f64], m: Moments<'_, f64>) -> Batch {
-///         self.gradient(t, g);
-///         let (a, b) = (t[0] - self.0[0], t[0] - self.0[1]);
-///         m.sum[0] = a + b;
-///         m.squares[0] = a * a + b * b;
-///         Batch { size: 2, population: 4, sampling: Sampling::WithoutReplacement }
-///     }
-/// }
+/// let x = [-1.0f64, 0.0, 1.0, 2.0];
+/// let mut model = |t: &[f64], g: &mut [f64], m: Moments<'_, f64>| {
+///     let (a, b) = (t[0] - x[0], t[0] - x[1]);
+///     g[0] = 2.0 * (a + b); // N/b = 2
+///     m.sum[0] = a + b;
+///     m.squares[0] = a * a + b * b;
+///     Batch { size: 2, population: 4, sampling: Sampling::WithoutReplacement }
+/// };
+/// let (mut g, mut sum, mut squares) = ([0.0], [0.0], [0.0]);
+/// let moments = Moments { sum: &mut sum, squares: &mut squares, dense: false };
+/// assert_eq!(model.gradient_with_moments(&[0.5], &mut g, moments).size, 2);
 /// ```
-pub trait MinibatchGradient<T>: Gradient<T> {
-    /// Writes ∇Ũ(θ) into `grad` as [`Gradient::gradient`] does, and the per-example moments of
-    /// the same minibatch into `moments` ([`Moments`]); returns the minibatch's [`Batch`].
+///
+/// A model that is also used without the wrapper implements both this and [`Gradient`].
+pub trait MinibatchGradient<T> {
+    /// Writes ∇Ũ(θ) into `grad` (as [`Gradient::gradient`] does: the minibatch's sum scaled by
+    /// N/b, plus the prior's term), and the per-example moments of the same minibatch into
+    /// `moments` ([`Moments`]); returns the minibatch's [`Batch`].
     fn gradient_with_moments(
         &mut self,
         theta: &[T],
         grad: &mut [T],
         moments: Moments<'_, T>,
     ) -> Batch;
+}
+
+impl<T, F: FnMut(&[T], &mut [T], Moments<'_, T>) -> Batch> MinibatchGradient<T> for F {
+    fn gradient_with_moments(
+        &mut self,
+        theta: &[T],
+        grad: &mut [T],
+        moments: Moments<'_, T>,
+    ) -> Batch {
+        self(theta, grad, moments)
+    }
 }

@@ -16,6 +16,7 @@ pub mod gradient;
 pub mod integrator;
 pub mod kinetic;
 mod lanes;
+mod lengths;
 pub mod linalg;
 mod math;
 mod noise;
@@ -54,4 +55,5 @@ pub use error::{
 };
 pub use gradient::{Batch, Energy, Gradient, MinibatchGradient, Model, Moments, Sampling};
 pub use kinetic::Kinetic;
+pub use lengths::Lengths;
 pub use real::Real;

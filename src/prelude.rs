@@ -7,6 +7,7 @@ pub use crate::integrator::{Euler, Integrator, IntegratorChoice, Splitting};
 pub use crate::kinetic::{
     DenseMass, DiagonalMass, Gaussian, IdentityMass, MassBuffer, MonomialGamma,
 };
+pub use crate::lengths::Lengths;
 pub use crate::real::Real;
 pub use crate::sampler::{
     ChainState, Hmc, HmcParams, MSgnht, MassKind, Observer, RunError, Sampler, SgNphmc,

@@ -186,7 +186,9 @@ fn sample(
     let shape_or = shape.unwrap_or(NoiseShape::Diagonal);
     let mut est = vec![0.0; shape_or.len(D)];
     let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape_or, D)];
-    let params = CalibratedParams::new(shape_or).with_correction(correction);
+    let params = CalibratedParams::new()
+        .with_shape(shape_or)
+        .with_correction(correction);
     macro_rules! go {
         ($s:expr) => {{
             let s = $s;
@@ -350,7 +352,9 @@ fn correlated(
     let shape_or = shape.unwrap_or(NoiseShape::Diagonal);
     let mut est = vec![0.0; shape_or.len(D)];
     let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape_or, D)];
-    let params = CalibratedParams::new(shape_or).with_correction(correction);
+    let params = CalibratedParams::new()
+        .with_shape(shape_or)
+        .with_correction(correction);
     macro_rules! go {
         ($s:expr) => {{
             let s = $s;
@@ -517,7 +521,9 @@ fn unusable_moments_leave_the_state_untouched() {
         let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
         let mut est = vec![0.0; shape.len(2)];
         let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape, 2)];
-        let params = CalibratedParams::new(shape).with_correction(correction);
+        let params = CalibratedParams::new()
+            .with_shape(shape)
+            .with_correction(correction);
         let mut s = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap();
         let mut rng = Pcg64::new(5, 6);
         let mut good = BadMoments {
@@ -591,14 +597,16 @@ fn wrong_buffers_are_refused() {
         .set_mass(MassBuffer::diagonal(&mut inv_mass).unwrap())
         .unwrap();
     let (mut est, mut scratch) = ([0.0; 2], [0.0; 8]);
-    let params = CalibratedParams::new(NoiseShape::Diagonal).with_correction(Correction::Friction);
+    let params = CalibratedParams::new()
+        .with_shape(NoiseShape::Diagonal)
+        .with_correction(Correction::Friction);
     let err = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap_err();
     assert_eq!(err, sgmcmc::Error::Layout(LayoutError::UnsupportedMass));
 
     let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
     let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
     let (mut est, mut scratch) = ([0.0; 3], [0.0; 8]);
-    let params = CalibratedParams::new(NoiseShape::Diagonal);
+    let params = CalibratedParams::new().with_shape(NoiseShape::Diagonal);
     let err = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap_err();
     assert_eq!(
         err,
@@ -611,7 +619,7 @@ fn wrong_buffers_are_refused() {
     let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
     let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
     let (mut est, mut scratch) = ([0.0; 4], [0.0; 8]);
-    let params = CalibratedParams::new(NoiseShape::Dense);
+    let params = CalibratedParams::new().with_shape(NoiseShape::Dense);
     // Dense: 4n + 3n² = 20.
     let err = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap_err();
     assert!(matches!(
@@ -640,7 +648,9 @@ fn subnormal_step_size_steps_like_the_unwrapped_sampler() {
         let sghmc = Sghmc::new(SghmcParams::new(h), &mut theta, &mut p, &mut work).unwrap();
         let mut est = vec![0.0; shape.len(2)];
         let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape, 2)];
-        let params = CalibratedParams::new(shape).with_correction(correction);
+        let params = CalibratedParams::new()
+            .with_shape(shape)
+            .with_correction(correction);
         let mut s = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap();
         let mut rng = Pcg64::new(5, 7);
         let mut model = BadMoments {
@@ -706,8 +716,15 @@ fn negative_sum_of_squares_is_refused() {
             Sgmgt::new(sgmgt_d_params(0.01), &mut theta, &mut p, &mut xi, &mut work).unwrap();
         let mut est = vec![0.0; shape.len(2)];
         let mut scratch = vec![0.0; Calibrated::<f64, Sgmgt<f64>>::workspace_len(shape, 2)];
-        let mut s =
-            Calibrated::new(sgmgt, CalibratedParams::new(shape), &mut est, &mut scratch).unwrap();
+        let mut s = Calibrated::new(
+            sgmgt,
+            CalibratedParams::new()
+                .with_shape(shape)
+                .with_correction(Correction::Subtract),
+            &mut est,
+            &mut scratch,
+        )
+        .unwrap();
         let mut rng = Pcg64::new(5, 8);
         let mut good = NegativeSquares { negative: false };
         s.step(&mut good, &mut rng).unwrap();

@@ -10,6 +10,7 @@ mod em_samplers;
 mod errors;
 mod kernel_reference;
 mod kinetics;
+mod lengths;
 mod linalg;
 mod mass;
 mod mass_samplers;

@@ -772,7 +772,9 @@ fn measure_calibrated<T: Real>(float: &'static str, seed: u64, reports: &mut Vec
         } else {
             Correction::Subtract
         };
-        let params = CalibratedParams::new(shape).with_correction(correction);
+        let params = CalibratedParams::new()
+            .with_shape(shape)
+            .with_correction(correction);
         let scratch_len = Calibrated::<T, Sghmc<T>>::workspace_len(shape, DIM);
         let est = &mut estimate[..shape.len(DIM)];
         let scr = &mut scratch[..scratch_len];

@@ -15,40 +15,29 @@
 //! * SGMGT-D takes B̂ⱼ (the diagonal) in its θ term (`docs/sgmgt-noise-estimate.md`); its
 //!   per-coordinate thermostats absorb the momentum's share.
 //!
-//! The wrapper needs `workspace_len(shape, n)` entries of scratch and an estimate buffer of
-//! `shape.len(n)` entries; the sampler it wraps keeps its own buffers and settings.
+//! The wrapper needs an estimate buffer and scratch ([`crate::Lengths::calibrated`] gives both
+//! lengths); the sampler it wraps keeps its own buffers and settings.
 //!
 //! ```
 //! use rand_pcg::Pcg64;
-//! use sgmcmc::gradient::{Batch, Gradient, MinibatchGradient, Moments, Sampling};
 //! use sgmcmc::prelude::*;
-//! use sgmcmc::adapt::{Calibrated, CalibratedParams, NoiseShape};
 //!
 //! // U(θ) = Σᵢ ½(θ − xᵢ)² over four points, two of them per minibatch (alternating pairs).
-//! struct Pairs { x: [f64; 4], odd: bool }
-//! impl Gradient<f64> for Pairs {
-//!     fn gradient(&mut self, t: &[f64], g: &mut [f64]) {
-//!         let mut m = [0.0; 1];
-//!         self.gradient_with_moments(t, g, Moments { sum: &mut [0.0], squares: &mut m, dense: false });
-//!     }
-//! }
-//! impl MinibatchGradient<f64> for Pairs {
-//!     fn gradient_with_moments(&mut self, t: &[f64], g: &mut [f64], m: Moments<'_, f64>) -> Batch {
-//!         self.odd = !self.odd;
-//!         let k = if self.odd { 1 } else { 0 };
-//!         let (a, b) = (t[0] - self.x[k], t[0] - self.x[k + 2]);
-//!         g[0] = 2.0 * (a + b); // N/b = 2
-//!         m.sum[0] = a + b;
-//!         m.squares[0] = a * a + b * b;
-//!         Batch { size: 2, population: 4, sampling: Sampling::WithoutReplacement }
-//!     }
-//! }
+//! let (x, mut odd) = ([-1.0f64, 0.0, 1.0, 2.0], false);
+//! let mut model = |t: &[f64], g: &mut [f64], m: Moments<'_, f64>| {
+//!     odd = !odd;
+//!     let k = if odd { 1 } else { 0 };
+//!     let (a, b) = (t[0] - x[k], t[0] - x[k + 2]);
+//!     g[0] = 2.0 * (a + b); // N/b = 2
+//!     m.sum[0] = a + b;
+//!     m.squares[0] = a * a + b * b;
+//!     Batch { size: 2, population: 4, sampling: Sampling::WithoutReplacement }
+//! };
 //! let (mut theta, mut p, mut work) = ([0.0f64], [0.0], [0.0; 2]);
 //! let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
-//! let params = CalibratedParams::new(NoiseShape::Diagonal);
+//! let params = CalibratedParams::new().with_shape(NoiseShape::Diagonal);
 //! let (mut estimate, mut scratch) = ([0.0; 1], [0.0; 4]);
 //! let mut sampler = Calibrated::new(sghmc, params, &mut estimate, &mut scratch).unwrap();
-//! let mut model = Pairs { x: [-1.0, 0.0, 1.0, 2.0], odd: false };
 //! let mut rng = Pcg64::new(1, 2);
 //! for _ in 0..100 {
 //!     sampler.step(&mut model, &mut rng).unwrap();
@@ -87,8 +76,8 @@ pub enum Correction {
 ///
 /// | setting | meaning | default |
 /// | --- | --- | --- |
-/// | shape | diagonal or dense estimate of V | (required) |
-/// | correction | [`Correction::Subtract`] or [`Correction::Friction`] | subtract |
+/// | shape | [`NoiseShape::Diagonal`] or [`NoiseShape::Dense`] estimate of V | dense |
+/// | correction | [`Correction::Subtract`] or [`Correction::Friction`] | friction |
 /// | λ | weight of the running average V̄ ← (1 − λ)V̄ + λV̂ (`docs/gradient-noise.md`) | 0.02 |
 /// | raise friction | subtract: A is raised to the estimate's bound when below it (else B̂ is scaled down to fit A, and the step reports it) | true |
 /// | refresh | friction with a dense estimate: steps between eigendecompositions of B̂ | 100 |
@@ -96,12 +85,16 @@ pub enum Correction {
 /// ```
 /// use sgmcmc::prelude::*;
 ///
-/// let params = CalibratedParams::<f64>::new(NoiseShape::Dense);
-/// assert_eq!(params.correction(), Correction::Subtract);
+/// // The defaults are what our logistic regressions found best (`docs/guide.md`): a dense
+/// // estimate with the friction correction.
+/// let params = CalibratedParams::<f64>::new();
+/// assert_eq!((params.shape(), params.correction()), (NoiseShape::Dense, Correction::Friction));
 /// assert_eq!((params.weight(), params.raise_friction(), params.refresh()), (0.02, true, 100));
-/// // What our logistic regressions found best (`docs/guide.md`): dense, with the friction.
-/// let recommended = params.with_correction(Correction::Friction);
-/// assert_eq!(recommended.shape(), NoiseShape::Dense);
+/// // SGMGT-D uses only the estimate's diagonal (in its θ term): a diagonal estimate saves the
+/// // dense work. A sampler with a mass matrix takes only the subtracting correction.
+/// let for_sgmgt_d = params.with_shape(NoiseShape::Diagonal);
+/// let for_a_mass = params.with_correction(Correction::Subtract);
+/// # let _ = (for_sgmgt_d, for_a_mass);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -113,16 +106,26 @@ pub struct CalibratedParams<T> {
     refresh: u32,
 }
 
+impl<T: Real> Default for CalibratedParams<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl<T: Real> CalibratedParams<T> {
-    /// The defaults of the table for an estimate of shape `shape`.
-    pub fn new(shape: NoiseShape) -> Self {
+    /// The defaults of the table: a dense estimate, the friction correction.
+    pub fn new() -> Self {
         CalibratedParams {
-            shape,
-            correction: Correction::Subtract,
+            shape: NoiseShape::Dense,
+            correction: Correction::Friction,
             weight: T::from_f64(0.02),
             raise_friction: true,
             refresh: 100,
         }
+    }
+    /// Sets the estimate's shape.
+    pub fn with_shape(self, shape: NoiseShape) -> Self {
+        CalibratedParams { shape, ..self }
     }
     /// Sets the correction.
     pub fn with_correction(self, correction: Correction) -> Self {
@@ -185,13 +188,13 @@ pub struct Calibration<T> {
 /// ```
 /// use sgmcmc::prelude::*;
 ///
-/// let n = 2;
-/// let (mut theta, mut p, mut work) = ([0.0f64; 2], [0.0; 2], [0.0; 4]);
+/// // Every buffer of SGHMC with a dense (the default) noise estimate, for n = 2.
+/// const LEN: Lengths = Lengths::sghmc(2).calibrated(NoiseShape::Dense);
+/// let (mut theta, mut p, mut work) = ([0.0f64; 2], [0.0; 2], [0.0; LEN.work]);
 /// let sghmc = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
-/// let shape = NoiseShape::Dense;
-/// let mut estimate = vec![0.0; shape.len(n)]; // V̄, n × n
-/// let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape, n)];
-/// let params = CalibratedParams::new(shape).with_correction(Correction::Friction);
+/// let mut estimate = [0.0; LEN.noise_estimate]; // V̄, n × n
+/// let mut scratch = [0.0; LEN.calibrated_work];
+/// let params = CalibratedParams::new(); // dense, the friction correction
 /// let sampler = Calibrated::new(sghmc, params, &mut estimate, &mut scratch).unwrap();
 /// assert_eq!(sampler.estimate().updates(), 0);
 /// ```

@@ -638,8 +638,8 @@ pub enum MassShape {
 /// * [`MassBuffer::diagonal`]: a mutable diag(M⁻¹) of d entries;
 /// * [`MassBuffer::fixed_diagonal`]: a read-only diag(M⁻¹) (a mass kept in flash; not adaptable);
 /// * [`MassBuffer::dense`]: a mutable d × d M⁻¹ and a work buffer of
-///   [`MassBuffer::dense_work_len`]`(d)` = d² + d entries (its lower Cholesky factor, and the
-///   vector M⁻¹p the samplers form each step); [`MassBuffer::dense_with_eigen`] adds the
+///   [`MassBuffer::dense_work_len`]`(d)` = d² + 3d entries (its lower Cholesky factor, the
+///   vector M⁻¹p the samplers form each step, and the copy of θ and p that undoes a failed step); [`MassBuffer::dense_with_eigen`] adds the
 ///   eigendecomposition the splitting integrator's exact friction flow needs.
 ///
 /// [`MassBuffer::mass`] gives the read-only [`Mass`] view.

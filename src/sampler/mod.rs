@@ -2,7 +2,7 @@
 //!
 //! Each is built the same way — e.g. `Sghmc::new(params, θ, p, &mut work)` with `params` from
 //! `SghmcParams::new(h)` and its `with_*` settings (documented defaults, checked when the sampler
-//! is built) and `work` a slice of the sampler's `workspace_len(n)` entries — and driven by
+//! is built) and `work` a slice of [`crate::Lengths`]`::sghmc(n).work` entries — and driven by
 //! [`Sampler::step`] or [`Sampler::run`]. HMC, SGHMC, SGNHT and SG-NPHMC take a mass afterwards
 //! with `set_mass` ([`crate::kinetic::MassBuffer`]); SGMGT takes its kinetics in its parameters.
 //! Every sampler (and the MCEM wrapper) can be checkpointed and resumed bit for bit

@@ -331,7 +331,7 @@ pub fn calibrated<'a, T: Real, S: NoiseDiscount<T>>(
     } else {
         Correction::Subtract
     };
-    let params = CalibratedParams::new(shape)
+    let params = CalibratedParams::new().with_shape(shape)
         .with_correction(correction)
         .with_weight(k.x)
         .with_raise_friction(k.bit(14))

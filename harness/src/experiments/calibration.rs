@@ -570,7 +570,9 @@ fn run_chain(
         calibration.unwrap_or((NoiseShape::Diagonal, Correction::Subtract));
     let mut estimate = vec![0.0; estimate_shape.len(d)];
     let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(estimate_shape, d)];
-    let params = CalibratedParams::new(estimate_shape).with_correction(correction);
+    let params = CalibratedParams::new()
+        .with_shape(estimate_shape)
+        .with_correction(correction);
     let rng = &mut rng;
     // Runs a built sampler with or without the wrapper.
     macro_rules! drive_any {

@@ -240,31 +240,19 @@ pub struct Mcem<'a, T, S> {
 
 impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
     /// The workspace length for dimension d and a diagonal or dense mass: 19d + 3 (diagonal),
-    /// 16d + 3 + 4d² (dense); `usize::MAX` on overflow.
-    pub fn workspace_len(d: usize, shape: MassShape) -> usize {
-        let k = match shape {
-            MassShape::Dense => d.checked_mul(d),
-            _ => Some(d),
-        };
-        let scratch = if shape == MassShape::Dense {
-            k
-        } else {
-            Some(0)
-        };
-        // sample, mean, p_mean, xi_p_mean, grad_mean, grad, inv_mass_p, and the saved θ, p and
-        // ∇U of the rollback: 10d; comoment, inv_mass, pp_mean: 3k; scratch; three q buffers of
-        // 2d + 1.
-        let q = d.checked_mul(2).and_then(|x| x.checked_add(1));
-        let parts = [
-            d.checked_mul(10),
-            k.and_then(|k| k.checked_mul(3)),
-            scratch,
-            q.and_then(|q| q.checked_mul(3)),
-        ];
-        parts
-            .iter()
-            .try_fold(0usize, |acc, x| x.and_then(|x| acc.checked_add(x)))
-            .unwrap_or(usize::MAX)
+    /// 16d + 3 + 4d² (dense); `usize::MAX` on overflow. [`crate::Lengths::mcem`] gives it
+    /// without naming the sampler's type.
+    pub const fn workspace_len(d: usize, shape: MassShape) -> usize {
+        let dense = matches!(shape, MassShape::Dense);
+        let k = if dense { d.saturating_mul(d) } else { d };
+        let scratch = if dense { k } else { 0 };
+        // sample, mean, p_mean, xi_p_mean, grad_mean, grad, inv_mass_p, and the saved θ, p and ∇U of
+        // the rollback: 10d; comoment, inv_mass, pp_mean: 3k; scratch; three q buffers of 2d + 1.
+        let q = d.saturating_mul(2).saturating_add(1);
+        d.saturating_mul(10)
+            .saturating_add(k.saturating_mul(3))
+            .saturating_add(scratch)
+            .saturating_add(q.saturating_mul(3))
     }
 
     /// Wraps `sampler`, whose mass must be diagonal or dense and changeable
