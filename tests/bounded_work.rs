@@ -55,9 +55,9 @@ fn every_sampler_terminates_with_a_stuck_generator() {
             // so every draw runs into MonomialGamma::MAX_PROPOSALS; at a = 1 it draws directly
             // from two Gamma variates) and with the stiff one (Gamma draws).
             for kinetic in [
-                MonomialGamma::softened(2.0, 0.05).unwrap(),
-                MonomialGamma::softened(1.0, 0.05).unwrap(),
-                MonomialGamma::stiff(2.0).unwrap(),
+                MonomialGamma::softened(2.0, 0.05),
+                MonomialGamma::softened(1.0, 0.05),
+                MonomialGamma::stiff(2.0),
             ] {
                 let prm = SgmgtParams::sgmgt_d(0.01)
                     .with_kinetic(kinetic)

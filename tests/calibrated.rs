@@ -243,7 +243,7 @@ fn sgmgt_d_params(h: f64) -> SgmgtParams<f64> {
     SgmgtParams::new(h)
         .with_sigma_theta(0.25)
         .with_resampling_steps(100, 0)
-        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap())
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0))
 }
 
 /// The largest |estimate − target| / SE over the coordinates' means and variances.

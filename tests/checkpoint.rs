@@ -285,7 +285,7 @@ macro_rules! builds {
         }));
         v.push(("sgmgt-d-splitting-a2".into(), |b| {
             let params = SgmgtParams::sgmgt_d(0.05)
-                .with_kinetic(MonomialGamma::softened(2.0, 5.0).unwrap())
+                .with_kinetic(MonomialGamma::softened(2.0, 5.0))
                 .with_resampling_steps(5, 3);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
             Box::new(Sgmgt::new(params, t, p, xi, &mut b.work[..3 * N]).unwrap())

@@ -8,6 +8,7 @@
 use rand_core::SeedableRng;
 use rand_pcg::Pcg64;
 use sgmcmc::kinetic::{Gaussian, Kinetic, MonomialGamma, Softening};
+use sgmcmc::sampler::{Sgmgt, SgmgtParams};
 use sgmcmc::{Buffer, LayoutError, Param, ParamError};
 
 /// Asymptotic Kolmogorov critical value at α = 0.001.
@@ -27,16 +28,16 @@ fn configs() -> Vec<(String, MonomialGamma<f64>, MonomialGamma<f32>)> {
     for a in [0.5, 0.75, 1.0, 1.5, 2.0, 3.0] {
         v.push((
             format!("stiff a={a}"),
-            MonomialGamma::stiff(a).unwrap(),
-            MonomialGamma::stiff(a as f32).unwrap(),
+            MonomialGamma::stiff(a),
+            MonomialGamma::stiff(a as f32),
         ));
     }
     for a in [1.0, 2.0] {
         for c in [1.0, 5.0, 20.0] {
             v.push((
                 format!("eq12 a={a} c={c}"),
-                MonomialGamma::softened(a, c).unwrap(),
-                MonomialGamma::softened(a as f32, c as f32).unwrap(),
+                MonomialGamma::softened(a, c),
+                MonomialGamma::softened(a as f32, c as f32),
             ));
         }
     }
@@ -44,8 +45,8 @@ fn configs() -> Vec<(String, MonomialGamma<f64>, MonomialGamma<f32>)> {
         for c in [1.0, 5.0] {
             v.push((
                 format!("power a={a} c={c}"),
-                MonomialGamma::softened_power(a, c).unwrap(),
-                MonomialGamma::softened_power(a as f32, c as f32).unwrap(),
+                MonomialGamma::softened_power(a, c),
+                MonomialGamma::softened_power(a as f32, c as f32),
             ));
         }
     }
@@ -366,14 +367,14 @@ fn flows_reach_zero_and_keep_their_sign() {
         }
     }
     // Closed forms: stiff a = 1 moves |p| by exactly κt; a = ½ scales by e^{−2κt}.
-    let k1 = MonomialGamma::stiff(1.0f64).unwrap();
+    let k1 = MonomialGamma::stiff(1.0f64);
     assert_eq!(k1.friction_flow(0, -2.0, 0.5), -1.5);
     assert_eq!(k1.friction_flow(0, 2.0, -0.5), 2.5);
-    let kh = MonomialGamma::stiff(0.5f64).unwrap();
+    let kh = MonomialGamma::stiff(0.5f64);
     assert!((kh.friction_flow(0, 2.0, 0.25) - 2.0 * (-0.5f64).exp()).abs() < 1e-15);
     // eq. 12 a = 1 in the far tail: sinh(cp/2) would overflow, the log-space form does not:
     // there |p| moves by κt (tanh = 1).
-    let k = MonomialGamma::softened(1.0f64, 20.0).unwrap();
+    let k = MonomialGamma::softened(1.0f64, 20.0);
     assert!((k.friction_flow(0, 1e3, 0.5) - 999.5).abs() < 1e-10);
     assert!((k.friction_flow(0, -1e3, -0.5) + 1000.5).abs() < 1e-10);
 }
@@ -549,7 +550,7 @@ fn stiff_quadrature_reproduces_gamma_function() {
     // rounding); for ½ < a < 1, e^{−|p|^{1/a}} has a |p|^{1/a} cusp at 0 that the first panel
     // integrates only to a relative ~10⁻¹¹ of the total, so 10⁻¹⁰ there.
     for a in [0.5, 0.75, 1.0, 2.0, 3.0] {
-        let law = AbsLaw::new(&MonomialGamma::stiff(a).unwrap(), a);
+        let law = AbsLaw::new(&MonomialGamma::stiff(a), a);
         let exact = stiff_half_normaliser(a);
         let tol = if a > 0.5 && a < 1.0 { 1e-10 } else { 1e-12 };
         assert!(
@@ -583,7 +584,7 @@ fn stiff_sampling_ks() {
     for (j, a) in [0.5, 1.0, 2.0].into_iter().enumerate() {
         sampling_case(
             &format!("stiff a={a}"),
-            MonomialGamma::stiff(a).unwrap(),
+            MonomialGamma::stiff(a),
             100 + j as u64,
         );
     }
@@ -607,7 +608,7 @@ fn eq12_sampling_ks_and_rejection_rate() {
     .into_iter()
     .enumerate()
     {
-        let k = MonomialGamma::softened(a, c).unwrap();
+        let k = MonomialGamma::softened(a, c);
         sampling_case(&format!("eq12 a={a} c={c}"), k, 110 + j as u64);
     }
 }
@@ -626,7 +627,7 @@ fn power_sampling_ks_and_rejection_rate() {
     .into_iter()
     .enumerate()
     {
-        let k = MonomialGamma::softened_power(a, c).unwrap();
+        let k = MonomialGamma::softened_power(a, c);
         sampling_case(&format!("power a={a} c={c}"), k, 120 + j as u64);
     }
 }
@@ -639,18 +640,18 @@ fn f32_sampling_ks() {
     let cases: [(&str, MonomialGamma<f64>, MonomialGamma<f32>); 3] = [
         (
             "f32 stiff a=2",
-            MonomialGamma::stiff(2.0).unwrap(),
-            MonomialGamma::stiff(2.0).unwrap(),
+            MonomialGamma::stiff(2.0),
+            MonomialGamma::stiff(2.0),
         ),
         (
             "f32 eq12 a=1 c=5",
-            MonomialGamma::softened(1.0, 5.0).unwrap(),
-            MonomialGamma::softened(1.0, 5.0).unwrap(),
+            MonomialGamma::softened(1.0, 5.0),
+            MonomialGamma::softened(1.0, 5.0),
         ),
         (
             "f32 power a=2 c=1",
-            MonomialGamma::softened_power(2.0, 1.0).unwrap(),
-            MonomialGamma::softened_power(2.0, 1.0).unwrap(),
+            MonomialGamma::softened_power(2.0, 1.0),
+            MonomialGamma::softened_power(2.0, 1.0),
         ),
     ];
     for (j, (label, k64, k32)) in cases.into_iter().enumerate() {
@@ -688,67 +689,107 @@ fn gaussian_sampling_ks() {
 // ---- constructors and errors ----------------------------------------------------------------------
 
 #[test]
+fn sgmgt_refuses_a_bad_kinetics_when_it_is_built() {
+    // The kinetics' constructors only hold their values; every setting is checked at one time,
+    // by the sampler's constructor (issue 33, friction 6).
+    let bad = [
+        (MonomialGamma::softened(1.5, 1.0), Param::MonomialExponent),
+        (MonomialGamma::softened(1.0, 5e-324), Param::Softening),
+        (MonomialGamma::softened_power(2.0, 1e-300), Param::Softening),
+        (MonomialGamma::stiff(124.0), Param::MonomialExponent),
+    ];
+    for (kinetic, param) in bad {
+        let (mut theta, mut p, mut xi, mut work) = ([0.1f64; 2], [0.0; 2], [0.0; 2], [0.0; 6]);
+        let as_kinetic = SgmgtParams::new(0.01).with_kinetic(kinetic);
+        let err = Sgmgt::new(as_kinetic, &mut theta, &mut p, &mut xi, &mut work).unwrap_err();
+        assert_eq!(err, sgmcmc::Error::Param(ParamError::OutOfRange(param)));
+        // The thermostat's kinetics (`with_potential`) is checked the same way.
+        let as_potential = SgmgtParams::new(0.01).with_potential(kinetic);
+        let err = Sgmgt::new(as_potential, &mut theta, &mut p, &mut xi, &mut work).unwrap_err();
+        assert_eq!(err, sgmcmc::Error::Param(ParamError::OutOfRange(param)));
+    }
+}
+
+#[test]
 fn constructors_validate_their_parameters() {
     use ParamError::{NonFinite, OutOfRange};
     let exp = Param::MonomialExponent;
     let soft = Param::Softening;
     assert_eq!(
-        MonomialGamma::<f64>::stiff(0.49).unwrap_err(),
+        MonomialGamma::<f64>::stiff(0.49).validate().unwrap_err(),
         OutOfRange(exp)
     );
     assert_eq!(
-        MonomialGamma::<f64>::stiff(f64::NAN).unwrap_err(),
+        MonomialGamma::<f64>::stiff(f64::NAN)
+            .validate()
+            .unwrap_err(),
         NonFinite(exp)
     );
     assert_eq!(
-        MonomialGamma::<f64>::stiff(f64::INFINITY).unwrap_err(),
+        MonomialGamma::<f64>::stiff(f64::INFINITY)
+            .validate()
+            .unwrap_err(),
         NonFinite(exp)
     );
     assert_eq!(
-        MonomialGamma::softened(1.5, 1.0).unwrap_err(),
+        MonomialGamma::softened(1.5, 1.0).validate().unwrap_err(),
         OutOfRange(exp)
     );
     assert_eq!(
-        MonomialGamma::softened(0.5, 1.0).unwrap_err(),
+        MonomialGamma::softened(0.5, 1.0).validate().unwrap_err(),
         OutOfRange(exp)
     );
     assert_eq!(
-        MonomialGamma::softened(1.0, 0.0).unwrap_err(),
+        MonomialGamma::softened(1.0, 0.0).validate().unwrap_err(),
         OutOfRange(soft)
     );
     assert_eq!(
-        MonomialGamma::softened(2.0, -1.0).unwrap_err(),
+        MonomialGamma::softened(2.0, -1.0).validate().unwrap_err(),
         OutOfRange(soft)
     );
     assert_eq!(
-        MonomialGamma::softened(2.0, f64::NAN).unwrap_err(),
+        MonomialGamma::softened(2.0, f64::NAN)
+            .validate()
+            .unwrap_err(),
         NonFinite(soft)
     );
     assert_eq!(
-        MonomialGamma::softened_power(0.3, 1.0).unwrap_err(),
+        MonomialGamma::softened_power(0.3, 1.0)
+            .validate()
+            .unwrap_err(),
         OutOfRange(exp)
     );
     assert_eq!(
-        MonomialGamma::softened_power(1.0, f64::INFINITY).unwrap_err(),
+        MonomialGamma::softened_power(1.0, f64::INFINITY)
+            .validate()
+            .unwrap_err(),
         NonFinite(soft)
     );
     // ε² = c^{−2a} must be a positive finite number in T.
     assert_eq!(
-        MonomialGamma::softened_power(2.0, 1e-300).unwrap_err(),
+        MonomialGamma::softened_power(2.0, 1e-300)
+            .validate()
+            .unwrap_err(),
         OutOfRange(soft)
     );
     assert_eq!(
-        MonomialGamma::softened_power(2.0f32, 1e12).unwrap_err(),
+        MonomialGamma::softened_power(2.0f32, 1e12)
+            .validate()
+            .unwrap_err(),
         OutOfRange(soft)
     );
-    assert!(MonomialGamma::softened_power(2.0f64, 1e12).is_ok());
+    assert!(
+        MonomialGamma::softened_power(2.0f64, 1e12)
+            .validate()
+            .is_ok()
+    );
     // Accessors.
-    let k = MonomialGamma::stiff(1.5f64).unwrap();
+    let k = MonomialGamma::stiff(1.5f64);
     assert_eq!(
         (k.a(), k.c(), k.softening()),
         (1.5, f64::INFINITY, Softening::Stiff)
     );
-    let k = MonomialGamma::softened_power(3.0f32, 2.0).unwrap();
+    let k = MonomialGamma::softened_power(3.0f32, 2.0);
     assert_eq!((k.a(), k.c(), k.softening()), (3.0, 2.0, Softening::Power));
     assert!(k.check_dim(7).is_ok());
 
@@ -793,15 +834,13 @@ fn constructors_validate_their_parameters() {
 
 #[test]
 fn sample_all_counts_proposals() {
-    let k = MonomialGamma::softened(2.0f64, 1.0).unwrap();
+    let k = MonomialGamma::softened(2.0f64, 1.0);
     let mut p = [0.0f64; 1000];
     let tries = k.sample_all(&mut pcg(151), &mut p);
     assert!(tries >= 1000 && p.iter().all(|x| x.is_finite()));
     let mut q = [0.0f64; 1000];
     assert_eq!(
-        MonomialGamma::stiff(2.0f64)
-            .unwrap()
-            .sample_all(&mut pcg(151), &mut q),
+        MonomialGamma::stiff(2.0f64).sample_all(&mut pcg(151), &mut q),
         1000
     );
     assert!((k.total_energy(&p) - p.iter().map(|&x| k.energy(0, x)).sum::<f64>()).abs() < 1e-9);
@@ -813,9 +852,9 @@ fn eq12_a1_draws_are_finite_at_extreme_softening() {
     // c it accepts in f32, 2·10⁻⁶ (ν = 5·10⁵; below 1.3·10⁻⁶ the draws lose their resolution
     // and c is refused, see `tests/state_contract.rs`): every draw finite, one proposal each.
     let mut rng = pcg(160);
-    assert!(MonomialGamma::softened(1.0f32, 1e-37).is_err());
+    assert!(MonomialGamma::softened(1.0f32, 1e-37).validate().is_err());
     for c in [2e-6f32, 1e37] {
-        let k = MonomialGamma::softened(1.0f32, c).unwrap();
+        let k = MonomialGamma::softened(1.0f32, c);
         for _ in 0..1000 {
             let (p, tries) = k.sample_counted(0, &mut rng);
             assert!(p.is_finite() && tries == 1, "c = {c}: {p}");
@@ -911,8 +950,8 @@ fn eq12_a1_flow_matches_libm_reference() {
     let (mut e32, mut e64) = (Vec::new(), Vec::new());
     let (mut ulp32, mut ulp64) = ((0u64, 0u64), (0u64, 0u64));
     for c in [0.05, 1.0, 5.0, 20.0] {
-        let k64 = MonomialGamma::<f64>::softened(1.0, c).unwrap();
-        let k32 = MonomialGamma::<f32>::softened(1.0, c as f32).unwrap();
+        let k64 = MonomialGamma::<f64>::softened(1.0, c);
+        let k32 = MonomialGamma::<f32>::softened(1.0, c as f32);
         for ip in 0..=280 {
             let mag = 10f64.powf(-40.0 + ip as f64 * 0.25);
             for ik in 0..=72 {

@@ -152,7 +152,7 @@ fn monomial_gamma_half_is_gaussian_with_mass_half() {
         let prm = SgmgtParams::new(0.02)
             .with_resampling_steps(0, 0)
             .with_integrator(integrator);
-        let mg_params = prm.with_kinetic(MonomialGamma::stiff(0.5).unwrap());
+        let mg_params = prm.with_kinetic(MonomialGamma::stiff(0.5));
         let mut mg = Sgmgt::new(mg_params, &mut t1, &mut p1, &mut x1, &mut w1).unwrap();
         let gauss_params = prm.with_kinetic(GaussianKinetic::diagonal(&inv_mass).unwrap());
         let mut gauss = Sgmgt::new(gauss_params, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
@@ -237,7 +237,7 @@ fn sample<T: Real>(cfg: Config, target: &Gaussian, noise: f64, seed: u64) -> (Mo
     }
     match cfg.a {
         Some(a) => {
-            let kinetic = MonomialGamma::softened(T::from_f64(a), T::from_f64(SOFTENING)).unwrap();
+            let kinetic = MonomialGamma::softened(T::from_f64(a), T::from_f64(SOFTENING));
             let prm = prm.with_kinetic(kinetic);
             let smp = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             drive(smp, &mut model, &mut rng, target, cfg)
@@ -449,7 +449,7 @@ fn second_moment_bias<K: Kinetic<f64>>(kinetic: K, h: f64, integrator: Integrato
 #[ignore = "statistical tier: cargo test -- --ignored"]
 fn general_splitting_is_second_order() {
     let gaussian = || GaussianKinetic::identity();
-    let eq12 = || MonomialGamma::softened(1.0, 5.0).unwrap();
+    let eq12 = || MonomialGamma::softened(1.0, 5.0);
     let results: Vec<(&str, f64, f64, f64, f64)> = std::thread::scope(|scope| {
         let jobs = [
             scope.spawn(move || {
@@ -500,7 +500,7 @@ fn theta_term_second_moment(b_hat: f64, integrator: Integrator, seed: u64) -> (f
         .with_noise_estimate(b_hat)
         .with_resampling_steps(100, 0)
         .with_integrator(integrator)
-        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap());
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0));
     let mut rng = Pcg64::new(seed as u128, 0x5eed);
     let mut noise_rng = Pcg64::new(seed as u128 ^ 0xdead_beef, 0x0150);
     let noise_sd = (2.0 * B / H).sqrt();
@@ -593,7 +593,7 @@ fn theta_term_second_moment_by_half(
         .with_noise_estimate(if per_coordinate { 0.0 } else { scalar })
         .with_resampling_steps(100, 0)
         .with_integrator(integrator)
-        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap());
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0));
     let mut rng = Pcg64::new(seed as u128, 0x5eed);
     let mut noise_rng = Pcg64::new(seed as u128 ^ 0xdead_beef, 0x0150);
     let noise_sd: Vec<f64> = noise.iter().map(|b| (2.0 * b / H).sqrt()).collect();
@@ -682,7 +682,7 @@ fn per_coordinate_noise_estimates_match_each_coordinate() {
                 .with_sigma_xi(0.1)
                 .with_noise_estimate(if per_coordinate { 0.0 } else { 0.5 })
                 .with_integrator(integrator)
-                .with_kinetic(MonomialGamma::softened(2.0, 5.0).unwrap());
+                .with_kinetic(MonomialGamma::softened(2.0, 5.0));
             let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             if per_coordinate {
                 smp.set_noise_estimates(&b).unwrap();
@@ -706,7 +706,7 @@ fn per_coordinate_noise_estimates_are_validated() {
     let params = SgmgtParams::new(0.01)
         .with_sigma_theta(0.25)
         .with_sigma_xi(0.1)
-        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap());
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0));
     let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     let good = [0.1, 0.2, 0.3, 0.4];
     smp.set_noise_estimates(&good).unwrap();

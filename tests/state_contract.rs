@@ -319,15 +319,23 @@ fn sgnphmc_overflowing_steps_are_undone() {
 #[test]
 fn monomial_exponent_is_capped_where_draws_would_overflow() {
     // a · ln(a + 13√a + 50) ≤ ln MAX: a ≤ 18.4 (f32), a ≤ 123 (f64).
-    assert!(MonomialGamma::stiff(18.0f32).is_ok());
-    assert!(MonomialGamma::stiff(19.0f32).is_err());
-    assert!(MonomialGamma::softened_power(18.0f32, 1.0).is_ok());
-    assert!(MonomialGamma::softened_power(19.0f32, 1.0).is_err());
-    assert!(MonomialGamma::stiff(123.0f64).is_ok());
-    assert!(MonomialGamma::stiff(124.0f64).is_err());
+    assert!(MonomialGamma::stiff(18.0f32).validate().is_ok());
+    assert!(MonomialGamma::stiff(19.0f32).validate().is_err());
+    assert!(
+        MonomialGamma::softened_power(18.0f32, 1.0)
+            .validate()
+            .is_ok()
+    );
+    assert!(
+        MonomialGamma::softened_power(19.0f32, 1.0)
+            .validate()
+            .is_err()
+    );
+    assert!(MonomialGamma::stiff(123.0f64).validate().is_ok());
+    assert!(MonomialGamma::stiff(124.0f64).validate().is_err());
     // At the cap, with p redrawn after every step, every `Ok` leaves a finite momentum (before
     // the cap, a = 30 in f32 returned `Ok` with p = ±∞).
-    let k = MonomialGamma::stiff(18.0f32).unwrap();
+    let k = MonomialGamma::stiff(18.0f32);
     let (mut theta, mut p, mut xi, mut work) = ([0.1f32; 4], [0.0; 4], [0.0; 4], [0.0; 12]);
     let params = SgmgtParams::new(0.01f32)
         .with_kinetic(k)
@@ -473,23 +481,30 @@ fn sgnphmc_non_finite_state_is_undone() {
 fn softening_too_small_to_draw_is_refused() {
     let refused = Some(ParamError::OutOfRange(Param::Softening));
     for c in [5e-324, 1e-300, 1e-28, 1e-23] {
-        let e = MonomialGamma::<f64>::softened(1.0, c).err();
+        let e = MonomialGamma::<f64>::softened(1.0, c).validate().err();
         assert_eq!(e, refused, "f64 c = {c:e}");
     }
     for c in [1e-40f32, 1e-13, 1e-6] {
-        let e = MonomialGamma::<f32>::softened(1.0, c).err();
+        let e = MonomialGamma::<f32>::softened(1.0, c).validate().err();
         assert_eq!(e, refused, "f32 c = {c:e}");
     }
     // a = 2 draws by rejection from the stiff density (no Gamma(1/c)); only 1/c must be finite.
-    assert_eq!(MonomialGamma::<f64>::softened(2.0, 5e-324).err(), refused);
-    assert!(MonomialGamma::<f64>::softened(2.0, 1e-30).is_ok());
+    assert_eq!(
+        MonomialGamma::<f64>::softened(2.0, 5e-324).validate().err(),
+        refused
+    );
+    assert!(
+        MonomialGamma::<f64>::softened(2.0, 1e-30)
+            .validate()
+            .is_ok()
+    );
     // Just above the limits the draws have their sd √(2/c): 4000 draws, the sample sd within
     // 5 of its standard errors (SE of a sample sd ≈ sd/√(2n) = 1.1 %). Their rounding step is
     // then at most 10⁻³ sd, so a draw is exactly 0 with probability ≤ φ(0)·10⁻³ = 4·10⁻⁴:
     // about 1.6 of 4000 (Poisson, P(≥ 12) < 10⁻⁶), where the probe saw 37 % at c = 10⁻²⁸.
     fn spread_is_right<T: Real>(c: T, seed: u64) {
         use sgmcmc::kinetic::Kinetic;
-        let k = MonomialGamma::softened(T::ONE, c).unwrap();
+        let k = MonomialGamma::softened(T::ONE, c);
         let mut rng = Pcg64::new(seed.into(), 33);
         let n = 4000;
         let draws: Vec<f64> = (0..n).map(|_| k.sample(0, &mut rng).to_f64()).collect();

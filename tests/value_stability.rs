@@ -445,7 +445,7 @@ fn sgmgt_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
         // SGMGT-D, softened eq. 12, a = 1, c = 5.
         {
             let name = format!("sgmgt-d-softened-a1-{scheme}-{}{}", T::NAME, dim_tag::<N>());
-            let params = d_params.with_kinetic(MonomialGamma::softened(c(1.0), c(5.0)).unwrap());
+            let params = d_params.with_kinetic(MonomialGamma::softened(c(1.0), c(5.0)));
             sgmgt_case::<N, _, _, _>(out, name, params, None);
         }
         // SGMGT-D, softened eq. 12, a = 2, c = 5, with per-coordinate noise estimates.
@@ -455,21 +455,20 @@ fn sgmgt_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
                 T::NAME,
                 dim_tag::<N>()
             );
-            let params = d_params.with_kinetic(MonomialGamma::softened(c(2.0), c(5.0)).unwrap());
+            let params = d_params.with_kinetic(MonomialGamma::softened(c(2.0), c(5.0)));
             let b: [T; N] = core::array::from_fn(|i| c(0.1 + 0.05 * (i % SMALL) as f64));
             sgmgt_case::<N, _, _, _>(out, name, params, Some(&b));
         }
         // SGMGT-D with the power softening, a = 2, c = 3, scalar noise estimate.
         {
             let name = format!("sgmgt-d-power-a2-{scheme}-{}{}", T::NAME, dim_tag::<N>());
-            let params =
-                power_params.with_kinetic(MonomialGamma::softened_power(c(2.0), c(3.0)).unwrap());
+            let params = power_params.with_kinetic(MonomialGamma::softened_power(c(2.0), c(3.0)));
             sgmgt_case::<N, _, _, _>(out, name, params, None);
         }
         // SGMGT with the stiff kinetics, a = 1, γ = 0.5, σ_p = 0.7.
         {
             let name = format!("sgmgt-stiff-a1-{scheme}-{}{}", T::NAME, dim_tag::<N>());
-            let params = stiff_params.with_kinetic(MonomialGamma::stiff(c(1.0)).unwrap());
+            let params = stiff_params.with_kinetic(MonomialGamma::stiff(c(1.0)));
             sgmgt_case::<N, _, _, _>(out, name, params, None);
         }
     }

@@ -789,7 +789,8 @@ unsafe fn sgmgt<T: Real>(q: SgmcmcSgmgtParams<T>, call: Call<T>) -> Result<(), i
         .with_noise_estimate(q.noise_estimate)
         .with_resampling_steps(0, 0);
     params.validate().map_err(param_code)?;
-    let kinetic = MonomialGamma::softened(q.a, q.c).map_err(param_code)?;
+    let kinetic = MonomialGamma::softened(q.a, q.c);
+    kinetic.validate().map_err(param_code)?;
     let params = params
         .with_kinetic(kinetic)
         .with_integrator(integrator(q.integrator)?);

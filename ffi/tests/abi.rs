@@ -510,7 +510,7 @@ fn abi_matches_the_core_samplers() {
             let prm = SgmgtParams::new(0.02)
                 .with_resampling_steps(100, 100)
                 .with_integrator(integ)
-                .with_kinetic(MonomialGamma::softened(a, 5.0).unwrap());
+                .with_kinetic(MonomialGamma::softened(a, 5.0));
             let mut core = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             let last = run_core(&mut core, 3, 450).unwrap();
             assert_eq!(core.position(), &c.theta[..], "{integ:?} a = {a}");
@@ -945,7 +945,7 @@ fn core_sgmgt_d(
         .with_noise_estimate(b_hat)
         .with_resampling_steps(0, 0)
         .with_integrator(integ)
-        .with_kinetic(MonomialGamma::softened(1.0, 5.0).unwrap());
+        .with_kinetic(MonomialGamma::softened(1.0, 5.0));
     let mut core = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if let Some(b) = estimates {
         core.set_noise_estimates(b).unwrap();

@@ -308,9 +308,9 @@ fn build<'b, T: Real>(
         }
         7..=9 => {
             let kinetic = match kind {
-                7 => MonomialGamma::softened(r.pick(&[1.0, 2.0]).into_t(), param(r)).ok()?,
-                8 => MonomialGamma::stiff(param(r)).ok()?,
-                _ => MonomialGamma::softened_power(param(r), param(r)).ok()?,
+                7 => MonomialGamma::softened(r.pick(&[1.0, 2.0]).into_t(), param(r)),
+                8 => MonomialGamma::stiff(param(r)),
+                _ => MonomialGamma::softened_power(param(r), param(r)),
             };
             let params = SgmgtParams::new(h)
                 .with_kinetic(kinetic)

@@ -216,8 +216,7 @@ fn rice_ceiling_speeds() {
             MonomialGamma::softened_power(2.0, c)
         } else {
             MonomialGamma::softened(2.0, c)
-        }
-        .unwrap();
+        };
         let n = 600_000;
         let w = 60.0 / n as f64;
         let f = |i: usize| {

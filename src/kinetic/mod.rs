@@ -27,7 +27,7 @@ pub use mass::{AdaptiveMass, DenseMass, DiagonalMass, IdentityMass, Mass, MassBu
 pub(crate) use mass::{MassParts, symmetric_eigen};
 pub use monomial_gamma::{MonomialGamma, Softening};
 
-use crate::error::LayoutError;
+use crate::error::{LayoutError, ParamError};
 use crate::real::Real;
 use rand_core::Rng;
 
@@ -46,6 +46,13 @@ pub trait Kinetic<T: Real>: Copy {
     /// Checks that this kinetic energy fits a state of dimension `n` (a diagonal mass must have
     /// length `n`); called once by the sampler's constructor.
     fn check_dim(&self, n: usize) -> Result<(), LayoutError>;
+
+    /// Checks this kinetic energy's parameters; called by the sampler's constructor with its
+    /// other settings (so that every setting is checked at one time). Nothing to check by
+    /// default.
+    fn validate(&self) -> Result<(), ParamError> {
+        Ok(())
+    }
 
     /// Kᵢ(p).
     fn energy(&self, i: usize, p: T) -> T;

@@ -39,8 +39,9 @@ pub enum Softening {
 /// * [`MonomialGamma::softened_power`]: K_c(p) = (p² + c^{−2a})^{1/(2a)}, a smooth softening
 ///   for any a ≥ ½ (ours).
 ///
-/// A small `Copy` value; the constructors validate `a` and `c` and precompute the constants, so
-/// no method can fail, panic or allocate. The formulas, the values returned at the non-smooth
+/// A small `Copy` value; the constructors precompute the constants and the sampler's
+/// constructor checks `a` and `c` ([`MonomialGamma::validate`]), so no method can fail, panic
+/// or allocate. The formulas, the values returned at the non-smooth
 /// point p = 0, the friction flows (exact, or second order for eq. 12 at a = 2 and the power
 /// softening) and the rejection sampler of the softened kinds are derived in
 /// `docs/monomial-gamma.md`.
@@ -51,7 +52,7 @@ pub enum Softening {
 /// use rand_pcg::Pcg64;
 /// use sgmcmc::kinetic::{Kinetic, MonomialGamma, Softening};
 ///
-/// let k = MonomialGamma::softened(1.0f64, 5.0).unwrap();
+/// let k = MonomialGamma::softened(1.0f64, 5.0);
 /// assert_eq!(k.softening(), Softening::Eq12);
 /// assert_eq!((k.a(), k.c()), (1.0, 5.0));
 /// // ∇K_c = tanh(cp/2), ∇²K_c = (c/2) sech²(cp/2)
@@ -63,9 +64,10 @@ pub enum Softening {
 /// assert!(p.is_finite() && proposals >= 1);
 ///
 /// // a = 3/2 is not one of eq. 12's cases, but the stiff and power forms take any a ≥ ½.
-/// assert!(MonomialGamma::softened(1.5f64, 5.0).is_err());
-/// assert!(MonomialGamma::softened_power(1.5f64, 5.0).is_ok());
-/// assert!(MonomialGamma::<f64>::stiff(0.4).is_err());
+/// // (Checked when a sampler is built; `validate` checks alone.)
+/// assert!(MonomialGamma::softened(1.5f64, 5.0).validate().is_err());
+/// assert!(MonomialGamma::softened_power(1.5f64, 5.0).validate().is_ok());
+/// assert!(MonomialGamma::<f64>::stiff(0.4).validate().is_err());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MonomialGamma<T> {
@@ -139,13 +141,11 @@ impl<T: Real> MonomialGamma<T> {
     /// The stiff kinetics K(p) = |p|^{1/a} of Zhang et al. 2017, eq. 3 (M = I). At a = ½ this is
     /// K = p², i.e. p ~ N(0, ½). Draws are exact (p = ±u^a, u ~ Gamma(a)).
     ///
-    /// # Errors
-    ///
-    /// [`Param::MonomialExponent`]: `a` not finite, below ½, or so large that draws could
+    /// Checked when a sampler is built, or by [`MonomialGamma::validate`]:
+    /// [`Param::MonomialExponent`] when `a` is not finite, below ½, or so large that draws could
     /// overflow `T` (a > 18.4 in `f32`, a > 123 in `f64`; see `docs/monomial-gamma.md`).
-    pub fn stiff(a: T) -> Result<Self, ParamError> {
-        let a = Self::check_a(a)?;
-        Ok(Self::new(Softening::Stiff, a, T::INFINITY))
+    pub fn stiff(a: T) -> Self {
+        Self::new(Softening::Stiff, a, T::INFINITY)
     }
 
     /// The softened kinetics K_c of Zhang et al. 2017, eq. 12, for a = 1 or a = 2 and a
@@ -156,22 +156,13 @@ impl<T: Real> MonomialGamma<T> {
     /// draw (`docs/monomial-gamma.md`), so there c well below 1 is not recommended. At a = 2
     /// the curvature is unbounded near p = 0 and the friction flow is second order, not exact.
     ///
-    /// # Errors
-    ///
-    /// [`Param::MonomialExponent`]: `a` not finite, or not 1 or 2. [`Param::Softening`]: `c`
-    /// not finite, ≤ 0, so small that 1/c overflows, or, at a = 1, below the smallest c whose
-    /// exact draws keep their resolution: c < 6.4·10⁻²³ in `f64`, c < 1.3·10⁻⁶ in `f32`
-    /// (`docs/monomial-gamma.md`, *The smallest c*).
-    pub fn softened(a: T, c: T) -> Result<Self, ParamError> {
-        let a = Self::check_a(a)?;
-        if a != T::ONE && a != T::TWO {
-            return Err(ParamError::OutOfRange(Param::MonomialExponent));
-        }
-        let c = positive(c, Param::Softening)?;
-        if !(T::ONE / c).is_finite() || (a == T::ONE && !Self::draws_resolved(c)) {
-            return Err(ParamError::OutOfRange(Param::Softening));
-        }
-        Ok(Self::new(Softening::Eq12, a, c))
+    /// Checked when a sampler is built, or by [`MonomialGamma::validate`]:
+    /// [`Param::MonomialExponent`] when `a` is not finite, or not 1 or 2; [`Param::Softening`]
+    /// when `c` is not finite, ≤ 0, so small that 1/c overflows, or, at a = 1, below the
+    /// smallest c whose exact draws keep their resolution: c < 6.4·10⁻²³ in `f64`,
+    /// c < 1.3·10⁻⁶ in `f32` (`docs/monomial-gamma.md`, *The smallest c*).
+    pub fn softened(a: T, c: T) -> Self {
+        Self::new(Softening::Eq12, a, c)
     }
 
     /// Whether eq. 12's a = 1 draws p = (ln G₁ − ln G₂)/c, Gᵢ ~ Gamma(1/c), resolve their own
@@ -189,21 +180,45 @@ impl<T: Real> MonomialGamma<T> {
     /// c > 0: C^∞, with the stiff tails, K ≤ K_c ≤ K + 1/c (at a = 1 the relativistic kinetic
     /// energy). Its friction flow is second order, not exact (`docs/monomial-gamma.md`).
     ///
+    /// Checked when a sampler is built, or by [`MonomialGamma::validate`]:
+    /// [`Param::MonomialExponent`] when `a` is not finite, below ½, or above the cap of
+    /// [`MonomialGamma::stiff`]; [`Param::Softening`] when `c` is not finite, ≤ 0, or so extreme
+    /// that ε² = c^{−2a} underflows to 0 or overflows in `T`.
+    pub fn softened_power(a: T, c: T) -> Self {
+        let mut k = Self::new(Softening::Power, a, c);
+        k.eps = c.powf(-a);
+        k
+    }
+
+    /// Checks a and c, as the sampler's constructor does (each constructor above says what it
+    /// refuses); until then a bad value is only held, so that settings are checked at one time.
+    ///
     /// # Errors
     ///
-    /// [`Param::MonomialExponent`]: `a` not finite, below ½, or above the cap of
-    /// [`MonomialGamma::stiff`]. [`Param::Softening`]: `c` not finite, ≤ 0, or so extreme that ε² = c^{−2a} underflows to 0 or overflows in `T`.
-    pub fn softened_power(a: T, c: T) -> Result<Self, ParamError> {
-        let a = Self::check_a(a)?;
-        let c = positive(c, Param::Softening)?;
-        let eps = c.powf(-a);
-        let eps2 = eps * eps;
-        if !(eps2 > T::ZERO && eps2.is_finite()) {
-            return Err(ParamError::OutOfRange(Param::Softening));
+    /// [`Param::MonomialExponent`] or [`Param::Softening`], as the constructor that made it says.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let a = Self::check_a(self.a)?;
+        match self.kind {
+            Softening::Stiff => Ok(()),
+            Softening::Eq12 => {
+                if a != T::ONE && a != T::TWO {
+                    return Err(ParamError::OutOfRange(Param::MonomialExponent));
+                }
+                let c = positive(self.c, Param::Softening)?;
+                if !(T::ONE / c).is_finite() || (a == T::ONE && !Self::draws_resolved(c)) {
+                    return Err(ParamError::OutOfRange(Param::Softening));
+                }
+                Ok(())
+            }
+            Softening::Power => {
+                positive(self.c, Param::Softening)?;
+                let eps2 = self.eps * self.eps;
+                if !(eps2 > T::ZERO && eps2.is_finite()) {
+                    return Err(ParamError::OutOfRange(Param::Softening));
+                }
+                Ok(())
+            }
         }
-        let mut k = Self::new(Softening::Power, a, c);
-        k.eps = eps;
-        Ok(k)
     }
 
     /// The monomial exponent a.
@@ -506,6 +521,10 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     /// Always fits: the identity mass has no buffer.
     fn check_dim(&self, _n: usize) -> Result<(), LayoutError> {
         Ok(())
+    }
+
+    fn validate(&self) -> Result<(), ParamError> {
+        MonomialGamma::validate(self)
     }
 
     #[inline]

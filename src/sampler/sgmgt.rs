@@ -40,7 +40,7 @@ use rand_core::Rng;
 /// assert_eq!(sgmgt.resampling_steps(), (100, 100));
 /// // SGMGT-D: the same with σ_θ = σ_ξ = 0.01; here with a = 2 kinetics (eq. 12, c = 1).
 /// let sgmgt_d = SgmgtParams::sgmgt_d(0.05f64)
-///     .with_kinetic(MonomialGamma::softened(2.0, 1.0).unwrap())
+///     .with_kinetic(MonomialGamma::softened(2.0, 1.0))
 ///     .with_resampling_steps(200, 0);
 /// assert_eq!((sgmgt_d.sigma_theta(), sgmgt_d.sigma_xi()), (0.01, 0.01));
 /// assert!(sgmgt_d.validate().is_ok());
@@ -203,7 +203,8 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> SgmgtParams<T, 
         if T::TWO * sigma_theta * noise >= T::ONE {
             return Err(ParamError::OutOfRange(Param::NoiseEstimate));
         }
-        Ok(())
+        self.kinetic.validate()?;
+        self.potential.validate()
     }
 
     /// h

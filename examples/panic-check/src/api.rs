@@ -186,11 +186,12 @@ fn kinetic_ops<T: Real, K: Kinetic<T>, Tag>(k: K, b: &mut Build<'_, T>, cx: Cx<'
 #[inline(always)]
 pub fn kinetic_monomial_gamma<T: Real, Tag>(b: &mut Build<'_, T>, cx: Cx<'_, T, Tag>) -> i32 {
     let (a, c) = (cx.knobs.a, cx.knobs.c);
-    let k = tri!(match cx.knobs.select & 3 {
+    let k = match cx.knobs.select & 3 {
         0 => MonomialGamma::stiff(a),
         1 => MonomialGamma::softened(a, c),
         _ => MonomialGamma::softened_power(a, c),
-    });
+    };
+    tri!(k.validate());
     let extra = k.a() + k.c() + k.softening_excess(cx.knobs.x);
     cx.out.other = extra;
     kinetic_ops(k, b, cx)

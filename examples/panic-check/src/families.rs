@@ -217,8 +217,7 @@ pub mod sgmgt {
             0 => MonomialGamma::stiff(k.c),
             1 => MonomialGamma::softened(k.c, k.x),
             _ => MonomialGamma::softened_power(k.c, k.x),
-        }
-        .map_err(drop)?;
+        };
         let inv_mass: &'a [T] = b.inv_mass;
         let potential = if k.bit(6) {
             Gaussian::diagonal(inv_mass).map_err(drop)?

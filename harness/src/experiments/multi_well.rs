@@ -606,8 +606,7 @@ pub fn run_chain(
                 MonomialGamma::softened_power(MONOMIAL_A, settings.c)
             } else {
                 MonomialGamma::softened(MONOMIAL_A, settings.c)
-            }
-            .map_err(|e| named(SamplerError::Build(e.into())))?;
+            };
             let params = sgmgt_params(
                 (settings.h, kinetic, settings.integrator),
                 (settings.sigma_p, settings.sigma_theta, settings.sigma_xi),
@@ -682,7 +681,9 @@ impl NormalSpeeds {
                 };
                 // Settings come from the grid, whose c are all valid; an invalid one gives no
                 // draws and hence a NaN speed, which the report shows as such.
-                let Ok(k) = k else { return Vec::new() };
+                if k.validate().is_err() {
+                    return Vec::new();
+                }
                 let mut rng = Pcg64::new(0x005e_ed0f_5eed, 0x0ce1);
                 (0..SPEED_DRAWS)
                     .map(|_| {

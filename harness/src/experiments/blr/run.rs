@@ -195,7 +195,7 @@ pub(super) fn run_chain(
             },
         )?;
     } else {
-        let kinetic = MonomialGamma::softened(method.a(), s.c).expect("a ∈ {1, 2}, c > 0");
+        let kinetic = MonomialGamma::softened(method.a(), s.c);
         let noise_estimates = method
             .corrected()
             .then(|| problem.gradient_noise(s.h, protocol.batch));

@@ -431,7 +431,7 @@ where
         Method::SgmgtD => {
             // a = 1 with softening c = 1; σ_θ = σ_ξ = 0.01 (SgmgtParams::sgmgt_d), γ = 1, p
             // resampled every 100 steps, ξ never.
-            let kinetic = MonomialGamma::softened(1.0, 1.0)?;
+            let kinetic = MonomialGamma::softened(1.0, 1.0);
             let params = sgmgt_params((h, kinetic, Integrator::Euler), (a, 0.01, 0.01), (100, 0));
             let mut s = Sgmgt::new(params, theta, p, &mut xi, &mut work[..w3])?;
             s.resample_momentum(rng);
