@@ -13,7 +13,7 @@
 //! let mut p = [0.0f32; LEN.momentum];
 //! let mut work = [0.0f32; LEN.work];
 //! let mut xi = [0.0f32; LEN.thermostat];
-//! let sampler = Sgnht::new(SgnhtParams::new(0.01), &mut theta, &mut p, &mut xi[0], &mut work);
+//! let sampler = Sgnht::new(SgnhtParams::new(0.01), &mut theta, &mut p, &mut xi, &mut work);
 //! assert!(sampler.is_ok());
 //!
 //! // The calibrated wrapper's two buffers come with the sampler's.

@@ -142,7 +142,7 @@ fn msgnht_variance(integrator: Integrator, h: f64, seed: u64) -> Option<(f64, f6
         .with_integrator(integrator);
     // ξ starts at D, as the papers (and the old constructor) do.
     let (mut t, mut p, mut xi, mut work) = ([0.0f64], [0.0], [prm.initial_thermostat()], [0.0; 3]);
-    let mut smp = MSgnht::new(prm, &mut t, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = MSgnht::resume(prm, &mut t, &mut p, &mut xi, &mut work).unwrap();
     let mut rng = Pcg64::new(seed as u128, 99);
     let mut grad = |x: &[f64], g: &mut [f64]| g.copy_from_slice(x);
     // 4·10⁵/h steps in 100 batches: the autocorrelation time of θ² is a few time units, i.e.

@@ -45,10 +45,18 @@ fn every_sampler_terminates_with_a_stuck_generator() {
             drive(&mut s, &mut m, word);
             let prm = SgnhtParams::new(0.01).with_integrator(scheme);
             let mut xi = prm.initial_thermostat();
-            let mut s = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work[..2 * N]).unwrap();
+            let mut s = Sgnht::resume(
+                prm,
+                &mut theta,
+                &mut p,
+                std::slice::from_mut(&mut xi),
+                &mut work[..2 * N],
+            )
+            .unwrap();
             drive(&mut s, &mut m, word);
             let mut xis = vec![prm.initial_thermostat(); N];
-            let mut s = MSgnht::new(prm, &mut theta, &mut p, &mut xis, &mut work[..3 * N]).unwrap();
+            let mut s =
+                MSgnht::resume(prm, &mut theta, &mut p, &mut xis, &mut work[..3 * N]).unwrap();
             drive(&mut s, &mut m, word);
             // SGMGT redrawing p and ξ at every step, with sharply softened kinetic energies
             // (c = 0.05: eq. 12 at a = 2 samples by rejection, acceptance ≥ e^{−2/c} = e^{−40},
@@ -65,7 +73,7 @@ fn every_sampler_terminates_with_a_stuck_generator() {
                     .with_integrator(scheme);
                 let mut xis = vec![0.0; N];
                 let mut s =
-                    Sgmgt::new(prm, &mut theta, &mut p, &mut xis, &mut work[..3 * N]).unwrap();
+                    Sgmgt::resume(prm, &mut theta, &mut p, &mut xis, &mut work[..3 * N]).unwrap();
                 drive(&mut s, &mut m, word);
             }
         }

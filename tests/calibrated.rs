@@ -210,16 +210,16 @@ fn sample(
             go!(Sghmc::new(SghmcParams::new(H), &mut theta, &mut p, &mut work[..2 * D]).unwrap())
         }
         Kind::Sgnht => {
-            go!(Sgnht::new(
+            go!(Sgnht::resume(
                 SgnhtParams::new(H),
                 &mut theta,
                 &mut p,
-                &mut xi,
+                std::slice::from_mut(&mut xi),
                 &mut work[..2 * D]
             )
             .unwrap())
         }
-        Kind::MSgnht => go!(MSgnht::new(
+        Kind::MSgnht => go!(MSgnht::resume(
             SgnhtParams::new(H),
             &mut theta,
             &mut p,
@@ -229,7 +229,7 @@ fn sample(
         .unwrap()),
         Kind::SgmgtD => {
             let params = sgmgt_d_params(h);
-            let mut s = Sgmgt::new(params, &mut theta, &mut p, &mut xi_v, &mut work).unwrap();
+            let mut s = Sgmgt::resume(params, &mut theta, &mut p, &mut xi_v, &mut work).unwrap();
             s.resample_momentum(&mut rng);
             go!(s)
         }
@@ -380,16 +380,16 @@ fn correlated(
             go!(Sghmc::new(SghmcParams::new(H), &mut theta, &mut p, &mut work[..2 * D]).unwrap())
         }
         Kind::Sgnht => {
-            go!(Sgnht::new(
+            go!(Sgnht::resume(
                 SgnhtParams::new(H),
                 &mut theta,
                 &mut p,
-                &mut xi,
+                std::slice::from_mut(&mut xi),
                 &mut work[..2 * D]
             )
             .unwrap())
         }
-        Kind::MSgnht => go!(MSgnht::new(
+        Kind::MSgnht => go!(MSgnht::resume(
             SgnhtParams::new(H),
             &mut theta,
             &mut p,
@@ -713,7 +713,7 @@ fn negative_sum_of_squares_is_refused() {
     for shape in [NoiseShape::Diagonal, NoiseShape::Dense] {
         let (mut theta, mut p, mut xi, mut work) = ([0.2f64, -0.1], [0.3, 0.2], [0.0; 2], [0.0; 6]);
         let sgmgt =
-            Sgmgt::new(sgmgt_d_params(0.01), &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            Sgmgt::resume(sgmgt_d_params(0.01), &mut theta, &mut p, &mut xi, &mut work).unwrap();
         let mut est = vec![0.0; shape.len(2)];
         let mut scratch = vec![0.0; Calibrated::<f64, Sgmgt<f64>>::workspace_len(shape, 2)];
         let mut s = Calibrated::new(

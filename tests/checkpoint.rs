@@ -229,12 +229,18 @@ macro_rules! builds {
         v.push(("sgnht-euler".into(), |b| {
             let params = SgnhtParams::new(0.05).with_integrator(Integrator::Euler);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
-            Box::new(Sgnht::new(params, t, p, xi, &mut b.work[..2 * N]).unwrap())
+            Box::new(
+                Sgnht::resume(params, t, p, std::slice::from_mut(xi), &mut b.work[..2 * N])
+                    .unwrap(),
+            )
         }));
         v.push(("sgnht-splitting".into(), |b| {
             let params = SgnhtParams::new(0.05);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
-            Box::new(Sgnht::new(params, t, p, xi, &mut b.work[..2 * N]).unwrap())
+            Box::new(
+                Sgnht::resume(params, t, p, std::slice::from_mut(xi), &mut b.work[..2 * N])
+                    .unwrap(),
+            )
         }));
         v.push(("sghmc-euler".into(), |b| {
             let params = SghmcParams::new(0.05).with_integrator(Integrator::Euler);
@@ -250,7 +256,8 @@ macro_rules! builds {
         v.push(("sgnht-euler-dense".into(), |b| {
             let params = SgnhtParams::new(0.05).with_integrator(Integrator::Euler);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
-            let mut s = Sgnht::new(params, t, p, xi, &mut b.work[..2 * N]).unwrap();
+            let mut s = Sgnht::resume(params, t, p, std::slice::from_mut(xi), &mut b.work[..2 * N])
+                .unwrap();
             let mass = MassBuffer::dense(&mut b.inv_mass, &mut b.mass_work, N).unwrap();
             s.set_mass(mass).unwrap();
             Box::new(s)
@@ -258,7 +265,8 @@ macro_rules! builds {
         v.push(("sgnht-splitting-dense".into(), |b| {
             let params = SgnhtParams::new(0.05);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
-            let mut s = Sgnht::new(params, t, p, xi, &mut b.work[..2 * N]).unwrap();
+            let mut s = Sgnht::resume(params, t, p, std::slice::from_mut(xi), &mut b.work[..2 * N])
+                .unwrap();
             let mass =
                 MassBuffer::dense_with_eigen(&mut b.inv_mass, &mut b.mass_work, &mut b.eigen, N)
                     .unwrap();
@@ -268,12 +276,12 @@ macro_rules! builds {
         v.push(("msgnht-euler".into(), |b| {
             let params = SgnhtParams::new(0.05).with_integrator(Integrator::Euler);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
-            Box::new(MSgnht::new(params, t, p, xi, &mut b.work[..3 * N]).unwrap())
+            Box::new(MSgnht::resume(params, t, p, xi, &mut b.work[..3 * N]).unwrap())
         }));
         v.push(("msgnht-splitting".into(), |b| {
             let params = SgnhtParams::new(0.05);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
-            Box::new(MSgnht::new(params, t, p, xi, &mut b.work[..3 * N]).unwrap())
+            Box::new(MSgnht::resume(params, t, p, xi, &mut b.work[..3 * N]).unwrap())
         }));
         // SGMGT-D redrawing p every 5 steps and ξ every 3 (the checkpoints fall between).
         v.push(("sgmgt-d-euler".into(), |b| {
@@ -281,14 +289,14 @@ macro_rules! builds {
                 .with_resampling_steps(5, 3)
                 .with_integrator(Integrator::Euler);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
-            Box::new(Sgmgt::new(params, t, p, xi, &mut b.work[..3 * N]).unwrap())
+            Box::new(Sgmgt::resume(params, t, p, xi, &mut b.work[..3 * N]).unwrap())
         }));
         v.push(("sgmgt-d-splitting-a2".into(), |b| {
             let params = SgmgtParams::sgmgt_d(0.05)
                 .with_kinetic(MonomialGamma::softened(2.0, 5.0))
                 .with_resampling_steps(5, 3);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
-            Box::new(Sgmgt::new(params, t, p, xi, &mut b.work[..3 * N]).unwrap())
+            Box::new(Sgmgt::resume(params, t, p, xi, &mut b.work[..3 * N]).unwrap())
         }));
         v.push(("hmc".into(), |b| {
             let params = HmcParams::new(0.2).with_leapfrog_steps(3);
@@ -322,7 +330,8 @@ macro_rules! builds {
         v.push(("sgnht-em-diag-adaptive".into(), |b| {
             let params = SgnhtParams::new(0.05);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
-            let mut s = Sgnht::new(params, t, p, xi, &mut b.work[..2 * N]).unwrap();
+            let mut s = Sgnht::resume(params, t, p, std::slice::from_mut(xi), &mut b.work[..2 * N])
+                .unwrap();
             s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).unwrap())
                 .unwrap();
             let em = McemParams::new(2)

@@ -227,7 +227,14 @@ fn sample(
                 .with_diffusion(1.0)
                 .with_integrator(Integrator::Euler);
             let mut xi = prm.initial_thermostat();
-            let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work[..2 * d]).unwrap();
+            let mut smp = Sgnht::resume(
+                prm,
+                &mut theta,
+                &mut p,
+                std::slice::from_mut(&mut xi),
+                &mut work[..2 * d],
+            )
+            .unwrap();
             smp.set_mass(mass).unwrap();
             em!(smp, 10, 10_000, 2_000)
         }
@@ -568,7 +575,14 @@ fn m_step_learns_the_momentum_precision_and_the_bias_correction_is_needed() {
             let prm = SgnhtParams::new(1.0)
                 .with_diffusion(0.0)
                 .with_integrator(Integrator::Euler);
-            let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut smp = Sgnht::resume(
+                prm,
+                &mut theta,
+                &mut p,
+                std::slice::from_mut(&mut xi),
+                &mut work,
+            )
+            .unwrap();
             smp.set_mass(mass).unwrap();
             let m_step = MStepParams::new()
                 .with_offset(0.0)
@@ -637,7 +651,14 @@ fn adaptive_sample_count_bookkeeping() {
         .with_diffusion(1.0)
         .with_integrator(Integrator::Splitting);
     let mut xi = prm.initial_thermostat();
-    let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgnht::resume(
+        prm,
+        &mut theta,
+        &mut p,
+        std::slice::from_mut(&mut xi),
+        &mut work,
+    )
+    .unwrap();
     smp.set_mass(mass).unwrap();
     let size = SampleSize::adaptive(20, 0.25, 3).unwrap();
     let params = McemParams::new(5)

@@ -145,11 +145,17 @@ fn sgnht_err<T: Fl>(params: SgnhtParams<T>) -> Option<ParamError> {
         let params = params.with_integrator(scheme);
         let (mut theta, mut p, mut work) = ([T::ZERO; 2], [T::ZERO; 2], [T::ZERO; 4]);
         let mut xi = T::ONE;
-        let r = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work);
+        let r = Sgnht::resume(
+            params,
+            &mut theta,
+            &mut p,
+            std::slice::from_mut(&mut xi),
+            &mut work,
+        );
         assert_eq!(r.err(), e.map(Error::Param), "Sgnht::new vs validate");
         let mut xi = [T::ONE; 2];
         let mut work = [T::ZERO; 6];
-        let r = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work);
+        let r = MSgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work);
         assert_eq!(r.err(), e.map(Error::Param), "MSgnht::new vs validate");
     }
     e
@@ -497,12 +503,18 @@ fn construct_all<T: Fl>(
         let (mut t, mut p, _, mut w) = vecs(lens.work(Sgnht::<T>::workspace_len));
         let params = sgnht(h, T::ONE).with_integrator(scheme);
         let mut xi = params.initial_thermostat();
-        let r = Sgnht::new(params, &mut t, &mut p, &mut xi, &mut w);
+        let r = Sgnht::resume(
+            params,
+            &mut t,
+            &mut p,
+            std::slice::from_mut(&mut xi),
+            &mut w,
+        );
         out.push((format!("Sgnht {scheme:?}"), r.err().map(layout)));
 
         let (mut t, mut p, mut xi, mut w) = vecs(lens.work(MSgnht::<T>::workspace_len));
         xi.fill(params.initial_thermostat());
-        let r = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut w);
+        let r = MSgnht::resume(params, &mut t, &mut p, &mut xi, &mut w);
         out.push((format!("MSgnht {scheme:?}"), r.err().map(layout)));
     }
     for with_mass in [false, true] {
@@ -777,19 +789,28 @@ fn build<T: Fl>(
             let params = sgnht(h, a).with_integrator(scheme);
             b.xi_scalar = params.initial_thermostat();
             let xi = &mut b.xi_scalar;
-            Box::new(Sgnht::new(params, &mut b.theta, &mut b.p, xi, work).unwrap())
+            Box::new(
+                Sgnht::resume(
+                    params,
+                    &mut b.theta,
+                    &mut b.p,
+                    std::slice::from_mut(xi),
+                    work,
+                )
+                .unwrap(),
+            )
         }
         Kind::MSgnht => {
             let params = sgnht(h, a).with_integrator(scheme);
             b.xi.fill(params.initial_thermostat());
             let xi = &mut b.xi;
-            Box::new(MSgnht::new(params, &mut b.theta, &mut b.p, xi, work).unwrap())
+            Box::new(MSgnht::resume(params, &mut b.theta, &mut b.p, xi, work).unwrap())
         }
         Kind::Sgmgt => {
             let params = SgmgtParams::sgmgt_d(h).with_integrator(scheme);
             b.xi.fill(T::ZERO);
             let xi = &mut b.xi;
-            Box::new(Sgmgt::new(params, &mut b.theta, &mut b.p, xi, work).unwrap())
+            Box::new(Sgmgt::resume(params, &mut b.theta, &mut b.p, xi, work).unwrap())
         }
     }
 }
@@ -1224,7 +1245,7 @@ fn msgnht_set_thermostat_resumes_a_chain() {
                 let mut b = Bufs::new(start::<T>(n, 1.0), start::<T>(n, 0.7));
                 b.xi.fill(params.initial_thermostat());
                 let mut orig =
-                    MSgnht::new(params, &mut b.theta, &mut b.p, &mut b.xi, &mut b.work).unwrap();
+                    MSgnht::resume(params, &mut b.theta, &mut b.p, &mut b.xi, &mut b.work).unwrap();
                 let mut rng = rng(21);
                 for _ in 0..5 {
                     orig.step(&mut model, &mut rng).unwrap();
@@ -1241,7 +1262,7 @@ fn msgnht_set_thermostat_resumes_a_chain() {
                     let mut b = Bufs::new(theta.clone(), p.clone());
                     b.xi.fill(params.initial_thermostat());
                     let (t, p, x) = (&mut b.theta, &mut b.p, &mut b.xi);
-                    let mut smp = MSgnht::new(params, t, p, x, &mut b.work).unwrap();
+                    let mut smp = MSgnht::resume(params, t, p, x, &mut b.work).unwrap();
                     assert!(
                         smp.thermostat().iter().all(|&x| x == T::of(0.5)),
                         "{ctx}: ξ₀ = D"
@@ -1291,7 +1312,7 @@ fn msgnht_step_uses_the_thermostat_written_through_set_thermostat() {
             let mut b = Bufs::new(vec![T::ZERO; n], vec![T::ONE; n]);
             b.xi.fill(params.initial_thermostat());
             let (t, p, x) = (&mut b.theta, &mut b.p, &mut b.xi);
-            let mut smp = MSgnht::new(params, t, p, x, &mut b.work).unwrap();
+            let mut smp = MSgnht::resume(params, t, p, x, &mut b.work).unwrap();
             let xi: Vec<T> = (0..n).map(|i| T::of(0.5 * i as f64)).collect();
             smp.set_thermostat(&xi).unwrap();
             let mut zero = |_: &[T], g: &mut [T]| g.fill(T::ZERO);
@@ -1337,7 +1358,7 @@ fn msgnht_non_finite_thermostat_is_refused_by_set_thermostat() {
                         let mut b = Bufs::new(start::<T>(n, 1.0), start::<T>(n, 0.7));
                         b.xi.fill(params.initial_thermostat());
                         let (t, p, x) = (&mut b.theta, &mut b.p, &mut b.xi);
-                        let mut smp = MSgnht::new(params, t, p, x, &mut b.work).unwrap();
+                        let mut smp = MSgnht::resume(params, t, p, x, &mut b.work).unwrap();
                         let mut rng = rng(9);
                         smp.step(&mut model, &mut rng).unwrap();
                         if attempt {
@@ -1375,7 +1396,8 @@ fn msgnht_non_finite_thermostat_is_refused_by_set_thermostat() {
                     let mut xi = params.initial_thermostat();
                     let (t, p) = (&mut b.theta, &mut b.p);
                     let work = &mut b.work[..2 * n];
-                    let mut smp = Sgnht::new(params, t, p, &mut xi, work).unwrap();
+                    let mut smp =
+                        Sgnht::resume(params, t, p, std::slice::from_mut(&mut xi), work).unwrap();
                     for bad in non_finite::<T>() {
                         let want = ParamError::NonFinite(Param::Thermostat);
                         assert_eq!(smp.set_thermostat(bad), Err(want), "{ctx}");
@@ -1729,7 +1751,13 @@ fn no_panic<T: Fl>(c: &Hostile) {
             let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
             let mut work = vec![T::ZERO; sg_work];
             let mut xi = params.initial_thermostat();
-            if let Ok(mut smp) = Sgnht::new(params, &mut t, &mut p, &mut xi, &mut work) {
+            if let Ok(mut smp) = Sgnht::resume(
+                params,
+                &mut t,
+                &mut p,
+                std::slice::from_mut(&mut xi),
+                &mut work,
+            ) {
                 let _ = smp.set_thermostat(pr(3));
                 let mut model = grad;
                 for _ in 0..c.steps {
@@ -1742,7 +1770,7 @@ fn no_panic<T: Fl>(c: &Hostile) {
             let mut xi = fill(&c.mass, len(1));
             xi.fill(params.initial_thermostat());
             let mut work = vec![T::ZERO; msgnht_work];
-            if let Ok(mut smp) = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work) {
+            if let Ok(mut smp) = MSgnht::resume(params, &mut t, &mut p, &mut xi, &mut work) {
                 let mut model = grad;
                 for _ in 0..c.steps {
                     let _ = smp.step(&mut model, &mut rng);
@@ -1758,7 +1786,7 @@ fn no_panic<T: Fl>(c: &Hostile) {
             let (mut t, mut p) = (fill(&c.theta, c.n), fill(&c.p, len(0)));
             let mut xi = fill(&c.mass, len(1));
             let mut work = vec![T::ZERO; msgnht_work];
-            if let Ok(mut smp) = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work) {
+            if let Ok(mut smp) = MSgnht::resume(params, &mut t, &mut p, &mut xi, &mut work) {
                 let mut model = grad;
                 for _ in 0..c.steps {
                     let _ = smp.step(&mut model, &mut rng);
@@ -1876,15 +1904,15 @@ proptest! {
 /// `MSgnht::new` keeps the caller's ξ (the old `new` overwrote it with D; the old `resume` is
 /// now `new`) and rejects a non-finite one.
 #[test]
-fn msgnht_new_keeps_and_checks_the_thermostats() {
+fn msgnht_resume_keeps_and_checks_the_thermostats() {
     let params = sgnht(0.05f64, 1.0).with_integrator(Integrator::Euler);
     let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 9]);
     let mut xi = [0.5, -0.25, 2.0];
-    let smp = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work).unwrap();
+    let smp = MSgnht::resume(params, &mut t, &mut p, &mut xi, &mut work).unwrap();
     assert_eq!(smp.thermostat(), &[0.5, -0.25, 2.0]);
     let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 9]);
     let mut xi = [0.5, f64::NAN, 2.0];
-    let err = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work).unwrap_err();
+    let err = MSgnht::resume(params, &mut t, &mut p, &mut xi, &mut work).unwrap_err();
     assert_eq!(
         err,
         Error::Layout(LayoutError::InvalidValue {
@@ -1892,6 +1920,66 @@ fn msgnht_new_keeps_and_checks_the_thermostats() {
             index: 1
         })
     );
+}
+
+/// `new` starts the thermostats itself — SGNHT's and mSGNHT's at the papers' ξ₀ = A, SGMGT's at
+/// 0 — whatever the buffer held (NaN included), takes SGNHT's ξ as a one-entry buffer like the
+/// others' n, and writes nothing when it fails; `resume` keeps the buffer's ξ (issue 33,
+/// friction 2).
+#[test]
+fn new_starts_the_thermostat_and_resume_keeps_it() {
+    let params = sgnht(0.05f64, 2.5);
+    let (mut t, mut p, mut work) = ([0.0f64; 3], [0.0; 3], [0.0; 9]);
+    let mut xi = [f64::NAN];
+    let smp = Sgnht::new(params, &mut t, &mut p, &mut xi, &mut work[..6]).unwrap();
+    assert_eq!(smp.thermostat(), 2.5);
+    let mut xi = [0.75];
+    let smp = Sgnht::resume(params, &mut t, &mut p, &mut xi, &mut work[..6]).unwrap();
+    assert_eq!(smp.thermostat(), 0.75);
+    let mut xi = [f64::NAN, 1.0];
+    let err = Sgnht::new(params, &mut t, &mut p, &mut xi, &mut work[..6]).unwrap_err();
+    assert_eq!(
+        err,
+        Error::Layout(LayoutError::LengthMismatch {
+            buffer: Buffer::Thermostat,
+            expected: 1,
+            found: 2
+        })
+    );
+    assert!(
+        xi[0].is_nan() && xi[1] == 1.0,
+        "a failed `new` wrote ξ: {xi:?}"
+    );
+    // A failure after the thermostat's checks (a short workspace) writes nothing either.
+    let mut xi = [f64::NAN];
+    assert!(Sgnht::new(params, &mut t, &mut p, &mut xi, &mut work[..5]).is_err());
+    assert!(xi[0].is_nan());
+
+    let mut xi = [f64::NAN, -1.0, 7.0];
+    let smp = MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work).unwrap();
+    assert_eq!(smp.thermostat(), &[2.5; 3]);
+    let mut xi = [f64::NAN, -1.0, 7.0];
+    assert!(MSgnht::new(params, &mut t, &mut p, &mut xi, &mut work[..8]).is_err());
+    assert!(xi[0].is_nan() && xi[1..] == [-1.0, 7.0]);
+
+    let mut xi = [f64::NAN, -1.0, 7.0];
+    let smp = Sgmgt::new(SgmgtParams::new(0.05), &mut t, &mut p, &mut xi, &mut work).unwrap();
+    assert_eq!(smp.thermostat(), &[0.0; 3]);
+    let mut xi = [0.5, -1.0, 7.0];
+    let smp = Sgmgt::resume(SgmgtParams::new(0.05), &mut t, &mut p, &mut xi, &mut work).unwrap();
+    assert_eq!(smp.thermostat(), &[0.5, -1.0, 7.0]);
+    let mut xi = [f64::NAN, -1.0, 7.0];
+    assert!(
+        Sgmgt::new(
+            SgmgtParams::new(0.05),
+            &mut t,
+            &mut p,
+            &mut xi,
+            &mut work[..8]
+        )
+        .is_err()
+    );
+    assert!(xi[0].is_nan() && xi[1..] == [-1.0, 7.0]);
 }
 
 /// Mass buffers given to the samplers' `set_mass` and samplers given to the MCEM wrapper: wrong
@@ -1939,11 +2027,25 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
     let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
     let mut xi = sgnht_params.initial_thermostat();
     let params = sgnht_params.with_integrator(Integrator::Splitting);
-    let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgnht::resume(
+        params,
+        &mut theta,
+        &mut p,
+        std::slice::from_mut(&mut xi),
+        &mut work,
+    )
+    .unwrap();
     assert_eq!(smp.set_mass(mass).err(), Some(LayoutError::UnsupportedMass));
     let mass = MassBuffer::dense(&mut prec, &mut fac, n).unwrap();
     let params = sgnht_params.with_integrator(Integrator::Euler);
-    let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgnht::resume(
+        params,
+        &mut theta,
+        &mut p,
+        std::slice::from_mut(&mut xi),
+        &mut work,
+    )
+    .unwrap();
     smp.set_mass(mass).unwrap();
     // A refused M⁻¹ (indefinite, non-symmetric, wrong length) leaves the old one bit for bit.
     let before: Vec<u64> = smp

@@ -725,8 +725,14 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
                 .with_integrator(scheme);
             assert_eq!(params.initial_thermostat().f().to_bits(), a.f().to_bits()); // ξ₀ = A
             let mut xi = params.initial_thermostat();
-            let mut smp =
-                Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..2 * n]).unwrap();
+            let mut smp = Sgnht::resume(
+                params,
+                &mut theta,
+                &mut p,
+                std::slice::from_mut(&mut xi),
+                &mut work[..2 * n],
+            )
+            .unwrap();
             smp.set_thermostat(T::of(case.xi0)).unwrap();
             for step in 0..case.steps {
                 let (t0, p0) = (smp.position().to_vec(), smp.momentum().to_vec());
@@ -754,7 +760,7 @@ fn check_sde<T: Fl>(kind: Sde, scheme: Integrator, case: &Case, n: usize) {
                 .with_diffusion(a)
                 .with_integrator(scheme);
             let mut xi = vec![params.initial_thermostat(); n];
-            let mut smp = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut smp = MSgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             assert!(smp.thermostat().iter().all(|x| x.f() == a.f())); // ξ₀ = D
             // The first step starts from ξ = D. Before the second, ξ is overwritten through
             // `set_thermostat` (as when resuming a chain) with values unrelated to D; the
@@ -1009,7 +1015,14 @@ fn check_mass_sde<T: Fl>(scheme: Integrator, case: &Case, n: usize) {
                     .with_integrator(scheme)
                     .with_thermostat_rule(rule);
                 let mut xi = T::of(case.xi0);
-                let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+                let mut smp = Sgnht::resume(
+                    params,
+                    &mut theta,
+                    &mut p,
+                    std::slice::from_mut(&mut xi),
+                    &mut work,
+                )
+                .unwrap();
                 smp.set_mass(mass).unwrap();
                 let sd = (two * X::lit(a) * X::lit(h)).sqrt();
                 for step in 0..case.steps {
@@ -1254,7 +1267,7 @@ fn check_sgmgt_with<T: Fl, K: Kinetic<T>>(
             .map(|i| T::of(case.xi0 * 0.25 + 0.1 * case.gc[i]))
             .collect();
         let mut work = vec![T::ZERO; 3 * n];
-        let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+        let mut smp = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
         if per {
             smp.set_noise_estimates(&bhats).unwrap();
         }
@@ -1551,7 +1564,14 @@ fn check_sgnht_reformulated<T: Fl>(c: &ChainCase) {
     let mut p: Vec<T> = u0.iter().map(|&u| u / h).collect();
     let mut work = vec![T::ZERO; 2 * n];
     let mut xi = params.initial_thermostat();
-    let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgnht::resume(
+        params,
+        &mut theta,
+        &mut p,
+        std::slice::from_mut(&mut xi),
+        &mut work,
+    )
+    .unwrap();
     // The paper's state. η, a and u₀ carry the rounding of h = fl(√η), A = fl(a/h), p = fl(u/h)
     // (the sampler's exact chain is the paper's with these inputs perturbed by that much).
     let eta_x = X::rel(eta, 2.02);
@@ -1765,10 +1785,13 @@ fn empty_theta_is_rejected() {
                 .with_diffusion(h)
                 .with_integrator(scheme);
             let mut xi = params.initial_thermostat();
-            assert_eq!(Sgnht::new(params, e(), e(), &mut xi, e()).err(), empty);
-            assert_eq!(MSgnht::new(params, e(), e(), e(), e()).err(), empty);
+            assert_eq!(
+                Sgnht::resume(params, e(), e(), std::slice::from_mut(&mut xi), e()).err(),
+                empty
+            );
+            assert_eq!(MSgnht::resume(params, e(), e(), e(), e()).err(), empty);
             let params = SgmgtParams::new(h).with_integrator(scheme);
-            assert_eq!(Sgmgt::new(params, e(), e(), e(), e()).err(), empty);
+            assert_eq!(Sgmgt::resume(params, e(), e(), e(), e()).err(), empty);
         }
         let params = HmcParams::new(h).with_leapfrog_steps(3);
         assert_eq!(Hmc::new(params, e(), e(), e()).err(), empty);

@@ -45,9 +45,9 @@ fn every_sampler_takes_the_lengths_it_is_given() {
         let mut xi = vec![1.0; len.thermostat];
         let mut work = vec![0.0; len.work];
         let params = SgnhtParams::new(0.01);
-        assert!(Sgnht::new(params, &mut theta, &mut p, &mut xi[0], &mut work).is_ok());
+        assert!(Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).is_ok());
         let mut work = vec![0.0; short(len.work)];
-        let err = Sgnht::new(params, &mut theta, &mut p, &mut xi[0], &mut work).unwrap_err();
+        let err = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap_err();
         assert!(is_workspace_mismatch(err), "SGNHT, n = {n}: {err:?}");
 
         let len = Lengths::msgnht(n);

@@ -100,7 +100,14 @@ fn sample<T: Real>(
                 .with_integrator(i)
                 .with_thermostat_rule(rule);
             let mut xi = prm.initial_thermostat();
-            let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut smp = Sgnht::resume(
+                prm,
+                &mut theta,
+                &mut p,
+                std::slice::from_mut(&mut xi),
+                &mut work,
+            )
+            .unwrap();
             smp.set_mass(mass).unwrap();
             run_cov(&mut smp, &mut grad, &mut rng, target, burn, batches, per).unwrap()
         }
@@ -206,7 +213,14 @@ fn printed_thermostat_is_biased_for_non_isotropic_mass() {
             .with_integrator(Integrator::Splitting)
             .with_thermostat_rule(rule);
         let mut xi = prm.initial_thermostat();
-        let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+        let mut smp = Sgnht::resume(
+            prm,
+            &mut theta,
+            &mut p,
+            std::slice::from_mut(&mut xi),
+            &mut work,
+        )
+        .unwrap();
         smp.set_mass(mass).unwrap();
         let m = run_cov(&mut smp, &mut grad, &mut rng, &target, 200_000, 50, 40_000).unwrap();
         let vars: Vec<String> = (0..d)

@@ -175,7 +175,7 @@ fn chain<T: Real>(which: &str, seed: u64) -> Summary {
                 .with_integrator(Integrator::Splitting);
             let mut xi = vec![T::ZERO; D];
             let mut s =
-                MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * D]).unwrap();
+                MSgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work[..3 * D]).unwrap();
             run(&mut s, &mut model, seed, (20_000, 400_000))
         }
         "sgmgt-d" => {
@@ -186,7 +186,7 @@ fn chain<T: Real>(which: &str, seed: u64) -> Summary {
             let params = SgmgtParams::sgmgt_d(T::from_f64(0.6));
             let mut xi = vec![T::ZERO; D];
             let mut s =
-                Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * D]).unwrap();
+                Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work[..3 * D]).unwrap();
             run(&mut s, &mut model, seed, (20_000, 200_000))
         }
         "hmc" => {

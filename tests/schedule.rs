@@ -130,18 +130,18 @@ fn every_sampler_takes_a_new_step_size_or_changes_nothing() {
     }
     {
         let mut x = 1.0;
-        let mut s = Sgnht::new(
+        let mut s = Sgnht::resume(
             SgnhtParams::new(0.1),
             &mut theta,
             &mut p,
-            &mut x,
+            std::slice::from_mut(&mut x),
             &mut work[..2 * n],
         )
         .unwrap();
         check("SGNHT", &mut s, &mut model);
     }
     {
-        let mut s = MSgnht::new(
+        let mut s = MSgnht::resume(
             SgnhtParams::new(0.1),
             &mut theta,
             &mut p,
@@ -153,7 +153,7 @@ fn every_sampler_takes_a_new_step_size_or_changes_nothing() {
     }
     {
         let params = SgmgtParams::sgmgt_d(0.1).with_sigma_p(1e307);
-        let mut s = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * n]).unwrap();
+        let mut s = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work[..3 * n]).unwrap();
         // 2σ_p h overflows at h = 10: refused, h kept.
         assert_eq!(
             s.set_step_size(10.0),
@@ -164,7 +164,7 @@ fn every_sampler_takes_a_new_step_size_or_changes_nothing() {
     }
     {
         let params = SgmgtParams::sgmgt_d(0.1);
-        let mut s = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * n]).unwrap();
+        let mut s = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work[..3 * n]).unwrap();
         check("SGMGT-D", &mut s, &mut model);
     }
     {
@@ -194,7 +194,14 @@ fn run_scheduled_matches_run_and_follows_the_schedule() {
         let (mut theta, mut p, mut xi, mut work) =
             (vec![1.0; n], vec![0.3; n], 1.0, vec![0.0; 2 * n]);
         {
-            let mut s = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut s = Sgnht::resume(
+                params,
+                &mut theta,
+                &mut p,
+                std::slice::from_mut(&mut xi),
+                &mut work,
+            )
+            .unwrap();
             let mut rng = Pcg64::new(3, 4);
             let mut model = standard_normal;
             if scheduled {
@@ -211,11 +218,11 @@ fn run_scheduled_matches_run_and_follows_the_schedule() {
 
     let schedule = StepSchedule::cyclical(0.1, 30, 0.5).unwrap();
     let (mut theta, mut p, mut xi, mut work) = (vec![1.0; n], vec![0.3; n], 1.0, vec![0.0; 2 * n]);
-    let mut s = Sgnht::new(
+    let mut s = Sgnht::resume(
         SgnhtParams::new(0.1),
         &mut theta,
         &mut p,
-        &mut xi,
+        std::slice::from_mut(&mut xi),
         &mut work,
     )
     .unwrap();
@@ -284,11 +291,11 @@ fn run_scheduled_reports_refused_steps_and_failed_steps() {
     );
     // A gradient that turns NaN at the third call.
     let (mut theta, mut p, mut xi, mut work) = (vec![1.0; 2], vec![0.0; 2], 1.0, vec![0.0; 4]);
-    let mut s = Sgnht::new(
+    let mut s = Sgnht::resume(
         SgnhtParams::new(0.1),
         &mut theta,
         &mut p,
-        &mut xi,
+        std::slice::from_mut(&mut xi),
         &mut work,
     )
     .unwrap();

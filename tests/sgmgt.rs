@@ -79,14 +79,14 @@ fn gaussian_kinetics_reduce_to_msgnht() {
             .with_integrator(integrator);
         // mSGNHT starts at ξ = D.
         x1.fill(msgnht_params.initial_thermostat());
-        let mut msgnht = MSgnht::new(msgnht_params, &mut t1, &mut p1, &mut x1, &mut w1).unwrap();
+        let mut msgnht = MSgnht::resume(msgnht_params, &mut t1, &mut p1, &mut x1, &mut w1).unwrap();
         let prm = SgmgtParams::new(h)
             .with_sigma_p(d)
             .with_resampling_steps(0, 0)
             .with_integrator(integrator)
             .with_kinetic(GaussianKinetic::identity());
         // ξ_SGMGT = ξ_mSGNHT − D = 0 at the start.
-        let mut sgmgt = Sgmgt::new(prm, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
+        let mut sgmgt = Sgmgt::resume(prm, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
         let (dt, dp) = compare(
             &mut msgnht,
             &mut sgmgt,
@@ -124,7 +124,7 @@ fn frozen_thermostat_reduces_to_sghmc() {
             .with_resampling_steps(0, 0)
             .with_integrator(integrator)
             .with_kinetic(GaussianKinetic::identity());
-        let mut sgmgt = Sgmgt::new(prm, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
+        let mut sgmgt = Sgmgt::resume(prm, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
         let (dt, dp) = compare(
             &mut sghmc,
             &mut sgmgt,
@@ -153,9 +153,9 @@ fn monomial_gamma_half_is_gaussian_with_mass_half() {
             .with_resampling_steps(0, 0)
             .with_integrator(integrator);
         let mg_params = prm.with_kinetic(MonomialGamma::stiff(0.5));
-        let mut mg = Sgmgt::new(mg_params, &mut t1, &mut p1, &mut x1, &mut w1).unwrap();
+        let mut mg = Sgmgt::resume(mg_params, &mut t1, &mut p1, &mut x1, &mut w1).unwrap();
         let gauss_params = prm.with_kinetic(GaussianKinetic::diagonal(&inv_mass).unwrap());
-        let mut gauss = Sgmgt::new(gauss_params, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
+        let mut gauss = Sgmgt::resume(gauss_params, &mut t2, &mut p2, &mut x2, &mut w2).unwrap();
         let (dt, dp) = compare(
             &mut mg,
             &mut gauss,
@@ -239,12 +239,12 @@ fn sample<T: Real>(cfg: Config, target: &Gaussian, noise: f64, seed: u64) -> (Mo
         Some(a) => {
             let kinetic = MonomialGamma::softened(T::from_f64(a), T::from_f64(SOFTENING));
             let prm = prm.with_kinetic(kinetic);
-            let smp = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let smp = Sgmgt::resume(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             drive(smp, &mut model, &mut rng, target, cfg)
         }
         None => {
             let prm = prm.with_kinetic(GaussianKinetic::identity());
-            let smp = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let smp = Sgmgt::resume(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             drive(smp, &mut model, &mut rng, target, cfg)
         }
     }
@@ -427,7 +427,7 @@ fn second_moment_bias<K: Kinetic<f64>>(kinetic: K, h: f64, integrator: Integrato
         .with_integrator(integrator)
         .with_kinetic(kinetic);
     let mut rng = Pcg64::new(0x0bde_4e55, 0x5eed);
-    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     smp.resample_momentum(&mut rng);
     let mut model = |t: &[f64], grad: &mut [f64]| grad.copy_from_slice(t);
     let (mean, se) = mean_square_batches(&mut smp, &mut model, &mut rng, STEPS, BATCHES);
@@ -509,7 +509,7 @@ fn theta_term_second_moment(b_hat: f64, integrator: Integrator, seed: u64) -> (f
             *gi = ti + noise_sd * standard_normal_f64(&mut noise_rng);
         }
     };
-    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     smp.resample_momentum(&mut rng);
     mean_square_batches(&mut smp, &mut model, &mut rng, STEPS, BATCHES)
 }
@@ -602,7 +602,7 @@ fn theta_term_second_moment_by_half(
             *gi = ti + sd * standard_normal_f64(&mut noise_rng);
         }
     };
-    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if per_coordinate {
         smp.set_noise_estimates(&noise).unwrap();
     }
@@ -683,7 +683,7 @@ fn per_coordinate_noise_estimates_match_each_coordinate() {
                 .with_noise_estimate(if per_coordinate { 0.0 } else { 0.5 })
                 .with_integrator(integrator)
                 .with_kinetic(MonomialGamma::softened(2.0, 5.0));
-            let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut smp = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             if per_coordinate {
                 smp.set_noise_estimates(&b).unwrap();
             }
@@ -707,7 +707,7 @@ fn per_coordinate_noise_estimates_are_validated() {
         .with_sigma_theta(0.25)
         .with_sigma_xi(0.1)
         .with_kinetic(MonomialGamma::softened(1.0, 5.0));
-    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     let good = [0.1, 0.2, 0.3, 0.4];
     smp.set_noise_estimates(&good).unwrap();
     let cases: [(&[f64], LayoutError); 4] = [

@@ -112,11 +112,11 @@ fn mcem_sghmc_and_sgnht_failed_steps_are_undone() {
         let mut rng = Pcg64::new(7, bad.into());
         let mass = MassBuffer::diagonal(&mut inv_mass).unwrap();
         if sgnht {
-            let mut s = Sgnht::new(
+            let mut s = Sgnht::resume(
                 SgnhtParams::new(0.05),
                 &mut theta,
                 &mut p,
-                &mut xi,
+                std::slice::from_mut(&mut xi),
                 &mut work,
             )
             .unwrap();
@@ -340,7 +340,7 @@ fn monomial_exponent_is_capped_where_draws_would_overflow() {
     let params = SgmgtParams::new(0.01f32)
         .with_kinetic(k)
         .with_resampling_steps(1, 1);
-    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     let mut model = |t: &[f32], g: &mut [f32]| g.copy_from_slice(t);
     let mut rng = Pcg64::new(1, 2);
     for _ in 0..2000 {

@@ -93,14 +93,21 @@ fn sample<T: Real>(kind: Kind, target: &Gaussian, noise: f64, seed: u64) -> Mome
         Kind::Sgnht(i) => {
             let prm = SgnhtParams::new(hh).with_diffusion(a).with_integrator(i);
             let mut xi = prm.initial_thermostat();
-            let mut smp = Sgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut smp = Sgnht::resume(
+                prm,
+                &mut theta,
+                &mut p,
+                std::slice::from_mut(&mut xi),
+                &mut work,
+            )
+            .unwrap();
             run(&mut smp, &mut model, &mut rng, target, burn, batches, per)
         }
         Kind::MSgnht(i) => {
             let prm = SgnhtParams::new(hh).with_diffusion(a).with_integrator(i);
             let mut xi = vec![prm.initial_thermostat(); n];
             let mut work = vec![z; 3 * n];
-            let mut smp = MSgnht::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut smp = MSgnht::resume(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             run(&mut smp, &mut model, &mut rng, target, burn, batches, per)
         }
         Kind::Hmc => {

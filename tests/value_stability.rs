@@ -376,7 +376,14 @@ fn sghmc_sgnht_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) 
                     .with_integrator(integrator)
                     .with_thermostat_rule(rule);
                 let mut xi = params.initial_thermostat();
-                let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+                let mut smp = Sgnht::resume(
+                    params,
+                    &mut theta,
+                    &mut p,
+                    std::slice::from_mut(&mut xi),
+                    &mut work,
+                )
+                .unwrap();
                 smp.set_mass(store.buffer(shape, integrator)).unwrap();
                 let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
                     vec![s.thermostat()]
@@ -392,7 +399,7 @@ fn sghmc_sgnht_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) 
             .with_integrator(integrator);
         let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
         let (mut xi, mut work) = ([params.initial_thermostat(); N], vec![T::ZERO; 3 * N]);
-        let mut smp = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+        let mut smp = MSgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
         let line = run(&mut smp, &mut model::<T>(), &mut rng(&name), |s| {
             s.thermostat().to_vec()
         });
@@ -482,7 +489,7 @@ fn sgmgt_case<const N: usize, T: Fl, K: Kinetic<T>, F: Kinetic<T>>(
 ) {
     let (mut theta, mut p) = (initial_theta::<N, T>(), initial_momentum::<N, T>());
     let (mut xi, mut work) = (initial_xi::<N, T>(), vec![T::ZERO; 3 * N]);
-    let mut smp = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut smp = Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if let Some(b) = noise_estimates {
         smp.set_noise_estimates(b).unwrap();
     }
@@ -623,7 +630,14 @@ fn mcem_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
         let mut work = vec![T::ZERO; 2 * N];
         let params = SgnhtParams::new(T::from_f64(0.1)).with_diffusion(T::from_f64(1.0));
         let mut xi = params.initial_thermostat();
-        let mut smp = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+        let mut smp = Sgnht::resume(
+            params,
+            &mut theta,
+            &mut p,
+            std::slice::from_mut(&mut xi),
+            &mut work,
+        )
+        .unwrap();
         smp.set_mass(store.buffer(Shape::Diagonal, Integrator::Splitting))
             .unwrap();
         let mut em = Mcem::new(smp, mcem_params(true, NphmcEStep::Redraw), &mut work_diag).unwrap();

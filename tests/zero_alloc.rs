@@ -429,7 +429,7 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
                 .with_integrator(integrator);
             b.thermostat_scalar = params.initial_thermostat();
             let (theta, p, xi) = (&mut b.theta, &mut b.momentum, &mut b.thermostat_scalar);
-            match Sgnht::new(params, theta, p, xi, work) {
+            match Sgnht::resume(params, theta, p, std::slice::from_mut(xi), work) {
                 Ok(mut s) => drive(&mut s, &mut grad, rng),
                 Err(_) => failed,
             }
@@ -440,7 +440,7 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
                 .with_integrator(integrator);
             b.thermostat.fill(params.initial_thermostat());
             let (theta, p, xi) = (&mut b.theta, &mut b.momentum, &mut b.thermostat);
-            match MSgnht::new(params, theta, p, xi, work) {
+            match MSgnht::resume(params, theta, p, xi, work) {
                 Ok(mut s) => drive(&mut s, &mut grad, rng),
                 Err(_) => failed,
             }
@@ -478,7 +478,7 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
             let kinetic = MonomialGamma::softened(h(a), h(5.0));
             let params = params.with_integrator(integrator).with_kinetic(kinetic);
             let (theta, p, xi) = (&mut b.theta, &mut b.momentum, &mut b.thermostat);
-            match Sgmgt::new(params, theta, p, xi, work) {
+            match Sgmgt::resume(params, theta, p, xi, work) {
                 Ok(mut s) => drive(&mut s, &mut grad, rng),
                 Err(_) => failed,
             }
@@ -635,7 +635,13 @@ fn run_mass<T: Real>(
             b.thermostat_scalar = params.initial_thermostat();
             let xi = &mut b.thermostat_scalar;
             go!(
-                with_mass!(Sgnht::new(params, theta, p, xi, &mut b.work[..2 * DIM])),
+                with_mass!(Sgnht::resume(
+                    params,
+                    theta,
+                    p,
+                    std::slice::from_mut(xi),
+                    &mut b.work[..2 * DIM]
+                )),
                 &mut grad
             )
         }
@@ -795,12 +801,18 @@ fn measure_calibrated<T: Real>(float: &'static str, seed: u64, reports: &mut Vec
             }
             1 => {
                 let w = &mut work[..2 * DIM];
-                let s = Sgnht::new(SgnhtParams::new(h), &mut theta, &mut p, &mut xi, w);
+                let s = Sgnht::resume(
+                    SgnhtParams::new(h),
+                    &mut theta,
+                    &mut p,
+                    std::slice::from_mut(&mut xi),
+                    w,
+                );
                 let mut c = Calibrated::new(s.unwrap(), params, est, scr).unwrap();
                 drive(&mut c, &mut model, &mut rng)
             }
             2 => {
-                let s = MSgnht::new(
+                let s = MSgnht::resume(
                     SgnhtParams::new(h),
                     &mut theta,
                     &mut p,
@@ -812,7 +824,7 @@ fn measure_calibrated<T: Real>(float: &'static str, seed: u64, reports: &mut Vec
             }
             _ => {
                 let prm = SgmgtParams::sgmgt_d(h);
-                let s = Sgmgt::new(prm, &mut theta, &mut p, &mut xi_v, &mut work);
+                let s = Sgmgt::resume(prm, &mut theta, &mut p, &mut xi_v, &mut work);
                 let mut c = Calibrated::new(s.unwrap(), params, est, scr).unwrap();
                 drive(&mut c, &mut model, &mut rng)
             }

@@ -753,10 +753,14 @@ unsafe fn sgnht<T: Real>(h: T, diffusion: T, integ: i32, call: Call<T>) -> Resul
     let params = sgnht_params(h, diffusion, integ)?;
     // `prepare` gave ξ the one value `XiLen::One` asks for. It is the caller's variable, in
     // which the thermostat persists between calls (also after an error).
-    let [xi] = b.xi else {
+    if b.xi.len() != 1 {
         return Err(SGMCMC_ERR_LENGTH);
-    };
-    chain.run(|| Sgnht::new(params, b.theta, b.p, xi, b.work), |_, _| {})
+    }
+    // `resume`: ξ keeps the caller's value (`new` would restart it at A every call).
+    chain.run(
+        || Sgnht::resume(params, b.theta, b.p, b.xi, b.work),
+        |_, _| {},
+    )
 }
 
 /// # Safety
@@ -768,7 +772,7 @@ unsafe fn msgnht<T: Real>(h: T, diffusion: T, integ: i32, call: Call<T>) -> Resu
     let params = sgnht_params(h, diffusion, integ)?;
     // `MSgnht::new` keeps the caller's ξ, so the chain continues from it.
     chain.run(
-        || MSgnht::new(params, b.theta, b.p, b.xi, b.work),
+        || MSgnht::resume(params, b.theta, b.p, b.xi, b.work),
         |_, _| {},
     )
 }
@@ -800,7 +804,7 @@ unsafe fn sgmgt<T: Real>(q: SgmcmcSgmgtParams<T>, call: Call<T>) -> Result<(), i
     // As `Sgmgt::step` does with its own counter: after the step's statistics, p then ξ.
     chain.run(
         || {
-            let mut sampler = Sgmgt::new(params, b.theta, b.p, b.xi, b.work)?;
+            let mut sampler = Sgmgt::resume(params, b.theta, b.p, b.xi, b.work)?;
             if let Some(estimates) = b.noise_estimates {
                 sampler.set_noise_estimates(estimates)?;
             }

@@ -511,7 +511,7 @@ fn abi_matches_the_core_samplers() {
                 .with_resampling_steps(100, 100)
                 .with_integrator(integ)
                 .with_kinetic(MonomialGamma::softened(a, 5.0));
-            let mut core = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+            let mut core = Sgmgt::resume(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             let last = run_core(&mut core, 3, 450).unwrap();
             assert_eq!(core.position(), &c.theta[..], "{integ:?} a = {a}");
             assert_eq!(core.momentum(), &c.p[..]);
@@ -531,13 +531,13 @@ fn abi_matches_the_core_samplers() {
             let last = match kind {
                 Kind::Sgnht(_) => {
                     let mut core =
-                        Sgnht::new(params, &mut theta, &mut p, &mut xi[0], &mut work[..2 * N])
+                        Sgnht::resume(params, &mut theta, &mut p, &mut xi[..1], &mut work[..2 * N])
                             .unwrap();
                     run_core(&mut core, 5, 100)
                 }
                 _ => {
                     let mut core =
-                        MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+                        MSgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
                     run_core(&mut core, 5, 100)
                 }
             };
@@ -946,7 +946,7 @@ fn core_sgmgt_d(
         .with_resampling_steps(0, 0)
         .with_integrator(integ)
         .with_kinetic(MonomialGamma::softened(1.0, 5.0));
-    let mut core = Sgmgt::new(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let mut core = Sgmgt::resume(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if let Some(b) = estimates {
         core.set_noise_estimates(b).unwrap();
     }

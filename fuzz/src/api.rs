@@ -279,8 +279,17 @@ fn build<'b, T: Real>(
             let params = SgnhtParams::new(h)
                 .with_diffusion(a)
                 .with_integrator(integrator);
-            let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
-            let mut s = Sgnht::new(params, t, p, xi, &mut b.work[..2 * n]).ok()?;
+            let (t, p, xi) = (
+                &mut b.theta,
+                &mut b.p,
+                core::slice::from_mut(&mut b.xi_scalar),
+            );
+            // `new` (ξ set to A) or `resume` (ξ kept, checked), without another input byte.
+            let mut s = if (kind + n) % 2 == 0 {
+                Sgnht::new(params, t, p, xi, &mut b.work[..2 * n]).ok()?
+            } else {
+                Sgnht::resume(params, t, p, xi, &mut b.work[..2 * n]).ok()?
+            };
             if kind == 4 {
                 s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).ok()?)
                     .ok()?;
@@ -302,9 +311,12 @@ fn build<'b, T: Real>(
                 .with_diffusion(a)
                 .with_integrator(integrator);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
-            Box::new(Whole(
-                MSgnht::new(params, t, p, xi, &mut b.work[..3 * n]).ok()?,
-            ))
+            let work = &mut b.work[..3 * n];
+            Box::new(Whole(if n % 2 == 0 {
+                MSgnht::new(params, t, p, xi, work).ok()?
+            } else {
+                MSgnht::resume(params, t, p, xi, work).ok()?
+            }))
         }
         7..=9 => {
             let kinetic = match kind {
@@ -322,9 +334,12 @@ fn build<'b, T: Real>(
                 .with_resampling_steps(r.below(4) as u32, r.below(4) as u32)
                 .with_integrator(integrator);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
-            Box::new(Whole(
-                Sgmgt::new(params, t, p, xi, &mut b.work[..3 * n]).ok()?,
-            ))
+            let work = &mut b.work[..3 * n];
+            Box::new(Whole(if (kind + n) % 2 == 0 {
+                Sgmgt::new(params, t, p, xi, work).ok()?
+            } else {
+                Sgmgt::resume(params, t, p, xi, work).ok()?
+            }))
         }
         10 => {
             let params = HmcParams::new(h).with_leapfrog_steps(1 + r.below(4) as u32);

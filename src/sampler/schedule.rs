@@ -271,7 +271,7 @@ impl core::error::Error for ScheduledRunError {}
 /// use rand_pcg::Pcg64;
 /// use sgmcmc::prelude::*;
 /// use sgmcmc::sampler::run_scheduled;
-/// let (mut theta, mut p, mut xi, mut work) = ([1.0f64; 3], [0.0; 3], 1.0, [0.0; 6]);
+/// let (mut theta, mut p, mut xi, mut work) = ([1.0f64; 3], [0.0; 3], [0.0], [0.0; 6]);
 /// let params = SgnhtParams::new(0.1);
 /// let mut sgnht = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
 /// let schedule = StepSchedule::cyclical(0.1, 50, 0.5).unwrap();

@@ -302,14 +302,39 @@ impl<'a, T: Real> Sgmgt<'a, T> {
 }
 
 impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'a, T, K, F, I> {
-    /// Borrows θ, p and the thermostats ξ (finite, one length n ≥ 1) and the workspace
-    /// (`workspace_len(n)` = 3n).
+    /// Starts a chain: borrows θ, p and the thermostats ξ (finite θ and p, one length n ≥ 1)
+    /// and the workspace (`workspace_len(n)` = 3n), and sets every ξᵢ to 0, the mean of ξ's
+    /// stationary density ∝ e^{−F(ξ)} — whatever the buffer held, which [`Sgmgt::resume`]
+    /// keeps instead. On an error no buffer is written.
     pub fn new(
         params: SgmgtParams<T, K, F, I>,
         theta: &'a mut [T],
         momentum: &'a mut [T],
         thermostat: &'a mut [T],
         work: &'a mut [T],
+    ) -> Result<Self, Error> {
+        Self::build(params, theta, momentum, thermostat, work, Some(T::ZERO))
+    }
+
+    /// Continues a chain whose state is in the buffers: as [`Sgmgt::new`], but ξ keeps its
+    /// values, which must be finite ([`Buffer::Thermostat`] otherwise).
+    pub fn resume(
+        params: SgmgtParams<T, K, F, I>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        thermostat: &'a mut [T],
+        work: &'a mut [T],
+    ) -> Result<Self, Error> {
+        Self::build(params, theta, momentum, thermostat, work, None)
+    }
+
+    fn build(
+        params: SgmgtParams<T, K, F, I>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        thermostat: &'a mut [T],
+        work: &'a mut [T],
+        start: Option<T>,
     ) -> Result<Self, Error> {
         params.validate()?;
         let shell = Shell::new(
@@ -322,9 +347,15 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'a, T
         )?;
         let n = shell.phase.len();
         check_len(Buffer::Thermostat, n, thermostat.len())?;
-        check_finite(Buffer::Thermostat, thermostat)?;
+        if start.is_none() {
+            check_finite(Buffer::Thermostat, thermostat)?;
+        }
         params.kinetic.check_dim(n)?;
         params.potential.check_dim(n)?;
+        if let Some(start) = start {
+            // Every check has passed: the only write of a successful build.
+            thermostat.fill(start);
+        }
         Ok(Sgmgt {
             params,
             shell,

@@ -23,8 +23,9 @@ use rand_core::Rng;
 /// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`IntegratorChoice`]) | splitting |
 /// | thermostat rule | SGNHT with a non-identity mass only ([`ThermostatRule`]) | derived |
 ///
-/// The papers start the thermostat at ξ₀ = A (Ding et al. 2014, Alg. 1):
-/// [`SgnhtParams::initial_thermostat`].
+/// The papers start the thermostat at ξ₀ = A (Ding et al. 2014, Alg. 1),
+/// [`SgnhtParams::initial_thermostat`], and so does [`Sgnht::new`] ([`Sgnht::resume`] keeps the
+/// buffer's ξ).
 ///
 /// ```
 /// use sgmcmc::prelude::*;
@@ -140,7 +141,7 @@ impl<T: Real, I: IntegratorChoice> SgnhtParams<T, I> {
 ///
 /// ξ adapts until the kinetic temperature averages 1, which makes the sampler correct for
 /// unknown isotropic gradient noise: with noise of variance 2Bh per step, ξ settles near A + B.
-/// ξ lives in the caller's variable. With a mass ([`Sgnht::set_mass`]; SGNHT-EM, Roychowdhury &
+/// ξ lives in the caller's one-entry buffer. With a mass ([`Sgnht::set_mass`]; SGNHT-EM, Roychowdhury &
 /// Parthasarathy 2017, Alg. 2) the thermostat follows [`ThermostatRule`], by default a rule
 /// derived from the Fokker–Planck equation rather than the printed one
 /// (`docs/sgnht-mass-thermostat.md`).
@@ -150,9 +151,9 @@ impl<T: Real, I: IntegratorChoice> SgnhtParams<T, I> {
 /// use rand_pcg::Pcg64;
 /// use sgmcmc::prelude::*;
 /// let params = SgnhtParams::new(0.05).with_integrator(Integrator::Euler);
-/// let (mut theta, mut p, mut work) = ([0.0f64; 5], [0.0; 5], [0.0; 10]);
-/// let mut xi = params.initial_thermostat();
+/// let (mut theta, mut p, mut xi, mut work) = ([0.0f64; 5], [0.0; 5], [0.0; 1], [0.0; 10]);
 /// let mut sampler = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+/// assert_eq!(sampler.thermostat(), params.initial_thermostat()); // ξ₀ = A
 /// let mut rng = Pcg64::new(3, 5);
 /// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
 /// sampler.step(&mut model, &mut rng).unwrap();
@@ -166,16 +167,43 @@ pub struct Sgnht<'a, T, I = Integrator, M = MassBuffer<'a, T>> {
 }
 
 impl<'a, T: Real, I: IntegratorChoice> Sgnht<'a, T, I> {
-    /// Borrows θ, p (finite, one length n ≥ 1), the thermostat ξ (finite; the papers start at
-    /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 2n); the
-    /// mass is the identity, replaceable at run time ([`Sgnht::set_mass`]) or fixed to one shape
-    /// at compile time ([`Sgnht::with_mass`]).
+    /// Starts a chain: borrows θ, p (finite, one length n ≥ 1), the thermostat ξ (a buffer of
+    /// one entry, like mSGNHT's n: [`crate::Lengths::sgnht`]) and the workspace
+    /// (`workspace_len(n)` = 2n), and sets ξ to the papers' start ξ₀ = A
+    /// ([`SgnhtParams::initial_thermostat`]; Ding et al. 2014, Alg. 1) — whatever the buffer
+    /// held, which [`Sgnht::resume`] keeps instead. The mass is the identity, replaceable at
+    /// run time ([`Sgnht::set_mass`]) or fixed to one shape at compile time
+    /// ([`Sgnht::with_mass`]). On an error no buffer is written.
     pub fn new(
         params: SgnhtParams<T, I>,
         theta: &'a mut [T],
         momentum: &'a mut [T],
-        thermostat: &'a mut T,
+        thermostat: &'a mut [T],
         work: &'a mut [T],
+    ) -> Result<Self, Error> {
+        let start = params.initial_thermostat();
+        Self::build(params, theta, momentum, thermostat, work, Some(start))
+    }
+
+    /// Continues a chain whose state is in the buffers: as [`Sgnht::new`], but ξ keeps its
+    /// value, which must be finite ([`Buffer::Thermostat`] otherwise).
+    pub fn resume(
+        params: SgnhtParams<T, I>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        thermostat: &'a mut [T],
+        work: &'a mut [T],
+    ) -> Result<Self, Error> {
+        Self::build(params, theta, momentum, thermostat, work, None)
+    }
+
+    fn build(
+        params: SgnhtParams<T, I>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        thermostat: &'a mut [T],
+        work: &'a mut [T],
+        start: Option<T>,
     ) -> Result<Self, Error> {
         params.validate()?;
         let shell = Shell::new(
@@ -186,12 +214,21 @@ impl<'a, T: Real, I: IntegratorChoice> Sgnht<'a, T, I> {
             params.integrator,
             false,
         )?;
-        check_finite(Buffer::Thermostat, core::slice::from_ref(thermostat))?;
-        Ok(Sgnht {
-            params,
-            shell,
-            xi: thermostat,
-        })
+        let found = thermostat.len();
+        let [xi] = thermostat else {
+            return Err(LayoutError::LengthMismatch {
+                buffer: Buffer::Thermostat,
+                expected: 1,
+                found,
+            }
+            .into());
+        };
+        match start {
+            // Every check has passed: the only write of a successful build.
+            Some(start) => *xi = start,
+            None => check_finite(Buffer::Thermostat, core::slice::from_ref(xi))?,
+        }
+        Ok(Sgnht { params, shell, xi })
     }
 }
 
@@ -322,9 +359,9 @@ mass_adaptive!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sgnht<'a, T, I
 /// use rand_pcg::Pcg64;
 /// use sgmcmc::prelude::*;
 /// let params = SgnhtParams::new(0.05);
-/// let (mut theta, mut p, mut work) = ([0.0f64; 5], [0.0; 5], [0.0; 15]);
-/// let mut xi = [params.initial_thermostat(); 5];
+/// let (mut theta, mut p, mut xi, mut work) = ([0.0f64; 5], [0.0; 5], [0.0; 5], [0.0; 15]);
 /// let mut sampler = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+/// assert_eq!(sampler.thermostat(), [params.initial_thermostat(); 5]); // ξᵢ = A
 /// let mut rng = Pcg64::new(3, 5);
 /// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
 /// sampler.step(&mut model, &mut rng).unwrap();
@@ -346,8 +383,10 @@ impl<'a, T: Real> MSgnht<'a, T> {
 }
 
 impl<'a, T: Real, I: IntegratorChoice> MSgnht<'a, T, I> {
-    /// Borrows θ, p and the thermostats ξ (finite, one length n ≥ 1; the papers start at ξᵢ =
-    /// [`SgnhtParams::initial_thermostat`]) and the workspace (`workspace_len(n)` = 3n).
+    /// Starts a chain: borrows θ, p and the thermostats ξ (finite θ and p, one length n ≥ 1)
+    /// and the workspace (`workspace_len(n)` = 3n), and sets every ξᵢ to the papers' start
+    /// [`SgnhtParams::initial_thermostat`] = A — whatever the buffer held, which
+    /// [`MSgnht::resume`] keeps instead. On an error no buffer is written.
     pub fn new(
         params: SgnhtParams<T, I>,
         theta: &'a mut [T],
@@ -355,10 +394,38 @@ impl<'a, T: Real, I: IntegratorChoice> MSgnht<'a, T, I> {
         thermostat: &'a mut [T],
         work: &'a mut [T],
     ) -> Result<Self, Error> {
+        let start = params.initial_thermostat();
+        Self::build(params, theta, momentum, thermostat, work, Some(start))
+    }
+
+    /// Continues a chain whose state is in the buffers: as [`MSgnht::new`], but ξ keeps its
+    /// values, which must be finite ([`Buffer::Thermostat`] otherwise).
+    pub fn resume(
+        params: SgnhtParams<T, I>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        thermostat: &'a mut [T],
+        work: &'a mut [T],
+    ) -> Result<Self, Error> {
+        Self::build(params, theta, momentum, thermostat, work, None)
+    }
+
+    fn build(
+        params: SgnhtParams<T, I>,
+        theta: &'a mut [T],
+        momentum: &'a mut [T],
+        thermostat: &'a mut [T],
+        work: &'a mut [T],
+        start: Option<T>,
+    ) -> Result<Self, Error> {
         params.validate()?;
         let shell = Shell::new(theta, momentum, work, UnitMass, params.integrator, true)?;
         check_len(Buffer::Thermostat, shell.phase.len(), thermostat.len())?;
-        check_finite(Buffer::Thermostat, thermostat)?;
+        match start {
+            // Every check has passed: the only write of a successful build.
+            Some(start) => thermostat.fill(start),
+            None => check_finite(Buffer::Thermostat, thermostat)?,
+        }
         Ok(MSgnht {
             params,
             shell,

@@ -41,8 +41,7 @@ use rand_core::Rng;
 /// use sgmcmc::prelude::*;
 ///
 /// let params = SgnhtParams::new(0.05f32).with_integrator(Euler);
-/// let (mut theta, mut p, mut work) = ([0.0f32; 3], [0.0f32; 3], [0.0f32; 6]);
-/// let mut xi = params.initial_thermostat();
+/// let (mut theta, mut p, mut xi, mut work) = ([0.0f32; 3], [0.0f32; 3], [0.0f32], [0.0f32; 6]);
 /// let mut inv_mass = [1.0f32, 2.0, 4.0];
 /// let mut sgnht = Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work)?
 ///     .with_mass(DiagonalMass::new(&mut inv_mass)?)?;

@@ -322,7 +322,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
         let mut theta = [T::ZERO; DIM];
         let mut p = [T::ZERO; DIM];
         let params = SgnhtParams::new(setup.split_h).with_diffusion(T::ONE);
-        let mut xi = params.initial_thermostat();
+        let mut xi = [T::ZERO]; // `new` starts ξ at A
         match Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..2 * DIM]) {
             Ok(mut s) => {
                 ok &= check(
@@ -341,7 +341,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
         let mut p = [T::ZERO; DIM];
         let params = SgnhtParams::new(setup.split_h).with_diffusion(T::ONE);
         let mut xi = [params.initial_thermostat(); DIM];
-        match MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * DIM]) {
+        match MSgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work[..3 * DIM]) {
             Ok(mut s) => {
                 ok &= check(
                     (setup, "msgnht"),
@@ -360,7 +360,7 @@ fn run_all<T: Float>(setup: &Setup<T>, seed: u64) -> bool {
         let mut p = [T::ZERO; DIM];
         let mut xi = [T::ZERO; DIM];
         let params = SgmgtParams::sgmgt_d(setup.sgmgt_h);
-        match Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work[..3 * DIM]) {
+        match Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work[..3 * DIM]) {
             Ok(mut s) => {
                 ok &= check(
                     (setup, "sgmgt-d"),

@@ -78,7 +78,7 @@ pub fn run() -> i32 {
     let params = SgnhtParams::new(H)
         .with_diffusion(A)
         .with_integrator(Integrator::Splitting);
-    let mut xi = params.initial_thermostat();
+    let mut xi = [0f32]; // `new` starts ξ at A
     let mut sampler = match Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work) {
         Ok(s) => s,
         Err(e) => {

@@ -8,8 +8,7 @@ use sgmcmc::Real;
 use sgmcmc::adapt::{Calibrated, Mcem};
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MonomialGamma};
 use sgmcmc::sampler::{
-    ChainState, Checkpoint, Hmc, MSgnht, NoiseDiscount, Sampler, SgNphmc, Sgmgt, Sgnht,
-    StepSize,
+    ChainState, Checkpoint, Hmc, MSgnht, NoiseDiscount, Sampler, SgNphmc, Sgmgt, Sgnht, StepSize,
 };
 
 pub use crate::api::{

@@ -12,9 +12,8 @@ use sgmcmc::adapt::{
 use sgmcmc::integrator::Integrator;
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MassBuffer, MonomialGamma};
 use sgmcmc::sampler::{
-    ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount,
-    SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht,
-    SgnhtParams, StepSchedule, ThermostatRule,
+    ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount, SgNphmc, SgNphmcParams, Sghmc, SghmcParams,
+    Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule, ThermostatRule,
 };
 
 pub use crate::api::with_misc;
@@ -180,7 +179,14 @@ pub mod sgnht {
         k: &Knobs<T>,
     ) -> Result<Sgnht<'a, T>, ()> {
         let m = mass(c.mass, c.integrator == Integrator::Splitting, &mut b).map_err(drop)?;
-        let mut s = Sgnht::new(params(c, k)?, b.theta, b.p, b.xi1, b.work).map_err(drop)?;
+        // `new` (ξ set to A) or `resume` (ξ kept), one build for either.
+        let xi = core::slice::from_mut(b.xi1);
+        let mut s = if k.bit(15) {
+            Sgnht::new(params(c, k)?, b.theta, b.p, xi, b.work)
+        } else {
+            Sgnht::resume(params(c, k)?, b.theta, b.p, xi, b.work)
+        }
+        .map_err(drop)?;
         if c.mass != MassKind::Identity {
             s.set_mass(m).map_err(drop)?;
         }
@@ -193,7 +199,12 @@ pub mod msgnht {
 
     #[inline(always)]
     pub fn build<'a, T: Real>(c: Cfg, b: Build<'a, T>, k: &Knobs<T>) -> Result<MSgnht<'a, T>, ()> {
-        MSgnht::new(super::sgnht::params(c, k)?, b.theta, b.p, b.xi, b.work).map_err(drop)
+        let params = super::sgnht::params(c, k)?;
+        if k.bit(15) {
+            MSgnht::new(params, b.theta, b.p, b.xi, b.work).map_err(drop)
+        } else {
+            MSgnht::resume(params, b.theta, b.p, b.xi, b.work).map_err(drop)
+        }
     }
 }
 
@@ -231,7 +242,12 @@ pub mod sgmgt {
             .with_integrator(c.integrator)
             .with_kinetic(kinetic)
             .with_potential(potential);
-        let mut s = Sgmgt::new(params, b.theta, b.p, b.xi, b.work).map_err(drop)?;
+        let mut s = if k.bit(15) {
+            Sgmgt::new(params, b.theta, b.p, b.xi, b.work)
+        } else {
+            Sgmgt::resume(params, b.theta, b.p, b.xi, b.work)
+        }
+        .map_err(drop)?;
         if k.bit(7) {
             s.set_noise_estimates(b.noise).map_err(drop)?;
         }
@@ -330,7 +346,8 @@ pub fn calibrated<'a, T: Real, S: NoiseDiscount<T>>(
     } else {
         Correction::Subtract
     };
-    let params = CalibratedParams::new().with_shape(shape)
+    let params = CalibratedParams::new()
+        .with_shape(shape)
         .with_correction(correction)
         .with_weight(k.x)
         .with_raise_friction(k.bit(14))

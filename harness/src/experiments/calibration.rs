@@ -561,8 +561,9 @@ fn run_chain(
     let mut theta = setup.start(&mut rng);
     let mut p = vec![0.0; d];
     fill_standard_normal(&mut rng, &mut p);
-    let mut xi_vec = vec![1.0; d];
-    let mut xi = 1.0;
+    // (Each sampler starts its thermostats: ξ = A = 1 for SGNHT and mSGNHT, 0 for SGMGT-D.)
+    let mut xi_vec = vec![0.0; d];
+    let mut xi = [0.0];
     let mut work = vec![0.0; 3 * d];
     let mut model = MomentMinibatches::new(&setup.problem.model, batch, seed ^ 0x5eed);
     let calibration = config.variant.calibration();

@@ -385,14 +385,13 @@ where
                 .map(|_| ())?;
         }
         Dynamics::Sgnht => {
-            let mut xi = thermostat.initial_thermostat();
-            Sgnht::new(thermostat, theta, p, &mut xi, &mut work[..work2])?
+            Sgnht::new(thermostat, theta, p, &mut [0.0], &mut work[..work2])?
                 .run(model, rng, steps, observer)
                 .map(|_| ())?;
         }
         Dynamics::MSgnht => {
             let mut xi = vec![thermostat.initial_thermostat(); theta.len()];
-            MSgnht::new(thermostat, theta, p, &mut xi, &mut work)?
+            MSgnht::resume(thermostat, theta, p, &mut xi, &mut work)?
                 .run(model, rng, steps, observer)
                 .map(|_| ())?;
         }

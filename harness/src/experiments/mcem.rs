@@ -529,7 +529,7 @@ pub fn run_chain<P: BatchedPosterior>(
         }
         Method::Sgnht => {
             let params = sgnht_params(settings);
-            let mut xi = params.initial_thermostat();
+            let mut xi = [0.0]; // ξ₀ = A, set by `new`
             let inner = Sgnht::new(params, theta, p, &mut xi, sg_work)?;
             let mut smp = Iteration {
                 inner,
@@ -614,7 +614,7 @@ fn run_em_chain<P: BatchedPosterior>(
         ),
         Method::SgnhtEm => {
             let params = sgnht_params(settings);
-            let mut xi = params.initial_thermostat();
+            let mut xi = [0.0]; // ξ₀ = A, set by `new`
             drive_em!(
                 Sgnht::new(params, theta, p, &mut xi, &mut work[..sg])?,
                 &mut minibatches()

@@ -132,19 +132,19 @@ impl<T: Real> CrateSide<T> {
             }
             Kind::Sgnht(i) => {
                 let params = sgnht_params(i);
-                let xi = Box::leak(Box::new(params.initial_thermostat()));
-                CrateSide::Sgnht(Sgnht::new(params, theta, p, xi, buffer(2 * d)).unwrap())
+                let xi = Box::leak(Box::new([params.initial_thermostat()]));
+                CrateSide::Sgnht(Sgnht::resume(params, theta, p, xi, buffer(2 * d)).unwrap())
             }
             Kind::MSgnht(i) => {
                 let params = sgnht_params(i);
                 let xi = buffer(d);
                 xi.fill(params.initial_thermostat());
-                CrateSide::MSgnht(MSgnht::new(params, theta, p, xi, buffer(3 * d)).unwrap())
+                CrateSide::MSgnht(MSgnht::resume(params, theta, p, xi, buffer(3 * d)).unwrap())
             }
             Kind::SgmgtD(i, periods) => {
                 let params = sgmgt_params(i, periods);
                 let xi = buffer(d);
-                CrateSide::SgmgtD(Sgmgt::new(params, theta, p, xi, buffer(3 * d)).unwrap())
+                CrateSide::SgmgtD(Sgmgt::resume(params, theta, p, xi, buffer(3 * d)).unwrap())
             }
             Kind::Hmc => CrateSide::Hmc(Hmc::new(hmc_params(), theta, p, buffer(4 * d)).unwrap()),
         }

@@ -253,10 +253,10 @@ fn sgnht<T: Real, I: IntegratorChoice>(
     i: I,
 ) -> Result<Sgnht<'_, T, I, IdentityMass>, Error> {
     let params = sgnht_params(i);
-    let xi = &mut b.xi[0];
-    *xi = params.initial_thermostat();
+    let xi = prefix(&mut b.xi, 1);
     let (theta, p) = (prefix(&mut b.theta, d), prefix(&mut b.p, d));
     let work = prefix(&mut b.work, 2 * d);
+    // `new` starts ξ at A.
     Ok(Sgnht::new(params, theta, p, xi, work)?.with_mass(IdentityMass)?)
 }
 
@@ -269,7 +269,7 @@ fn msgnht<T: Real, I: IntegratorChoice>(
     let xi = prefix(&mut b.xi, d);
     xi.iter_mut().for_each(|x| *x = params.initial_thermostat());
     let (theta, p) = (prefix(&mut b.theta, d), prefix(&mut b.p, d));
-    MSgnht::new(params, theta, p, xi, prefix(&mut b.work, 3 * d))
+    MSgnht::resume(params, theta, p, xi, prefix(&mut b.work, 3 * d))
 }
 
 /// SGMGT-D with its defaults (softened monomial-gamma kinetics a = 1, c = 5; σ_θ = σ_ξ = 0.01;
@@ -290,7 +290,7 @@ fn sgmgt_d<T: Real, I: IntegratorChoice>(
         prefix(&mut b.p, d),
         prefix(&mut b.xi, d),
     );
-    Sgmgt::new(sgmgt_params(i), theta, p, xi, prefix(&mut b.work, 3 * d))
+    Sgmgt::resume(sgmgt_params(i), theta, p, xi, prefix(&mut b.work, 3 * d))
 }
 
 fn hmc_params<T: Real>() -> HmcParams<T> {

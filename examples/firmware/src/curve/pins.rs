@@ -304,8 +304,7 @@ fn schemes<T: Pin, I: IntegratorChoice>(scheme: &str, model: &mut Tridiagonal) -
             .with_diffusion(c!(1.0))
             .with_integrator(I::default());
         let mut xi = [params.initial_thermostat()];
-        let [xi] = &mut xi;
-        let sampler = Sgnht::new(params, &mut theta, &mut p, xi, &mut work)
+        let sampler = Sgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work)
             .and_then(|s| Ok(s.with_mass(IdentityMass)?));
         // The test records ξ as a one-entry slice.
         let extra = |s: &Sgnht<'_, T, I, IdentityMass>| -> [T; 1] { [s.thermostat()] };
@@ -318,7 +317,7 @@ fn schemes<T: Pin, I: IntegratorChoice>(scheme: &str, model: &mut Tridiagonal) -
             .with_integrator(I::default());
         let (mut theta, mut p) = (start::<T>(THETA), start::<T>(MOMENTUM));
         let (mut xi, mut work) = ([params.initial_thermostat(); N], [T::ZERO; 3 * N]);
-        let sampler = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work);
+        let sampler = MSgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work);
         ok &= pin(&name, sampler, model, |s| s.thermostat());
     }
     {
@@ -333,7 +332,7 @@ fn schemes<T: Pin, I: IntegratorChoice>(scheme: &str, model: &mut Tridiagonal) -
                     .with_resampling_steps(5, 7)
                     .with_integrator(I::default())
                     .with_kinetic(kinetic);
-                Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work)
+                Sgmgt::resume(params, &mut theta, &mut p, &mut xi, &mut work)
             });
         ok &= pin(&name, sampler, model, |s| s.thermostat());
     }

@@ -112,7 +112,7 @@ fn run(which: usize) -> bool {
     }
     macro_rules! sgnht {
         ($i:expr, $xi:expr) => {
-            Sgnht::new(SgnhtParams::new(h).with_integrator($i), theta, p, $xi, work2)
+            Sgnht::resume(SgnhtParams::new(h).with_integrator($i), theta, p, $xi, work2)
         };
     }
     let (diag, dense, dense_eigen) = (
@@ -121,7 +121,8 @@ fn run(which: usize) -> bool {
         (),
     );
     let _ = dense_eigen;
-    let xi0 = &mut 1.0f32;
+    let mut xi0_buffer = [1.0f32];
+    let xi0 = &mut xi0_buffer[..];
     macro_rules! go {
         ($f:ident, $s:expr) => {
             match $s {
@@ -168,10 +169,10 @@ fn run(which: usize) -> bool {
             Ok(d) => go!(flash_sgnht_splitting_dense, sgnht!(Splitting, xi0).and_then(|s| Ok(s.with_mass(d)?))),
             Err(_) => false,
         },
-        13 => go!(flash_msgnht_euler_identity, MSgnht::new(SgnhtParams::new(h).with_integrator(Euler), theta, p, xi, &mut b.work[..3 * D])),
-        14 => go!(flash_msgnht_splitting_identity, MSgnht::new(SgnhtParams::new(h).with_integrator(Splitting), theta, p, xi, &mut b.work[..3 * D])),
-        15 => go!(flash_sgmgt_d_euler_monomial_gamma, Sgmgt::new(SgmgtParams::sgmgt_d(h).with_integrator(Euler), theta, p, xi, &mut b.work[..3 * D])),
-        16 => go!(flash_sgmgt_d_splitting_monomial_gamma, Sgmgt::new(SgmgtParams::sgmgt_d(h).with_integrator(Splitting), theta, p, xi, &mut b.work[..3 * D])),
+        13 => go!(flash_msgnht_euler_identity, MSgnht::resume(SgnhtParams::new(h).with_integrator(Euler), theta, p, xi, &mut b.work[..3 * D])),
+        14 => go!(flash_msgnht_splitting_identity, MSgnht::resume(SgnhtParams::new(h).with_integrator(Splitting), theta, p, xi, &mut b.work[..3 * D])),
+        15 => go!(flash_sgmgt_d_euler_monomial_gamma, Sgmgt::resume(SgmgtParams::sgmgt_d(h).with_integrator(Euler), theta, p, xi, &mut b.work[..3 * D])),
+        16 => go!(flash_sgmgt_d_splitting_monomial_gamma, Sgmgt::resume(SgmgtParams::sgmgt_d(h).with_integrator(Splitting), theta, p, xi, &mut b.work[..3 * D])),
         17 => go!(flash_hmc_leapfrog_identity, Hmc::new(HmcParams::new(h), theta, p, &mut b.work[..]).and_then(|s| Ok(s.with_mass(IdentityMass)?))),
         18 => match diag {
             Ok(d) => go!(flash_hmc_leapfrog_diagonal, Hmc::new(HmcParams::new(h), theta, p, &mut b.work[..]).and_then(|s| Ok(s.with_mass(d)?))),

@@ -62,7 +62,7 @@ fn main() -> ! {
     let (mut theta, mut p, mut work) = ([0.0f32; D], [0.0f32; D], [0.0f32; 2 * D]);
     let params = SgnhtParams::new(h).with_integrator(Euler);
     let mut xi = params.initial_thermostat();
-    let mut ok = match Sgnht::new(params, &mut theta, &mut p, &mut xi, &mut work)
+    let mut ok = match Sgnht::resume(params, &mut theta, &mut p, core::slice::from_mut(&mut xi), &mut work)
         .and_then(|s| Ok(s.with_mass(IdentityMass)?))
     {
         Ok(mut s) => crate_step(&mut s, &mut Model, &mut rng()),

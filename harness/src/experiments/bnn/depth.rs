@@ -176,7 +176,7 @@ fn run_one(
         let params = SgnhtParams::new(h)
             .with_diffusion(DIFFUSION)
             .with_integrator(integrator);
-        let mut sampler = MSgnht::new(params, &mut theta, &mut p, &mut xi, &mut work)
+        let mut sampler = MSgnht::resume(params, &mut theta, &mut p, &mut xi, &mut work)
             .map_err(|e| ExperimentError::Invalid(format!("depth: {e}")))?;
         let mut observer = Progress::new(pb, &mut recorder);
         if let Err(e) = sampler.run(&mut model, &mut rng, steps as u64, &mut observer) {

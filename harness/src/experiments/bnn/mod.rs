@@ -396,7 +396,8 @@ where
 {
     let d = theta.len();
     let Setting { h, a } = setting;
-    let mut xi = vec![if method == Method::SgmgtD { 0.0 } else { a }; d];
+    // (Each sampler starts its thermostats: ξ = A for SGNHT and mSGNHT, 0 for SGMGT.)
+    let mut xi = vec![0.0; d];
     // SGLD, SGHMC and SGNHT take 2n, mSGNHT and SGMGT 3n.
     let mut work = vec![0.0; 3 * d];
     let (w2, w3) = (2 * d, 3 * d);
@@ -411,7 +412,7 @@ where
         }
         Method::Sgnht => {
             let params = SgnhtParams::new(h).with_diffusion(a);
-            let xi = &mut xi[0];
+            let xi = &mut xi[..1];
             drive.drive(&mut Sgnht::new(params, theta, p, xi, &mut work[..w2])?, rng)
         }
         Method::MSgnhtE | Method::MSgnhtS => {
