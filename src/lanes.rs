@@ -66,7 +66,7 @@ pub(crate) const fn sweep_lanes<T>() -> usize {
 /// register, so a body with a long dependency chain (mSGNHT-splitting's exp(−ξh), a diagonal
 /// mass, SGMGT's flow) runs one chain at a time and waits on its latencies; sixteen lanes give
 /// the core two independent chains to interleave. f64 chunks of sixteen were slower (four
-/// registers per value spill; +15 % with a diagonal mass, criterion, native).
+/// registers per value spill; `docs/performance-notes.md`).
 pub(crate) const fn sweep_chunk<T>() -> usize {
     if VECTOR_TARGET {
         sweep_lanes::<T>()
@@ -331,8 +331,9 @@ const _: () = assert!(
 /// values are in registers then: the backup costs stores, not a pass.
 ///
 /// With a [`Backup`] the sweep also checks the gradient, block by block just before the block
-/// runs (so the check reads it from L1, not memory: a separate pass over ∇Ũ cost a d = 10⁶
-/// step 7–14 %), and returns the index of its first NaN or ±∞, if any. The pass still runs to
+/// runs (so the check reads it from L1, not memory, which a separate pass could not:
+/// `docs/performance-notes.md`), and returns the index of its first NaN or ±∞, if any. The pass
+/// still runs to
 /// the end, so every coordinate's backup is in place for the caller to undo the step.
 #[inline(always)]
 pub(crate) fn sweep<T: Real, X, S, F, R>(
@@ -1160,7 +1161,7 @@ pub(crate) fn copy_into<T: Copy>(dst: &mut [T], src: &[T]) {
 /// Adds [`LANES`] or 2·[`LANES`] lane accumulators pairwise: the upper half onto the lower,
 /// halving until one is left; for eight lanes ((a₀ + a₄) + (a₂ + a₆)) + ((a₁ + a₅) + (a₃ + a₇)).
 /// (Written out rather than as a halving loop, which a Cortex-M build at `opt-level = "s"`
-/// kept as a loop: +1000 instructions on an HMC step.) On a [`SCALAR_CORE`] (one lane) the
+/// kept as a loop: `docs/performance-notes.md`.) On a [`SCALAR_CORE`] (one lane) the
 /// lane itself.
 #[inline(always)]
 pub(crate) fn reduce<T: Real, const N: usize>(acc: [T; N]) -> T {
@@ -1273,8 +1274,8 @@ pub(crate) fn first_non_finite<T: Real>(a: &[T]) -> Option<usize> {
     }
     // The probes' sum is 0 or NaN whatever the order, so the tail goes into its own scalar
     // rather than into the lane array (as in `sum_map`): a tail merged into that array went
-    // through the stack with a masked store and a full reload, a store-forwarding stall that
-    // cost a d = 17 step up to a fifth of its time (criterion A/B, native build).
+    // through the stack with a masked store and a full reload, a store-forwarding stall
+    // (`docs/performance-notes.md`).
     let (ac, at) = a.as_chunks::<LANES>();
     let mut acc = [T::ZERO; LANES];
     for c in ac {

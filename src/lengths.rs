@@ -34,7 +34,7 @@ pub struct Lengths {
     pub position: usize,
     /// p: n (0 for SGLD).
     pub momentum: usize,
-    /// ξ: 1 for SGNHT (a single `&mut T`), n for mSGNHT and SGMGT, 0 for the others.
+    /// ξ: 1 for SGNHT (a one-entry buffer), n for mSGNHT and SGMGT, 0 for the others.
     pub thermostat: usize,
     /// The sampler's `work` buffer.
     pub work: usize,
@@ -45,7 +45,9 @@ pub struct Lengths {
     /// The adaptable M⁻¹ of [`MassBuffer::diagonal`] (n) or [`MassBuffer::dense`] (n²); 0 until
     /// [`Lengths::mcem`].
     pub inverse_mass: usize,
-    /// A dense [`MassBuffer`]'s work ([`MassBuffer::dense_work_len`]); 0 otherwise.
+    /// A dense [`MassBuffer`]'s work ([`MassBuffer::dense_work_len`]); 0 otherwise. (The
+    /// splitting integrator's dense mass, [`MassBuffer::dense_with_eigen`], takes 2n² + n more
+    /// for its eigendecomposition.)
     pub mass_work: usize,
     /// [`Mcem`]'s workspace; 0 until [`Lengths::mcem`].
     pub mcem_work: usize,

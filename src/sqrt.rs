@@ -4,8 +4,8 @@
 //! every path: the SSE/AVX/AVX-512 `sqrtps`/`sqrtpd` instructions on x86-64 without `std`,
 //! `std`'s `sqrt` with it, `libm` elsewhere (e.g. Cortex-M) and for the tails, so the noise is
 //! bit-identical whichever path a build takes. Why intrinsics (`core` has no square root that
-//! vectorises; the Newton iteration it replaces cost 1.3 of the portable build's 3.2 ns per
-//! `f32` normal): `docs/rng.md`, *Vectorised normals*. Tests: `noise::tests` (bit-exact against
+//! vectorises, and the Newton iteration they replace was slow: `docs/performance-notes.md`):
+//! `docs/rng.md`, *Vectorised normals*. Tests: `noise::tests` (bit-exact against
 //! `libm` at every length 1…67).
 //!
 //! Audit: the only `unsafe` blocks are in `sqrt32`/`sqrt64` (one scalar SSE/SSE2 square root,

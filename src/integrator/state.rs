@@ -175,8 +175,8 @@ pub(crate) fn checked_gradient<T: Real, G: Gradient<T> + ?Sized>(
 /// A function of one argument remembered for its last argument: a step's noise scale √(2Dh)
 /// or a constant friction's flow e^{−Ah/2} is the same from step to step unless h, D or A
 /// changes, and on a core without a square-root instruction or an FPU for the type each costs
-/// more than a small step's loop (libm's `sqrtf` is ~40 instructions on a Cortex-M4F, a
-/// software `f64` exp hundreds). A hand-written firmware step hoists them out; this is the
+/// more than a small step's loop (`docs/performance-notes.md`). A hand-written firmware step
+/// hoists them out; this is the
 /// same, kept correct when the argument changes. The key is the argument's bit pattern (an
 /// integer compare, even without an FPU). Derived from the settings, never part of a chain's
 /// state: a memo holds the value of whichever argument came last.

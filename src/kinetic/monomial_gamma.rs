@@ -789,8 +789,8 @@ impl<T: Real> Kinetic<T> for Eq12A1<T> {
 /// (tanh x, sech² x) for x ≥ 0 without overflow or cancellation: tanh by the crate's
 /// branch-free polynomial form ([`Real::tanh_poly`]: a small-argument polynomial below 0.625,
 /// (1 − y)/(1 + y) above), and sech² x = 4y/(1 + y)² with y = e^{−2x} (y → 0 for a large x,
-/// never ∞). Both go through the inline polynomial exp rather than libm calls (libm's `expf`
-/// took 38 % of an SGMGT-D step in a profile of the native build), and have no branch.
+/// never ∞). Both go through the inline polynomial exp rather than libm calls (which dominated
+/// an SGMGT-D step's profile: `docs/performance-notes.md`), and have no branch.
 ///
 /// On a scalar core both come from one libm eᵘ − 1 at u = −2x instead (`m`): tanh x = −m/(2 + m)
 /// and sech² x = 4(1 + m)/(2 + m)², accurate near 0 as m is, and one transcendental call per

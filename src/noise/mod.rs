@@ -3,9 +3,8 @@
 //! [`crate::rng::fill_lane_normals`] keys a multi-lane generator from the caller's RNG (four
 //! `next_u32` for `f32`, two `next_u64` for `f64`; nothing is kept between calls, so a step's
 //! noise is a function of the caller's RNG state alone) and fills the slice two lanes-wide
-//! rounds at a time: natively on AVX-512 a seventh to a tenth (`f32`) and a third to a half
-//! (`f64`) of a scalar ziggurat's time per normal, in the portable build about half (`f32`;
-//! the last two bench runs; `docs/performance.md` has the latest). `f32`
+//! rounds at a time, in a fraction of a scalar ziggurat's time per normal
+//! (`docs/performance-notes.md`). `f32`
 //! draws the bit-identical stream on every build (portable, `x86-64-v3`, `native`, Cortex-M):
 //! the lane count is fixed, the arithmetic unfused and the square root correctly rounded. `f64`
 //! does so on every build with AVX2 and on every x86-64 build with the `std` feature (whose
@@ -81,7 +80,7 @@ pub trait NormalLanes<T>: Clone + core::fmt::Debug + sealed::Sealed {
 /// rounds of 16 lanes spill AVX2's 16 registers). Either way the values and their order are the
 /// same. A build with AVX-512 does so always; a dispatching build (`crate::dispatch`) does for
 /// `f32` when the step runs its AVX-512 copy (for `f64` its generic AVX-512 copy was slower
-/// batched, 1.20 against 0.86 ns per normal in one criterion run).
+/// batched: `docs/performance-notes.md`).
 #[inline(always)]
 fn batched(dispatched_too: bool) -> bool {
     cfg!(target_feature = "avx512f")
@@ -152,9 +151,9 @@ normal_lanes!(f64, Xoshiro256x8, LANES64, false);
 
 /// `f64` on targets without AVX2 (the portable x86-64 build, microcontrollers): the ziggurat of
 /// [`crate::rng::standard_normal_f64`] on lane 0 of the generator, stepped as one xoshiro256++.
-/// Two-wide SSE2 vectors (and no vector 64-bit rotate) make the `f64` Box–Muller 2.8× slower
-/// than the scalar ziggurat there (8.1 against 2.9 ns per normal, `docs/performance.md`), and a
-/// core without a double-precision FPU gains nothing from lanes. The stream therefore differs
+/// Two-wide SSE2 vectors (and no vector 64-bit rotate) make the `f64` Box–Muller slower than the
+/// scalar ziggurat there (`docs/performance-notes.md`), and a core without a double-precision
+/// FPU gains nothing from lanes. The stream therefore differs
 /// from the AVX2 builds' (see `docs/rng.md`, *Determinism*).
 #[cfg(not(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64"))))]
 impl NormalLanes<f64> for Xoshiro256x8 {

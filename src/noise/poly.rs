@@ -33,10 +33,7 @@ pub(crate) fn mad32(a: f32, b: f32, c: f32) -> f32 {
 /// a·b + c fused (the `std` feature on a build whose own target features include FMA, e.g.
 /// `-C target-cpu=native`). The AVX2 and AVX-512 copies of a dispatching build
 /// (`crate::dispatch`) stay unfused, as its baseline copy must: one binary draws one chain on
-/// every CPU. (Unfusing a native build was tried: its normals cost 15–18 % more. The `f64`
-/// SGMGT-D splitting step also ran scalar then, 5× slower, but that was two closures LLVM left
-/// out of line once the unfused polynomials made them larger — now a `ZipOutBody` struct and
-/// straight-line code — not the arithmetic itself.)
+/// every CPU. (Unfusing a native build costs its normals more: `docs/performance-notes.md`.)
 #[cfg(all(feature = "std", target_feature = "fma"))]
 #[inline(always)]
 pub(crate) fn mad32(a: f32, b: f32, c: f32) -> f32 {
