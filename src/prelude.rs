@@ -10,7 +10,7 @@ pub use crate::kinetic::{
 pub use crate::lengths::Lengths;
 pub use crate::real::Real;
 pub use crate::sampler::{
-    ChainState, Hmc, HmcParams, MSgnht, MassKind, Observer, RunError, Sampler, SgNphmc,
-    SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
-    StepSchedule, StepStats, ThermostatRule,
+    AnyParams, AnySampler, ChainState, Checkpoint, Hmc, HmcParams, MSgnht, MassKind, Observer,
+    RunError, Sampler, SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt,
+    SgmgtParams, Sgnht, SgnhtParams, StepSchedule, StepSize, StepStats, ThermostatRule,
 };

@@ -3,6 +3,7 @@
 mod common;
 
 mod accuracy_order;
+mod any_sampler;
 mod bounded_work;
 mod calibrated;
 mod checkpoint;

@@ -8,6 +8,7 @@
 //! Every sampler (and the MCEM wrapper) can be checkpointed and resumed bit for bit
 //! ([`Checkpoint`]).
 
+mod any;
 mod checkpoint;
 mod discount;
 mod hmc;
@@ -22,6 +23,7 @@ mod sgnht;
 pub(crate) mod shell;
 
 pub use crate::integrator::ThermostatRule;
+pub use any::{AnyParams, AnySampler};
 pub use checkpoint::{Checkpoint, Scalars};
 pub(crate) use checkpoint::{SavedState, read_parts, write_parts};
 pub(crate) use discount::Discount;

@@ -278,6 +278,11 @@ impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sgnht<'a, T, I, M> {
         *self.xi
     }
 
+    /// ξ as a one-entry slice, as mSGNHT and SGMGT give theirs.
+    pub(crate) fn thermostat_slice(&self) -> &[T] {
+        core::slice::from_ref(&*self.xi)
+    }
+
     /// Sets ξ (to resume a chain): [`ParamError::NonFinite`] and ξ unchanged unless finite.
     pub fn set_thermostat(&mut self, xi: T) -> Result<(), ParamError> {
         if !xi.is_finite() {

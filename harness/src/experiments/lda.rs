@@ -15,7 +15,7 @@
 //! whose test perplexity, learning curve and matched topics' distance to the truth are
 //! reported beside the true topics' perplexity (the floor) and the papers' ICML numbers.
 
-use super::bnn::{Drive, Method, Setting, Timed, with_sampler};
+use super::bnn::{Method, Setting, Timed, with_sampler};
 use super::common::{ExperimentError, Progress, RunOptions, SamplerError, Start, sig};
 use crate::models::lda::{Corpus, HeldOut, Lda, Recovery, SyntheticSpec, recovery, synthetic};
 use crate::models::logistic_regression::data_dir;
@@ -23,7 +23,6 @@ use crate::plot::{Chart, Scale, Series, line_chart};
 use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::StepSize;
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -298,25 +297,6 @@ impl<S: ChainState<f64>> Observer<S, f64> for Recorder {
     }
 }
 
-/// [`Drive`] for an LDA run: `steps` steps at a constant step, observed by the recorder.
-struct Steps<'s, 'p, M: ?Sized> {
-    model: &'s mut M,
-    steps: u64,
-    observer: &'s mut Progress<'p, Recorder>,
-}
-
-impl<M: ?Sized> Drive<M> for Steps<'_, '_, M> {
-    type Output = Result<(), RunError>;
-    fn drive<S>(self, sampler: &mut S, rng: &mut Pcg64) -> Self::Output
-    where
-        S: Sampler<f64, M> + StepSize<f64> + ChainState<f64>,
-    {
-        sampler
-            .run(self.model, rng, self.steps, self.observer)
-            .map(|_| ())
-    }
-}
-
 /// One run of `method` at `setting` on `data`'s training corpus from a prior draw (p₀ ~ N(0, I)).
 pub fn run_one(
     data: &Data,
@@ -336,16 +316,16 @@ pub fn run_one(
     let started = std::time::Instant::now();
     let mut start = Start::new(&theta, seed, 0x1da);
     let mut observer = Progress::new(pb, &mut recorder);
-    let drive = Steps {
-        model: &mut model,
-        steps: protocol.iterations as u64,
-        observer: &mut observer,
-    };
+    let steps = protocol.iterations as u64;
     let run = with_sampler(
         (method, setting),
         (&mut theta, &mut start.p),
         &mut start.rng,
-        drive,
+        |sampler, rng| {
+            sampler
+                .run(&mut model, rng, steps, &mut observer)
+                .map(|_| ())
+        },
     )?;
     drop(observer);
     run?;

@@ -52,7 +52,7 @@ use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::ParamError;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::{ScheduledRunError, StepSize, run_scheduled};
+use sgmcmc::sampler::{ScheduledRunError, run_scheduled};
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -370,51 +370,22 @@ impl ScheduleKind {
     }
 }
 
-/// What to do with a sampler once built, generic over its type, so that [`with_sampler`]
-/// builds all six in one place.
-pub(super) trait Drive<M: ?Sized> {
-    /// What driving it gives.
-    type Output;
-    /// Runs `sampler` (with `rng`, the generator the sampler was started with).
-    fn drive<S>(self, sampler: &mut S, rng: &mut Pcg64) -> Self::Output
-    where
-        S: Sampler<f64, M> + StepSize<f64> + ChainState<f64>;
-}
-
 /// Builds `method` at `setting` over θ and p (identity mass; the thermostats start at A as in
 /// Ding et al. 2014 and Li et al. 2016; SGMGT-D redraws p from its kinetics, its thermostats
-/// start at 0) and hands it to `drive`.
-pub(super) fn with_sampler<M, D>(
+/// start at 0) as one [`AnySampler`], and hands it to `drive` with `rng`, the generator it was
+/// started with.
+pub(super) fn with_sampler<O>(
     (method, setting): (Method, Setting),
     (theta, p): (&mut [f64], &mut [f64]),
     rng: &mut Pcg64,
-    drive: D,
-) -> Result<D::Output, sgmcmc::Error>
-where
-    M: Gradient<f64> + ?Sized,
-    D: Drive<M>,
-{
+    drive: impl FnOnce(&mut AnySampler<'_, f64>, &mut Pcg64) -> O,
+) -> Result<O, sgmcmc::Error> {
     let d = theta.len();
     let Setting { h, a } = setting;
-    // (Each sampler starts its thermostats: ξ = A for SGNHT and mSGNHT, 0 for SGMGT.)
-    let mut xi = vec![0.0; d];
-    // SGLD, SGHMC and SGNHT take 2n, mSGNHT and SGMGT 3n.
-    let mut work = vec![0.0; 3 * d];
-    let (w2, w3) = (2 * d, 3 * d);
-    Ok(match method {
-        Method::Sgld => {
-            let mut s = Sgld::new(SgldParams::new(h), theta, &mut work[..w2])?;
-            drive.drive(&mut s, rng)
-        }
-        Method::Sghmc => {
-            let params = SghmcParams::new(h).with_friction(a);
-            drive.drive(&mut Sghmc::new(params, theta, p, &mut work[..w2])?, rng)
-        }
-        Method::Sgnht => {
-            let params = SgnhtParams::new(h).with_diffusion(a);
-            let xi = &mut xi[..1];
-            drive.drive(&mut Sgnht::new(params, theta, p, xi, &mut work[..w2])?, rng)
-        }
+    let params = match method {
+        Method::Sgld => AnyParams::Sgld(SgldParams::new(h)),
+        Method::Sghmc => AnyParams::Sghmc(SghmcParams::new(h).with_friction(a)),
+        Method::Sgnht => AnyParams::Sgnht(SgnhtParams::new(h).with_diffusion(a)),
         Method::MSgnhtE | Method::MSgnhtS => {
             let integrator = if method == Method::MSgnhtE {
                 Integrator::Euler
@@ -424,21 +395,23 @@ where
             let params = SgnhtParams::new(h)
                 .with_diffusion(a)
                 .with_integrator(integrator);
-            drive.drive(
-                &mut MSgnht::new(params, theta, p, &mut xi, &mut work[..w3])?,
-                rng,
-            )
+            AnyParams::MSgnht(params)
         }
-        Method::SgmgtD => {
-            // a = 1 with softening c = 1; σ_θ = σ_ξ = 0.01 (SgmgtParams::sgmgt_d), γ = 1, p
-            // resampled every 100 steps, ξ never.
-            let kinetic = MonomialGamma::softened(1.0, 1.0);
-            let params = sgmgt_params((h, kinetic, Integrator::Euler), (a, 0.01, 0.01), (100, 0));
-            let mut s = Sgmgt::new(params, theta, p, &mut xi, &mut work[..w3])?;
-            s.resample_momentum(rng);
-            drive.drive(&mut s, rng)
-        }
-    })
+        // a = 1 with softening c = 1; σ_θ = σ_ξ = 0.01 (SgmgtParams::sgmgt_d), γ = 1, p
+        // resampled every 100 steps, ξ never.
+        Method::SgmgtD => AnyParams::Sgmgt(sgmgt_params(
+            (h, MonomialGamma::softened(1.0, 1.0), Integrator::Euler),
+            (a, 0.01, 0.01),
+            (100, 0),
+        )),
+    };
+    let len = params.lengths(d);
+    let (mut xi, mut work) = (vec![0.0; len.thermostat], vec![0.0; len.work]);
+    let mut sampler = AnySampler::new(params, theta, p, &mut xi, &mut work)?;
+    if method == Method::SgmgtD {
+        sampler.resample_momentum(rng);
+    }
+    Ok(drive(&mut sampler, rng))
 }
 
 /// A gradient that times its calls.
@@ -452,31 +425,6 @@ impl<G: FnMut(&[f64], &mut [f64])> Gradient<f64> for Timed<G> {
         let t = std::time::Instant::now();
         (self.inner)(theta, grad);
         self.seconds += t.elapsed().as_secs_f64();
-    }
-}
-
-/// [`Drive`] for a table run: `steps` steps on `schedule` ([`run_scheduled`]), observed by the
-/// recorder.
-struct Scheduled<'s, 'p, 'r, M: ?Sized> {
-    schedule: &'s StepSchedule<f64>,
-    model: &'s mut M,
-    steps: u64,
-    observer: &'s mut Progress<'p, Recorder<'r>>,
-}
-
-impl<M: ?Sized> Drive<M> for Scheduled<'_, '_, '_, M> {
-    type Output = Result<(), ScheduledRunError>;
-    fn drive<S>(self, sampler: &mut S, rng: &mut Pcg64) -> Self::Output
-    where
-        S: Sampler<f64, M> + StepSize<f64> + ChainState<f64>,
-    {
-        let Scheduled {
-            schedule,
-            model,
-            steps,
-            observer,
-        } = self;
-        run_scheduled(sampler, schedule, 0, model, rng, steps, observer).map(|_| ())
     }
 }
 
@@ -504,17 +452,14 @@ pub fn run_one(
     let started = std::time::Instant::now();
     let mut start = Start::new(&theta, seed, 0xb22);
     let mut observer = Progress::new(pb, &mut recorder);
-    let drive = Scheduled {
-        schedule: &schedule,
-        model: &mut model,
-        steps: protocol.iterations as u64,
-        observer: &mut observer,
-    };
+    let steps = protocol.iterations as u64;
     let run = with_sampler(
         (method, setting),
         (&mut theta, &mut start.p),
         &mut start.rng,
-        drive,
+        |sampler, rng| {
+            run_scheduled(sampler, &schedule, 0, &mut model, rng, steps, &mut observer).map(|_| ())
+        },
     )?;
     drop(observer);
     run.map_err(|e| match e {

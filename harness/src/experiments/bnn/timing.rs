@@ -5,12 +5,11 @@
 //! harness is built as shipped (the portable build, no `target-cpu`): its per-coordinate
 //! kernels then run at the portable figures of `docs/performance.md`.
 
-use super::{Drive, Method, Setting, Timed, WIDTH, data, network, with_sampler};
+use super::{Method, Setting, Timed, WIDTH, data, network, with_sampler};
 use crate::experiments::common::{ExperimentError, RunOptions, Start, sig};
 use crate::models::bnn::Bnn;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::StepSize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -43,27 +42,6 @@ fn setting(method: Method) -> Setting {
     }
 }
 
-/// [`Drive`] for the timing: [`WARM_UP`] untimed steps, then `iterations` timed ones;
-/// returns (gradient s, total s).
-struct Clock<'a, G> {
-    model: &'a mut Timed<G>,
-    iterations: usize,
-}
-
-impl<G: FnMut(&[f64], &mut [f64])> Drive<Timed<G>> for Clock<'_, G> {
-    type Output = Result<(f64, f64), RunError>;
-    fn drive<S>(self, sampler: &mut S, rng: &mut Pcg64) -> Self::Output
-    where
-        S: Sampler<f64, Timed<G>> + StepSize<f64> + ChainState<f64>,
-    {
-        sampler.run(self.model, rng, WARM_UP as u64, &mut ())?;
-        self.model.seconds = 0.0;
-        let t = Instant::now();
-        sampler.run(self.model, rng, self.iterations as u64, &mut ())?;
-        Ok((self.model.seconds, t.elapsed().as_secs_f64()))
-    }
-}
-
 /// One sampler's cost over `iterations` steps.
 fn time_one(
     bnn: &Bnn<'_>,
@@ -78,9 +56,13 @@ fn time_one(
         seconds: 0.0,
     };
     let mut start = Start::new(&theta, 3, 0x71);
-    let clock = Clock {
-        model: &mut model,
-        iterations,
+    // [`WARM_UP`] untimed steps, then `iterations` timed ones: (gradient s, total s).
+    let clock = |sampler: &mut AnySampler<'_, f64>, rng: &mut Pcg64| -> Result<_, RunError> {
+        sampler.run(&mut model, rng, WARM_UP as u64, &mut ())?;
+        model.seconds = 0.0;
+        let t = Instant::now();
+        sampler.run(&mut model, rng, iterations as u64, &mut ())?;
+        Ok((model.seconds, t.elapsed().as_secs_f64()))
     };
     let (gradient, total) = with_sampler(
         (method, setting(method)),
