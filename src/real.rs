@@ -22,7 +22,8 @@ mod sealed {
 /// the math shim they call and in their random-number paths (f32 has its own ziggurat tables and
 /// never computes in f64).
 pub trait Real:
-    Copy
+    'static
+    + Copy
     + Default
     + PartialOrd
     + Debug

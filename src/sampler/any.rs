@@ -39,7 +39,7 @@ use rand_core::Rng;
 
 /// The settings of any stochastic-gradient sampler: [`AnySampler::new`] builds the one it names.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum AnyParams<T: 'static> {
+pub enum AnyParams<T: Real> {
     /// [`Sgld`].
     Sgld(SgldParams<T>),
     /// [`Sghmc`] (identity mass; the integrator as the settings choose).
@@ -53,7 +53,7 @@ pub enum AnyParams<T: 'static> {
     Sgmgt(SgmgtParams<T>),
 }
 
-impl<T: Real + 'static> AnyParams<T> {
+impl<T: Real> AnyParams<T> {
     /// Every buffer's length for n coordinates ([`Lengths`]).
     pub fn lengths(&self, n: usize) -> Lengths {
         match self {
@@ -69,7 +69,7 @@ impl<T: Real + 'static> AnyParams<T> {
 /// A stochastic-gradient sampler chosen at run time (module docs): one of the five, each with
 /// its run-time integrator choice and (SGHMC, SGNHT) its run-time mass.
 #[derive(Debug)]
-pub enum AnySampler<'a, T: 'static> {
+pub enum AnySampler<'a, T: Real> {
     /// SGLD.
     Sgld(Sgld<'a, T>),
     /// SGHMC.
@@ -95,7 +95,7 @@ macro_rules! each {
     };
 }
 
-impl<'a, T: Real + 'static> AnySampler<'a, T> {
+impl<'a, T: Real> AnySampler<'a, T> {
     /// Builds the sampler `params` names with its `new` (the thermostats start as that `new`
     /// starts them), over buffers of the lengths [`AnyParams::lengths`] gives; a buffer the
     /// sampler does not take (SGLD's momentum, a thermostat) is not touched, whatever its length.
@@ -133,7 +133,7 @@ impl<'a, T: Real + 'static> AnySampler<'a, T> {
     }
 }
 
-impl<T: Real + 'static, G: Gradient<T> + ?Sized> Sampler<T, G> for AnySampler<'_, T> {
+impl<T: Real, G: Gradient<T> + ?Sized> Sampler<T, G> for AnySampler<'_, T> {
     fn step<R: Rng + ?Sized>(
         &mut self,
         model: &mut G,
@@ -143,7 +143,7 @@ impl<T: Real + 'static, G: Gradient<T> + ?Sized> Sampler<T, G> for AnySampler<'_
     }
 }
 
-impl<T: Real + 'static> ChainState<T> for AnySampler<'_, T> {
+impl<T: Real> ChainState<T> for AnySampler<'_, T> {
     fn position(&self) -> &[T] {
         each!(self, s => s.position())
     }
@@ -158,7 +158,7 @@ impl<T: Real + 'static> ChainState<T> for AnySampler<'_, T> {
     }
 }
 
-impl<T: Real + 'static> StepSize<T> for AnySampler<'_, T> {
+impl<T: Real> StepSize<T> for AnySampler<'_, T> {
     fn step_size(&self) -> T {
         each!(self, s => s.step_size())
     }
@@ -169,7 +169,7 @@ impl<T: Real + 'static> StepSize<T> for AnySampler<'_, T> {
 
 /// The checkpoint of the sampler inside; restore it into an `AnySampler` of the same kind and
 /// settings.
-impl<T: Real + 'static> Checkpoint<T> for AnySampler<'_, T> {
+impl<T: Real> Checkpoint<T> for AnySampler<'_, T> {
     type State = Scalars<T>;
     fn checkpoint_len(&self) -> usize {
         each!(self, s => s.checkpoint_len())

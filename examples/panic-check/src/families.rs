@@ -12,8 +12,9 @@ use sgmcmc::adapt::{
 use sgmcmc::integrator::Integrator;
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MassBuffer, MonomialGamma};
 use sgmcmc::sampler::{
-    ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount, SgNphmc, SgNphmcParams, Sghmc, SghmcParams,
-    Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule, ThermostatRule,
+    AnyParams, AnySampler, ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount, SgNphmc,
+    SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
+    StepSchedule, ThermostatRule,
 };
 
 pub use crate::api::with_misc;
@@ -113,6 +114,38 @@ fn mass<'a, T: Real>(
             core::mem::take(&mut b.mass_work),
             n,
         ),
+    }
+}
+
+pub mod any {
+    use super::*;
+
+    /// The run-time front door: an `AnySampler` of the kind `select >> 20` picks (SGLD, SGHMC,
+    /// SGNHT, mSGNHT, SGMGT), with settings as the families below build them.
+    #[inline(always)]
+    pub fn build<'a, T: Real>(
+        c: Cfg,
+        b: Build<'a, T>,
+        k: &Knobs<T>,
+    ) -> Result<AnySampler<'a, T>, ()> {
+        let params = match (k.select >> 20) % 5 {
+            0 => AnyParams::Sgld(SgldParams::with_schedule(schedule(k).map_err(drop)?)),
+            1 => AnyParams::Sghmc(
+                SghmcParams::new(k.h)
+                    .with_friction(k.a)
+                    .with_noise_estimate(k.b)
+                    .with_integrator(c.integrator),
+            ),
+            2 => AnyParams::Sgnht(super::sgnht::params(c, k)?),
+            3 => AnyParams::MSgnht(super::sgnht::params(c, k)?),
+            _ => AnyParams::Sgmgt(SgmgtParams::new(k.h).with_integrator(c.integrator)),
+        };
+        let thermostat = if matches!(params, AnyParams::Sgnht(_)) {
+            core::slice::from_mut(b.xi1)
+        } else {
+            b.xi
+        };
+        AnySampler::new(params, b.theta, b.p, thermostat, b.work).map_err(drop)
     }
 }
 
@@ -418,6 +451,7 @@ fn wrap<'a, T>(b: &mut Build<'a, T>) -> (&'a mut [T], &'a mut [T]) {
     )
 }
 
+family_with!(with_any, AnySampler<'a, T>, |c, b, k| any::build(c, b, k));
 family_with!(with_sgld, Sgld<'a, T>, |c, b, k| sgld::build(c, b, k));
 family_with!(with_sghmc, Sghmc<'a, T>, |c, b, k| sghmc::build(c, b, k));
 family_with!(with_sgnht, Sgnht<'a, T>, |c, b, k| sgnht::build(c, b, k));

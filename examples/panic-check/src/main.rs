@@ -273,6 +273,11 @@ const fn variant(c: Cfg) -> Cfg {
     Cfg { variant: true, ..c }
 }
 
+family!(any_sampler via with_any {
+    euler = cfg(Euler, Identity),
+    splitting = cfg(Splitting, Identity),
+} entries [new step run run_scheduled set_step_size resample_momentum save restore]);
+
 family!(sgld via with_sgld {
     plain = cfg(Euler, Identity),
 } entries [new step run run_scheduled set_step_size resample_momentum save restore]);
@@ -390,6 +395,7 @@ family!(misc via with_misc {
 /// The root of everything exported (see the crate docs).
 #[unsafe(no_mangle)]
 pub static PC_EXPORTS: Keep = Keep(&[
+    keep(&any_sampler::KEEP),
     keep(&sgld::KEEP),
     keep(&sghmc::KEEP),
     keep(&sgnht::KEEP),
