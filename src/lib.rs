@@ -9,6 +9,7 @@
 extern crate std;
 
 pub mod adapt;
+mod any;
 pub mod dispatch;
 mod engine;
 pub mod error;
@@ -50,6 +51,7 @@ pub struct GuideDoctests;
 #[doc = include_str!("../docs/embedded.md")]
 pub struct EmbeddedDoctests;
 
+pub use any::{AnyParams, AnySampler};
 pub use error::{
     Buffer, Error, LayoutError, LinalgError, MomentsError, Param, ParamError, StepError,
 };

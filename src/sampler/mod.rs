@@ -1,4 +1,4 @@
-//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D, HMC and SG-NPHMC, and the calibrated wrapper.
+//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D, HMC and SG-NPHMC.
 //!
 //! Each is built the same way — e.g. `Sghmc::new(params, θ, p, &mut work)` with `params` from
 //! `SghmcParams::new(h)` and its `with_*` settings (documented defaults, checked when the sampler
@@ -8,7 +8,6 @@
 //! Every sampler (and the MCEM wrapper) can be checkpointed and resumed bit for bit
 //! ([`Checkpoint`]).
 
-mod any;
 mod checkpoint;
 mod discount;
 mod hmc;
@@ -23,7 +22,6 @@ mod sgnht;
 pub(crate) mod shell;
 
 pub use crate::integrator::ThermostatRule;
-pub use any::{AnyParams, AnySampler};
 pub use checkpoint::{Checkpoint, Scalars};
 pub(crate) use checkpoint::{SavedState, read_parts, write_parts};
 pub(crate) use discount::Discount;

@@ -12,10 +12,10 @@ use sgmcmc::adapt::{
 use sgmcmc::integrator::Integrator;
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MassBuffer, MonomialGamma};
 use sgmcmc::sampler::{
-    AnyParams, AnySampler, ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount, SgNphmc,
-    SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
-    StepSchedule, ThermostatRule,
+    ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount, SgNphmc, SgNphmcParams, Sghmc, SghmcParams,
+    Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule, ThermostatRule,
 };
+use sgmcmc::{AnyParams, AnySampler};
 
 pub use crate::api::with_misc;
 
