@@ -92,6 +92,10 @@ pub struct MonomialGamma<T> {
     flow_r_exp: T,
     /// Power softening: ε = c^{−a} (0 otherwise).
     eps: T,
+    /// What [`MonomialGamma::validate`] reports: the constructor's check, run once there and
+    /// reported when the sampler is built. (Checking again in `validate` would link the check —
+    /// logarithms, a square root — into every firmware that uses the default kinetics.)
+    invalid: Option<ParamError>,
 }
 
 impl<T: Real> MonomialGamma<T> {
@@ -116,6 +120,7 @@ impl<T: Real> MonomialGamma<T> {
             flow_q_exp: T::TWO - inv_a,
             flow_r_exp: a / two_a_m1,
             eps: T::ZERO,
+            invalid: None,
         }
     }
 
@@ -145,7 +150,9 @@ impl<T: Real> MonomialGamma<T> {
     /// [`Param::MonomialExponent`] when `a` is not finite, below ½, or so large that draws could
     /// overflow `T` (a > 18.4 in `f32`, a > 123 in `f64`; see `docs/monomial-gamma.md`).
     pub fn stiff(a: T) -> Self {
-        Self::new(Softening::Stiff, a, T::INFINITY)
+        let mut k = Self::new(Softening::Stiff, a, T::INFINITY);
+        k.invalid = k.check().err();
+        k
     }
 
     /// The softened kinetics K_c of Zhang et al. 2017, eq. 12, for a = 1 or a = 2 and a
@@ -162,7 +169,9 @@ impl<T: Real> MonomialGamma<T> {
     /// smallest c whose exact draws keep their resolution: c < 6.4·10⁻²³ in `f64`,
     /// c < 1.3·10⁻⁶ in `f32` (`docs/monomial-gamma.md`, *The smallest c*).
     pub fn softened(a: T, c: T) -> Self {
-        Self::new(Softening::Eq12, a, c)
+        let mut k = Self::new(Softening::Eq12, a, c);
+        k.invalid = k.check().err();
+        k
     }
 
     /// Whether eq. 12's a = 1 draws p = (ln G₁ − ln G₂)/c, Gᵢ ~ Gamma(1/c), resolve their own
@@ -187,16 +196,26 @@ impl<T: Real> MonomialGamma<T> {
     pub fn softened_power(a: T, c: T) -> Self {
         let mut k = Self::new(Softening::Power, a, c);
         k.eps = c.powf(-a);
+        k.invalid = k.check().err();
         k
     }
 
-    /// Checks a and c, as the sampler's constructor does (each constructor above says what it
-    /// refuses); until then a bad value is only held, so that settings are checked at one time.
+    /// What is wrong with a and c, if anything (each constructor above says what it refuses).
+    /// The sampler's constructor reports it with its other settings, so that every setting is
+    /// checked at one time; until then a bad value is only held.
     ///
     /// # Errors
     ///
     /// [`Param::MonomialExponent`] or [`Param::Softening`], as the constructor that made it says.
     pub fn validate(&self) -> Result<(), ParamError> {
+        match self.invalid {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    /// The checks [`MonomialGamma::validate`] reports, run by the constructors.
+    fn check(&self) -> Result<(), ParamError> {
         let a = Self::check_a(self.a)?;
         match self.kind {
             Softening::Stiff => Ok(()),
