@@ -141,9 +141,9 @@ impl<T: Real, I: IntegratorChoice> SgnhtParams<T, I> {
 ///
 /// ξ adapts until the kinetic temperature averages 1, which makes the sampler correct for
 /// unknown isotropic gradient noise: with noise of variance 2Bh per step, ξ settles near A + B.
-/// ξ lives in the caller's one-entry buffer. With a mass ([`Sgnht::set_mass`]; SGNHT-EM, Roychowdhury &
-/// Parthasarathy 2017, Alg. 2) the thermostat follows [`ThermostatRule`], by default a rule
-/// derived from the Fokker–Planck equation rather than the printed one
+/// ξ lives in the caller's one-entry buffer. With a mass ([`Sgnht::set_mass`]; SGNHT-EM,
+/// Roychowdhury & Parthasarathy 2017, Alg. 2) the thermostat follows [`ThermostatRule`], by
+/// default a rule derived from the Fokker–Planck equation rather than the printed one
 /// (`docs/sgnht-mass-thermostat.md`).
 ///
 /// # Example
