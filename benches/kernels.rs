@@ -106,9 +106,14 @@ fn bench_step<T: Real, M, S: Sampler<T, M>>(
 ) {
     let mut r = rng(d as u64);
     group.bench_function(BenchmarkId::new(name, d), |b| {
-        b.iter(|| {
-            let stats = sampler.step(model, &mut r).expect("step failed");
-            black_box(stats)
+        b.iter(|| match sampler.step(model, &mut r) {
+            // A reference: moving the 32-byte `StepStats` out into `black_box` copied it with
+            // one wide load from the callee's narrower stores, a store-forwarding stall that
+            // a caller reading its fields does not pay (`docs/performance-notes.md`).
+            Ok(ref stats) => {
+                black_box(stats);
+            }
+            Err(e) => panic!("step failed: {e:?}"),
         })
     });
 }

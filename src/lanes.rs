@@ -151,13 +151,62 @@ impl<T, F: FnMut(Coordinate<'_, T>)> Body<T> for F {
     }
 }
 
+/// A coordinate's accumulator lane, and whether the compiler can see it as a constant.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Lane {
+    /// The lane, below [`sweep_lanes`].
+    pub index: usize,
+    /// In a chunk's tail (the coordinates after the last whole chunk), where `index` is not a
+    /// constant after unrolling.
+    pub in_tail: bool,
+}
+
+impl Lane {
+    /// Lane `index` of a whole chunk.
+    #[inline(always)]
+    pub fn chunk(index: usize) -> Self {
+        Lane {
+            index,
+            in_tail: false,
+        }
+    }
+
+    /// Lane `index` in a chunk's tail.
+    #[inline(always)]
+    pub fn tail(index: usize) -> Self {
+        Lane {
+            index,
+            in_tail: true,
+        }
+    }
+
+    /// `acc[lane] += v`. In a chunk's tail this is `v` added to this lane and −0 to every other
+    /// (x + (−0) = x for every x, so the values are those of the plain index): a vector compare
+    /// and add that keeps the accumulators in registers, where the index sent them through the
+    /// stack and the reduction after the tail stalled on store forwarding
+    /// (`docs/performance-notes.md`, *Tail lanes*). In a chunk, and on a scalar core, the plain
+    /// index (taken modulo [`SWEEP_LANES`], a mask: the compiler cannot always see
+    /// `index < SWEEP_LANES`, and a plain index would link a bounds-check panic).
+    #[inline(always)]
+    #[allow(clippy::modulo_one)] // SWEEP_LANES is 1 on a scalar core
+    pub fn add<T: Real>(self, acc: &mut [T; SWEEP_LANES], v: T) {
+        if self.in_tail && !SCALAR_CORE {
+            for (j, a) in acc.iter_mut().enumerate().take(sweep_lanes::<T>()) {
+                *a += if j == self.index { v } else { -T::ZERO };
+            }
+        } else {
+            acc[self.index % SWEEP_LANES] += v;
+        }
+    }
+}
+
 /// One coordinate as the fused integrator loops see it: its index `i`, its accumulator lane,
 /// θᵢ, pᵢ (both written), ∇Ũᵢ, the step's normal zᵢ, its further normals ζᵢ (SGMGT's Langevin
 /// terms and second O piece; zero where the sweep draws none), the thermostat slot ξᵢ
 /// (written; a throw-away copy when ξ is shared) and the kinetics' datum aᵢ ([`Stream`]).
 pub(crate) struct Coordinate<'c, T> {
     pub i: usize,
-    pub lane: usize,
+    pub lane: Lane,
     pub theta: &'c mut T,
     pub p: &'c mut T,
     pub g: T,
@@ -515,7 +564,7 @@ where
         let (z, zeta) = normals.next(k);
         f.run(Coordinate {
             i: k,
-            lane: 0,
+            lane: Lane::chunk(0),
             theta: t,
             p: pk,
             g: grad,
@@ -731,7 +780,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                     &mut slice_normals(z),
                     repeat(c),
                     repeat(&a),
-                    (first, false),
+                    (first, false, false),
                     f,
                 );
             }
@@ -747,7 +796,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                     &mut slice_normals(z),
                     repeat(c),
                     m.iter(),
-                    (first, false),
+                    (first, false, false),
                     f,
                 );
             }
@@ -764,7 +813,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                     &mut slice_normals(z),
                     x.iter_mut(),
                     repeat(&a),
-                    (first, false),
+                    (first, false, false),
                     f,
                 );
             }
@@ -781,7 +830,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                     &mut slice_normals(z),
                     x.iter_mut(),
                     m.iter(),
-                    (first, false),
+                    (first, false, false),
                     f,
                 );
             }
@@ -829,7 +878,7 @@ fn sweep_flat<'m, T, E, F, N>(
     normals: &mut N,
     xi: impl Iterator<Item = E>,
     aux: impl Iterator<Item = &'m T>,
-    (first, check_gradient): (usize, bool),
+    (first, check_gradient, in_tail): (usize, bool, bool),
     f: &mut F,
 ) -> Option<usize>
 where
@@ -863,7 +912,10 @@ where
         let (z, zeta) = normals.next(k);
         f.run(Coordinate {
             i,
-            lane: i % sweep_lanes::<T>(),
+            lane: Lane {
+                index: i % sweep_lanes::<T>(),
+                in_tail,
+            },
             theta: t,
             p,
             g: gk,
@@ -937,11 +989,11 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
                 i: base + j,
                 // Chunks start at multiples of N, so where N is the lane count the lane is j, a
                 // constant once unrolled.
-                lane: if N == sweep_lanes::<T>() {
+                lane: Lane::chunk(if N == sweep_lanes::<T>() {
                     j
                 } else {
                     (base + j) % sweep_lanes::<T>()
-                },
+                }),
                 theta: &mut tl[j],
                 p: &mut pl[j],
                 g: gl[j],
@@ -965,7 +1017,7 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
         &mut slice_normals((zt, zeta_tail)),
         xi_tail,
         aux_tail,
-        (base, false),
+        (base, false, true),
         f,
     );
 }
@@ -1017,12 +1069,12 @@ where
 /// into the chunk's copies (see [`Body`]).
 pub(crate) trait ZipOutBody<T> {
     /// Runs the body on coordinate `i`, whose accumulator lane is `lane`.
-    fn run(&mut self, i: usize, lane: usize, out: &mut T, a: T, b: T, s: T);
+    fn run(&mut self, i: usize, lane: Lane, out: &mut T, a: T, b: T, s: T);
 }
 
-impl<T, F: FnMut(usize, usize, &mut T, T, T, T)> ZipOutBody<T> for F {
+impl<T, F: FnMut(usize, Lane, &mut T, T, T, T)> ZipOutBody<T> for F {
     #[inline(always)]
-    fn run(&mut self, i: usize, lane: usize, out: &mut T, a: T, b: T, s: T) {
+    fn run(&mut self, i: usize, lane: Lane, out: &mut T, a: T, b: T, s: T) {
         self(i, lane, out, a, b, s)
     }
 }
@@ -1044,13 +1096,13 @@ where
                 // Local copies, so the chunk vectorises (see `sweep_chunked`).
                 let (mut ol, al, bl) = (*o, *a, *b);
                 for j in 0..LANES {
-                    f.run(base + j, j, &mut ol[j], al[j], bl[j], u);
+                    f.run(base + j, Lane::chunk(j), &mut ol[j], al[j], bl[j], u);
                 }
                 *o = ol;
                 base += LANES;
             }
             for (j, ((o, a), b)) in ot.iter_mut().zip(at).zip(bt).enumerate() {
-                f.run(base + j, j, o, *a, *b, u);
+                f.run(base + j, Lane::tail(j), o, *a, *b, u);
             }
         }
         Stream::PerCoordinate(m) => {
@@ -1059,13 +1111,13 @@ where
             for (((o, a), b), m) in oc.iter_mut().zip(ac).zip(bc).zip(mc) {
                 let (mut ol, al, bl, ml) = (*o, *a, *b, *m);
                 for j in 0..LANES {
-                    f.run(base + j, j, &mut ol[j], al[j], bl[j], ml[j]);
+                    f.run(base + j, Lane::chunk(j), &mut ol[j], al[j], bl[j], ml[j]);
                 }
                 *o = ol;
                 base += LANES;
             }
             for (j, (((o, a), b), m)) in ot.iter_mut().zip(at).zip(bt).zip(mt).enumerate() {
-                f.run(base + j, j, o, *a, *b, *m);
+                f.run(base + j, Lane::tail(j), o, *a, *b, *m);
             }
         }
     }
@@ -1466,7 +1518,7 @@ mod tests {
             *c.theta += *c.p * T::TWO + c.g + c.aux * *c.xi;
             *c.p = c.z * *c.xi + mix(c.zeta);
             *c.xi += T::ONE;
-            seen.push((c.i, c.lane));
+            seen.push((c.i, c.lane.index));
         };
         let found = if source == Source::Inline {
             sweep_scalar(slots, noise, xi, aux, body)
