@@ -264,7 +264,7 @@ pub(crate) enum Noise<'a, T: Real, R: ?Sized> {
 pub(crate) struct StepNoise<T: Real>(Option<T::NormalLanes>);
 
 impl<T: Real> StepNoise<T> {
-    /// Keys the lane generator from `rng` (four `next_u32` for `f32`, two `next_u64` for `f64`);
+    /// Keys the lane generator from `rng` (two `next_u64`);
     /// draws nothing on a scalar core.
     #[inline(always)]
     pub fn keyed<R: rand_core::Rng + ?Sized>(rng: &mut R) -> Self {

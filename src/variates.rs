@@ -308,7 +308,7 @@ pub fn fill_standard_normal<T: Real, R: Rng + ?Sized>(rng: &mut R, out: &mut [T]
 /// vectorised Box–Muller (`f64` without AVX2: the ziggurat on one lane; see
 /// [`crate::rng::NormalLanes`] and `docs/rng.md`).
 ///
-/// Draws four `next_u32` (`f32`) or two `next_u64` (`f64`) from `rng` per call, whatever the
+/// Draws two `next_u64` from `rng` per call, whatever the
 /// length — none for an empty slice — and is a pure function of them: the same RNG state gives
 /// the same numbers on every build of the same class (`docs/rng.md`, *Determinism*; the `std`
 /// feature on a build with FMA in its target features changes the last bits). Runs in the widest

@@ -7,7 +7,8 @@
 //! recorded in full. `tests/data/value_stability.txt` holds the values captured when the samplers'
 //! noise moved to the vectorised Box–Muller path (they were first captured before the
 //! architecture redesign, which left them unchanged; the 37-coordinate cases were added after
-//! the `f32` sweeps moved to chunks of 16); any difference fails with every differing case
+//! the `f32` sweeps moved to chunks of 16; the `f32` cases were re-captured when the `f32` lanes
+//! came to be keyed from two `next_u64` rather than four `next_u32`); any difference fails with every differing case
 //! named.
 //!
 //! To re-capture after a change that is *meant* to change numbers, run

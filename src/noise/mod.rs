@@ -1,7 +1,7 @@
 //! The samplers' noise path: standard normals from many xoshiro lanes by a branch-free Box–Muller that vectorises.
 //!
-//! [`crate::rng::fill_lane_normals`] keys a multi-lane generator from the caller's RNG (four
-//! `next_u32` for `f32`, two `next_u64` for `f64`; nothing is kept between calls, so a step's
+//! [`crate::rng::fill_lane_normals`] keys a multi-lane generator from the caller's RNG (two
+//! `next_u64`; nothing is kept between calls, so a step's
 //! noise is a function of the caller's RNG state alone) and fills the slice two lanes-wide
 //! rounds at a time, in a fraction of a scalar ziggurat's time per normal
 //! (`docs/performance-notes.md`). `f32`
@@ -69,7 +69,7 @@ pub trait NormalLanes<T>: Clone + core::fmt::Debug + sealed::Sealed {
     /// discard the rest of their last round; 1 for the `f64` ziggurat of targets without AVX2,
     /// which draws exactly as many normals as asked.
     const GRAIN: usize;
-    /// A generator keyed from `rng` (four `next_u32` for `f32`, two `next_u64` for `f64`).
+    /// A generator keyed from `rng` (two `next_u64`).
     fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self;
     /// Fills `out` with the next standard normals of the stream.
     fn fill(&mut self, out: &mut [T]);

@@ -2,7 +2,7 @@
 //!
 //! A generator is `LANES` independent xoshiro states stored lane-major (`s[word][lane]`), so one
 //! step of all lanes is a handful of SIMD integer instructions. It is keyed per fill from the
-//! caller's RNG (four `next_u32` for `f32`, two `next_u64` for `f64`) through a bijective integer
+//! caller's RNG (two `next_u64`) through a bijective integer
 //! hash of (key word, lane, word index), so distinct lanes start from distinct states. A round
 //! turns two outputs per lane into two normals per lane by Box–Muller (Box & Muller 1958):
 //! z₁ = r cos 2πt, z₂ = r sin 2πt with r = √(−2 ln u), u ∈ (0, 1], t ∈ [0, 1).
@@ -86,19 +86,17 @@ pub struct Xoshiro128x16 {
 }
 
 impl Xoshiro128x16 {
-    /// Keys all lanes from four `next_u32` of `rng`: word w of lane j is
+    /// Keys all lanes from two `next_u64` of `rng`, split into four 32-bit keys (low half
+    /// first; one draw where four `next_u32` were: the keying is the serial start of every
+    /// step, `docs/performance-notes.md`): word w of lane j is
     /// hash(key_w + (4j + w + 1)·⌊2³²/φ⌋). A lane that came out all zero (probability 2⁻¹²⁸),
     /// the one state xoshiro never leaves, gets a 1 in its first word.
     #[cfg_attr(feature = "std", inline(always))]
     #[cfg_attr(not(feature = "std"), inline)]
     #[allow(clippy::needless_range_loop)] // the indexed form vectorises without gathers
     pub(crate) fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
-        let key = [
-            rng.next_u32(),
-            rng.next_u32(),
-            rng.next_u32(),
-            rng.next_u32(),
-        ];
+        let (a, b) = (rng.next_u64(), rng.next_u64());
+        let key = [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32];
         // Lane by lane over the four words, from a constant table of salts: four vector
         // hashes. (Iterating the table as nested iterators vectorised into gathers/scatters,
         // and `array::from_fn` was not inlined.)
