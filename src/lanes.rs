@@ -180,17 +180,18 @@ impl Lane {
         }
     }
 
-    /// `acc[lane] += v`. In a chunk's tail this is `v` added to this lane and −0 to every other
-    /// (x + (−0) = x for every x, so the values are those of the plain index): a vector compare
-    /// and add that keeps the accumulators in registers, where the index sent them through the
-    /// stack and the reduction after the tail stalled on store forwarding
-    /// (`docs/performance-notes.md`, *Tail lanes*). In a chunk, and on a scalar core, the plain
-    /// index (taken modulo [`SWEEP_LANES`], a mask: the compiler cannot always see
-    /// `index < SWEEP_LANES`, and a plain index would link a bounds-check panic).
+    /// `acc[lane] += v`. In an `f32` chunk's tail this is `v` added to this lane and −0 to
+    /// every other (x + (−0) = x for every x, so the values are those of the plain index): a
+    /// whole-vector add, where the indexed add of one lane made the reduction after the tail
+    /// stall on store forwarding. Elsewhere the plain index: in a chunk it is a constant; for
+    /// `f64` the masked form let the compiler vectorise the chunk loop across chunks, by
+    /// gathers, and slowed the large steps (both in `docs/performance-notes.md`, *Tail
+    /// lanes*). The index is taken modulo [`SWEEP_LANES`], a mask: the compiler cannot always
+    /// see `index < SWEEP_LANES`, and a plain index would link a bounds-check panic.
     #[inline(always)]
     #[allow(clippy::modulo_one)] // SWEEP_LANES is 1 on a scalar core
     pub fn add<T: Real>(self, acc: &mut [T; SWEEP_LANES], v: T) {
-        if self.in_tail && !SCALAR_CORE {
+        if self.in_tail && !SCALAR_CORE && size_of::<T>() == 4 && self.index < sweep_lanes::<T>() {
             for (j, a) in acc.iter_mut().enumerate().take(sweep_lanes::<T>()) {
                 *a += if j == self.index { v } else { -T::ZERO };
             }
