@@ -15,10 +15,13 @@ for a in "$@"; do [[ "$a" == "--no-peers" ]] && peers=0; done
 stage() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
 stage "portable build: cargo bench -p sgmcmc-bench"
 cargo bench -p sgmcmc-bench
+# Absolute target directories: criterion writes its results under CARGO_TARGET_DIR, resolved
+# from the bench's own working directory (the package's, `benches/`), so a relative one would
+# put them in benches/target/ where bench_report.py does not look.
 stage "dispatched build: --features std, no target flags (run-time CPU dispatch)"
-CARGO_TARGET_DIR=target/dispatch cargo bench -p sgmcmc-bench --features std
+CARGO_TARGET_DIR="$PWD/target/dispatch" cargo bench -p sgmcmc-bench --features std
 stage "native build: -C target-cpu=native --features std"
-RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native \
+RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR="$PWD/target/native" \
   cargo bench -p sgmcmc-bench --features std
 
 PY=python3

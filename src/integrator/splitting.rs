@@ -139,7 +139,13 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
                         law,
                         term,
                         shared_flow,
-                        scalars: [h, half_h, full_sd, drift_half, T::ZERO],
+                        scalars: PassScalars {
+                            h,
+                            half_h,
+                            noise_sd: full_sd,
+                            drift_half,
+                            theta_sd: T::ZERO,
+                        },
                         acc: &mut acc,
                     };
                     sweep(slots, noise, &mut *thermostat, kin, body)
@@ -159,7 +165,13 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
                         law,
                         term,
                         shared_flow,
-                        scalars: [h, half_h, half_sd, drift_half, theta_sd],
+                        scalars: PassScalars {
+                            h,
+                            half_h,
+                            noise_sd: half_sd,
+                            drift_half,
+                            theta_sd,
+                        },
                         acc: &mut acc,
                     };
                     sweep(slots, noise, &mut *thermostat, kin, body)
@@ -210,8 +222,20 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
     }
 }
 
+/// What every coordinate of a fused pass shares: the step h and h/2, the O pieces' noise sd
+/// (√(2Dh) for A–B–O–B–A's one O(h), √(Dh) for each O(h/2) of A–O–B–O–A), the θ term's drift
+/// step of h/2 and its Langevin noise sd (A–O–B–O–A only; 0 in A–B–O–B–A, which has none).
+#[derive(Clone, Copy)]
+struct PassScalars<T> {
+    h: T,
+    half_h: T,
+    noise_sd: T,
+    drift_half: T,
+    theta_sd: T,
+}
+
 /// The fused pass of a separable kinetics: [`aoboa_coordinate`] per coordinate when `AOBOA`,
-/// else [`aboba_coordinate`] (which reads the first four `scalars`). A [`Body`] with
+/// else [`aboba_coordinate`]. A [`Body`] with
 /// `#[inline(always)]` rather than a closure handed to `sweep`: a closure this size, called
 /// from the chunked loop and its tail, is not inlined, and an out-of-line call per coordinate
 /// keeps the loop scalar.
@@ -220,7 +244,7 @@ struct SeparablePass<'k, 'a, T: Real, K: KineticSteps<T>, X: Thermostat<T>, L, c
     law: X::Law,
     term: L,
     shared_flow: Option<K::Flow>,
-    scalars: [T; 5],
+    scalars: PassScalars<T>,
     acc: &'a mut Accumulators<T, K, X>,
 }
 
@@ -229,12 +253,17 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>, const AO
 {
     #[inline(always)]
     fn run(&mut self, c: Coordinate<'_, T>) {
-        let [a, b, d, e, f] = self.scalars;
-        let (kin, law, term, flow) = (self.kin, self.law, self.term, self.shared_flow);
+        let (kin, law, term, flow, scalars) = (
+            self.kin,
+            self.law,
+            self.term,
+            self.shared_flow,
+            self.scalars,
+        );
         if AOBOA {
-            aoboa_coordinate::<T, K, X, L>(kin, law, term, flow, (a, b, d, e, f), self.acc, c)
+            aoboa_coordinate::<T, K, X, L>(kin, law, term, flow, scalars, self.acc, c)
         } else {
-            aboba_coordinate::<T, K, X, L>(kin, law, term, flow, (a, b, d, e), self.acc, c)
+            aboba_coordinate::<T, K, X, L>(kin, law, term, flow, scalars, self.acc, c)
         }
     }
 }
@@ -262,18 +291,24 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> ZipOutBo
     }
 }
 
-/// One coordinate of A–B–O–B–A with a separable kinetics (see the module docs); `scalars` are
-/// (h, h/2, √(2Dh), the θ drift step of h/2).
+/// One coordinate of A–B–O–B–A with a separable kinetics (see the module docs).
 #[inline(always)]
 fn aboba_coordinate<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>>(
     kin: &K,
     law: X::Law,
     term: L,
     shared_flow: Option<K::Flow>,
-    (h, half_h, full_sd, drift_half): (T, T, T, T),
+    scalars: PassScalars<T>,
     acc: &mut Accumulators<T, K, X>,
     c: Coordinate<'_, T>,
 ) {
+    let PassScalars {
+        h,
+        half_h,
+        noise_sd: full_sd,
+        drift_half,
+        ..
+    } = scalars;
     let (p0, x0) = (*c.p, *c.xi);
     let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
     let x_half = law.drift(x0, k0, c0, half_h);
@@ -299,7 +334,7 @@ fn aboba_coordinate<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTe
 }
 
 /// One coordinate of A–O–B–O–A with a separable kinetics (see the module docs and
-/// [`aboba_coordinate`]); `scalars` are (h, h/2, √(Dh), the θ drift step of h/2, the θ noise sd).
+/// [`aboba_coordinate`]).
 /// Its normals: z for the first O(h/2), and `c.zeta` = (ζ_ξ of the first Lξ(h/2), ζ_θ of
 /// Lθ(h), ζ_ξ of the second Lξ(h/2), z of the second O(h/2)), drawn by the sweep from the
 /// step's lane generator (only SGMGT composes A–O–B–O–A).
@@ -309,7 +344,7 @@ fn aoboa_coordinate<T, K, X, L>(
     law: X::Law,
     term: L,
     shared_flow: Option<K::Flow>,
-    (h, half_h, half_sd, drift_half, theta_sd): (T, T, T, T, T),
+    scalars: PassScalars<T>,
     acc: &mut Accumulators<T, K, X>,
     c: Coordinate<'_, T>,
 ) where
@@ -318,6 +353,13 @@ fn aoboa_coordinate<T, K, X, L>(
     X: Thermostat<T>,
     L: PositionTerm<T>,
 {
+    let PassScalars {
+        h,
+        half_h,
+        noise_sd: half_sd,
+        drift_half,
+        theta_sd,
+    } = scalars;
     let (p0, x0) = (*c.p, *c.xi);
     let (drift_h, sd_theta) = term.at(c.i, (drift_half, theta_sd), half_h, h);
     let (k0, c0) = kin.grad_curv(c.i, c.aux, p0);
