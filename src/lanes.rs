@@ -151,63 +151,13 @@ impl<T, F: FnMut(Coordinate<'_, T>)> Body<T> for F {
     }
 }
 
-/// A coordinate's accumulator lane, and whether the compiler can see it as a constant.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Lane {
-    /// The lane, below [`sweep_lanes`].
-    pub index: usize,
-    /// In a chunk's tail (the coordinates after the last whole chunk), where `index` is not a
-    /// constant after unrolling.
-    pub in_tail: bool,
-}
-
-impl Lane {
-    /// Lane `index` of a whole chunk.
-    #[inline(always)]
-    pub fn chunk(index: usize) -> Self {
-        Lane {
-            index,
-            in_tail: false,
-        }
-    }
-
-    /// Lane `index` in a chunk's tail.
-    #[inline(always)]
-    pub fn tail(index: usize) -> Self {
-        Lane {
-            index,
-            in_tail: true,
-        }
-    }
-
-    /// `acc[lane] += v`. In an `f32` chunk's tail this is `v` added to this lane and −0 to
-    /// every other (x + (−0) = x for every x, so the values are those of the plain index): a
-    /// whole-vector add, where the indexed add of one lane made the reduction after the tail
-    /// stall on store forwarding. Elsewhere the plain index: in a chunk it is a constant; for
-    /// `f64` the masked form let the compiler vectorise the chunk loop across chunks, by
-    /// gathers, and slowed the large steps (both in `docs/performance-notes.md`, *Tail
-    /// lanes*). The index is taken modulo [`SWEEP_LANES`], a mask: the compiler cannot always
-    /// see `index < SWEEP_LANES`, and a plain index would link a bounds-check panic.
-    #[inline(always)]
-    #[allow(clippy::modulo_one)] // SWEEP_LANES is 1 on a scalar core
-    pub fn add<T: Real>(self, acc: &mut [T; SWEEP_LANES], v: T) {
-        if self.in_tail && !SCALAR_CORE && size_of::<T>() == 4 && self.index < sweep_lanes::<T>() {
-            for (j, a) in acc.iter_mut().enumerate().take(sweep_lanes::<T>()) {
-                *a += if j == self.index { v } else { -T::ZERO };
-            }
-        } else {
-            acc[self.index % SWEEP_LANES] += v;
-        }
-    }
-}
-
 /// One coordinate as the fused integrator loops see it: its index `i`, its accumulator lane,
 /// θᵢ, pᵢ (both written), ∇Ũᵢ, the step's normal zᵢ, its further normals ζᵢ (SGMGT's Langevin
 /// terms and second O piece; zero where the sweep draws none), the thermostat slot ξᵢ
 /// (written; a throw-away copy when ξ is shared) and the kinetics' datum aᵢ ([`Stream`]).
 pub(crate) struct Coordinate<'c, T> {
     pub i: usize,
-    pub lane: Lane,
+    pub lane: usize,
     pub theta: &'c mut T,
     pub p: &'c mut T,
     pub g: T,
@@ -565,7 +515,7 @@ where
         let (z, zeta) = normals.next(k);
         f.run(Coordinate {
             i: k,
-            lane: Lane::chunk(0),
+            lane: 0,
             theta: t,
             p: pk,
             g: grad,
@@ -781,7 +731,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                     &mut slice_normals(z),
                     repeat(c),
                     repeat(&a),
-                    (first, false, false),
+                    (first, false),
                     f,
                 );
             }
@@ -797,7 +747,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                     &mut slice_normals(z),
                     repeat(c),
                     m.iter(),
-                    (first, false, false),
+                    (first, false),
                     f,
                 );
             }
@@ -814,7 +764,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                     &mut slice_normals(z),
                     x.iter_mut(),
                     repeat(&a),
-                    (first, false, false),
+                    (first, false),
                     f,
                 );
             }
@@ -831,7 +781,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                     &mut slice_normals(z),
                     x.iter_mut(),
                     m.iter(),
-                    (first, false, false),
+                    (first, false),
                     f,
                 );
             }
@@ -879,7 +829,7 @@ fn sweep_flat<'m, T, E, F, N>(
     normals: &mut N,
     xi: impl Iterator<Item = E>,
     aux: impl Iterator<Item = &'m T>,
-    (first, check_gradient, in_tail): (usize, bool, bool),
+    (first, check_gradient): (usize, bool),
     f: &mut F,
 ) -> Option<usize>
 where
@@ -913,10 +863,7 @@ where
         let (z, zeta) = normals.next(k);
         f.run(Coordinate {
             i,
-            lane: Lane {
-                index: i % sweep_lanes::<T>(),
-                in_tail,
-            },
+            lane: i % sweep_lanes::<T>(),
             theta: t,
             p,
             g: gk,
@@ -990,11 +937,11 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
                 i: base + j,
                 // Chunks start at multiples of N, so where N is the lane count the lane is j, a
                 // constant once unrolled.
-                lane: Lane::chunk(if N == sweep_lanes::<T>() {
+                lane: if N == sweep_lanes::<T>() {
                     j
                 } else {
                     (base + j) % sweep_lanes::<T>()
-                }),
+                },
                 theta: &mut tl[j],
                 p: &mut pl[j],
                 g: gl[j],
@@ -1018,7 +965,7 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
         &mut slice_normals((zt, zeta_tail)),
         xi_tail,
         aux_tail,
-        (base, false, true),
+        (base, false),
         f,
     );
 }
@@ -1070,12 +1017,12 @@ where
 /// into the chunk's copies (see [`Body`]).
 pub(crate) trait ZipOutBody<T> {
     /// Runs the body on coordinate `i`, whose accumulator lane is `lane`.
-    fn run(&mut self, i: usize, lane: Lane, out: &mut T, a: T, b: T, s: T);
+    fn run(&mut self, i: usize, lane: usize, out: &mut T, a: T, b: T, s: T);
 }
 
-impl<T, F: FnMut(usize, Lane, &mut T, T, T, T)> ZipOutBody<T> for F {
+impl<T, F: FnMut(usize, usize, &mut T, T, T, T)> ZipOutBody<T> for F {
     #[inline(always)]
-    fn run(&mut self, i: usize, lane: Lane, out: &mut T, a: T, b: T, s: T) {
+    fn run(&mut self, i: usize, lane: usize, out: &mut T, a: T, b: T, s: T) {
         self(i, lane, out, a, b, s)
     }
 }
@@ -1097,13 +1044,13 @@ where
                 // Local copies, so the chunk vectorises (see `sweep_chunked`).
                 let (mut ol, al, bl) = (*o, *a, *b);
                 for j in 0..LANES {
-                    f.run(base + j, Lane::chunk(j), &mut ol[j], al[j], bl[j], u);
+                    f.run(base + j, j, &mut ol[j], al[j], bl[j], u);
                 }
                 *o = ol;
                 base += LANES;
             }
             for (j, ((o, a), b)) in ot.iter_mut().zip(at).zip(bt).enumerate() {
-                f.run(base + j, Lane::tail(j), o, *a, *b, u);
+                f.run(base + j, j, o, *a, *b, u);
             }
         }
         Stream::PerCoordinate(m) => {
@@ -1112,13 +1059,13 @@ where
             for (((o, a), b), m) in oc.iter_mut().zip(ac).zip(bc).zip(mc) {
                 let (mut ol, al, bl, ml) = (*o, *a, *b, *m);
                 for j in 0..LANES {
-                    f.run(base + j, Lane::chunk(j), &mut ol[j], al[j], bl[j], ml[j]);
+                    f.run(base + j, j, &mut ol[j], al[j], bl[j], ml[j]);
                 }
                 *o = ol;
                 base += LANES;
             }
             for (j, (((o, a), b), m)) in ot.iter_mut().zip(at).zip(bt).zip(mt).enumerate() {
-                f.run(base + j, Lane::tail(j), o, *a, *b, *m);
+                f.run(base + j, j, o, *a, *b, *m);
             }
         }
     }
@@ -1519,7 +1466,7 @@ mod tests {
             *c.theta += *c.p * T::TWO + c.g + c.aux * *c.xi;
             *c.p = c.z * *c.xi + mix(c.zeta);
             *c.xi += T::ONE;
-            seen.push((c.i, c.lane.index));
+            seen.push((c.i, c.lane));
         };
         let found = if source == Source::Inline {
             sweep_scalar(slots, noise, xi, aux, body)

@@ -28,8 +28,8 @@ use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Body, Coordinate, FiniteGuard, Lane, Noise, NoiseBlocks, SCALAR_CORE, SWEEP_LANES, Slots,
-    StepNoise, finiteness_probe, reduce_sweep, sum_map, sweep,
+    Body, Coordinate, FiniteGuard, Noise, NoiseBlocks, SCALAR_CORE, SWEEP_LANES, Slots, StepNoise,
+    finiteness_probe, reduce_sweep, sum_map, sweep,
 };
 use crate::real::Real;
 use core::marker::PhantomData;
@@ -228,6 +228,15 @@ pub(crate) struct Accumulators<T, K, X> {
     pieces: PhantomData<(K, X)>,
 }
 
+/// The accumulator of a lane: `lane` modulo [`SWEEP_LANES`] (a mask: in a chunk's tail the
+/// compiler cannot see lane < `SWEEP_LANES`, and a plain index would link a bounds-check panic);
+/// always 0 on a scalar core's single lane.
+#[inline(always)]
+#[allow(clippy::modulo_one)] // SWEEP_LANES is 1 on a scalar core
+fn lane_slot(lane: usize) -> usize {
+    lane % SWEEP_LANES
+}
+
 impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn new() -> Self {
@@ -242,21 +251,21 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>> Accumulators<T, K, X> {
 
     /// One coordinate's p∇K and ∇K², and its new θ into the guard.
     #[inline(always)]
-    pub fn add(&mut self, lane: Lane, virial: T, grad_sq: T, theta: T) {
+    pub fn add(&mut self, lane: usize, virial: T, grad_sq: T, theta: T) {
         self.add_sums(lane, virial, grad_sq);
         if SCALAR_CORE {
             self.scalar_guard.add(theta);
         } else {
-            lane.add(&mut self.guard, finiteness_probe(theta));
+            self.guard[lane_slot(lane)] += finiteness_probe(theta);
         }
     }
 
     /// One coordinate's p∇K and ∇K² (a first pass over an incoming, finite state).
     #[inline(always)]
-    pub fn add_sums(&mut self, lane: Lane, virial: T, grad_sq: T) {
-        lane.add(&mut self.virial, virial);
+    pub fn add_sums(&mut self, lane: usize, virial: T, grad_sq: T) {
+        self.virial[lane_slot(lane)] += virial;
         if X::NEEDS_GRAD_SQ && !K::UNIT {
-            lane.add(&mut self.grad_sq, grad_sq);
+            self.grad_sq[lane_slot(lane)] += grad_sq;
         }
     }
 
@@ -264,16 +273,13 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     /// (Σ ξᵢ is summed after the pass, by [`sums`](Self::sums): a third set of
     /// accumulators in the loop spills to the stack and costs mSGNHT about a tenth of its step.)
     #[inline(always)]
-    pub fn add_with_xi(&mut self, lane: Lane, virial: T, grad_sq: T, theta: T, xi: T) {
+    pub fn add_with_xi(&mut self, lane: usize, virial: T, grad_sq: T, theta: T, xi: T) {
         self.add_sums(lane, virial, grad_sq);
         if SCALAR_CORE {
             self.scalar_guard.add(theta);
             self.scalar_guard.add(xi);
         } else {
-            lane.add(
-                &mut self.guard,
-                finiteness_probe(theta) + finiteness_probe(xi),
-            );
+            self.guard[lane_slot(lane)] += finiteness_probe(theta) + finiteness_probe(xi);
         }
     }
 

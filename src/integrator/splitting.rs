@@ -35,8 +35,8 @@ use super::{finish_step, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Body, Coordinate, EXTRA_NORMALS, Lane, Noise, NoiseBlocks, Slots, StepNoise, ZipOutBody,
-    copy_into, sweep, zip_out, zip3,
+    Body, Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, StepNoise, ZipOutBody, copy_into,
+    sweep, zip_out, zip3,
 };
 use crate::real::Real;
 use rand_core::Rng;
@@ -284,7 +284,7 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> ZipOutBo
     for FirstHalfDrift<'_, '_, T, K, X, L>
 {
     #[inline(always)]
-    fn run(&mut self, i: usize, lane: Lane, s: &mut T, t: T, p0: T, a: T) {
+    fn run(&mut self, i: usize, lane: usize, s: &mut T, t: T, p0: T, a: T) {
         let k0 = self.kin.grad(i, a, p0);
         *s = t + k0 * self.term.drift_at(i, self.drift_half, self.half_h);
         self.acc.add_sums(lane, p0 * k0, k0 * k0);
