@@ -86,9 +86,9 @@ pub struct Xoshiro128x16 {
 }
 
 impl Xoshiro128x16 {
-    /// Keys all lanes from two `next_u64` of `rng`, split into four 32-bit keys (low half
-    /// first; one draw where four `next_u32` were: the keying is the serial start of every
-    /// step, `docs/performance-notes.md`): word w of lane j is
+    /// Keys all lanes from two `next_u64` of `rng`, split into four 32-bit keys, low half
+    /// first (two draws of the caller's generator rather than four `next_u32`: the keying is
+    /// the serial start of every step, `docs/performance-notes.md`). Word w of lane j is
     /// hash(key_w + (4j + w + 1)·⌊2³²/φ⌋). A lane that came out all zero (probability 2⁻¹²⁸),
     /// the one state xoshiro never leaves, gets a 1 in its first word.
     #[cfg_attr(feature = "std", inline(always))]
