@@ -46,7 +46,8 @@ pub(crate) const LANES: usize = if VECTOR_TARGET { 8 } else { 1 };
 pub(crate) const SWEEP_LANES: usize = if VECTOR_TARGET { 2 * LANES } else { 1 };
 
 /// Accumulator lanes of a [`sweep`] of `T`: coordinate i adds its sums (Σ p∂K/∂p, …) into lane
-/// i mod this, on every vector target, so that a chain's value does not depend on which one:
+/// i mod this (the tail past the last whole group into a slot of its own, [`lane_of`]), on every
+/// vector target, so that a chain's value does not depend on which one:
 /// sixteen for `f32`, eight for `f64`. On a [`VECTOR_TARGET`] it is also the width of the sweep's
 /// unrolled chunks ([`sweep_chunk`]; a lane summed into twice per chunk would be a dependency
 /// that keeps the chunk scalar). [`reduce_sweep`] adds the lanes up. One on a [`SCALAR_CORE`]:
@@ -165,6 +166,34 @@ pub(crate) struct Coordinate<'c, T> {
     pub zeta: [T; EXTRA_NORMALS],
     pub xi: &'c mut T,
     pub aux: T,
+}
+
+/// The accumulator slot of a pass's tail, the coordinates after its last whole group of
+/// [`sweep_lanes`] ([`lane_of`]), one past the lanes.
+pub(crate) const TAIL_LANE: usize = SWEEP_LANES;
+
+/// The accumulator slot of coordinate `i` in a [`sweep`] of vector-target chunks whose tail
+/// starts at `tail_from` (the pass's length rounded down to a multiple of [`sweep_lanes`]):
+/// lane i mod [`sweep_lanes`], or [`TAIL_LANE`] for the tail, which thus sums into a running
+/// scalar of its own rather than into the lanes. The lanes then stay in registers to the end of
+/// the pass: a tail indexing into them sent them through the stack, and the reduction's vector
+/// loads stalled on the tail's scalar stores (store forwarding fails across several stores:
+/// `docs/performance-notes.md`).
+#[inline(always)]
+pub(crate) fn lane_of<T>(i: usize, tail_from: usize) -> usize {
+    if i >= tail_from {
+        TAIL_LANE
+    } else {
+        i % sweep_lanes::<T>()
+    }
+}
+
+/// Where a [`sweep_block`]'s coordinates stand in the pass: the first one's index, and where
+/// the pass's tail starts ([`lane_of`]).
+#[derive(Clone, Copy)]
+struct Numbering {
+    first: usize,
+    tail_from: usize,
 }
 
 /// The most further normals per coordinate a sweep can draw ([`Coordinate::zeta`]).
@@ -560,6 +589,7 @@ where
     let keep = backup.is_some();
     let mut bad_gradient = None;
     let mut first = 0;
+    let tail_from = theta.len() - theta.len() % sweep_lanes::<T>();
     let blocks = blocks_mut(theta).zip(blocks_mut(p)).zip(blocks_mut(g));
     for ((theta, p), g) in blocks {
         let range = first..first + theta.len();
@@ -631,7 +661,8 @@ where
         };
         let (len, z) = (theta.len(), block.fitted(..theta.len()));
         let slots = (theta, p, g, kept);
-        sweep_block::<T, X, S, F, N>(slots, (z, zeta), lanes, stream, first, &mut f);
+        let numbering = Numbering { first, tail_from };
+        sweep_block::<T, X, S, F, N>(slots, (z, zeta), lanes, stream, numbering, &mut f);
         first += len;
     }
     bad_gradient
@@ -711,7 +742,7 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
     z: Normals<'_, T>,
     lanes: Lanes<'_, T>,
     stream: Stream<'_, T>,
-    first: usize,
+    numbering: Numbering,
     f: &mut F,
 ) where
     X: LaneSource<T> + ?Sized,
@@ -724,14 +755,14 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
             if S::UNROLL {
                 let a_lanes = [a; N];
                 let chunks = (repeat([c; N]), repeat(&a_lanes));
-                sweep_chunked(slots, z, chunks, (repeat(c), repeat(&a)), first, f)
+                sweep_chunked(slots, z, chunks, (repeat(c), repeat(&a)), numbering, f)
             } else {
                 sweep_flat(
                     slots,
                     &mut slice_normals(z),
                     repeat(c),
                     repeat(&a),
-                    (first, false),
+                    numbering,
                     f,
                 );
             }
@@ -740,14 +771,14 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
             if S::UNROLL {
                 let (mc, mt) = m.as_chunks::<N>();
                 let chunks = (repeat([c; N]), mc.iter());
-                sweep_chunked(slots, z, chunks, (repeat(c), mt.iter()), first, f)
+                sweep_chunked(slots, z, chunks, (repeat(c), mt.iter()), numbering, f)
             } else {
                 sweep_flat(
                     slots,
                     &mut slice_normals(z),
                     repeat(c),
                     m.iter(),
-                    (first, false),
+                    numbering,
                     f,
                 );
             }
@@ -757,14 +788,14 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                 let (xc, xt) = x.as_chunks_mut::<N>();
                 let a_lanes = [a; N];
                 let chunks = (xc.iter_mut(), repeat(&a_lanes));
-                sweep_chunked(slots, z, chunks, (xt.iter_mut(), repeat(&a)), first, f)
+                sweep_chunked(slots, z, chunks, (xt.iter_mut(), repeat(&a)), numbering, f)
             } else {
                 sweep_flat(
                     slots,
                     &mut slice_normals(z),
                     x.iter_mut(),
                     repeat(&a),
-                    (first, false),
+                    numbering,
                     f,
                 );
             }
@@ -774,14 +805,14 @@ fn sweep_block<T: Real, X, S, F, const N: usize>(
                 let (xc, xt) = x.as_chunks_mut::<N>();
                 let (mc, mt) = m.as_chunks::<N>();
                 let chunks = (xc.iter_mut(), mc.iter());
-                sweep_chunked(slots, z, chunks, (xt.iter_mut(), mt.iter()), first, f)
+                sweep_chunked(slots, z, chunks, (xt.iter_mut(), mt.iter()), numbering, f)
             } else {
                 sweep_flat(
                     slots,
                     &mut slice_normals(z),
                     x.iter_mut(),
                     m.iter(),
-                    (first, false),
+                    numbering,
                     f,
                 );
             }
@@ -818,21 +849,18 @@ impl<T> TailSlot<T> for &mut T {
 }
 
 /// The flat loop of [`sweep`]: one call of `f` per coordinate from a single site. The slices
-/// start at coordinate `first`; the normals come from `normals`. When keeping a backup, each
-/// coordinate's old θ, ξ and p are stored (p into ∇Ũ's slot, read just before) before `f` runs,
-/// and with `check_gradient` (a [`SCALAR_CORE`]'s pass, which has no blocks checked beforehand)
-/// the gradient entry is checked as it is read: the result is the first non-finite one (always
-/// `None` without).
+/// start at coordinate `first`; the normals come from `normals`; coordinates from `tail_from`
+/// on add into [`TAIL_LANE`] ([`lane_of`]). When keeping a backup, each coordinate's old θ, ξ
+/// and p are stored (p into ∇Ũ's slot, read just before) before `f` runs.
 #[inline(always)]
 fn sweep_flat<'m, T, E, F, N>(
     (theta, p, g, kept): BlockSlots<'_, T>,
     normals: &mut N,
     xi: impl Iterator<Item = E>,
     aux: impl Iterator<Item = &'m T>,
-    (first, check_gradient): (usize, bool),
+    numbering: Numbering,
     f: &mut F,
-) -> Option<usize>
-where
+) where
     T: Real + 'm,
     E: TailSlot<T>,
     F: Body<T>,
@@ -843,15 +871,11 @@ where
         theta: kept_theta,
         xi: kept_xi,
     } = kept;
-    let mut bad_gradient = None;
     let all = theta.iter_mut().zip(p).zip(g).zip(xi).zip(aux);
     for (k, ((((t, p), g), mut x), a)) in all.enumerate() {
-        let i = first + k;
+        let i = numbering.first + k;
         let gk = *g;
         if keep {
-            if check_gradient && bad_gradient.is_none() && !gk.is_finite() {
-                bad_gradient = Some(i);
-            }
             *g = *p;
             if let Some(b) = kept_theta.get_mut(k) {
                 *b = *t;
@@ -863,7 +887,7 @@ where
         let (z, zeta) = normals.next(k);
         f.run(Coordinate {
             i,
-            lane: i % sweep_lanes::<T>(),
+            lane: lane_of::<T>(i, numbering.tail_from),
             theta: t,
             p,
             g: gk,
@@ -873,7 +897,6 @@ where
             aux: *a,
         });
     }
-    bad_gradient
 }
 
 /// The chunked loop of [`sweep`]: full chunks of `N` coordinates copied into local
@@ -889,7 +912,7 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
     (z, zeta): Normals<'_, T>,
     (xi_chunks, aux_chunks): (impl Iterator<Item = C>, impl Iterator<Item = &'m [T; N]>),
     (xi_tail, aux_tail): (impl Iterator<Item = E>, impl Iterator<Item = &'m T>),
-    first: usize,
+    numbering: Numbering,
     f: &mut F,
 ) where
     T: Real + 'm,
@@ -918,6 +941,7 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
         .zip(zeta_chunks)
         .zip(xi_chunks)
         .zip(aux_chunks);
+    let Numbering { first, tail_from } = numbering;
     let mut base = first;
     for (k, ((((((t, p), g), z), (((e0, e1), e2), e3)), mut x), a)) in chunks.enumerate() {
         let x = x.lanes();
@@ -940,7 +964,7 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
                 lane: if N == sweep_lanes::<T>() {
                     j
                 } else {
-                    (base + j) % sweep_lanes::<T>()
+                    lane_of::<T>(base + j, tail_from)
                 },
                 theta: &mut tl[j],
                 p: &mut pl[j],
@@ -965,7 +989,10 @@ fn sweep_chunked<'m, T, C, E, F, const N: usize>(
         &mut slice_normals((zt, zeta_tail)),
         xi_tail,
         aux_tail,
-        (base, false),
+        Numbering {
+            first: base,
+            tail_from,
+        },
         f,
     );
 }
@@ -1514,7 +1541,10 @@ mod tests {
         } else {
             sweep_lanes::<T>()
         };
-        let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, i % lanes)).collect();
+        // Lane i mod lanes, but the tail past the last whole group of lanes in its own slot.
+        let tail_from = n - n % lanes;
+        let lane = |i: usize| if i >= tail_from { TAIL_LANE } else { i % lanes };
+        let expect: Vec<(usize, usize)> = (0..n).map(|i| (i, lane(i))).collect();
         if source != Source::Inline || SCALAR_CORE {
             assert_eq!(seen, expect, "indices and lanes, {what:?}");
         } else {

@@ -29,7 +29,7 @@ use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
     Body, Coordinate, FiniteGuard, Noise, NoiseBlocks, SCALAR_CORE, SWEEP_LANES, Slots, StepNoise,
-    finiteness_probe, reduce_sweep, sum_map, sweep,
+    TAIL_LANE, finiteness_probe, reduce_sweep, sum_map, sweep,
 };
 use crate::real::Real;
 use core::marker::PhantomData;
@@ -215,35 +215,63 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Body<T>
 /// ξ is 0 exactly when all are finite (p is covered by Σ p∇K). Σ (∂K/∂pᵢ)² is summed only when
 /// the thermostat `X` reads it, and for the identity mass `K` is Σ p∇K itself.
 ///
-/// Lanes are taken modulo [`SWEEP_LANES`] (a mask): the passes hand in lane < `SWEEP_LANES`,
-/// but in a chunk's tail the compiler cannot see it, and a plain index would link a
-/// bounds-check panic into every firmware.
+/// Each holds the [`SWEEP_LANES`] lanes and then the tail's slot ([`LANE_SLOTS`],
+/// [`crate::lanes::lane_of`]).
 pub(crate) struct Accumulators<T, K, X> {
-    virial: [T; SWEEP_LANES],
-    grad_sq: [T; SWEEP_LANES],
-    guard: [T; SWEEP_LANES],
+    virial: [T; LANE_SLOTS],
+    grad_sq: [T; LANE_SLOTS],
+    guard: [T; LANE_SLOTS],
     /// A [`SCALAR_CORE`]'s guard of θᵢ and ξᵢ, one running test ([`FiniteGuard`]: a float
     /// probe, or on a core without an FPU for `T` an integer test).
     scalar_guard: FiniteGuard<T>,
     pieces: PhantomData<(K, X)>,
 }
 
-/// The accumulator of a lane: `lane` modulo [`SWEEP_LANES`] (a mask: in a chunk's tail the
-/// compiler cannot see lane < `SWEEP_LANES`, and a plain index would link a bounds-check panic);
-/// always 0 on a scalar core's single lane.
+/// The accumulator of a lane: `lane`, clamped to [`TAIL_LANE`] (in a flat loop the compiler
+/// cannot see lane ≤ `TAIL_LANE`, and a plain index would link a bounds-check panic); always 0
+/// on a scalar core's single lane.
 #[inline(always)]
-#[allow(clippy::modulo_one)] // SWEEP_LANES is 1 on a scalar core
+#[allow(clippy::unnecessary_min_or_max)] // LANE_SLOTS is 1 on a scalar core
 fn lane_slot(lane: usize) -> usize {
-    lane % SWEEP_LANES
+    lane.min(LANE_SLOTS - 1)
+}
+
+/// Accumulator slots: the [`SWEEP_LANES`] lanes and the tail's ([`TAIL_LANE`]); the single
+/// lane on a [`SCALAR_CORE`], whose passes have no tail.
+const LANE_SLOTS: usize = if SCALAR_CORE { 1 } else { SWEEP_LANES + 1 };
+
+/// Zeroed lane accumulators and the tail's slot ([`TAIL_LANE`]) at −0, the identity of
+/// addition, so that a pass without a tail sums bit for bit as the lanes alone.
+#[inline(always)]
+fn lanes_and_tail<T: Real>() -> [T; LANE_SLOTS] {
+    let mut acc = [T::ZERO; LANE_SLOTS];
+    if let Some(tail) = acc.get_mut(TAIL_LANE) {
+        *tail = -T::ZERO;
+    }
+    acc
+}
+
+/// The lanes added up pairwise ([`reduce_sweep`]), then the tail's running sum. A
+/// [`SCALAR_CORE`]'s pass has no tail (it sums into lane 0), and on a core without an FPU the
+/// addition of −0 would be a library call: the lane alone there.
+#[inline(always)]
+fn reduce_with_tail<T: Real>(acc: &[T; LANE_SLOTS]) -> T {
+    let Some((lanes, tail)) = acc.split_first_chunk::<SWEEP_LANES>() else {
+        return T::ZERO; // unreachable: the slots start with the lanes
+    };
+    match tail.first() {
+        Some(tail) if !SCALAR_CORE => reduce_sweep(*lanes) + *tail,
+        _ => reduce_sweep(*lanes),
+    }
 }
 
 impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     #[inline(always)]
     pub fn new() -> Self {
         Accumulators {
-            virial: [T::ZERO; SWEEP_LANES],
-            grad_sq: [T::ZERO; SWEEP_LANES],
-            guard: [T::ZERO; SWEEP_LANES],
+            virial: lanes_and_tail(),
+            grad_sq: lanes_and_tail(),
+            guard: lanes_and_tail(),
             scalar_guard: FiniteGuard::new(),
             pieces: PhantomData,
         }
@@ -287,13 +315,13 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>> Accumulators<T, K, X> {
     /// by `sum_map`, after the pass).
     #[inline(always)]
     pub fn sums(&self, xi: &[T]) -> Sums<T> {
-        let virial = reduce_sweep(self.virial);
+        let virial = reduce_with_tail(&self.virial);
         Sums {
             virial,
             grad_sq: if K::UNIT {
                 virial
             } else {
-                reduce_sweep(self.grad_sq)
+                reduce_with_tail(&self.grad_sq)
             },
             thermostat: if X::PER_COORDINATE {
                 sum_map(xi, |x| x)
@@ -310,7 +338,7 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>> Accumulators<T, K, X> {
         let guard = if SCALAR_CORE {
             self.scalar_guard.finite()
         } else {
-            reduce_sweep(self.guard) == T::ZERO
+            reduce_with_tail(&self.guard) == T::ZERO
         };
         sums.virial.is_finite() && guard
     }
