@@ -103,7 +103,7 @@ fn copy_array<T: Copy + Default, const N: usize>(from: &[T]) -> [T; N] {
 /// [`NormalLanes`] for one generator: whole batches of rounds straight into `out` (each round
 /// is its cosine halves, then its sine halves), the rest round by round through a stack buffer.
 macro_rules! normal_lanes {
-    ($t:ty, $gen:ty, $lanes:expr, $dispatched_batch:expr) => {
+    ($t:ty, $gen:ty, $lanes:expr, $dispatched_batch:expr, $(#[$fill:meta])*) => {
         impl NormalLanes<$t> for $gen {
             const ROUND: usize = 2 * $lanes;
             const GRAIN: usize = 2 * $lanes;
@@ -112,8 +112,7 @@ macro_rules! normal_lanes {
             fn keyed<R: Rng + ?Sized>(rng: &mut R) -> Self {
                 <$gen>::keyed(rng)
             }
-            #[cfg_attr(feature = "std", inline(always))]
-            #[cfg_attr(not(feature = "std"), inline)]
+            $(#[$fill])*
             fn fill(&mut self, out: &mut [$t]) {
                 let rest = if batched($dispatched_batch) {
                     let mut block = [[[0.0 as $t; $lanes]; 2]; 2];
@@ -145,9 +144,54 @@ macro_rules! normal_lanes {
         }
     };
 }
-normal_lanes!(f32, Xoshiro128x16, LANES32, true);
+normal_lanes!(
+    f32,
+    Xoshiro128x16,
+    LANES32,
+    true,
+    #[cfg_attr(feature = "std", inline(always))]
+    #[cfg_attr(not(feature = "std"), inline)]
+);
+// The `f64` fill is inlined only where run-time dispatch needs it to be (so that each copy of
+// a step fills in its own instruction set); elsewhere it stays out of line. Inlined into a
+// large step, LLVM kept the eight 64-bit xoshiro lanes in the step's frame and stepped them one
+// lane at a time (scalar `rol`, no `vprolq`): natively SGMGT-D Euler at d = 1024 took 1.3× and
+// HMC 1.15× as long as with the fill out of line (`docs/performance-notes.md`). The `f32` fill
+// stays inlined: its lanes vectorise in place, and a call is a tenth of a d = 17 step.
 #[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
-normal_lanes!(f64, Xoshiro256x8, LANES64, false);
+normal_lanes!(
+    f64,
+    Xoshiro256x8,
+    LANES64,
+    false,
+    #[cfg_attr(
+        not(all(
+            feature = "std",
+            target_arch = "x86_64",
+            not(all(
+                target_feature = "avx512f",
+                target_feature = "avx512bw",
+                target_feature = "avx512dq",
+                target_feature = "avx512vl"
+            ))
+        )),
+        inline(never)
+    )]
+    // (The condition of `crate::dispatch::DISPATCHES`.)
+    #[cfg_attr(
+        all(
+            feature = "std",
+            target_arch = "x86_64",
+            not(all(
+                target_feature = "avx512f",
+                target_feature = "avx512bw",
+                target_feature = "avx512dq",
+                target_feature = "avx512vl"
+            ))
+        ),
+        inline(always)
+    )]
+);
 
 /// `f64` on targets without AVX2 (the portable x86-64 build, microcontrollers): the ziggurat of
 /// [`crate::rng::standard_normal_f64`] on lane 0 of the generator, stepped as one xoshiro256++.
