@@ -20,11 +20,11 @@
 //! assert_eq!(dispatch::active(), widest);
 //! ```
 
-// Audit: the only `unsafe` in this module (and the only one outside `sqrt`) is the call
-// of the two `#[target_feature]` copies in `run`. Each is reached only when `active` names its
-// level, which it does only when `is_x86_feature_detected!` found every feature the copy enables
-// (`detect`); `set_max` can lower the level, never raise it. The copies touch no memory
-// themselves: they call the kernel's safe code. The reference test is `tests/value_stability.rs`,
+// Audit: the only `unsafe` in this module (and the only one outside `sqrt`) is the calls of
+// the `#[target_feature]` copies in `run` and `run_outlined`. Each is reached only when `active`
+// names its level, which it does only when `is_x86_feature_detected!` found every feature the
+// copy enables (`detect`); `set_max` can lower the level, never raise it. The copies touch no
+// memory themselves: they call the kernel's safe code. The reference test is `tests/value_stability.rs`,
 // which runs every sampler at each level and compares the bits with the pins of builds that do
 // not dispatch.
 #![allow(unsafe_code)]
@@ -161,6 +161,34 @@ pub(crate) fn run<K: Kernel>(kernel: K) -> K::Output {
     kernel.run()
 }
 
+/// [`run`], but the kernel is kept out of line in each copy: for a piece of work that a step
+/// calls and that vectorises worse inlined into the step's large body (the `f64` noise fill,
+/// `crate::noise`). Each copy is one call per use; without dispatch, a call of a function
+/// compiled for the build's own features.
+/// (Built where the `f64` noise is the lane generator's Box–Muller, its one user.)
+#[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
+#[inline(always)]
+pub(crate) fn run_outlined<K: Kernel>(kernel: K) -> K::Output {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    if DISPATCHES {
+        match active() {
+            // SAFETY: `active` names a level only if `detect` found all of its features.
+            Isa::Avx512 => return unsafe { wide::avx512_outlined(kernel) },
+            // SAFETY: as above.
+            Isa::Avx2 => return unsafe { wide::avx2_outlined(kernel) },
+            Isa::Baseline => {}
+        }
+    }
+    baseline_outlined(kernel)
+}
+
+/// `kernel` out of line, compiled for the build's own features.
+#[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
+#[inline(never)]
+fn baseline_outlined<K: Kernel>(kernel: K) -> K::Output {
+    kernel.run()
+}
+
 /// The wider copies: the kernel inlined into a function compiled for more features.
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod wide {
@@ -177,6 +205,22 @@ mod wide {
         enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
     )]
     pub(super) fn avx512<K: Kernel>(kernel: K) -> K::Output {
+        kernel.run()
+    }
+
+    /// [`avx2`], never inlined into its caller ([`super::run_outlined`]).
+    #[inline(never)]
+    #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
+    pub(super) fn avx2_outlined<K: Kernel>(kernel: K) -> K::Output {
+        kernel.run()
+    }
+
+    /// [`avx512`], never inlined into its caller ([`super::run_outlined`]).
+    #[inline(never)]
+    #[target_feature(
+        enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
+    )]
+    pub(super) fn avx512_outlined<K: Kernel>(kernel: K) -> K::Output {
         kernel.run()
     }
 }

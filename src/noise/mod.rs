@@ -103,7 +103,7 @@ fn copy_array<T: Copy + Default, const N: usize>(from: &[T]) -> [T; N] {
 /// [`NormalLanes`] for one generator: whole batches of rounds straight into `out` (each round
 /// is its cosine halves, then its sine halves), the rest round by round through a stack buffer.
 macro_rules! normal_lanes {
-    ($t:ty, $gen:ty, $lanes:expr, $dispatched_batch:expr, $(#[$fill:meta])*) => {
+    ($t:ident, $gen:ty, $lanes:expr, $dispatched_batch:expr, $(#[$fill:meta])*) => {
         impl NormalLanes<$t> for $gen {
             const ROUND: usize = 2 * $lanes;
             const GRAIN: usize = 2 * $lanes;
@@ -114,6 +114,14 @@ macro_rules! normal_lanes {
             }
             $(#[$fill])*
             fn fill(&mut self, out: &mut [$t]) {
+                fill_through!($t, self, out)
+            }
+        }
+
+        impl $gen {
+            /// [`NormalLanes::fill`]'s work, inlined into whichever copy runs it.
+            #[inline(always)]
+            fn fill_here(&mut self, out: &mut [$t]) {
                 let rest = if batched($dispatched_batch) {
                     let mut block = [[[0.0 as $t; $lanes]; 2]; 2];
                     let (batches, rest) = out.as_chunks_mut::<{ 2 * $lanes * 2 }>();
@@ -144,6 +152,41 @@ macro_rules! normal_lanes {
         }
     };
 }
+
+/// How a fill runs: the `f32` one in place, inlined into the step (its lanes vectorise there,
+/// and a call would be a tenth of a d = 17 step); the `f64` one out of line, in the widest copy
+/// the CPU has when the build dispatches ([`crate::dispatch::run_outlined`]). Inlined into a
+/// large step, LLVM kept the eight xoshiro256+ lanes in the step's frame and stepped them one
+/// lane at a time (scalar `rol`, no `vprolq`): natively SGMGT-D Euler at d = 1024 took 1.3×
+/// and HMC 1.15× as long (`docs/performance-notes.md`).
+macro_rules! fill_through {
+    (f32, $gen:expr, $out:expr) => {
+        $gen.fill_here($out)
+    };
+    (f64, $gen:expr, $out:expr) => {
+        crate::dispatch::run_outlined(FillF64 {
+            lanes: $gen,
+            out: $out,
+        })
+    };
+}
+
+/// The `f64` fill as a [`crate::dispatch::Kernel`] (see [`fill_through`]).
+#[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
+struct FillF64<'a> {
+    lanes: &'a mut Xoshiro256x8,
+    out: &'a mut [f64],
+}
+
+#[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
+impl crate::dispatch::Kernel for FillF64<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        self.lanes.fill_here(self.out)
+    }
+}
+
 normal_lanes!(
     f32,
     Xoshiro128x16,
@@ -152,46 +195,8 @@ normal_lanes!(
     #[cfg_attr(feature = "std", inline(always))]
     #[cfg_attr(not(feature = "std"), inline)]
 );
-// The `f64` fill is inlined only where run-time dispatch needs it to be (so that each copy of
-// a step fills in its own instruction set); elsewhere it stays out of line. Inlined into a
-// large step, LLVM kept the eight 64-bit xoshiro lanes in the step's frame and stepped them one
-// lane at a time (scalar `rol`, no `vprolq`): natively SGMGT-D Euler at d = 1024 took 1.3× and
-// HMC 1.15× as long as with the fill out of line (`docs/performance-notes.md`). The `f32` fill
-// stays inlined: its lanes vectorise in place, and a call is a tenth of a d = 17 step.
 #[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
-normal_lanes!(
-    f64,
-    Xoshiro256x8,
-    LANES64,
-    false,
-    #[cfg_attr(
-        not(all(
-            feature = "std",
-            target_arch = "x86_64",
-            not(all(
-                target_feature = "avx512f",
-                target_feature = "avx512bw",
-                target_feature = "avx512dq",
-                target_feature = "avx512vl"
-            ))
-        )),
-        inline(never)
-    )]
-    // (The condition of `crate::dispatch::DISPATCHES`.)
-    #[cfg_attr(
-        all(
-            feature = "std",
-            target_arch = "x86_64",
-            not(all(
-                target_feature = "avx512f",
-                target_feature = "avx512bw",
-                target_feature = "avx512dq",
-                target_feature = "avx512vl"
-            ))
-        ),
-        inline(always)
-    )]
-);
+normal_lanes!(f64, Xoshiro256x8, LANES64, false, #[inline(always)]);
 
 /// `f64` on targets without AVX2 (the portable x86-64 build, microcontrollers): the ziggurat of
 /// [`crate::rng::standard_normal_f64`] on lane 0 of the generator, stepped as one xoshiro256++.
