@@ -24,9 +24,9 @@
 // the `#[target_feature]` copies in `run` and `run_outlined`. Each is reached only when `active`
 // names its level, which it does only when `is_x86_feature_detected!` found every feature the
 // copy enables (`detect`); `set_max` can lower the level, never raise it. The copies touch no
-// memory themselves: they call the kernel's safe code. The reference test is `tests/value_stability.rs`,
-// which runs every sampler at each level and compares the bits with the pins of builds that do
-// not dispatch.
+// memory themselves: they call the kernel's safe code. The reference test is
+// `tests/value_stability.rs`, which runs every sampler at each level and compares the bits with
+// the pins of builds that do not dispatch.
 #![allow(unsafe_code)]
 
 use core::sync::atomic::{AtomicU8, Ordering};
