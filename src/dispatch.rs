@@ -3,12 +3,14 @@
 //! A default x86-64 build (`cargo build --release`, no `RUSTFLAGS`) may only assume SSE2. With
 //! the `std` feature the samplers' steps are also compiled for AVX2 + FMA (x86-64-v3) and for
 //! AVX-512 (x86-64-v4); the CPU is detected once, and each step runs the widest copy it
-//! supports. A chain is the same, bit for bit, at every level: the copies are one source compiled
-//! three times, with unfused arithmetic, the correctly rounded square root and explicit lane sums,
-//! so no level rounds differently (`docs/rng.md`, *Which builds share a chain*; tested by
-//! `tests/value_stability.rs` at every level this CPU has). Elsewhere (no `std`, other targets,
-//! or a build whose own target features already include AVX-512) there is one copy and nothing
-//! is detected.
+//! supports. The copies are one source compiled three times, with the correctly rounded square
+//! root and explicit lane sums, so they round alike but for one thing: the noise's polynomials
+//! fuse their multiply-adds in the AVX2 and AVX-512 copies, whose CPUs all have FMA, and not in
+//! the baseline copy (a software fused multiply-add there would cost more than it saves). So a
+//! chain is the same, bit for bit, on every CPU with AVX2 and FMA, and another on older CPUs
+//! (`docs/rng.md`, *Run-time dispatch*; tested by `tests/value_stability.rs` at every level
+//! this CPU has). Elsewhere (no `std`, other targets, or a build whose own target features
+//! already include AVX-512) there is one copy and nothing is detected.
 //!
 //! ```
 //! use sgmcmc::dispatch::{self, Isa};
@@ -26,7 +28,7 @@
 // copy enables (`detect`); `set_max` can lower the level, never raise it. The copies touch no
 // memory themselves: they call the kernel's safe code. The reference test is
 // `tests/value_stability.rs`, which runs every sampler at each level and compares the bits with
-// the pins of builds that do not dispatch.
+// the pins of builds that do not dispatch (baseline) and of the fused noise (AVX2, AVX-512).
 #![allow(unsafe_code)]
 
 use core::sync::atomic::{AtomicU8, Ordering};

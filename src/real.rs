@@ -5,6 +5,7 @@
 //! random-number paths (the `f32` ziggurat has its own tables and never computes in `f64`).
 
 use crate::noise::NormalLanes;
+use crate::noise::poly::NATIVE_FMA;
 use crate::{math, noise, ziggurat};
 use core::fmt::{Debug, Display};
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
@@ -263,9 +264,9 @@ impl_real!(
     ziggurat::uniform_f32,
     ziggurat::uniform_open_f32,
     noise::Xoshiro128x16,
-    noise::poly::exp32,
-    noise::poly::tanh32,
-    noise::poly::ln32,
+    noise::poly::exp32::<NATIVE_FMA>,
+    noise::poly::tanh32::<NATIVE_FMA>,
+    noise::poly::ln32::<NATIVE_FMA>,
     math::scalar::exp32,
     math::scalar::tanh32,
     math::scalar::ln32,
@@ -283,9 +284,9 @@ impl_real!(
     ziggurat::uniform_f64,
     ziggurat::uniform_open_f64,
     noise::Xoshiro256x8,
-    noise::poly::exp64,
-    noise::poly::tanh64,
-    noise::poly::ln64,
+    noise::poly::exp64::<NATIVE_FMA>,
+    noise::poly::tanh64::<NATIVE_FMA>,
+    noise::poly::ln64::<NATIVE_FMA>,
     math::scalar::exp64,
     math::scalar::tanh64,
     math::scalar::ln64,

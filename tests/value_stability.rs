@@ -34,8 +34,10 @@
 //! each of its levels).
 //!
 //! With run-time dispatch (`sgmcmc::dispatch`, the `std` feature on x86-64) every case runs at
-//! each instruction-set level this CPU has (baseline SSE2, AVX2, AVX-512), and each level must
-//! give the pinned bits: the same binary draws the same chain on any CPU.
+//! each instruction-set level this CPU has (baseline SSE2, AVX2, AVX-512): the baseline must give
+//! the pins above, the AVX2 and AVX-512 copies, whose noise polynomials fuse their multiply-adds,
+//! those of `value_stability_fused_noise.txt` (captured from the AVX2 copy when the fusing came):
+//! the same binary draws one chain on every CPU with AVX2 and FMA, and the unfused one on others.
 #![cfg(not(any(feature = "micromath", all(feature = "std", target_feature = "fma"))))]
 
 use std::collections::BTreeMap;
@@ -65,6 +67,16 @@ fn f64_box_muller() -> bool {
 
 /// The `f64` cases of the builds whose `f64` noise is the vectorised Box–Muller.
 const F64_BOX_MULLER_FIXTURE: &str = "tests/data/value_stability_f64_box_muller.txt";
+
+/// Every case as a dispatching build draws it in its AVX2 and AVX-512 copies, whose noise
+/// polynomials fuse their multiply-adds (`docs/rng.md`, *Run-time dispatch*): captured from the
+/// AVX2 level of a `--features std` build, and required at the AVX-512 level too.
+const FUSED_NOISE_FIXTURE: &str = "tests/data/value_stability_fused_noise.txt";
+
+/// Whether a dispatching build's copy at `level` draws fused noise ([`FUSED_NOISE_FIXTURE`]).
+fn fused_noise_at(level: sgmcmc::dispatch::Isa) -> bool {
+    sgmcmc::dispatch::DISPATCHES && level >= sgmcmc::dispatch::Isa::Avx2
+}
 
 /// Steps recorded per case.
 const STEPS: usize = 20;
@@ -724,7 +736,13 @@ fn write_pins<'a>(fixture: &str, cases: impl Iterator<Item = (&'a String, &'a St
 fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
     use sgmcmc::dispatch::{self, Isa};
     if std::env::var_os("SGMCMC_BLESS").is_some() {
+        if fused_noise_at(dispatch::detected()) {
+            dispatch::set_max(Isa::Avx2);
+            write_pins(FUSED_NOISE_FIXTURE, all_cases().iter());
+            dispatch::set_max(Isa::Baseline);
+        }
         let got = all_cases();
+        dispatch::set_max(Isa::Avx512);
         let box_muller = got.iter().filter(|(n, _)| in_box_muller_fixture(n));
         if f64_box_muller() {
             // Only the Box–Muller `f64` cases: the rest belong to the main fixture.
@@ -739,12 +757,22 @@ fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
         pinned.retain(|name, _| !name.contains("-f64"));
         pinned.extend(read_pins(F64_BOX_MULLER_FIXTURE));
     }
+    let fused_pins = if fused_noise_at(dispatch::detected()) {
+        read_pins(FUSED_NOISE_FIXTURE)
+    } else {
+        BTreeMap::new()
+    };
     let mut failures = Vec::new();
     let mut runs = 0;
     // Every level this CPU has (one, `Baseline`, without dispatch), the widest last.
     for level in dispatch::detected().up_to() {
         dispatch::set_max(level);
         assert_eq!(dispatch::active(), level);
+        let pinned = if fused_noise_at(level) {
+            &fused_pins
+        } else {
+            &pinned
+        };
         let got = all_cases();
         runs += got.len();
         for (name, line) in &got {

@@ -5,10 +5,13 @@
 //! noise is a function of the caller's RNG state alone) and fills the slice two lanes-wide
 //! rounds at a time, in a fraction of a scalar ziggurat's time per normal
 //! (`docs/performance-notes.md`). `f32`
-//! draws the bit-identical stream on every build (portable, `x86-64-v3`, `native`, Cortex-M):
-//! the lane count is fixed, the arithmetic unfused and the square root correctly rounded. `f64`
-//! does so on every build with AVX2 and on every x86-64 build with the `std` feature (whose
-//! dispatched copies, `crate::dispatch`, must draw one stream on any CPU); without either (the
+//! draws the bit-identical stream on every build without `std` (portable, `x86-64-v3`,
+//! `native`): the lane count is fixed, the arithmetic unfused and the square root correctly
+//! rounded. With `std`, the polynomials' multiply-adds are fused where the code runs with FMA (a
+//! build whose target features include it, and a dispatching build's AVX2 and AVX-512 copies),
+//! which changes the last bits: one more stream, the same on every such CPU (`fused_noise`).
+//! `f64` draws the Box–Muller on every build with AVX2 and on every x86-64 build with the `std`
+//! feature (whose dispatched copies, `crate::dispatch`, draw it at every level); without either (the
 //! portable x86-64 build, AArch64, microcontrollers)
 //! its Box–Muller on two-wide vectors is slower than a scalar ziggurat, so there the `f64` noise
 //! is the ziggurat on one lane of the same generator. Method, accuracy (ulp errors of the
@@ -89,6 +92,21 @@ fn batched(dispatched_too: bool) -> bool {
             && crate::dispatch::active() == crate::dispatch::Isa::Avx512)
 }
 
+/// Whether the noise's polynomials fuse their multiply-adds here: in a build whose own target
+/// features include FMA with `std` ([`poly::NATIVE_FMA`]), and in a dispatching build's AVX2 and
+/// AVX-512 copies (`crate::dispatch`), whose CPUs all have FMA. A dispatching binary therefore
+/// draws one noise stream on every CPU with AVX2 and FMA, and the unfused one on older CPUs
+/// (`docs/rng.md`, *Run-time dispatch*): unfused, the Box–Muller took about a sixth longer
+/// than fused, which kept the dispatched steps 1.1–1.3× as slow as native ones.
+/// The level is read once per fill (a relaxed atomic load); the copy that runs was chosen by
+/// the same level, so a fused fill never runs in the baseline copy (where it would be a library
+/// call per multiply-add: correct, slow) unless [`crate::dispatch::set_max`] raced with a step.
+#[inline(always)]
+fn fused_noise() -> bool {
+    poly::NATIVE_FMA
+        || (crate::dispatch::DISPATCHES && crate::dispatch::active() >= crate::dispatch::Isa::Avx2)
+}
+
 /// The first N values of `from` as an array (N ≤ `from.len()` always holds at the call sites;
 /// shorter input leaves zeros).
 #[inline(always)]
@@ -119,14 +137,25 @@ macro_rules! normal_lanes {
         }
 
         impl $gen {
-            /// [`NormalLanes::fill`]'s work, inlined into whichever copy runs it.
+            /// [`NormalLanes::fill`]'s work, inlined into whichever copy runs it, fused or not
+            /// as [`fused_noise`] says for that copy.
             #[inline(always)]
             fn fill_here(&mut self, out: &mut [$t]) {
+                if fused_noise() {
+                    self.fill_rounds::<true>(out)
+                } else {
+                    self.fill_rounds::<false>(out)
+                }
+            }
+
+            /// [`Self::fill_here`] with the polynomials' multiply-adds fused or not.
+            #[inline(always)]
+            fn fill_rounds<const FUSED: bool>(&mut self, out: &mut [$t]) {
                 let rest = if batched($dispatched_batch) {
                     let mut block = [[[0.0 as $t; $lanes]; 2]; 2];
                     let (batches, rest) = out.as_chunks_mut::<{ 2 * $lanes * 2 }>();
                     for batch in batches {
-                        self.rounds(&mut block);
+                        self.rounds::<FUSED, 2>(&mut block);
                         *batch = copy_array(block.as_flattened().as_flattened());
                     }
                     rest
@@ -138,12 +167,12 @@ macro_rules! normal_lanes {
                 let (rounds, part) = rest.as_chunks_mut::<{ 2 * $lanes }>();
                 for round in rounds {
                     let mut one = [[[0.0 as $t; $lanes]; 2]; 1];
-                    self.rounds(&mut one);
+                    self.rounds::<FUSED, 1>(&mut one);
                     *round = copy_array(one.as_flattened().as_flattened());
                 }
                 if !part.is_empty() {
                     let mut one = [[[0.0 as $t; $lanes]; 2]; 1];
-                    self.rounds(&mut one);
+                    self.rounds::<FUSED, 1>(&mut one);
                     for (x, z) in part.iter_mut().zip(one.as_flattened().as_flattened()) {
                         *x = *z;
                     }

@@ -19,39 +19,37 @@
 // needs; the compiler rounds them once.
 #![allow(clippy::excessive_precision)]
 
-/// a·b + c, unfused: rounded twice, the same on every build. (A fused multiply-add needs
-/// `f32::mul_add`, which lives in `std`; `libm::fmaf` is inline assembly on x86 and never
-/// vectorises; rustc never contracts a·b + c on its own. On Zen 4 the multiplies and adds go to
-/// separate pipes, so the unfused form costs little throughput — and it makes every build,
-/// portable or native, produce bit-identical noise.)
-#[cfg(not(all(feature = "std", target_feature = "fma")))]
+/// Whether this build's own target features fuse the polynomials' multiply-adds: the `std`
+/// feature on a build whose target features include FMA (`-C target-cpu=native`, `x86-64-v3`).
+/// The kinetics' polynomials ([`crate::Real::exp_poly`] and the others) use this; the noise
+/// fused also in a dispatching build's AVX2 and AVX-512 copies (`super::fused_noise`).
+pub(crate) const NATIVE_FMA: bool = cfg!(all(feature = "std", target_feature = "fma"));
+
+/// a·b + c: fused (rounded once) when `FUSED` and the `std` feature is on, else unfused
+/// (rounded twice). The unfused form is the same on every build: rustc never contracts a·b + c
+/// on its own, and a fused multiply-add needs `f32::mul_add`, which lives in `std` (`libm::fmaf`
+/// is inline assembly on x86 and never vectorises). Fused is correctly rounded too, so it is
+/// also the same on every CPU that runs it: one instruction where the code is compiled with
+/// FMA, a library call elsewhere (never taken: `super::fused_noise` asks for it only in copies
+/// compiled with FMA). On Zen 4 the multiplies and adds go to separate pipes, so unfused costs
+/// the noise about a sixth of a simple step (`docs/performance-notes.md`).
 #[inline(always)]
-pub(crate) fn mad32(a: f32, b: f32, c: f32) -> f32 {
+pub(crate) fn mad32<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(feature = "std")]
+    if FUSED {
+        return a.mul_add(b, c);
+    }
     a * b + c
 }
 
-/// a·b + c fused (the `std` feature on a build whose own target features include FMA, e.g.
-/// `-C target-cpu=native`). The AVX2 and AVX-512 copies of a dispatching build
-/// (`crate::dispatch`) stay unfused, as its baseline copy must: one binary draws one chain on
-/// every CPU. (Unfusing a native build costs its normals more: `docs/performance-notes.md`.)
-#[cfg(all(feature = "std", target_feature = "fma"))]
+/// a·b + c in `f64` (see [`mad32`]).
 #[inline(always)]
-pub(crate) fn mad32(a: f32, b: f32, c: f32) -> f32 {
-    a.mul_add(b, c)
-}
-
-/// a·b + c in `f64`, unfused (see [`mad32`]).
-#[cfg(not(all(feature = "std", target_feature = "fma")))]
-#[inline(always)]
-pub(crate) fn mad64(a: f64, b: f64, c: f64) -> f64 {
+pub(crate) fn mad64<const FUSED: bool>(a: f64, b: f64, c: f64) -> f64 {
+    #[cfg(feature = "std")]
+    if FUSED {
+        return a.mul_add(b, c);
+    }
     a * b + c
-}
-
-/// a·b + c fused (the `std` feature on a build with FMA).
-#[cfg(all(feature = "std", target_feature = "fma"))]
-#[inline(always)]
-pub(crate) fn mad64(a: f64, b: f64, c: f64) -> f64 {
-    a.mul_add(b, c)
 }
 
 /// 1.5·2²³: adding it to |x| < 2²² rounds x to the nearest integer, which then sits in the low
@@ -89,7 +87,7 @@ const SQRT_HALF_BITS64: u64 = 0x3fe6_a09e_667f_3bcd;
 /// minimax polynomial in f = m − 1, and ln 2 split in two). Not for 0, subnormals, ∞ or NaN:
 /// the Box–Muller radius only ever passes numbers in [2⁻³², 1].
 #[inline(always)]
-pub(crate) fn ln32(x: f32) -> f32 {
+pub(crate) fn ln32<const F: bool>(x: f32) -> f32 {
     let ix = x.to_bits().wrapping_sub(SQRT_HALF_BITS32);
     let k = (ix as i32 >> 23) as f32;
     let m = f32::from_bits((ix & 0x007f_ffff).wrapping_add(SQRT_HALF_BITS32));
@@ -99,24 +97,24 @@ pub(crate) fn ln32(x: f32) -> f32 {
     // dependency chain is four multiply-adds deep instead of Horner's nine: the Box–Muller round
     // is latency-bound, and this is its longest chain.
     let z2 = z * z;
-    let p01 = mad32(-2.499_999_399_3e-1, f, 3.333_333_117_4e-1);
-    let p23 = mad32(-1.666_805_766_5e-1, f, 2.000_071_476_5e-1);
-    let p45 = mad32(-1.242_014_084_6e-1, f, 1.424_932_278_7e-1);
-    let p67 = mad32(-1.151_461_031e-1, f, 1.167_699_874e-1);
-    let q03 = mad32(p23, z, p01);
-    let q47 = mad32(p67, z, p45);
-    let q48 = mad32(7.037_683_6e-2, z2, q47);
-    let mut y = mad32(q48, z2, q03);
+    let p01 = mad32::<F>(-2.499_999_399_3e-1, f, 3.333_333_117_4e-1);
+    let p23 = mad32::<F>(-1.666_805_766_5e-1, f, 2.000_071_476_5e-1);
+    let p45 = mad32::<F>(-1.242_014_084_6e-1, f, 1.424_932_278_7e-1);
+    let p67 = mad32::<F>(-1.151_461_031e-1, f, 1.167_699_874e-1);
+    let q03 = mad32::<F>(p23, z, p01);
+    let q47 = mad32::<F>(p67, z, p45);
+    let q48 = mad32::<F>(7.037_683_6e-2, z2, q47);
+    let mut y = mad32::<F>(q48, z2, q03);
     y *= f * z;
-    y = mad32(k, -2.121_944_4e-4, y);
-    y = mad32(-0.5, z, y);
-    mad32(k, 0.693_359_375, f + y)
+    y = mad32::<F>(k, -2.121_944_4e-4, y);
+    y = mad32::<F>(-0.5, z, y);
+    mad32::<F>(k, 0.693_359_375, f + y)
 }
 
 /// ln x for a positive normal `f64` (fdlibm `e_log.c` as in musl: s = f/(2 + f) and a
 /// degree-14 even polynomial in s). Same domain as [`ln32`].
 #[inline(always)]
-pub(crate) fn ln64(x: f64) -> f64 {
+pub(crate) fn ln64<const F: bool>(x: f64) -> f64 {
     const LG1: f64 = 6.666_666_666_666_735e-1;
     const LG2: f64 = 3.999_999_999_940_942e-1;
     const LG3: f64 = 2.857_142_874_366_239e-1;
@@ -135,11 +133,11 @@ pub(crate) fn ln64(x: f64) -> f64 {
     let s = f / (2.0 + f);
     let z = s * s;
     let w = z * z;
-    let t1 = w * mad64(w, mad64(w, LG6, LG4), LG2);
-    let t2 = z * mad64(w, mad64(w, mad64(w, LG7, LG5), LG3), LG1);
+    let t1 = w * mad64::<F>(w, mad64::<F>(w, LG6, LG4), LG2);
+    let t2 = z * mad64::<F>(w, mad64::<F>(w, mad64::<F>(w, LG7, LG5), LG3), LG1);
     let r = t2 + t1;
-    let lo = mad64(k, LN2_LO, s * (hfsq + r));
-    mad64(k, LN2_HI, (lo - hfsq) + f)
+    let lo = mad64::<F>(k, LN2_LO, s * (hfsq + r));
+    mad64::<F>(k, LN2_HI, (lo - hfsq) + f)
 }
 
 /// 2π in `f32` and `f64`.
@@ -150,20 +148,20 @@ const TAU64: f64 = core::f64::consts::TAU;
 /// `sinf`/`cosf` polynomials at x = 2πf ∈ [−π/4, π/4], and the quadrant q applied by swapping
 /// and sign bits.
 #[inline(always)]
-pub(crate) fn sincos_turns32(t: f32) -> (f32, f32) {
+pub(crate) fn sincos_turns32<const F: bool>(t: f32) -> (f32, f32) {
     let (qf, q) = round_int32(t * 4.0);
     // Exact: t and q/4 are multiples of 2⁻²⁴ and |f| ≤ 1/8.
-    let f = mad32(qf, -0.25, t);
+    let f = mad32::<F>(qf, -0.25, t);
     let x = f * TAU32;
     let z = x * x;
     let mut ps = -1.951_529_589_1e-4;
-    ps = mad32(ps, z, 8.332_160_873_6e-3);
-    ps = mad32(ps, z, -1.666_665_461_1e-1);
-    let s = mad32(x * z, ps, x);
+    ps = mad32::<F>(ps, z, 8.332_160_873_6e-3);
+    ps = mad32::<F>(ps, z, -1.666_665_461_1e-1);
+    let s = mad32::<F>(x * z, ps, x);
     let mut pc = 2.443_315_711_809_948e-5;
-    pc = mad32(pc, z, -1.388_731_625_493_765e-3);
-    pc = mad32(pc, z, 4.166_664_568_298_827e-2);
-    let c = mad32(z * z, pc, mad32(-0.5, z, 1.0));
+    pc = mad32::<F>(pc, z, -1.388_731_625_493_765e-3);
+    pc = mad32::<F>(pc, z, 4.166_664_568_298_827e-2);
+    let c = mad32::<F>(z * z, pc, mad32::<F>(-0.5, z, 1.0));
     quadrant32(q as u32, s, c)
 }
 
@@ -183,7 +181,7 @@ fn quadrant32(q: u32, s: f32, c: f32) -> (f32, f32) {
 /// (sin 2πt, cos 2πt) for t ∈ [0, 1) in `f64` (fdlibm's `__kernel_sin`/`__kernel_cos`
 /// polynomials at x = 2πf, f ∈ [−1/8, 1/8]; see [`sincos_turns32`]).
 #[inline(always)]
-pub(crate) fn sincos_turns64(t: f64) -> (f64, f64) {
+pub(crate) fn sincos_turns64<const F: bool>(t: f64) -> (f64, f64) {
     const S1: f64 = -1.666_666_666_666_663_2e-1;
     const S2: f64 = 8.333_333_333_322_49e-3;
     const S3: f64 = -1.984_126_982_985_795e-4;
@@ -197,18 +195,26 @@ pub(crate) fn sincos_turns64(t: f64) -> (f64, f64) {
     const C5: f64 = 2.087_572_321_298_175e-9;
     const C6: f64 = -1.135_964_755_778_819_5e-11;
     let (qf, q) = round_int64(t * 4.0);
-    let f = mad64(qf, -0.25, t);
+    let f = mad64::<F>(qf, -0.25, t);
     let x = f * TAU64;
     let z = x * x;
-    let ps = mad64(
+    let ps = mad64::<F>(
         z,
-        mad64(z, mad64(z, mad64(z, mad64(z, S6, S5), S4), S3), S2),
+        mad64::<F>(
+            z,
+            mad64::<F>(z, mad64::<F>(z, mad64::<F>(z, S6, S5), S4), S3),
+            S2,
+        ),
         S1,
     );
-    let s = mad64(x * z, ps, x);
-    let pc = mad64(
+    let s = mad64::<F>(x * z, ps, x);
+    let pc = mad64::<F>(
         z,
-        mad64(z, mad64(z, mad64(z, mad64(z, C6, C5), C4), C3), C2),
+        mad64::<F>(
+            z,
+            mad64::<F>(z, mad64::<F>(z, mad64::<F>(z, C6, C5), C4), C3),
+            C2,
+        ),
         C1,
     );
     // cos x = w + ((1 − w) − hz + z²·pc) with w = 1 − z/2 (fdlibm's split keeps the last bit).
@@ -235,19 +241,19 @@ fn quadrant64(q: u64, s: f64, c: f64) -> (f64, f64) {
 /// underflow thresholds (including subnormals) come out right. +∞ for x > 88.72, 0 below
 /// −103.97, NaN for NaN.
 #[inline(always)]
-pub(crate) fn exp32(x: f32) -> f32 {
+pub(crate) fn exp32<const F: bool>(x: f32) -> f32 {
     // Clamped so that n stays within [−150, 129]; the clamp's ends give 0 and +∞ exactly.
     let xc = x.clamp(-104.0, 89.0);
     let (nf, n) = round_int32(xc * core::f32::consts::LOG2_E);
-    let r = mad32(nf, -0.693_359_375, xc);
-    let r = mad32(nf, 2.121_944_4e-4, r);
+    let r = mad32::<F>(nf, -0.693_359_375, xc);
+    let r = mad32::<F>(nf, 2.121_944_4e-4, r);
     let mut p = 1.987_569_15e-4;
-    p = mad32(p, r, 1.398_199_950_7e-3);
-    p = mad32(p, r, 8.333_451_907_3e-3);
-    p = mad32(p, r, 4.166_579_589_4e-2);
-    p = mad32(p, r, 1.666_666_545_9e-1);
-    p = mad32(p, r, 5.000_000_120_1e-1);
-    let y = mad32(p, r * r, r) + 1.0;
+    p = mad32::<F>(p, r, 1.398_199_950_7e-3);
+    p = mad32::<F>(p, r, 8.333_451_907_3e-3);
+    p = mad32::<F>(p, r, 4.166_579_589_4e-2);
+    p = mad32::<F>(p, r, 1.666_666_545_9e-1);
+    p = mad32::<F>(p, r, 5.000_000_120_1e-1);
+    let y = mad32::<F>(p, r * r, r) + 1.0;
     let half = n >> 1;
     let s1 = f32::from_bits(((half + 127) as u32) << 23);
     let s2 = f32::from_bits(((n - half + 127) as u32) << 23);
@@ -258,13 +264,13 @@ pub(crate) fn exp32(x: f32) -> f32 {
 /// eˣ in `f64` (see [`exp32`]): the degree-13 Taylor polynomial on |r| ≤ ln2/2 (truncation
 /// below 4·10⁻¹⁸), ln 2 in two parts. +∞ above 709.78, 0 below −745.2, NaN for NaN.
 #[inline(always)]
-pub(crate) fn exp64(x: f64) -> f64 {
+pub(crate) fn exp64<const F: bool>(x: f64) -> f64 {
     const LN2_HI: f64 = 6.931_471_803_691_238e-1;
     const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     let xc = x.clamp(-746.0, 710.0);
     let (nf, n) = round_int64(xc * core::f64::consts::LOG2_E);
-    let r = mad64(nf, -LN2_HI, xc);
-    let r = mad64(nf, -LN2_LO, r);
+    let r = mad64::<F>(nf, -LN2_HI, xc);
+    let r = mad64::<F>(nf, -LN2_LO, r);
     // 1/k! for k = 13 … 2, Horner from the top.
     const INV_FACT: [f64; 12] = [
         1.0 / 6_227_020_800.0,
@@ -282,9 +288,9 @@ pub(crate) fn exp64(x: f64) -> f64 {
     ];
     let mut p = INV_FACT[0];
     for c in &INV_FACT[1..] {
-        p = mad64(p, r, *c);
+        p = mad64::<F>(p, r, *c);
     }
-    let y = mad64(p, r * r, r) + 1.0;
+    let y = mad64::<F>(p, r * r, r) + 1.0;
     let half = n >> 1;
     let s1 = f64::from_bits(((half + 1023) as u64) << 52);
     let s2 = f64::from_bits(((n - half + 1023) as u64) << 52);
@@ -297,16 +303,16 @@ pub(crate) fn exp64(x: f64) -> f64 {
 /// there, as y ≤ 0.29), both computed and one selected; the sign restored from x's bit. ±1 for
 /// ±∞, NaN for NaN.
 #[inline(always)]
-pub(crate) fn tanh32(x: f32) -> f32 {
+pub(crate) fn tanh32<const F: bool>(x: f32) -> f32 {
     let a = f32::from_bits(x.to_bits() & 0x7fff_ffff);
     let z = a * a;
     let mut p = -5.704_988_727_45e-3;
-    p = mad32(p, z, 2.063_908_879_54e-2);
-    p = mad32(p, z, -5.373_971_555_31e-2);
-    p = mad32(p, z, 1.333_144_220_36e-1);
-    p = mad32(p, z, -3.333_328_194_22e-1);
-    let small = mad32(p * z, a, a);
-    let y = exp32(-2.0 * a);
+    p = mad32::<F>(p, z, 2.063_908_879_54e-2);
+    p = mad32::<F>(p, z, -5.373_971_555_31e-2);
+    p = mad32::<F>(p, z, 1.333_144_220_36e-1);
+    p = mad32::<F>(p, z, -3.333_328_194_22e-1);
+    let small = mad32::<F>(p * z, a, a);
+    let y = exp32::<F>(-2.0 * a);
     let large = (1.0 - y) / (1.0 + y);
     let t = if a < 0.625 { small } else { large };
     f32::from_bits(t.to_bits() | (x.to_bits() & 0x8000_0000))
@@ -315,21 +321,21 @@ pub(crate) fn tanh32(x: f32) -> f32 {
 /// tanh x in `f64` (see [`tanh32`]): below 0.625 Cephes `tanh`'s rational form
 /// |x| + |x|·z·P(z)/Q(z), z = x², above it (1 − y)/(1 + y) with y = e^{−2|x|} by [`exp64`].
 #[inline(always)]
-pub(crate) fn tanh64(x: f64) -> f64 {
+pub(crate) fn tanh64<const F: bool>(x: f64) -> f64 {
     let a = f64::from_bits(x.to_bits() & 0x7fff_ffff_ffff_ffff);
     let z = a * a;
-    let p = mad64(
-        mad64(-9.643_991_794_250_522e-1, z, -9.928_772_310_019_186e1),
+    let p = mad64::<F>(
+        mad64::<F>(-9.643_991_794_250_522e-1, z, -9.928_772_310_019_186e1),
         z,
         -1.614_687_684_417_084_5e3,
     );
-    let q = mad64(
-        mad64(z + 1.128_116_784_916_329_3e2, z, 2.235_488_390_601_005_8e3),
+    let q = mad64::<F>(
+        mad64::<F>(z + 1.128_116_784_916_329_3e2, z, 2.235_488_390_601_005_8e3),
         z,
         4.844_063_053_251_255e3,
     );
-    let small = mad64(a * z, p / q, a);
-    let y = exp64(-2.0 * a);
+    let small = mad64::<F>(a * z, p / q, a);
+    let y = exp64::<F>(-2.0 * a);
     let large = (1.0 - y) / (1.0 + y);
     let t = if a < 0.625 { small } else { large };
     f64::from_bits(t.to_bits() | (x.to_bits() & 0x8000_0000_0000_0000))

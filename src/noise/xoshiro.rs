@@ -138,7 +138,10 @@ impl Xoshiro128x16 {
     /// so r reaches √(64 ln 2) = 6.66 (24-bit uniforms would stop at 5.77). t = ⌊b/2⁸⌋·2⁻²⁴
     /// from the top 24 bits of the second output, exact.
     #[inline(always)]
-    pub(crate) fn rounds<const B: usize>(&mut self, out: &mut [[[f32; LANES32]; 2]; B]) {
+    pub(crate) fn rounds<const FUSED: bool, const B: usize>(
+        &mut self,
+        out: &mut [[[f32; LANES32]; 2]; B],
+    ) {
         let mut a = [[0u32; LANES32]; B];
         let mut b = [[0u32; LANES32]; B];
         for r in 0..B {
@@ -151,14 +154,14 @@ impl Xoshiro128x16 {
         for j in 0..LANES32 {
             for r in 0..B {
                 let u = ((a[r][j] >> 1) as i32 as f32) * TWO_POW_M31 + TWO_POW_M32;
-                radius[r][j] = -2.0 * ln32(u);
+                radius[r][j] = -2.0 * ln32::<FUSED>(u);
             }
         }
         sqrt_lanes32(radius.as_flattened_mut());
         for j in 0..LANES32 {
             for r in 0..B {
                 let t = ((b[r][j] >> 8) as i32 as f32) * TWO_POW_M24;
-                let (s, c) = sincos_turns32(t);
+                let (s, c) = sincos_turns32::<FUSED>(t);
                 out[r][0][j] = radius[r][j] * c;
                 out[r][1][j] = radius[r][j] * s;
             }
@@ -218,7 +221,10 @@ impl Xoshiro256x8 {
     /// mantissa is set directly, as no u64-to-f64 conversion vectorises below AVX-512); r
     /// reaches √(104 ln 2) = 8.49.
     #[inline(always)]
-    pub(crate) fn rounds<const B: usize>(&mut self, out: &mut [[[f64; LANES64]; 2]; B]) {
+    pub(crate) fn rounds<const FUSED: bool, const B: usize>(
+        &mut self,
+        out: &mut [[[f64; LANES64]; 2]; B],
+    ) {
         const ONE_BITS: u64 = 0x3ff0_0000_0000_0000;
         let mut a = [[0u64; LANES64]; B];
         let mut b = [[0u64; LANES64]; B];
@@ -230,14 +236,14 @@ impl Xoshiro256x8 {
         for j in 0..LANES64 {
             for r in 0..B {
                 let u = 2.0 - f64::from_bits(ONE_BITS | (a[r][j] >> 12));
-                radius[r][j] = -2.0 * ln64(u);
+                radius[r][j] = -2.0 * ln64::<FUSED>(u);
             }
         }
         sqrt_lanes64(radius.as_flattened_mut());
         for j in 0..LANES64 {
             for r in 0..B {
                 let t = f64::from_bits(ONE_BITS | (b[r][j] >> 12)) - 1.0;
-                let (s, c) = sincos_turns64(t);
+                let (s, c) = sincos_turns64::<FUSED>(t);
                 out[r][0][j] = radius[r][j] * c;
                 out[r][1][j] = radius[r][j] * s;
             }
