@@ -36,8 +36,10 @@
 //! With run-time dispatch (`sgmcmc::dispatch`, the `std` feature on x86-64) every case runs at
 //! each instruction-set level this CPU has (baseline SSE2, AVX2, AVX-512): the baseline must give
 //! the pins above, the AVX2 and AVX-512 copies, whose noise polynomials fuse their multiply-adds,
-//! those of `value_stability_fused_noise.txt` (captured from the AVX2 copy when the fusing came):
-//! the same binary draws one chain on every CPU with AVX2 and FMA, and the unfused one on others.
+//! those of `value_stability_fused_noise.txt` (captured from the AVX2 copy when the fusing came,
+//! by `SGMCMC_BLESS=1 cargo test -p sgmcmc --features std --test dispatch -- value_stability::`,
+//! which also rewrites the Box–Muller file from the baseline copy): the same binary draws one
+//! chain on every CPU with AVX2 and FMA, and the unfused one on others.
 #![cfg(not(any(feature = "micromath", all(feature = "std", target_feature = "fma"))))]
 
 use std::collections::BTreeMap;

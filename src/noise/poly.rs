@@ -21,8 +21,8 @@
 
 /// Whether this build's own target features fuse the polynomials' multiply-adds: the `std`
 /// feature on a build whose target features include FMA (`-C target-cpu=native`, `x86-64-v3`).
-/// The kinetics' polynomials ([`crate::Real::exp_poly`] and the others) use this; the noise
-/// fused also in a dispatching build's AVX2 and AVX-512 copies (`super::fused_noise`).
+/// The kinetics' polynomials ([`crate::Real::exp_poly`] and the others) fuse only then; the
+/// noise's are fused also in a dispatching build's AVX2 and AVX-512 copies (`super::fused_noise`).
 pub(crate) const NATIVE_FMA: bool = cfg!(all(feature = "std", target_feature = "fma"));
 
 /// a·b + c: fused (rounded once) when `FUSED` and the `std` feature is on, else unfused
@@ -31,8 +31,8 @@ pub(crate) const NATIVE_FMA: bool = cfg!(all(feature = "std", target_feature = "
 /// is inline assembly on x86 and never vectorises). Fused is correctly rounded too, so it is
 /// also the same on every CPU that runs it: one instruction where the code is compiled with
 /// FMA, a library call elsewhere (never taken: `super::fused_noise` asks for it only in copies
-/// compiled with FMA). On Zen 4 the multiplies and adds go to separate pipes, so unfused costs
-/// the noise about a sixth of a simple step (`docs/performance-notes.md`).
+/// compiled with FMA). Unfused, a noise fill takes about a sixth longer on Zen 4
+/// (`docs/performance-notes.md`).
 #[inline(always)]
 pub(crate) fn mad32<const FUSED: bool>(a: f32, b: f32, c: f32) -> f32 {
     #[cfg(feature = "std")]
