@@ -36,6 +36,7 @@ mod xoshiro;
 pub(crate) use xoshiro::{LANES32, LANES64};
 pub use xoshiro::{Xoshiro128x16, Xoshiro256x8};
 
+use crate::dispatch::Isa;
 use rand_core::Rng;
 
 mod sealed {
@@ -85,11 +86,8 @@ pub trait NormalLanes<T>: Clone + core::fmt::Debug + sealed::Sealed {
 /// `f32` when the step runs its AVX-512 copy (for `f64` its generic AVX-512 copy was slower
 /// batched: `docs/performance-notes.md`).
 #[inline(always)]
-fn batched(dispatched_too: bool) -> bool {
-    cfg!(target_feature = "avx512f")
-        || (dispatched_too
-            && crate::dispatch::DISPATCHES
-            && crate::dispatch::active() == crate::dispatch::Isa::Avx512)
+fn batched(dispatched_too: bool, level: Option<Isa>) -> bool {
+    cfg!(target_feature = "avx512f") || (dispatched_too && level == Some(Isa::Avx512))
 }
 
 /// Whether the noise's polynomials fuse their multiply-adds here: in a build whose own target
@@ -98,13 +96,19 @@ fn batched(dispatched_too: bool) -> bool {
 /// draws one noise stream on every CPU with AVX2 and FMA, and the unfused one on older CPUs
 /// (`docs/rng.md`, *Run-time dispatch*): unfused, the Box–Muller took about a sixth longer
 /// than fused, which kept the dispatched steps 1.1–1.3× as slow as native ones.
-/// The level is read once per fill (a relaxed atomic load); the copy that runs was chosen by
-/// the same level, so a fused fill never runs in the baseline copy (where it would be a library
+/// `level` is [`dispatched_level`], read once per fill; the copy that runs was chosen by the
+/// same level, so a fused fill never runs in the baseline copy (where it would be a library
 /// call per multiply-add: correct, slow) unless [`crate::dispatch::set_max`] raced with a step.
 #[inline(always)]
-fn fused_noise() -> bool {
-    poly::NATIVE_FMA
-        || (crate::dispatch::DISPATCHES && crate::dispatch::active() >= crate::dispatch::Isa::Avx2)
+fn fused_noise(level: Option<Isa>) -> bool {
+    poly::NATIVE_FMA || level >= Some(Isa::Avx2)
+}
+
+/// The level the running copy was chosen for, in a dispatching build (a relaxed atomic load);
+/// `None` in a build that does not dispatch, where nothing is read.
+#[inline(always)]
+fn dispatched_level() -> Option<Isa> {
+    crate::dispatch::DISPATCHES.then(crate::dispatch::active)
 }
 
 /// The first N values of `from` as an array (N ≤ `from.len()` always holds at the call sites;
@@ -141,17 +145,20 @@ macro_rules! normal_lanes {
             /// as [`fused_noise`] says for that copy.
             #[inline(always)]
             fn fill_here(&mut self, out: &mut [$t]) {
-                if fused_noise() {
-                    self.fill_rounds::<true>(out)
+                let level = dispatched_level();
+                let batched = batched($dispatched_batch, level);
+                if fused_noise(level) {
+                    self.fill_rounds::<true>(out, batched)
                 } else {
-                    self.fill_rounds::<false>(out)
+                    self.fill_rounds::<false>(out, batched)
                 }
             }
 
-            /// [`Self::fill_here`] with the polynomials' multiply-adds fused or not.
+            /// [`Self::fill_here`] with the polynomials' multiply-adds fused or not, two rounds
+            /// per iteration when `batched`.
             #[inline(always)]
-            fn fill_rounds<const FUSED: bool>(&mut self, out: &mut [$t]) {
-                let rest = if batched($dispatched_batch) {
+            fn fill_rounds<const FUSED: bool>(&mut self, out: &mut [$t], batched: bool) {
+                let rest = if batched {
                     let mut block = [[[0.0 as $t; $lanes]; 2]; 2];
                     let (batches, rest) = out.as_chunks_mut::<{ 2 * $lanes * 2 }>();
                     for batch in batches {
