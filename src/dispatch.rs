@@ -4,12 +4,13 @@
 //! the `std` feature the samplers' steps are also compiled for AVX2 + FMA (x86-64-v3) and for
 //! AVX-512 (x86-64-v4); the CPU is detected once, and each step runs the widest copy it
 //! supports. The copies are one source compiled three times, with the correctly rounded square
-//! root and explicit lane sums, so they round alike but for one thing: the noise's polynomials
-//! fuse their multiply-adds in the AVX2 and AVX-512 copies, whose CPUs all have FMA, and not in
-//! the baseline copy (a software fused multiply-add there would cost more than it saves). So a
-//! chain is the same, bit for bit, on every CPU with AVX2 and FMA, and another on older CPUs
-//! (`docs/rng.md`, *Run-time dispatch*; tested by `tests/value_stability.rs` at every level
-//! this CPU has). Elsewhere (no `std`, other targets, or a build whose own target features
+//! root and explicit lane sums, so they round alike but for one thing: the polynomials (the
+//! noise's, and the kinetics' exp, tanh and ln) fuse their multiply-adds in the AVX2 and AVX-512
+//! copies, whose CPUs all have FMA, and not in the baseline copy (a software fused multiply-add
+//! there would cost more than it saves). So a chain is the same, bit for bit, on every CPU with
+//! AVX2 and FMA — and the same as a `std` build made for such a CPU (`-C target-cpu=native`)
+//! draws — and another on older CPUs (`docs/rng.md`, *Run-time dispatch*; tested by
+//! `tests/value_stability.rs` at every level this CPU has). Elsewhere (no `std`, other targets, or a build whose own target features
 //! already include AVX-512) there is one copy and nothing is detected.
 //!
 //! ```
@@ -28,9 +29,10 @@
 // copy enables (`detect`); `set_max` can lower the level, never raise it. The copies touch no
 // memory themselves: they call the kernel's safe code. The reference test is
 // `tests/value_stability.rs`, which runs every sampler at each level and compares the bits with
-// the pins of builds that do not dispatch (baseline) and of the fused noise (AVX2, AVX-512).
+// the pins of builds that do not dispatch (baseline) and of the fused polynomials (AVX2, AVX-512).
 #![allow(unsafe_code)]
 
+use crate::real::{Arith, Plain};
 use core::sync::atomic::{AtomicU8, Ordering};
 
 /// An instruction-set level a step can run at, from narrowest to widest.
@@ -151,8 +153,9 @@ fn detect() -> Isa {
 pub(crate) trait Kernel {
     /// What the work returns.
     type Output;
-    /// Does the work.
-    fn run(self) -> Self::Output;
+    /// Does the work, with the polynomials' multiply-adds fused when `A` says so (the AVX2 and
+    /// AVX-512 copies; [`crate::real::Arith`]).
+    fn run<A: Arith>(self) -> Self::Output;
 }
 
 /// Runs `kernel` in the widest copy the CPU supports (module docs).
@@ -168,7 +171,7 @@ pub(crate) fn run<K: Kernel>(kernel: K) -> K::Output {
             Isa::Baseline => {}
         }
     }
-    kernel.run()
+    kernel.run::<Plain>()
 }
 
 /// [`run`], but the kernel is kept out of line in each copy: for a piece of work that a step
@@ -196,18 +199,19 @@ pub(crate) fn run_outlined<K: Kernel>(kernel: K) -> K::Output {
 #[cfg(any(target_feature = "avx2", all(feature = "std", target_arch = "x86_64")))]
 #[inline(never)]
 fn baseline_outlined<K: Kernel>(kernel: K) -> K::Output {
-    kernel.run()
+    kernel.run::<Plain>()
 }
 
 /// The wider copies: the kernel inlined into a function compiled for more features.
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod wide {
     use super::Kernel;
+    use crate::real::Fused;
 
     /// `kernel` compiled for x86-64-v3.
     #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
     pub(super) fn avx2<K: Kernel>(kernel: K) -> K::Output {
-        kernel.run()
+        kernel.run::<Fused>()
     }
 
     /// `kernel` compiled for x86-64-v4.
@@ -215,14 +219,14 @@ mod wide {
         enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
     )]
     pub(super) fn avx512<K: Kernel>(kernel: K) -> K::Output {
-        kernel.run()
+        kernel.run::<Fused>()
     }
 
     /// [`avx2`], never inlined into its caller ([`super::run_outlined`]).
     #[inline(never)]
     #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]
     pub(super) fn avx2_outlined<K: Kernel>(kernel: K) -> K::Output {
-        kernel.run()
+        kernel.run::<Fused>()
     }
 
     /// [`avx512`], never inlined into its caller ([`super::run_outlined`]).
@@ -231,6 +235,6 @@ mod wide {
         enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt,avx512f,avx512bw,avx512cd,avx512dq,avx512vl"
     )]
     pub(super) fn avx512_outlined<K: Kernel>(kernel: K) -> K::Output {
-        kernel.run()
+        kernel.run::<Fused>()
     }
 }

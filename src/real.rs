@@ -7,6 +7,9 @@
 use crate::noise::NormalLanes;
 use crate::noise::poly::NATIVE_FMA;
 use crate::{math, noise, ziggurat};
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+pub(crate) use arith::Fused;
+pub(crate) use arith::{Arith, Plain};
 use core::fmt::{Debug, Display};
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 use rand_core::Rng;
@@ -15,6 +18,32 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for f32 {}
     impl Sealed for f64 {}
+}
+
+/// Whether a copy of a step fuses the multiply-adds of [`Real::exp_poly`], [`Real::tanh_poly`]
+/// and [`Real::ln_poly`]: a type that the dispatched step hands down to its kinetics, since a
+/// `#[target_feature]` copy cannot ask at compile time which features it was compiled for
+/// (`crate::dispatch`). Public in a private module: nameable only in the crate.
+mod arith {
+    /// A copy's multiply-add rounding.
+    pub trait Arith {
+        /// The polynomials fuse their multiply-adds (as they always do when the build's own
+        /// features include FMA, [`NATIVE_FMA`](crate::noise::poly::NATIVE_FMA)).
+        const FUSED: bool;
+    }
+    /// The build's own rounding: fused only where its target features include FMA.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Plain;
+    impl Arith for Plain {
+        const FUSED: bool = false;
+    }
+    /// Fused: the dispatched AVX2 and AVX-512 copies, whose CPUs all have FMA.
+    #[derive(Clone, Copy, Debug)]
+    #[cfg_attr(not(all(feature = "std", target_arch = "x86_64")), allow(dead_code))]
+    pub struct Fused;
+    impl Arith for Fused {
+        const FUSED: bool = true;
+    }
 }
 
 /// A floating-point type the samplers run in: `f32` or `f64` (sealed).
@@ -114,6 +143,18 @@ pub trait Real:
     /// independent of the math shim. For 0, subnormals, ∞ and NaN the result is unspecified (never a panic).
     /// On a scalar core, libm's `log`.
     fn ln_poly(self) -> Self;
+    /// [`exp_poly`](Self::exp_poly) with the multiply-adds fused also when `A` says so.
+    #[doc(hidden)]
+    #[allow(private_bounds)]
+    fn exp_in<A: Arith>(self) -> Self;
+    /// [`tanh_poly`](Self::tanh_poly) with the multiply-adds fused also when `A` says so.
+    #[doc(hidden)]
+    #[allow(private_bounds)]
+    fn tanh_in<A: Arith>(self) -> Self;
+    /// [`ln_poly`](Self::ln_poly) with the multiply-adds fused also when `A` says so.
+    #[doc(hidden)]
+    #[allow(private_bounds)]
+    fn ln_in<A: Arith>(self) -> Self;
     /// The smallest positive normal number.
     const MIN_POSITIVE: Self;
     /// eˣ − 1, accurate also near 0 (libm's, whatever the shim).
@@ -126,7 +167,7 @@ pub trait Real:
 
 macro_rules! impl_real {
     ($t:ty, $exp:path, $ln:path, $sqrt:path, $pow:path, $normal:path, $unif:path, $open:path,
-     $fill:ty, $exp_poly:path, $tanh_poly:path, $ln_poly:path,
+     $fill:ty, $exp_poly:ident, $tanh_poly:ident, $ln_poly:ident,
      $exp_scalar:path, $tanh_scalar:path, $ln_scalar:path,
      $expm1:path, $sinh:path, $asinh:path) => {
         impl Real for $t {
@@ -216,26 +257,44 @@ macro_rules! impl_real {
             }
             #[inline(always)]
             fn exp_poly(self) -> Self {
-                if crate::engine::VECTOR_TARGET {
-                    $exp_poly(self)
-                } else {
-                    $exp_scalar(self)
-                }
+                self.exp_in::<Plain>()
             }
             #[inline(always)]
             fn tanh_poly(self) -> Self {
-                if crate::engine::VECTOR_TARGET {
-                    $tanh_poly(self)
-                } else {
-                    $tanh_scalar(self)
-                }
+                self.tanh_in::<Plain>()
             }
             #[inline(always)]
             fn ln_poly(self) -> Self {
-                if crate::engine::VECTOR_TARGET {
-                    $ln_poly(self)
+                self.ln_in::<Plain>()
+            }
+            #[inline(always)]
+            fn exp_in<A: Arith>(self) -> Self {
+                if !crate::engine::VECTOR_TARGET {
+                    $exp_scalar(self)
+                } else if A::FUSED || NATIVE_FMA {
+                    noise::poly::$exp_poly::<true>(self)
                 } else {
+                    noise::poly::$exp_poly::<false>(self)
+                }
+            }
+            #[inline(always)]
+            fn tanh_in<A: Arith>(self) -> Self {
+                if !crate::engine::VECTOR_TARGET {
+                    $tanh_scalar(self)
+                } else if A::FUSED || NATIVE_FMA {
+                    noise::poly::$tanh_poly::<true>(self)
+                } else {
+                    noise::poly::$tanh_poly::<false>(self)
+                }
+            }
+            #[inline(always)]
+            fn ln_in<A: Arith>(self) -> Self {
+                if !crate::engine::VECTOR_TARGET {
                     $ln_scalar(self)
+                } else if A::FUSED || NATIVE_FMA {
+                    noise::poly::$ln_poly::<true>(self)
+                } else {
+                    noise::poly::$ln_poly::<false>(self)
                 }
             }
             #[inline(always)]
@@ -264,9 +323,9 @@ impl_real!(
     ziggurat::uniform_f32,
     ziggurat::uniform_open_f32,
     noise::Xoshiro128x16,
-    noise::poly::exp32::<NATIVE_FMA>,
-    noise::poly::tanh32::<NATIVE_FMA>,
-    noise::poly::ln32::<NATIVE_FMA>,
+    exp32,
+    tanh32,
+    ln32,
     math::scalar::exp32,
     math::scalar::tanh32,
     math::scalar::ln32,
@@ -284,9 +343,9 @@ impl_real!(
     ziggurat::uniform_f64,
     ziggurat::uniform_open_f64,
     noise::Xoshiro256x8,
-    noise::poly::exp64::<NATIVE_FMA>,
-    noise::poly::tanh64::<NATIVE_FMA>,
-    noise::poly::ln64::<NATIVE_FMA>,
+    exp64,
+    tanh64,
+    ln64,
     math::scalar::exp64,
     math::scalar::tanh64,
     math::scalar::ln64,

@@ -23,9 +23,9 @@
 //!
 //! The pinned values hold for every build of a vector target (libm, and the vectorised noise in
 //! unfused arithmetic with the correctly rounded square root), `std` or not, portable, AVX2 or
-//! native, but for two: micromath's f32 approximations, and the `std` feature on a build whose
-//! own target features include FMA (`-C target-cpu=native`, `x86-64-v3`), which fuses the
-//! polynomials' multiply-adds; the file is empty under those. The `f64` noise comes in two kinds
+//! native, but for two: micromath's f32 approximations (the file is empty under them), and the
+//! `std` feature on a build whose own target features include FMA (`-C target-cpu=native`,
+//! `x86-64-v3`), which fuses the polynomials' multiply-adds and draws the fused pins below. The `f64` noise comes in two kinds
 //! (`docs/rng.md`, *Which builds share a chain*): the ziggurat on one lane (x86-64 without AVX2
 //! and without `std`, AArch64), pinned in `value_stability.txt` with the `f32` cases, and the
 //! vectorised Box–Muller (x86-64 with AVX2 or with `std`), whose `f64` cases are pinned in
@@ -35,12 +35,15 @@
 //!
 //! With run-time dispatch (`sgmcmc::dispatch`, the `std` feature on x86-64) every case runs at
 //! each instruction-set level this CPU has (baseline SSE2, AVX2, AVX-512): the baseline must give
-//! the pins above, the AVX2 and AVX-512 copies, whose noise polynomials fuse their multiply-adds,
-//! those of `value_stability_fused_noise.txt` (captured from the AVX2 copy when the fusing came,
-//! by `SGMCMC_BLESS=1 cargo test -p sgmcmc --features std --test dispatch -- value_stability::`,
+//! the pins above, the AVX2 and AVX-512 copies, whose polynomials (the noise's, and the kinetics'
+//! exp, tanh and ln) fuse their multiply-adds, those of `value_stability_fused.txt` (captured
+//! from the AVX2 copy, by
+//! `SGMCMC_BLESS=1 cargo test -p sgmcmc --features std --test dispatch -- value_stability::`,
 //! which also rewrites the Box–Muller file from the baseline copy): the same binary draws one
-//! chain on every CPU with AVX2 and FMA, and the unfused one on others.
-#![cfg(not(any(feature = "micromath", all(feature = "std", target_feature = "fma"))))]
+//! chain on every CPU with AVX2 and FMA, and the unfused one on others. A `std` build whose own
+//! target features include FMA must give the fused pins at every level: it draws the wide
+//! copies' chain (`.ci/run` checks it in an x86-64-v3 build).
+#![cfg(not(feature = "micromath"))]
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -70,14 +73,18 @@ fn f64_box_muller() -> bool {
 /// The `f64` cases of the builds whose `f64` noise is the vectorised Box–Muller.
 const F64_BOX_MULLER_FIXTURE: &str = "tests/data/value_stability_f64_box_muller.txt";
 
-/// Every case as a dispatching build draws it in its AVX2 and AVX-512 copies, whose noise
-/// polynomials fuse their multiply-adds (`docs/rng.md`, *Run-time dispatch*): captured from the
-/// AVX2 level of a `--features std` build, and required at the AVX-512 level too.
-const FUSED_NOISE_FIXTURE: &str = "tests/data/value_stability_fused_noise.txt";
+/// Every case as a dispatching build draws it in its AVX2 and AVX-512 copies, whose
+/// polynomials fuse their multiply-adds (`docs/rng.md`, *Run-time dispatch*), and as a `std`
+/// build with FMA in its own target features draws it: captured from the AVX2 level of a
+/// `--features std` build, and required at the AVX-512 level and of the FMA builds too.
+const FUSED_FIXTURE: &str = "tests/data/value_stability_fused.txt";
 
-/// Whether a dispatching build's copy at `level` draws fused noise ([`FUSED_NOISE_FIXTURE`]).
-fn fused_noise_at(level: sgmcmc::dispatch::Isa) -> bool {
-    sgmcmc::dispatch::DISPATCHES && level >= sgmcmc::dispatch::Isa::Avx2
+/// A `std` build whose own target features include FMA: every copy fuses.
+const NATIVE_FUSED: bool = cfg!(all(feature = "std", target_feature = "fma"));
+
+/// Whether this build's copy at `level` fuses its polynomials ([`FUSED_FIXTURE`]).
+fn fused_at(level: sgmcmc::dispatch::Isa) -> bool {
+    NATIVE_FUSED || (sgmcmc::dispatch::DISPATCHES && level >= sgmcmc::dispatch::Isa::Avx2)
 }
 
 /// Steps recorded per case.
@@ -738,9 +745,14 @@ fn write_pins<'a>(fixture: &str, cases: impl Iterator<Item = (&'a String, &'a St
 fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
     use sgmcmc::dispatch::{self, Isa};
     if std::env::var_os("SGMCMC_BLESS").is_some() {
-        if fused_noise_at(dispatch::detected()) {
+        if NATIVE_FUSED {
+            panic!(
+                "bless from a dispatching build (no FMA in its target features): it writes every fixture"
+            );
+        }
+        if fused_at(dispatch::detected()) {
             dispatch::set_max(Isa::Avx2);
-            write_pins(FUSED_NOISE_FIXTURE, all_cases().iter());
+            write_pins(FUSED_FIXTURE, all_cases().iter());
             dispatch::set_max(Isa::Baseline);
         }
         let got = all_cases();
@@ -759,8 +771,8 @@ fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
         pinned.retain(|name, _| !name.contains("-f64"));
         pinned.extend(read_pins(F64_BOX_MULLER_FIXTURE));
     }
-    let fused_pins = if fused_noise_at(dispatch::detected()) {
-        read_pins(FUSED_NOISE_FIXTURE)
+    let fused_pins = if fused_at(dispatch::detected()) {
+        read_pins(FUSED_FIXTURE)
     } else {
         BTreeMap::new()
     };
@@ -770,7 +782,7 @@ fn twenty_steps_of_every_sampler_are_bit_for_bit_as_pinned() {
     for level in dispatch::detected().up_to() {
         dispatch::set_max(level);
         assert_eq!(dispatch::active(), level);
-        let pinned = if fused_noise_at(level) {
+        let pinned = if fused_at(level) {
             &fused_pins
         } else {
             &pinned

@@ -164,7 +164,7 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>>
     /// The kick, at the old p and ξ.
     #[inline(always)]
     fn kick(&self, kin: &K, c: &Coordinate<'_, T>, p0: T, x0: T) -> T {
-        let kappa = self.law.friction(c.i, x0);
+        let kappa = self.law.friction::<K::Arith>(c.i, x0);
         let k0 = kin.grad(c.i, c.aux, p0);
         p0 - kin.friction_term(c.aux, p0, k0, kappa, self.h) - c.g * self.h + self.noise_sd * c.z
     }
@@ -182,7 +182,7 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>>
             .langevin(*c.theta + k1 * drift_h, c.g, h, theta_sd, c.zeta[0]);
         *c.theta = t1;
         if X::PER_COORDINATE {
-            let fx = law.potential_grad(c.i, x0);
+            let fx = law.potential_grad::<K::Arith>(c.i, x0);
             let x1 = law.langevin_euler(law.drift(x0, k1, c1, h), fx, h, c.zeta[1]);
             *c.xi = x1;
             acc.add_with_xi(c.lane, p1 * k1, k1 * k1, t1, x1);

@@ -31,8 +31,9 @@ use crate::kinetic::{MassBuffer, MassParts};
 use crate::lanes::{
     EXTRA_NORMALS, LaneSource, Lanes, NOISE_BLOCK, NoiseBlocks, Stream, StreamSource, copy_into,
 };
-use crate::real::Real;
+use crate::real::{Arith, Plain, Real};
 use crate::rows::Fitted;
+use core::marker::PhantomData;
 
 /// The kinetic energy's part of the sub-steps (see the module docs). `a` is the coordinate's
 /// datum from [`KineticSteps::stream`]: m⁻¹ᵢ for a diagonal mass, (M⁻¹p)ᵢ for a prepared dense
@@ -47,6 +48,9 @@ pub(crate) trait KineticSteps<T: Real>: StreamSource<T> {
     const UNIT: bool = false;
     /// The B sub-step's flow map for one coordinate, prepared once and applied to any p.
     type Flow: Copy;
+    /// Whether this copy of the step fuses the polynomials' multiply-adds (the thermostat's
+    /// law computes in the same rounding, [`Law::friction`]).
+    type Arith: Arith;
 
     /// Before a pass that reads ∇K of every coordinate: a dense mass forms M⁻¹p here.
     #[inline(always)]
@@ -95,11 +99,35 @@ pub(crate) trait KineticSteps<T: Real>: StreamSource<T> {
     }
 }
 
-/// The identity mass, K(p) = ½|p|².
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct UnitMass;
+/// The identity mass, K(p) = ½|p|², its flows in the rounding `A`.
+pub(crate) struct UnitMass<A = Plain>(PhantomData<A>);
 
-impl<T: Real> StreamSource<T> for UnitMass {
+impl<A> UnitMass<A> {
+    /// The identity mass.
+    pub const fn new() -> Self {
+        UnitMass(PhantomData)
+    }
+}
+
+// (By hand: derived, they would ask `A` for the same traits.)
+impl<A> Clone for UnitMass<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for UnitMass<A> {}
+impl<A> Default for UnitMass<A> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+impl<A> core::fmt::Debug for UnitMass<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("UnitMass")
+    }
+}
+
+impl<T: Real, A> StreamSource<T> for UnitMass<A> {
     const UNIFORM: bool = true;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
@@ -107,10 +135,11 @@ impl<T: Real> StreamSource<T> for UnitMass {
     }
 }
 
-impl<T: Real> KineticSteps<T> for UnitMass {
+impl<T: Real, A: Arith> KineticSteps<T> for UnitMass<A> {
     const UNIFORM_FLOW: bool = true;
     const UNIT: bool = true;
     type Flow = T;
+    type Arith = A;
     #[inline(always)]
     fn grad(&self, _i: usize, _a: T, p: T) -> T {
         p
@@ -133,11 +162,11 @@ impl<T: Real> KineticSteps<T> for UnitMass {
     }
     #[inline(always)]
     fn flow(&self, _i: usize, _a: T, kappa: T, t: T) -> T {
-        (-kappa * t).exp_poly()
+        (-kappa * t).exp_in::<A>()
     }
     #[inline(always)]
     fn shared_flow(&self, memo: &mut crate::integrator::state::Memo<T>, kappa: T, t: T) -> T {
-        memo.of(-kappa * t, T::exp_poly)
+        memo.of(-kappa * t, T::exp_in::<A>)
     }
     #[inline(always)]
     fn apply(&self, _i: usize, decay: T, p: T) -> T {
@@ -149,11 +178,26 @@ impl<T: Real> KineticSteps<T> for UnitMass {
     }
 }
 
-/// A diagonal mass, K(p) = ½ Σ m⁻¹ᵢ pᵢ² (the slice holds diag M⁻¹).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct DiagonalKinetics<'m, T>(pub &'m [T]);
+/// A diagonal mass, K(p) = ½ Σ m⁻¹ᵢ pᵢ² (the slice holds diag M⁻¹), its flows in the rounding
+/// `A`.
+#[derive(Debug)]
+pub(crate) struct DiagonalKinetics<'m, T, A>(pub &'m [T], PhantomData<A>);
 
-impl<T: Real> StreamSource<T> for DiagonalKinetics<'_, T> {
+impl<'m, T, A> DiagonalKinetics<'m, T, A> {
+    /// The mass whose diagonal inverse is `inverse`.
+    pub fn new(inverse: &'m [T]) -> Self {
+        DiagonalKinetics(inverse, PhantomData)
+    }
+}
+
+impl<T, A> Clone for DiagonalKinetics<'_, T, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T, A> Copy for DiagonalKinetics<'_, T, A> {}
+
+impl<T: Real, A> StreamSource<T> for DiagonalKinetics<'_, T, A> {
     const UNIFORM: bool = false;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
@@ -161,8 +205,9 @@ impl<T: Real> StreamSource<T> for DiagonalKinetics<'_, T> {
     }
 }
 
-impl<T: Real> KineticSteps<T> for DiagonalKinetics<'_, T> {
+impl<T: Real, A: Arith> KineticSteps<T> for DiagonalKinetics<'_, T, A> {
     type Flow = T;
+    type Arith = A;
     #[inline(always)]
     fn grad(&self, _i: usize, m: T, p: T) -> T {
         m * p
@@ -185,7 +230,7 @@ impl<T: Real> KineticSteps<T> for DiagonalKinetics<'_, T> {
     }
     #[inline(always)]
     fn flow(&self, _i: usize, m: T, kappa: T, t: T) -> T {
-        (-kappa * m * t).exp_poly()
+        (-kappa * m * t).exp_in::<A>()
     }
     #[inline(always)]
     fn apply(&self, _i: usize, decay: T, p: T) -> T {
@@ -201,15 +246,17 @@ impl<T: Real> KineticSteps<T> for DiagonalKinetics<'_, T> {
 /// (d² multiply-adds) and read per coordinate; its friction flow is the whole-vector
 /// V e^{−κtΛ} Vᵀp of a mass built with its eigendecomposition.
 #[derive(Debug)]
-pub(crate) struct DenseKinetics<'m, T> {
+pub(crate) struct DenseKinetics<'m, T, A> {
     pub mass: Mass<'m, T>,
     /// M⁻¹p after [`KineticSteps::prepare`]; the flow's work vector in between.
     pub inv_mass_p: &'m mut [T],
     /// θ and p before the step (2d), for undoing a step whose result is not finite.
     pub backup: &'m mut [T],
+    /// The flow's rounding.
+    pub arith: PhantomData<A>,
 }
 
-impl<T: Real> StreamSource<T> for DenseKinetics<'_, T> {
+impl<T: Real, A> StreamSource<T> for DenseKinetics<'_, T, A> {
     const UNIFORM: bool = false;
     #[inline(always)]
     fn stream(&self) -> Stream<'_, T> {
@@ -217,9 +264,10 @@ impl<T: Real> StreamSource<T> for DenseKinetics<'_, T> {
     }
 }
 
-impl<T: Real> KineticSteps<T> for DenseKinetics<'_, T> {
+impl<T: Real, A: Arith> KineticSteps<T> for DenseKinetics<'_, T, A> {
     const SEPARABLE: bool = false;
     type Flow = ();
+    type Arith = A;
     #[inline(always)]
     fn prepare(&mut self, p: &[T]) {
         self.mass.kinetic_gradient(p, self.inv_mass_p);
@@ -254,7 +302,8 @@ impl<T: Real> KineticSteps<T> for DenseKinetics<'_, T> {
     }
     #[inline(always)]
     fn flow_all(&mut self, p: &mut [T], kappa: T, t: T) {
-        self.mass.friction_flow(p, kappa * t, self.inv_mass_p);
+        self.mass
+            .friction_flow_in::<A>(p, kappa * t, self.inv_mass_p);
     }
     #[inline(always)]
     fn trace(&self, n: usize) -> T {
@@ -278,11 +327,25 @@ impl<T: Real> KineticSteps<T> for DenseKinetics<'_, T> {
     }
 }
 
-/// Any separable [`Kinetic`] (SGMGT's Gaussian or monomial-gamma kinetics).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Separable<K>(pub K);
+/// Any separable [`Kinetic`] (SGMGT's Gaussian or monomial-gamma kinetics), in the rounding `A`.
+#[derive(Debug)]
+pub(crate) struct Separable<K, A = Plain>(pub K, PhantomData<A>);
 
-impl<T: Real, K: Kinetic<T>> StreamSource<T> for Separable<K> {
+impl<K, A> Separable<K, A> {
+    /// The kinetics piece of `kinetic`.
+    pub fn new(kinetic: K) -> Self {
+        Separable(kinetic, PhantomData)
+    }
+}
+
+impl<K: Copy, A> Clone for Separable<K, A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<K: Copy, A> Copy for Separable<K, A> {}
+
+impl<T: Real, K: Kinetic<T>, A> StreamSource<T> for Separable<K, A> {
     const UNIFORM: bool = true;
     /// Chunks of eight only for a kinetic energy whose methods vectorise ([`Kinetic::UNROLL`]:
     /// SGMGT-D's default eq. 12 with a = 1); any other SGMGT body (libm's pow, exp and ln, a
@@ -294,16 +357,17 @@ impl<T: Real, K: Kinetic<T>> StreamSource<T> for Separable<K> {
     }
 }
 
-impl<T: Real, K: Kinetic<T>> KineticSteps<T> for Separable<K> {
+impl<T: Real, K: Kinetic<T>, A: Arith> KineticSteps<T> for Separable<K, A> {
     /// κt; the flow itself is [`Kinetic::friction_flow`].
     type Flow = T;
+    type Arith = A;
     #[inline(always)]
     fn grad(&self, i: usize, _a: T, p: T) -> T {
-        self.0.gradient(i, p)
+        self.0.gradient_in::<A>(i, p)
     }
     #[inline(always)]
     fn grad_curv(&self, i: usize, _a: T, p: T) -> (T, T) {
-        self.0.gradient_and_curvature(i, p)
+        self.0.gradient_and_curvature_in::<A>(i, p)
     }
     #[inline(always)]
     fn friction_term(&self, _a: T, _p: T, k: T, kappa: T, h: T) -> T {
@@ -315,7 +379,7 @@ impl<T: Real, K: Kinetic<T>> KineticSteps<T> for Separable<K> {
     }
     #[inline(always)]
     fn displacement(&self, i: usize, _a: T, p: T, dt: T) -> T {
-        dt * self.0.gradient(i, p)
+        dt * self.0.gradient_in::<A>(i, p)
     }
     #[inline(always)]
     fn flow(&self, _i: usize, _a: T, kappa: T, t: T) -> T {
@@ -323,7 +387,7 @@ impl<T: Real, K: Kinetic<T>> KineticSteps<T> for Separable<K> {
     }
     #[inline(always)]
     fn apply(&self, i: usize, kt: T, p: T) -> T {
-        self.0.friction_flow(i, p, kt)
+        self.0.friction_flow_in::<A>(i, p, kt)
     }
     /// Not used: SGMGT's thermostats are per coordinate.
     #[inline(always)]
@@ -388,13 +452,14 @@ pub(crate) trait Thermostat<T: Real>: LaneSource<T> {
 
 /// κ(ξ) and the motion of one ξᵢ (see [`Thermostat`]).
 pub(crate) trait Law<T: Real>: Copy {
-    /// κ of coordinate i from its slot value ξᵢ.
-    fn friction(&self, i: usize, x: T) -> T;
+    /// κ of coordinate i from its slot value ξᵢ, in the kinetics' rounding `A`
+    /// ([`KineticSteps::Arith`]), as are the other methods that may compute a transcendental.
+    fn friction<A: Arith>(&self, i: usize, x: T) -> T;
     /// The A sub-step of ξᵢ: ξᵢ + γ(k² − c)t (unchanged for a uniform friction).
     fn drift(&self, x: T, k: T, c: T, t: T) -> T;
     /// ∇F(ξᵢ), what the Euler step's Langevin term on ξ reads at the old ξ.
     #[inline(always)]
-    fn potential_grad(&self, _i: usize, x: T) -> T {
+    fn potential_grad<A: Arith>(&self, _i: usize, x: T) -> T {
         x
     }
     /// Whether this step's Langevin term on ξ reads its normal (σ_ξ > 0): a scalar core draws
@@ -418,7 +483,7 @@ pub(crate) trait Law<T: Real>: Copy {
     /// noise √(σ_ξh)·ζ, flow-then-noise `before` the central piece and noise-then-flow after
     /// it, so the two halves compose symmetrically (σ_ξ = 0: nothing).
     #[inline(always)]
-    fn langevin_half(&self, _i: usize, x: T, _before: bool, _zeta: T) -> T {
+    fn langevin_half<A: Arith>(&self, _i: usize, x: T, _before: bool, _zeta: T) -> T {
         x
     }
 }
@@ -429,7 +494,7 @@ pub(crate) struct Shared;
 
 impl<T: Real> Law<T> for Shared {
     #[inline(always)]
-    fn friction(&self, _i: usize, x: T) -> T {
+    fn friction<A: Arith>(&self, _i: usize, x: T) -> T {
         x
     }
     #[inline(always)]
@@ -575,7 +640,7 @@ pub(crate) struct NoseLaw;
 
 impl<T: Real> Law<T> for NoseLaw {
     #[inline(always)]
-    fn friction(&self, _i: usize, x: T) -> T {
+    fn friction<A: Arith>(&self, _i: usize, x: T) -> T {
         x
     }
     #[inline(always)]
@@ -628,16 +693,16 @@ impl<T: Real, F: Kinetic<T>> PerCoordinateLaw<T> for MonomialGammaLaw<T, F> {
 
 impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
     #[inline(always)]
-    fn friction(&self, i: usize, x: T) -> T {
-        self.offset + self.gamma * self.potential.gradient(i, x)
+    fn friction<A: Arith>(&self, i: usize, x: T) -> T {
+        self.offset + self.gamma * self.potential.gradient_in::<A>(i, x)
     }
     #[inline(always)]
     fn drift(&self, x: T, k: T, c: T, t: T) -> T {
         x + self.gamma * (k * k - c) * t
     }
     #[inline(always)]
-    fn potential_grad(&self, i: usize, x: T) -> T {
-        self.potential.gradient(i, x)
+    fn potential_grad<A: Arith>(&self, i: usize, x: T) -> T {
+        self.potential.gradient_in::<A>(i, x)
     }
     const LANGEVIN: bool = true;
     #[inline(always)]
@@ -653,7 +718,7 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
         }
     }
     #[inline(always)]
-    fn langevin_half(&self, i: usize, x: T, before: bool, zeta: T) -> T {
+    fn langevin_half<A: Arith>(&self, i: usize, x: T, before: bool, zeta: T) -> T {
         // Straight-line on a vector target, the flow computed and then selected: a flow inside
         // a branch on σ_ξ would keep the loop from vectorising, and so would a closure handed
         // to `either` that LLVM leaves out of line (it did in the dispatched copies). A scalar
@@ -664,7 +729,7 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
         }
         let (sd, flow) = (self.langevin_sd, self.langevin_flow);
         let start = if before { x } else { x + sd * zeta };
-        let flowed = self.potential.friction_flow(i, start, flow);
+        let flowed = self.potential.friction_flow_in::<A>(i, start, flow);
         let moved = if before { flowed + sd * zeta } else { flowed };
         if on { moved } else { x }
     }
@@ -817,17 +882,18 @@ pub(crate) trait KineticStepsVisitor<T: Real> {
 /// Runs `visitor` with the kinetics piece of `mass`: [`UnitMass`], [`DiagonalKinetics`] or
 /// [`DenseKinetics`].
 #[inline(always)]
-pub(crate) fn visit_mass<T: Real, V: KineticStepsVisitor<T>>(
+pub(crate) fn visit_mass<T: Real, A: Arith, V: KineticStepsVisitor<T>>(
     mass: &mut MassBuffer<'_, T>,
     visitor: V,
 ) -> V::Output {
     match mass.parts() {
-        MassParts::Identity => visitor.visit(UnitMass),
-        MassParts::Diagonal(m) => visitor.visit(DiagonalKinetics(m)),
+        MassParts::Identity => visitor.visit(UnitMass::<A>::new()),
+        MassParts::Diagonal(m) => visitor.visit(DiagonalKinetics::<T, A>::new(m)),
         MassParts::Dense(mass, inv_mass_p, backup) => visitor.visit(DenseKinetics {
             mass,
             inv_mass_p,
             backup,
+            arith: PhantomData::<A>,
         }),
     }
 }

@@ -123,7 +123,7 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
         // A friction shared by all coordinates and a flow that does not depend on the coordinate
         // (the identity mass): one flow map for the whole step.
         let shared_flow = (X::UNIFORM && K::UNIFORM_FLOW).then(|| {
-            let kappa = law.friction(0, thermostat.shared());
+            let kappa = law.friction::<K::Arith>(0, thermostat.shared());
             kinetics.shared_flow(&mut phase.flow, kappa, flow_time)
         });
         let mut acc = Accumulators::<T, K, X>::new();
@@ -181,7 +181,7 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
             // A dense mass (a shared friction only): the B pieces are whole-vector flows, the O
             // pieces per coordinate, then M⁻¹p of the new p for the last A(h/2).
             let (theta, p, g, z) = phase.split();
-            let kappa = law.friction(0, thermostat.shared());
+            let kappa = law.friction::<K::Arith>(0, thermostat.shared());
             match composition {
                 Composition::Aboba => {
                     kinetics.flow_all(p, kappa, half_h);
@@ -315,7 +315,7 @@ fn aboba_coordinate<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTe
     // (A `match`, not `unwrap_or_else`: a closure may stay out of line in a dispatched copy.)
     let flow = match shared_flow {
         Some(flow) => flow,
-        None => kin.flow(c.i, c.aux, law.friction(c.i, x_half), half_h),
+        None => kin.flow(c.i, c.aux, law.friction::<K::Arith>(c.i, x_half), half_h),
     };
     let kicked = kin.apply(c.i, flow, p0) - c.g * h + full_sd * c.z;
     let p1 = kin.apply(c.i, flow, kicked);
@@ -368,14 +368,14 @@ fn aoboa_coordinate<T, K, X, L>(
     let mut x_half = law.drift(x0, k0, c0, half_h);
     let mut p1 = p0 - c.g * half_h + half_sd * c.z;
     // Lξ(h/2), Lθ(h), B(h), Lξ(h/2).
-    x_half = law.langevin_half(c.i, x_half, true, c.zeta[0]);
+    x_half = law.langevin_half::<K::Arith>(c.i, x_half, true, c.zeta[0]);
     t_half = term.langevin(t_half, c.g, h, sd_theta, c.zeta[1]);
     let flow = match shared_flow {
         Some(flow) => flow,
-        None => kin.flow(c.i, c.aux, law.friction(c.i, x_half), h),
+        None => kin.flow(c.i, c.aux, law.friction::<K::Arith>(c.i, x_half), h),
     };
     p1 = kin.apply(c.i, flow, p1);
-    x_half = law.langevin_half(c.i, x_half, false, c.zeta[2]);
+    x_half = law.langevin_half::<K::Arith>(c.i, x_half, false, c.zeta[2]);
     // O(h/2), with a normal of its own.
     p1 = p1 - c.g * half_h + half_sd * c.zeta[3];
     // A(h/2) with the new p.

@@ -5,7 +5,7 @@
 
 use super::Kinetic;
 use crate::error::{Buffer, LayoutError, Param, ParamError};
-use crate::real::Real;
+use crate::real::{Arith, Plain, Real};
 use crate::validate::positive;
 use rand_core::Rng;
 
@@ -198,6 +198,10 @@ impl<T: Real> Kinetic<T> for Gaussian<'_, T> {
     /// extreme κt·m⁻¹, which the samplers report as a non-finite state).
     #[inline]
     fn friction_flow(&self, i: usize, p: T, kt: T) -> T {
-        p * (-kt * self.inv_mass_at(i)).exp_poly()
+        self.friction_flow_in::<Plain>(i, p, kt)
+    }
+    #[inline(always)]
+    fn friction_flow_in<A: Arith>(&self, i: usize, p: T, kt: T) -> T {
+        p * (-kt * self.inv_mass_at(i)).exp_in::<A>()
     }
 }

@@ -7,7 +7,7 @@
 use crate::error::{Buffer, LayoutError, LinalgError};
 use crate::lanes::copy_into;
 use crate::linalg::{check_symmetric, cholesky_in_place, dot, spd_inverse};
-use crate::real::Real;
+use crate::real::{Arith, Plain, Real};
 use crate::rows::{Fitted, carve, rows, rows_mut};
 use rand_core::Rng;
 
@@ -467,6 +467,13 @@ impl<T: Real> Mass<'_, T> {
     /// V diag(e^{−ctλᵢ}) Vᵀp, using `work` (length d) for Vᵀp). Fills `p` with NaN for a dense
     /// mass without eigendecomposition or a wrong length.
     pub fn friction_flow(&self, p: &mut [T], ct: T, work: &mut [T]) {
+        self.friction_flow_in::<Plain>(p, ct, work);
+    }
+
+    /// [`Mass::friction_flow`] with its polynomial exp in the rounding `A` (a dispatched step's,
+    /// [`crate::real::Arith`]).
+    #[inline(always)]
+    pub(crate) fn friction_flow_in<A: Arith>(&self, p: &mut [T], ct: T, work: &mut [T]) {
         if !self.fits(p.len()) {
             fill_nan(p);
             return;
@@ -480,7 +487,7 @@ impl<T: Real> Mass<'_, T> {
             }
             Repr::Diagonal(m) => {
                 for (x, &mi) in p.iter_mut().zip(m) {
-                    *x *= (-ct * mi).exp_poly();
+                    *x *= (-ct * mi).exp_in::<A>();
                 }
             }
             Repr::Dense {
@@ -496,7 +503,7 @@ impl<T: Real> Mass<'_, T> {
                     for (&vij, &pi) in v.iter().skip(j).step_by(dim.max(1)).zip(p.iter()) {
                         acc += vij * pi;
                     }
-                    *w = acc * (-ct * lambda_j).exp_poly();
+                    *w = acc * (-ct * lambda_j).exp_in::<A>();
                 }
                 for (row, x) in rows(v, dim).zip(p.iter_mut()) {
                     *x = dot(row, work);

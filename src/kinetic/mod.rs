@@ -28,7 +28,7 @@ pub(crate) use mass::{MassParts, symmetric_eigen};
 pub use monomial_gamma::{MonomialGamma, Softening};
 
 use crate::error::{LayoutError, ParamError};
-use crate::real::Real;
+use crate::real::{Arith, Real};
 use rand_core::Rng;
 
 /// A separable kinetic energy K(p) = Σᵢ Kᵢ(pᵢ) with exact sampling from exp(−K).
@@ -85,6 +85,33 @@ pub trait Kinetic<T: Real>: Copy {
     /// documented second-order, sign-preserving approximation. This is the "B" piece of the
     /// symmetric splitting integrator for general kinetics.
     fn friction_flow(&self, i: usize, p: T, kt: T) -> T;
+
+    /// [`gradient`](Self::gradient) in a step copy whose polynomials fuse when `A` says so
+    /// ([`crate::dispatch`]); the crate's kinetics that use them override it, any other
+    /// kinetic energy is itself.
+    #[doc(hidden)]
+    #[allow(private_bounds)]
+    #[inline(always)]
+    fn gradient_in<A: Arith>(&self, i: usize, p: T) -> T {
+        self.gradient(i, p)
+    }
+
+    /// [`gradient_and_curvature`](Self::gradient_and_curvature) as
+    /// [`gradient_in`](Self::gradient_in).
+    #[doc(hidden)]
+    #[allow(private_bounds)]
+    #[inline(always)]
+    fn gradient_and_curvature_in<A: Arith>(&self, i: usize, p: T) -> (T, T) {
+        self.gradient_and_curvature(i, p)
+    }
+
+    /// [`friction_flow`](Self::friction_flow) as [`gradient_in`](Self::gradient_in).
+    #[doc(hidden)]
+    #[allow(private_bounds)]
+    #[inline(always)]
+    fn friction_flow_in<A: Arith>(&self, i: usize, p: T, kt: T) -> T {
+        self.friction_flow(i, p, kt)
+    }
 
     /// K(p) = Σᵢ Kᵢ(pᵢ).
     #[inline]

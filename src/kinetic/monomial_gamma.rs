@@ -7,7 +7,7 @@
 use super::Kinetic;
 use crate::error::{LayoutError, Param, ParamError};
 use crate::lanes::either;
-use crate::real::Real;
+use crate::real::{Arith, Plain, Real};
 use crate::validate::{finite, positive};
 use crate::variates::{gamma, scaled_ln_gamma_difference};
 use rand_core::Rng;
@@ -398,21 +398,21 @@ impl<T: Real> MonomialGamma<T> {
 
     /// eq. 12, a = 1: (∇K_c, ∇²K_c) = (tanh(cp/2), (c/2) sech²(cp/2)).
     #[inline]
-    fn eq12_a1_derivatives(&self, p: T) -> (T, T) {
+    fn eq12_a1_derivatives<A: Arith>(&self, p: T) -> (T, T) {
         let x = T::HALF * self.c * p;
-        let (t, sech2) = tanh_sech2(x.abs());
+        let (t, sech2) = tanh_sech2::<T, A>(x.abs());
         (if p < T::ZERO { -t } else { t }, T::HALF * self.c * sech2)
     }
 
     /// eq. 12, a = 2: (∇K_c, ∇²K_c) in the tanh x / x forms of `docs/monomial-gamma.md`.
     #[inline]
-    fn eq12_a2_derivatives(&self, p: T) -> (T, T) {
+    fn eq12_a2_derivatives<A: Arith>(&self, p: T) -> (T, T) {
         let s = p.abs().sqrt();
         let x = T::HALF * self.c * s;
         if x == T::ZERO {
             return (T::ZERO, T::ZERO);
         }
-        let (t, sech2) = tanh_sech2(x);
+        let (t, sech2) = tanh_sech2::<T, A>(x);
         let t_over_x = t / x;
         let quarter = T::HALF * T::HALF;
         let g = quarter * self.c * t * t_over_x;
@@ -432,7 +432,7 @@ impl<T: Real> MonomialGamma<T> {
     /// x(t) = asinh(e^{−cκt/2} sinh x) by libm directly, and the log-space form only where
     /// sinh x overflows.
     #[inline(always)]
-    fn eq12_a1_flow(&self, p: T, kt: T) -> T {
+    fn eq12_a1_flow<A: Arith>(&self, p: T, kt: T) -> T {
         if crate::lanes::SCALAR_CORE {
             let x = T::HALF * self.c * p.abs();
             if x == T::ZERO || kt == T::ZERO || !p.is_finite() {
@@ -441,20 +441,20 @@ impl<T: Real> MonomialGamma<T> {
             // Direct while sinh x, the decay and their product are normal numbers (every
             // typical momentum and step); in log space where one would overflow or lose
             // precision below the normal range (x or cκt extreme).
-            let (s, decay) = (x.sinh(), (-T::HALF * self.c * kt).exp_poly());
+            let (s, decay) = (x.sinh(), (-T::HALF * self.c * kt).exp_in::<A>());
             let v = s * decay;
             let normal = |y: T| y >= T::MIN_POSITIVE && y.is_finite();
             let x_new = if normal(s) && normal(decay) && normal(v) {
                 v.asinh()
             } else {
-                asinh_exp(ln_sinh(x) - T::HALF * self.c * kt)
+                asinh_exp::<T, A>(ln_sinh::<T, A>(x) - T::HALF * self.c * kt)
             };
             let r_new = T::TWO * x_new / self.c;
             return if p < T::ZERO { -r_new } else { r_new };
         }
         let x = T::HALF * self.c * p.abs();
-        let l = ln_sinh(x) - T::HALF * self.c * kt;
-        let r_new = T::TWO * asinh_exp(l) / self.c;
+        let l = ln_sinh::<T, A>(x) - T::HALF * self.c * kt;
+        let r_new = T::TWO * asinh_exp::<T, A>(l) / self.c;
         let r_new = if p < T::ZERO { -r_new } else { r_new };
         if x == T::ZERO || kt == T::ZERO || !p.is_finite() {
             p
@@ -465,12 +465,12 @@ impl<T: Real> MonomialGamma<T> {
 
     /// eq. 12, a = 2: ds/dt = −κ f(s), f(s) = (c²/16)(tanh x / x)², x = cs/2.
     #[inline]
-    fn eq12_a2_rate(&self, s: T) -> T {
+    fn eq12_a2_rate<A: Arith>(&self, s: T) -> T {
         let x = T::HALF * self.c * s;
         let t_over_x = if x == T::ZERO {
             T::ONE
         } else {
-            tanh_sech2(x).0 / x
+            tanh_sech2::<T, A>(x).0 / x
         };
         let quarter = T::HALF * T::HALF;
         self.c * self.c * quarter * quarter * t_over_x * t_over_x
@@ -478,13 +478,13 @@ impl<T: Real> MonomialGamma<T> {
 
     /// eq. 12, a = 2: one explicit-midpoint step in s = √|p|, clamped at 0, sign kept.
     #[inline]
-    fn eq12_a2_flow(&self, p: T, kt: T) -> T {
+    fn eq12_a2_flow<A: Arith>(&self, p: T, kt: T) -> T {
         let s = p.abs().sqrt();
         if s == T::ZERO || kt == T::ZERO {
             return p;
         }
-        let s_half = (s - T::HALF * kt * self.eq12_a2_rate(s)).max(T::ZERO);
-        let s_new = (s - kt * self.eq12_a2_rate(s_half)).max(T::ZERO);
+        let s_half = (s - T::HALF * kt * self.eq12_a2_rate::<A>(s)).max(T::ZERO);
+        let s_new = (s - kt * self.eq12_a2_rate::<A>(s_half)).max(T::ZERO);
         let r_new = s_new * s_new;
         if p < T::ZERO { -r_new } else { r_new }
     }
@@ -583,11 +583,21 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     }
 
     #[inline]
-    fn gradient_and_curvature(&self, _i: usize, p: T) -> (T, T) {
+    fn gradient_and_curvature(&self, i: usize, p: T) -> (T, T) {
+        self.gradient_and_curvature_in::<Plain>(i, p)
+    }
+
+    #[inline]
+    fn gradient_in<A: Arith>(&self, i: usize, p: T) -> T {
+        self.gradient_and_curvature_in::<A>(i, p).0
+    }
+
+    #[inline]
+    fn gradient_and_curvature_in<A: Arith>(&self, _i: usize, p: T) -> (T, T) {
         match self.kind {
             Softening::Stiff => self.stiff_derivatives(p),
-            Softening::Eq12 if self.a_one => self.eq12_a1_derivatives(p),
-            Softening::Eq12 => self.eq12_a2_derivatives(p),
+            Softening::Eq12 if self.a_one => self.eq12_a1_derivatives::<A>(p),
+            Softening::Eq12 => self.eq12_a2_derivatives::<A>(p),
             Softening::Power => self.power_derivatives(p),
         }
     }
@@ -637,7 +647,12 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     }
 
     #[inline]
-    fn friction_flow(&self, _i: usize, p: T, kt: T) -> T {
+    fn friction_flow(&self, i: usize, p: T, kt: T) -> T {
+        self.friction_flow_in::<Plain>(i, p, kt)
+    }
+
+    #[inline]
+    fn friction_flow_in<A: Arith>(&self, _i: usize, p: T, kt: T) -> T {
         // ±∞ and NaN pass through unchanged (the clamps below use NaN-ignoring `max`, which
         // would otherwise turn a NaN momentum into 0 and hide a diverged state).
         if !p.is_finite() {
@@ -645,8 +660,8 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
         }
         match self.kind {
             Softening::Stiff => self.stiff_flow(p, kt),
-            Softening::Eq12 if self.a_one => self.eq12_a1_flow(p, kt),
-            Softening::Eq12 => self.eq12_a2_flow(p, kt),
+            Softening::Eq12 if self.a_one => self.eq12_a1_flow::<A>(p, kt),
+            Softening::Eq12 => self.eq12_a2_flow::<A>(p, kt),
             Softening::Power => {
                 // p = 0 is a fixed point; skipping it also avoids 0·∞ when e^{κt ρ} overflows.
                 if p == T::ZERO || kt == T::ZERO {
@@ -716,7 +731,7 @@ fn expm1<T: Real>(x: T) -> T {
 /// where e^{−2x} ≤ e^{−2} leaves no cancellation. (Unspecified for x = 0, ∞ or NaN; the caller
 /// selects p itself there.)
 #[inline(always)]
-fn ln_sinh<T: Real>(x: T) -> T {
+fn ln_sinh<T: Real, A: Arith>(x: T) -> T {
     // 1/(2k + 1)! for k = 9 … 1, Horner from the top: written out, each constant a literal
     // (a loop over an f64 table is not unrolled at the firmware's opt-level "s", and its
     // f64 → f32 conversions would link software double routines into the f32 builds).
@@ -737,11 +752,13 @@ fn ln_sinh<T: Real>(x: T) -> T {
         // (Selects between cheap values: `either` for the arms that compute.)
         let tiny = x < T::MIN_POSITIVE;
         let scaled = if tiny { x * scale } else { x };
-        let ln_x = scaled.ln_poly() - if tiny { ln_scale } else { T::ZERO };
-        ln_x + sinhc.ln_poly()
+        let ln_x = scaled.ln_in::<A>() - if tiny { ln_scale } else { T::ZERO };
+        ln_x + sinhc.ln_in::<A>()
     };
-    let above =
-        || x - T::from_f64(core::f64::consts::LN_2) + (T::ONE - (-T::TWO * x).exp_poly()).ln_poly();
+    let above = || {
+        x - T::from_f64(core::f64::consts::LN_2)
+            + (T::ONE - (-T::TWO * x).exp_in::<A>()).ln_in::<A>()
+    };
     either(x < T::ONE, below, above)
 }
 
@@ -749,17 +766,17 @@ fn ln_sinh<T: Real>(x: T) -> T {
 /// of eˡ), ln(1 + w) with w = y + y²/(1 + √(1 + y²)), y = eˡ, at or below 0 (the rounding of
 /// 1 + w cancelled as in [`log1p`]; w = y once y is below half an ulp of 1).
 #[inline(always)]
-fn asinh_exp<T: Real>(l: T) -> T {
+fn asinh_exp<T: Real, A: Arith>(l: T) -> T {
     let above = || {
-        let e = (-T::TWO * l).exp_poly();
-        l + (T::ONE + (T::ONE + e).sqrt()).ln_poly()
+        let e = (-T::TWO * l).exp_in::<A>();
+        l + (T::ONE + (T::ONE + e).sqrt()).ln_in::<A>()
     };
     let below = || {
-        let y = l.exp_poly();
+        let y = l.exp_in::<A>();
         let w = y + y * y / (T::ONE + (T::ONE + y * y).sqrt());
         let u = T::ONE + w;
         let d = u - T::ONE;
-        either(d == T::ZERO, || w, || u.ln_poly() * (w / d))
+        either(d == T::ZERO, || w, || u.ln_in::<A>() * (w / d))
     };
     either(l > T::ZERO, above, below)
 }
@@ -782,16 +799,24 @@ impl<T: Real> Kinetic<T> for Eq12A1<T> {
         self.0.energy(i, p)
     }
     #[inline(always)]
-    fn gradient(&self, _i: usize, p: T) -> T {
-        self.0.eq12_a1_derivatives(p).0
+    fn gradient(&self, i: usize, p: T) -> T {
+        self.gradient_in::<Plain>(i, p)
     }
     #[inline(always)]
     fn curvature(&self, _i: usize, p: T) -> T {
-        self.0.eq12_a1_derivatives(p).1
+        self.0.eq12_a1_derivatives::<Plain>(p).1
     }
     #[inline(always)]
-    fn gradient_and_curvature(&self, _i: usize, p: T) -> (T, T) {
-        self.0.eq12_a1_derivatives(p)
+    fn gradient_and_curvature(&self, i: usize, p: T) -> (T, T) {
+        self.gradient_and_curvature_in::<Plain>(i, p)
+    }
+    #[inline(always)]
+    fn gradient_in<A: Arith>(&self, _i: usize, p: T) -> T {
+        self.0.eq12_a1_derivatives::<A>(p).0
+    }
+    #[inline(always)]
+    fn gradient_and_curvature_in<A: Arith>(&self, _i: usize, p: T) -> (T, T) {
+        self.0.eq12_a1_derivatives::<A>(p)
     }
     #[inline]
     fn sample_counted<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> (T, u32) {
@@ -800,8 +825,12 @@ impl<T: Real> Kinetic<T> for Eq12A1<T> {
     /// As `MonomialGamma::friction_flow` (±∞ and NaN pass through unchanged: selected inside
     /// the branch-free flow).
     #[inline(always)]
-    fn friction_flow(&self, _i: usize, p: T, kt: T) -> T {
-        self.0.eq12_a1_flow(p, kt)
+    fn friction_flow(&self, i: usize, p: T, kt: T) -> T {
+        self.friction_flow_in::<Plain>(i, p, kt)
+    }
+    #[inline(always)]
+    fn friction_flow_in<A: Arith>(&self, _i: usize, p: T, kt: T) -> T {
+        self.0.eq12_a1_flow::<A>(p, kt)
     }
 }
 
@@ -816,13 +845,13 @@ impl<T: Real> Kinetic<T> for Eq12A1<T> {
 /// coordinate where the vector form's tanh and sech² take two (without an FPU, a library call
 /// each; the same form on every scalar core, so that they all draw one chain).
 #[inline(always)]
-fn tanh_sech2<T: Real>(x: T) -> (T, T) {
+fn tanh_sech2<T: Real, A: Arith>(x: T) -> (T, T) {
     if crate::lanes::SCALAR_CORE {
         let m = (-T::TWO * x).expm1();
         let inv = T::ONE / (T::TWO + m);
         return (-m * inv, T::TWO * T::TWO * (T::ONE + m) * inv * inv);
     }
-    let y = (-T::TWO * x).exp_poly();
+    let y = (-T::TWO * x).exp_in::<A>();
     let one_y = T::ONE + y;
-    (x.tanh_poly(), T::TWO * T::TWO * y / (one_y * one_y))
+    (x.tanh_in::<A>(), T::TWO * T::TWO * y / (one_y * one_y))
 }

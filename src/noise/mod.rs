@@ -218,7 +218,7 @@ struct FillF64<'a> {
 impl crate::dispatch::Kernel for FillF64<'_> {
     type Output = ();
     #[inline(always)]
-    fn run(self) {
+    fn run<A: crate::real::Arith>(self) {
         self.lanes.fill_here(self.out)
     }
 }

@@ -176,9 +176,9 @@ const F32_BOUNDS: [f64; 5] = [1.0, 0.5, 1.0, 1.0, 1.0];
 
 /// The same bounds for the fused polynomials, but exp's: fused, exp lands 1.003 ulp from libm at
 /// worst over every 97th input and 1.0103 over every input (measured in this build with `std`;
-/// fused ln 0.852, sin and cos 0.895, as unfused). The noise does not use exp; a build's
-/// kinetics use it fused only where its own target features include FMA with `std`
-/// (`poly::NATIVE_FMA`).
+/// fused ln 0.852, sin and cos 0.895, as unfused). The noise does not use exp; the kinetics use
+/// it fused where their own target features include FMA with `std` (`poly::NATIVE_FMA`) and in
+/// a dispatching build's AVX2 and AVX-512 copies.
 const F32_BOUNDS_FUSED: [f64; 5] = [1.0, 0.5, 1.0, 1.0, 1.02];
 
 /// The bounds for the fused (`true`) or unfused polynomials.

@@ -10,7 +10,7 @@ use crate::integrator::leapfrog;
 use crate::integrator::sde::{KineticSteps, KineticStepsVisitor};
 use crate::kinetic::MassBuffer;
 use crate::lanes::first_non_finite;
-use crate::real::Real;
+use crate::real::{Plain, Real};
 use crate::validate::positive;
 use rand_core::Rng;
 
@@ -234,7 +234,7 @@ impl<T: Real, K: MassKind<T>, M: Energy<T> + ?Sized> StepBody<T, M> for Hmc<'_, 
             steps,
             model,
         };
-        if let Err(e) = s.mass.visit(run) {
+        if let Err(e) = s.mass.visit::<Plain, _>(run) {
             s.restore();
             s.energy = cached;
             return Err(e);

@@ -341,7 +341,7 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'a, T
             theta,
             momentum,
             work,
-            Separable(params.kinetic),
+            Separable::new(params.kinetic),
             params.integrator,
             true,
         )?;

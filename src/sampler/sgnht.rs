@@ -424,7 +424,14 @@ impl<'a, T: Real, I: IntegratorChoice> MSgnht<'a, T, I> {
         start: Option<T>,
     ) -> Result<Self, Error> {
         params.validate()?;
-        let shell = Shell::new(theta, momentum, work, UnitMass, params.integrator, true)?;
+        let shell = Shell::new(
+            theta,
+            momentum,
+            work,
+            UnitMass::new(),
+            params.integrator,
+            true,
+        )?;
         check_len(Buffer::Thermostat, shell.phase.len(), thermostat.len())?;
         match start {
             // Every check has passed: the only write of a successful build.

@@ -23,7 +23,7 @@ use crate::integrator::state::{Phase, check_finite, check_len};
 use crate::integrator::{Composition, Integrator, IntegratorChoice};
 use crate::kinetic::{DenseMass, DiagonalMass, IdentityMass, Kinetic, Mass, MassBuffer, MassShape};
 use crate::lanes::copy_into;
-use crate::real::Real;
+use crate::real::{Arith, Real};
 use crate::sampler::Scalars;
 use crate::variates::step_normals;
 use core::marker::PhantomData;
@@ -108,8 +108,9 @@ impl<T: Real> MassKind<T> for DenseMass<'_, T> {
 /// (mSGNHT) or a separable [`Kinetic`] (SGMGT).
 // (`pub` in a crate-private module: the supertrait of the sealed public `MassKind`.)
 pub trait KineticSource<T: Real> {
-    /// Runs `visitor` with this source's kinetics piece.
-    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output;
+    /// Runs `visitor` with this source's kinetics piece, its polynomials in the rounding `A`.
+    #[allow(private_bounds)]
+    fn visit<A: Arith, V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output;
 
     /// Fills `p` with a draw from exp(−K); returns the proposals used (one per coordinate but
     /// for rejection samplers).
@@ -118,8 +119,8 @@ pub trait KineticSource<T: Real> {
 
 impl<T: Real> KineticSource<T> for MassBuffer<'_, T> {
     #[inline(always)]
-    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
-        visit_mass(self, visitor)
+    fn visit<A: Arith, V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visit_mass::<T, A, V>(self, visitor)
     }
 
     /// p ~ N(0, M): standard normals in order, scaled by the mass ([`crate::kinetic::Mass::sample`]).
@@ -132,8 +133,8 @@ impl<T: Real> KineticSource<T> for MassBuffer<'_, T> {
 
 impl<T: Real> KineticSource<T> for IdentityMass {
     #[inline(always)]
-    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
-        visitor.visit(UnitMass)
+    fn visit<A: Arith, V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visitor.visit(UnitMass::<A>::new())
     }
 
     /// p ~ N(0, I): the samplers' normals.
@@ -146,8 +147,8 @@ impl<T: Real> KineticSource<T> for IdentityMass {
 
 impl<T: Real> KineticSource<T> for DiagonalMass<'_, T> {
     #[inline(always)]
-    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
-        visitor.visit(DiagonalKinetics(self.inverse()))
+    fn visit<A: Arith, V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visitor.visit(DiagonalKinetics::<T, A>::new(self.inverse()))
     }
 
     /// p ~ N(0, M) ([`crate::kinetic::Mass::sample`]).
@@ -160,7 +161,7 @@ impl<T: Real> KineticSource<T> for DiagonalMass<'_, T> {
 
 impl<T: Real> KineticSource<T> for DenseMass<'_, T> {
     #[inline(always)]
-    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+    fn visit<A: Arith, V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
         // (The constructors build only a dense buffer, so the parts are always there; the
         // empty view below, never reached, is the identity's M⁻¹p of nothing, not a panic.)
         let (mass, inv_mass_p, backup) =
@@ -170,6 +171,7 @@ impl<T: Real> KineticSource<T> for DenseMass<'_, T> {
             mass,
             inv_mass_p,
             backup,
+            arith: PhantomData::<A>,
         })
     }
 
@@ -183,8 +185,8 @@ impl<T: Real> KineticSource<T> for DenseMass<'_, T> {
 
 impl<T: Real> KineticSource<T> for UnitMass {
     #[inline(always)]
-    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
-        visitor.visit(UnitMass)
+    fn visit<A: Arith, V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        visitor.visit(UnitMass::<A>::new())
     }
 
     /// p ~ N(0, I), from the vectorised normals.
@@ -198,8 +200,9 @@ impl<T: Real> KineticSource<T> for UnitMass {
 impl<T: Real, K: Kinetic<T>> KineticSource<T> for Separable<K> {
     /// Runs `visitor` under the kinetic energy's specialised form ([`Kinetic::specialise`]).
     #[inline(always)]
-    fn visit<V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
-        self.0.specialise(SeparableVisitor(visitor))
+    fn visit<A: Arith, V: KineticStepsVisitor<T>>(&mut self, visitor: V) -> V::Output {
+        self.0
+            .specialise(SeparableVisitor::<V, A>(visitor, PhantomData))
     }
 
     /// Exact draws from exp(−K) (rejection sampling for the softened kinetics).
@@ -210,15 +213,15 @@ impl<T: Real, K: Kinetic<T>> KineticSource<T> for Separable<K> {
 }
 
 /// A [`KineticStepsVisitor`] run under a separable kinetic energy's specialised form.
-struct SeparableVisitor<V>(V);
+struct SeparableVisitor<V, A>(V, PhantomData<A>);
 
-impl<T: Real, V: KineticStepsVisitor<T>> crate::kinetic::specialise::Visitor<T>
-    for SeparableVisitor<V>
+impl<T: Real, V: KineticStepsVisitor<T>, A: Arith> crate::kinetic::specialise::Visitor<T>
+    for SeparableVisitor<V, A>
 {
     type Output = V::Output;
     #[inline(always)]
     fn run<K: Kinetic<T>>(self, kinetic: K) -> V::Output {
-        self.0.visit(Separable(kinetic))
+        self.0.visit(Separable::<K, A>::new(kinetic))
     }
 }
 
@@ -278,8 +281,8 @@ impl<T: Real, M: KineticSource<T>, V: KineticStepsVisitor<T>> crate::dispatch::K
 {
     type Output = V::Output;
     #[inline(always)]
-    fn run(self) -> V::Output {
-        self.kinetics.visit(self.visitor)
+    fn run<A: Arith>(self) -> V::Output {
+        self.kinetics.visit::<A, V>(self.visitor)
     }
 }
 
