@@ -34,8 +34,9 @@ BUILDS = [
     ("dispatched", os.path.join(ROOT, "target", "dispatch", "criterion"),
      "`cargo bench -p sgmcmc-bench --features std`: no target flags, so the build assumes SSE2, "
      "but every step runs in the widest copy the CPU supports (`sgmcmc::dispatch`: AVX-512 on "
-     "this machine); the noise's multiply-adds fused in the AVX2 and AVX-512 copies, the rest "
-     "unfused (one chain on every CPU with AVX2 and FMA, `docs/rng.md`). Its floor rows are the "
+     "this machine); the polynomials' multiply-adds (the noise's, the kinetics' exp, tanh and ln) "
+     "fused in the AVX2 and AVX-512 copies, so on a CPU with AVX2 and FMA it draws the native "
+     "build's chains (`docs/rng.md`). Its floor rows are the "
      "bench's own "
      "loops, compiled for SSE2: only the native build's floor is a floor"),
     ("native", os.path.join(ROOT, "target", "native", "criterion"),
