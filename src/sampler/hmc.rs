@@ -234,6 +234,8 @@ impl<T: Real, K: MassKind<T>, M: Energy<T> + ?Sized> StepBody<T, M> for Hmc<'_, 
             steps,
             model,
         };
+        // (`Plain` in every copy: the leapfrog's Gaussian kinetics compute no polynomial, so
+        // the copy's rounding, `real::Arith`, changes nothing here.)
         if let Err(e) = s.mass.visit::<Plain, _>(run) {
             s.restore();
             s.energy = cached;
