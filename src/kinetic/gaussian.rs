@@ -200,7 +200,7 @@ impl<T: Real> Kinetic<T> for Gaussian<'_, T> {
     fn friction_flow(&self, i: usize, p: T, kt: T) -> T {
         self.friction_flow_in::<Plain>(i, p, kt)
     }
-    #[inline(always)]
+    #[inline]
     fn friction_flow_in<A: Arith>(&self, i: usize, p: T, kt: T) -> T {
         p * (-kt * self.inv_mass_at(i)).exp_in::<A>()
     }

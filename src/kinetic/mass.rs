@@ -471,8 +471,9 @@ impl<T: Real> Mass<'_, T> {
     }
 
     /// [`Mass::friction_flow`] with its polynomial exp in the rounding `A` (a dispatched step's,
-    /// [`crate::real::Arith`]).
-    #[inline(always)]
+    /// [`crate::real::Arith`]). Not forced inline, as `friction_flow` was not: forced into the
+    /// steps' two flow sites, it grew the Cortex-M SGHMC and SGNHT steps by about 900 bytes of
+    /// flash and their stacks by up to 56 bytes (`docs/firmware.md`).
     pub(crate) fn friction_flow_in<A: Arith>(&self, p: &mut [T], ct: T, work: &mut [T]) {
         if !self.fits(p.len()) {
             fill_nan(p);
