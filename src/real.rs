@@ -26,19 +26,19 @@ mod sealed {
 /// (`crate::dispatch`). Public in a private module: nameable only in the crate.
 mod arith {
     /// A copy's multiply-add rounding.
-    pub trait Arith {
+    pub trait Arith: Copy + core::fmt::Debug + Default {
         /// The polynomials fuse their multiply-adds (as they always do when the build's own
         /// features include FMA, [`NATIVE_FMA`](crate::noise::poly::NATIVE_FMA)).
         const FUSED: bool;
     }
     /// The build's own rounding: fused only where its target features include FMA.
-    #[derive(Clone, Copy, Debug)]
+    #[derive(Clone, Copy, Debug, Default)]
     pub struct Plain;
     impl Arith for Plain {
         const FUSED: bool = false;
     }
     /// Fused: the dispatched AVX2 and AVX-512 copies, whose CPUs all have FMA.
-    #[derive(Clone, Copy, Debug)]
+    #[derive(Clone, Copy, Debug, Default)]
     #[cfg_attr(not(all(feature = "std", target_arch = "x86_64")), allow(dead_code))]
     pub struct Fused;
     impl Arith for Fused {

@@ -100,30 +100,13 @@ pub(crate) trait KineticSteps<T: Real>: StreamSource<T> {
 }
 
 /// The identity mass, K(p) = ½|p|², its flows in the rounding `A`.
+#[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct UnitMass<A = Plain>(PhantomData<A>);
 
 impl<A> UnitMass<A> {
     /// The identity mass.
     pub const fn new() -> Self {
         UnitMass(PhantomData)
-    }
-}
-
-// (By hand: derived, they would ask `A` for the same traits.)
-impl<A> Clone for UnitMass<A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<A> Copy for UnitMass<A> {}
-impl<A> Default for UnitMass<A> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-impl<A> core::fmt::Debug for UnitMass<A> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("UnitMass")
     }
 }
 
@@ -180,7 +163,7 @@ impl<T: Real, A: Arith> KineticSteps<T> for UnitMass<A> {
 
 /// A diagonal mass, K(p) = ½ Σ m⁻¹ᵢ pᵢ² (the slice holds diag M⁻¹), its flows in the rounding
 /// `A`.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct DiagonalKinetics<'m, T, A>(pub &'m [T], PhantomData<A>);
 
 impl<'m, T, A> DiagonalKinetics<'m, T, A> {
@@ -189,13 +172,6 @@ impl<'m, T, A> DiagonalKinetics<'m, T, A> {
         DiagonalKinetics(inverse, PhantomData)
     }
 }
-
-impl<T, A> Clone for DiagonalKinetics<'_, T, A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T, A> Copy for DiagonalKinetics<'_, T, A> {}
 
 impl<T: Real, A> StreamSource<T> for DiagonalKinetics<'_, T, A> {
     const UNIFORM: bool = false;
@@ -328,7 +304,7 @@ impl<T: Real, A: Arith> KineticSteps<T> for DenseKinetics<'_, T, A> {
 }
 
 /// Any separable [`Kinetic`] (SGMGT's Gaussian or monomial-gamma kinetics), in the rounding `A`.
-#[derive(Debug)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Separable<K, A = Plain>(pub K, PhantomData<A>);
 
 impl<K, A> Separable<K, A> {
@@ -337,13 +313,6 @@ impl<K, A> Separable<K, A> {
         Separable(kinetic, PhantomData)
     }
 }
-
-impl<K: Copy, A> Clone for Separable<K, A> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<K: Copy, A> Copy for Separable<K, A> {}
 
 impl<T: Real, K: Kinetic<T>, A> StreamSource<T> for Separable<K, A> {
     const UNIFORM: bool = true;
