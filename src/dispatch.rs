@@ -32,7 +32,7 @@
 // the pins of builds that do not dispatch (baseline) and of the fused polynomials (AVX2, AVX-512).
 #![allow(unsafe_code)]
 
-use crate::real::{Arith, Plain};
+use crate::arith::{Arith, Plain};
 use core::sync::atomic::{AtomicU8, Ordering};
 
 /// An instruction-set level a step can run at, from narrowest to widest.
@@ -154,7 +154,7 @@ pub(crate) trait Kernel {
     /// What the work returns.
     type Output;
     /// Does the work, with the polynomials' multiply-adds fused when `A` says so (the AVX2 and
-    /// AVX-512 copies; [`crate::real::Arith`]).
+    /// AVX-512 copies; [`crate::arith::Arith`]).
     fn run<A: Arith>(self) -> Self::Output;
 }
 
@@ -206,7 +206,7 @@ fn baseline_outlined<K: Kernel>(kernel: K) -> K::Output {
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 mod wide {
     use super::Kernel;
-    use crate::real::Fused;
+    use crate::arith::Fused;
 
     /// `kernel` compiled for x86-64-v3.
     #[target_feature(enable = "avx2,fma,bmi1,bmi2,lzcnt,popcnt")]

@@ -10,6 +10,7 @@ extern crate std;
 
 pub mod adapt;
 mod any;
+mod arith;
 pub mod dispatch;
 mod engine;
 pub mod error;

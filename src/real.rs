@@ -4,12 +4,10 @@
 //! the math shim functions they call (`src/math.rs`: libm, or micromath for `f32`) and in their
 //! random-number paths (the `f32` ziggurat has its own tables and never computes in `f64`).
 
+use crate::arith::{Arith, Plain};
 use crate::noise::NormalLanes;
 use crate::noise::poly::NATIVE_FMA;
 use crate::{math, noise, ziggurat};
-#[cfg(all(feature = "std", target_arch = "x86_64"))]
-pub(crate) use arith::Fused;
-pub(crate) use arith::{Arith, Plain};
 use core::fmt::{Debug, Display};
 use core::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 use rand_core::Rng;
@@ -18,32 +16,6 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for f32 {}
     impl Sealed for f64 {}
-}
-
-/// Whether a copy of a step fuses the multiply-adds of [`Real::exp_poly`], [`Real::tanh_poly`]
-/// and [`Real::ln_poly`]: a type that the dispatched step hands down to its kinetics, since a
-/// `#[target_feature]` copy cannot ask at compile time which features it was compiled for
-/// (`crate::dispatch`). Public in a private module: nameable only in the crate.
-mod arith {
-    /// A copy's multiply-add rounding.
-    pub trait Arith: Copy + core::fmt::Debug + Default {
-        /// The polynomials fuse their multiply-adds (as they always do when the build's own
-        /// features include FMA, [`NATIVE_FMA`](crate::noise::poly::NATIVE_FMA)).
-        const FUSED: bool;
-    }
-    /// The build's own rounding: fused only where its target features include FMA.
-    #[derive(Clone, Copy, Debug, Default)]
-    pub struct Plain;
-    impl Arith for Plain {
-        const FUSED: bool = false;
-    }
-    /// Fused: the dispatched AVX2 and AVX-512 copies, whose CPUs all have FMA.
-    #[derive(Clone, Copy, Debug, Default)]
-    #[cfg_attr(not(all(feature = "std", target_arch = "x86_64")), allow(dead_code))]
-    pub struct Fused;
-    impl Arith for Fused {
-        const FUSED: bool = true;
-    }
 }
 
 /// A floating-point type the samplers run in: `f32` or `f64` (sealed).

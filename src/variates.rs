@@ -343,7 +343,7 @@ struct Normals<'a, T, R: ?Sized> {
 impl<T: Real, R: Rng + ?Sized> crate::dispatch::Kernel for Normals<'_, T, R> {
     type Output = ();
     #[inline(always)]
-    fn run<A: crate::real::Arith>(self) {
+    fn run<A: crate::arith::Arith>(self) {
         if self.per_step {
             step_normals(self.rng, self.out)
         } else {

@@ -26,12 +26,13 @@
 
 use super::ThermostatRule;
 use super::state::Phase;
+use crate::arith::{Arith, Plain};
 use crate::kinetic::{Kinetic, Mass};
 use crate::kinetic::{MassBuffer, MassParts};
 use crate::lanes::{
     EXTRA_NORMALS, LaneSource, Lanes, NOISE_BLOCK, NoiseBlocks, Stream, StreamSource, copy_into,
 };
-use crate::real::{Arith, Plain, Real};
+use crate::real::Real;
 use crate::rows::Fitted;
 use core::marker::PhantomData;
 

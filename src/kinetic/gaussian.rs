@@ -4,8 +4,9 @@
 //! re-exports it).
 
 use super::Kinetic;
+use crate::arith::{Arith, Plain};
 use crate::error::{Buffer, LayoutError, Param, ParamError};
-use crate::real::{Arith, Plain, Real};
+use crate::real::Real;
 use crate::validate::positive;
 use rand_core::Rng;
 

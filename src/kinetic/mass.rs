@@ -4,10 +4,11 @@
 //! private; [`crate::kinetic`] re-exports it); the design (the precision and its Cholesky
 //! factor, the exact friction flow): `docs/mass-matrix.md`.
 
+use crate::arith::{Arith, Plain};
 use crate::error::{Buffer, LayoutError, LinalgError};
 use crate::lanes::copy_into;
 use crate::linalg::{check_symmetric, cholesky_in_place, dot, spd_inverse};
-use crate::real::{Arith, Plain, Real};
+use crate::real::Real;
 use crate::rows::{Fitted, carve, rows, rows_mut};
 use rand_core::Rng;
 
@@ -471,7 +472,7 @@ impl<T: Real> Mass<'_, T> {
     }
 
     /// [`Mass::friction_flow`] with its polynomial exp in the rounding `A` (a dispatched step's,
-    /// [`crate::real::Arith`]). Not forced inline, as `friction_flow` was not: forced into the
+    /// [`crate::arith::Arith`]). Not forced inline, as `friction_flow` was not: forced into the
     /// steps' two flow sites, it grew the Cortex-M SGHMC and SGNHT steps by about 900 bytes of
     /// flash and their stacks by up to 56 bytes (`docs/firmware.md`).
     pub(crate) fn friction_flow_in<A: Arith>(&self, p: &mut [T], ct: T, work: &mut [T]) {

@@ -27,8 +27,9 @@ pub use mass::{AdaptiveMass, DenseMass, DiagonalMass, IdentityMass, Mass, MassBu
 pub(crate) use mass::{MassParts, symmetric_eigen};
 pub use monomial_gamma::{MonomialGamma, Softening};
 
+use crate::arith::Arith;
 use crate::error::{LayoutError, ParamError};
-use crate::real::{Arith, Real};
+use crate::real::Real;
 use rand_core::Rng;
 
 /// A separable kinetic energy K(p) = Σᵢ Kᵢ(pᵢ) with exact sampling from exp(−K).

@@ -5,9 +5,10 @@
 //! `docs/monomial-gamma.md`.
 
 use super::Kinetic;
+use crate::arith::{Arith, Plain};
 use crate::error::{LayoutError, Param, ParamError};
 use crate::lanes::either;
-use crate::real::{Arith, Plain, Real};
+use crate::real::Real;
 use crate::validate::{finite, positive};
 use crate::variates::{gamma, scaled_ln_gamma_difference};
 use rand_core::Rng;

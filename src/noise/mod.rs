@@ -218,7 +218,7 @@ struct FillF64<'a> {
 impl crate::dispatch::Kernel for FillF64<'_> {
     type Output = ();
     #[inline(always)]
-    fn run<A: crate::real::Arith>(self) {
+    fn run<A: crate::arith::Arith>(self) {
         self.lanes.fill_here(self.out)
     }
 }

@@ -22,7 +22,7 @@
 /// Whether this build's own target features fuse the polynomials' multiply-adds: the `std`
 /// feature on a build whose target features include FMA (`-C target-cpu=native`, `x86-64-v3`).
 /// All polynomials are fused also in a dispatching build's AVX2 and AVX-512 copies: the noise's
-/// as `super::fused_noise` says, the kinetics' as the step's [`crate::real::Arith`] says.
+/// as `super::fused_noise` says, the kinetics' as the step's [`crate::arith::Arith`] says.
 pub(crate) const NATIVE_FMA: bool = cfg!(all(feature = "std", target_feature = "fma"));
 
 /// a·b + c: fused (rounded once) when `FUSED` and the `std` feature is on, else unfused

@@ -4,13 +4,14 @@ use super::MassKind;
 use super::proposal::Proposal;
 use super::run::{ChainState, Sampler, StepBody, StepStats, dispatched_step};
 use super::shell::mass_adaptive;
+use crate::arith::Plain;
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Energy, Gradient};
 use crate::integrator::leapfrog;
 use crate::integrator::sde::{KineticSteps, KineticStepsVisitor};
 use crate::kinetic::MassBuffer;
 use crate::lanes::first_non_finite;
-use crate::real::{Plain, Real};
+use crate::real::Real;
 use crate::validate::positive;
 use rand_core::Rng;
 

@@ -578,7 +578,7 @@ impl<T: Real, M: Energy<T> + ?Sized, R: Rng + ?Sized> crate::dispatch::Kernel
 {
     type Output = Result<StepStats<T>, StepError>;
     #[inline(always)]
-    fn run<A: crate::real::Arith>(self) -> Self::Output {
+    fn run<A: crate::arith::Arith>(self) -> Self::Output {
         self.sampler.block_body(self.model, self.rng, self.steps)
     }
 }

@@ -104,7 +104,7 @@ impl<T: Real, S: StepBody<T, M>, M: ?Sized, R: Rng + ?Sized> crate::dispatch::Ke
 {
     type Output = Result<StepStats<T>, StepError>;
     #[inline(always)]
-    fn run<A: crate::real::Arith>(self) -> Self::Output {
+    fn run<A: crate::arith::Arith>(self) -> Self::Output {
         self.sampler.step_body(self.model, self.rng)
     }
 }

@@ -12,6 +12,7 @@
 #![allow(private_bounds, private_interfaces)]
 
 use super::run::StepStats;
+use crate::arith::Arith;
 use crate::error::LinalgError;
 use crate::error::{Buffer, LayoutError, StepError};
 use crate::gradient::Gradient;
@@ -23,7 +24,7 @@ use crate::integrator::state::{Phase, check_finite, check_len};
 use crate::integrator::{Composition, Integrator, IntegratorChoice};
 use crate::kinetic::{DenseMass, DiagonalMass, IdentityMass, Kinetic, Mass, MassBuffer, MassShape};
 use crate::lanes::copy_into;
-use crate::real::{Arith, Real};
+use crate::real::Real;
 use crate::sampler::Scalars;
 use crate::variates::step_normals;
 use core::marker::PhantomData;
