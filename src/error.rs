@@ -4,10 +4,10 @@
 //! * [`ParamError`]: a hyperparameter rejected (names the [`Param`]);
 //! * [`LayoutError`]: caller buffers that do not fit (names the [`Buffer`]);
 //! * [`Error`]: what a sampler's constructor returns, one of the two above;
-//! * [`StepError`]: a step that could not be taken or diverged;
-//! * [`LinalgError`]: a matrix or vector that [`crate::linalg`] or a mass cannot use;
-//! * [`MStepError`]: an MCEM M-step that could not be taken;
-//! * [`MomentsError`]: per-example gradient moments that give no noise estimate.
+//! * [`StepError`]: a step that could not be taken or diverged (also a calibrated step's unusable
+//!   moments and an MCEM M-step that could not be taken), and [`crate::sampler::RunError`] for a
+//!   run that stopped on one;
+//! * [`LinalgError`]: a matrix or vector that [`crate::linalg`] or a mass cannot use.
 
 use core::fmt;
 
@@ -330,75 +330,55 @@ pub enum StepError {
     /// the current (s, q). The step was abandoned and the state is bit-for-bit what it was
     /// before it.
     ThermostatBreakdown,
-    /// An MCEM wrapper ([`crate::adapt::Mcem`]) could not store its E-step sample: a layout
-    /// error of its own statistics, which its constructor rules out (a bug in this crate if
-    /// seen). The step was undone. (A rejected M-step estimate is not an error: the wrapper
-    /// keeps M⁻¹ and counts it, [`crate::adapt::Mcem::m_step_failures`].)
-    MStep(MStepError),
-    /// A calibrated sampler ([`crate::adapt::Calibrated`]): the per-example moments the model
-    /// reported cannot give a noise estimate. The step was abandoned and the state (θ, p, ξ and
-    /// the running estimate) is bit-for-bit what it was before it.
-    Moments(MomentsError),
-}
-
-/// Why the per-example moments of a [`crate::gradient::MinibatchGradient`] give no noise
-/// estimate.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum MomentsError {
-    /// A minibatch of fewer than two examples has no sample covariance.
+    /// [`crate::sampler::run_scheduled`]: the sampler refused the schedule's step size h_t for
+    /// this step (a polynomial decay that underflowed to 0 after very many steps). The steps
+    /// before it were taken; [`RunError::completed`](crate::sampler::RunError::completed) counts them.
+    StepSize(ParamError),
+    /// A calibrated sampler ([`crate::adapt::Calibrated`]): a minibatch of fewer than two
+    /// examples has no sample covariance, so the per-example moments give no noise estimate.
+    /// The step was abandoned and the state (θ, p, ξ and the running estimate) is bit-for-bit
+    /// what it was before it, as for the three variants after this one.
     BatchTooSmall {
         /// The batch size reported.
         size: usize,
     },
-    /// Sampling without replacement reported more examples than the population holds.
+    /// A calibrated sampler: sampling without replacement reported more examples than the
+    /// population holds.
     BatchExceedsPopulation {
         /// The batch size reported.
         size: usize,
         /// The population reported.
         population: usize,
     },
-    /// The estimate from the moments has a NaN or ±∞ entry (or the moments did).
-    NonFinite {
-        /// The first offending entry (row-major flat index for a dense estimate).
-        index: usize,
-    },
-    /// A sum of squares Σgᵢⱼ² was reported below 0 (no sum of squares is).
+    /// A calibrated sampler: a sum of squares Σgᵢⱼ² was reported below 0 (no sum of squares is).
     NegativeSquares {
         /// The first offending entry (row-major flat index jn + j for a dense estimate).
         index: usize,
     },
+    /// A calibrated sampler: the noise estimate from the moments has a NaN or ±∞ entry (or the
+    /// moments did).
+    NonFiniteNoiseEstimate {
+        /// The first offending entry (row-major flat index for a dense estimate).
+        index: usize,
+    },
+    /// An MCEM M-step ([`crate::adapt::Mcem::last_m_step_error`]): fewer than two momentum
+    /// samples were accumulated, so no covariance can be estimated. M⁻¹ and the statistics are
+    /// kept. (A failed M-step is not a step error: the wrapper keeps M⁻¹ and counts it,
+    /// [`crate::adapt::Mcem::m_step_failures`].)
+    TooFewMomentumSamples {
+        /// The number of samples accumulated.
+        count: u64,
+    },
+    /// An MCEM wrapper: its statistics and the M⁻¹ (or scratch) buffers do not fit together, or
+    /// their structure differs (diagonal statistics with a dense M⁻¹ or the reverse). M⁻¹ is
+    /// kept. As a step's error: the wrapper could not store its E-step sample, which its
+    /// constructor rules out (a bug in this crate if seen); the step was undone.
+    MassLayout(LinalgError),
+    /// An MCEM M-step: the covariance estimate overflowed (a non-finite entry) or, despite the
+    /// shrinkage, its rescaled version failed its Cholesky factorisation (only possible within
+    /// rounding of a singular estimate). M⁻¹ is kept; the statistics were consumed (reset).
+    MassEstimate(LinalgError),
 }
-
-impl fmt::Display for MomentsError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MomentsError::BatchTooSmall { size } => write!(
-                f,
-                "a minibatch of {size} example(s) has no sample covariance (at least 2 are needed)"
-            ),
-            MomentsError::BatchExceedsPopulation { size, population } => write!(
-                f,
-                "a minibatch of {size} distinct examples from a population of {population}"
-            ),
-            MomentsError::NegativeSquares { index } => {
-                write!(
-                    f,
-                    "the sum of squares at entry {index} of the moments is below 0"
-                )
-            }
-            MomentsError::NonFinite { index } => {
-                write!(
-                    f,
-                    "the gradient-noise estimate is not finite at entry {index}"
-                )
-            }
-        }
-    }
-}
-
-impl core::error::Error for MomentsError {}
 
 impl fmt::Display for StepError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -416,11 +396,31 @@ impl fmt::Display for StepError {
                 "{} became non-finite at coordinate {index}; the sampler diverged and the step was undone",
                 buffer.name()
             ),
-            StepError::MStep(e) => write!(f, "the MCEM M-step failed: {e}"),
-            StepError::Moments(e) => write!(
+            StepError::StepSize(e) => write!(f, "the step size was refused: {e}"),
+            StepError::BatchTooSmall { size } => write!(
                 f,
-                "the model's per-example moments are unusable: {e}; the step was not taken"
+                "a minibatch of {size} example(s) has no sample covariance (at least 2 are needed); the step was not taken"
             ),
+            StepError::BatchExceedsPopulation { size, population } => write!(
+                f,
+                "a minibatch of {size} distinct examples from a population of {population}; the step was not taken"
+            ),
+            StepError::NegativeSquares { index } => write!(
+                f,
+                "the sum of squares at entry {index} of the moments is below 0; the step was not taken"
+            ),
+            StepError::NonFiniteNoiseEstimate { index } => write!(
+                f,
+                "the gradient-noise estimate is not finite at entry {index}; the step was not taken"
+            ),
+            StepError::TooFewMomentumSamples { count } => write!(
+                f,
+                "the M-step needs at least two momentum samples, {count} were accumulated"
+            ),
+            StepError::MassLayout(e) => write!(f, "the M-step's buffers do not fit: {e}"),
+            StepError::MassEstimate(e) => {
+                write!(f, "the M-step's covariance estimate is unusable: {e}")
+            }
             StepError::ThermostatBreakdown => write!(
                 f,
                 "the Nosé–Poincaré thermostat update has no admissible solution (no real root or s ≤ 0); the step was not taken"
@@ -490,39 +490,3 @@ impl fmt::Display for LinalgError {
 }
 
 impl core::error::Error for LinalgError {}
-
-/// An MCEM M-step that could not be taken. In every case the inverse
-/// mass M⁻¹ is left bit-for-bit as it was; the accumulated momentum statistics are kept unless
-/// the variant says otherwise.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum MStepError {
-    /// Fewer than two momentum samples were accumulated: no covariance can be estimated.
-    TooFewSamples {
-        /// The number of samples accumulated.
-        count: u64,
-    },
-    /// The statistics and the M⁻¹ (or scratch) buffers do not fit together, or their structure
-    /// differs (diagonal statistics with a dense M⁻¹ or the reverse).
-    Layout(LinalgError),
-    /// The covariance estimate overflowed (a non-finite entry) or, despite the shrinkage, its
-    /// rescaled version failed its Cholesky factorisation (only possible within rounding of a
-    /// singular estimate). The statistics were consumed (reset).
-    Estimate(LinalgError),
-}
-
-impl fmt::Display for MStepError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MStepError::TooFewSamples { count } => write!(
-                f,
-                "the M-step needs at least two momentum samples, {count} were accumulated"
-            ),
-            MStepError::Layout(e) => write!(f, "M-step buffers do not fit: {e}"),
-            MStepError::Estimate(e) => write!(f, "the M-step covariance estimate is unusable: {e}"),
-        }
-    }
-}
-
-impl core::error::Error for MStepError {}

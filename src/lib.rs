@@ -53,9 +53,7 @@ pub struct GuideDoctests;
 pub struct EmbeddedDoctests;
 
 pub use any::{AnyParams, AnySampler};
-pub use error::{
-    Buffer, Error, LayoutError, LinalgError, MomentsError, Param, ParamError, StepError,
-};
+pub use error::{Buffer, Error, LayoutError, LinalgError, Param, ParamError, StepError};
 pub use gradient::{Batch, Energy, Gradient, MinibatchGradient, Model, Moments, Sampling};
 pub use kinetic::Kinetic;
 pub use lengths::Lengths;

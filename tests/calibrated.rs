@@ -506,9 +506,9 @@ impl MinibatchGradient<f64> for BadMoments {
     }
 }
 
-/// Unusable moments end the step with `StepError::Moments` and leave θ, p, the estimate and
-/// its update count exactly as they were, for both corrections and both shapes (the friction
-/// form's first half-flow of p is undone); usable ones then step on.
+/// Unusable moments end the step with a `StepError` naming the fault (`BatchTooSmall`, …) and
+/// leave θ, p, the estimate and its update count exactly as they were, for both corrections and
+/// both shapes (the friction form's first half-flow of p is undone); usable ones then step on.
 #[test]
 fn unusable_moments_leave_the_state_untouched() {
     for (shape, correction) in [
@@ -548,21 +548,21 @@ fn unusable_moments_leave_the_state_untouched() {
                     size: 1,
                     nan: false,
                 },
-                sgmcmc::MomentsError::BatchTooSmall { size: 1 },
+                StepError::BatchTooSmall { size: 1 },
             ),
             (
                 BadMoments {
                     size: 11,
                     nan: false,
                 },
-                sgmcmc::MomentsError::BatchExceedsPopulation {
+                StepError::BatchExceedsPopulation {
                     size: 11,
                     population: 10,
                 },
             ),
             (
                 BadMoments { size: 2, nan: true },
-                sgmcmc::MomentsError::NonFinite {
+                StepError::NonFiniteNoiseEstimate {
                     index: if shape == NoiseShape::Dense { 3 } else { 1 },
                 },
             ),
@@ -570,7 +570,7 @@ fn unusable_moments_leave_the_state_untouched() {
             let mut bad = bad;
             assert_eq!(
                 s.step(&mut bad, &mut rng),
-                Err(StepError::Moments(expected)),
+                Err(expected),
                 "{shape:?} {correction:?}"
             );
             let after = (
@@ -737,9 +737,7 @@ fn negative_sum_of_squares_is_refused() {
         let mut bad = NegativeSquares { negative: true };
         assert_eq!(
             s.step(&mut bad, &mut rng),
-            Err(StepError::Moments(sgmcmc::MomentsError::NegativeSquares {
-                index: 0
-            })),
+            Err(StepError::NegativeSquares { index: 0 }),
             "{shape:?}"
         );
         let after = (

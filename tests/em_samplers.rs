@@ -27,7 +27,7 @@ use crate::common;
 use common::{DenseGaussian, Gaussian, assert_cov, run_cov};
 use rand_pcg::Pcg64;
 use sgmcmc::StepError;
-use sgmcmc::adapt::{MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::adapt::{Mcem, McemParams, NphmcEStep, SampleSize};
 use sgmcmc::kinetic::{AdaptiveMass, MassShape};
 use sgmcmc::linalg::cholesky_in_place;
 use sgmcmc::prelude::{
@@ -69,12 +69,12 @@ const ALL: [Kind; 5] = [
 /// M-step: k₀ = 0, κ_k = k^−0.75, shrinkage 0.05, eigenvalue bounds [10⁻², 10²].
 const BOUNDS: (f64, f64) = (1e-2, 1e2);
 
-fn m_step() -> MStepParams<f64> {
-    MStepParams::new()
-        .with_offset(0.0)
-        .with_exponent(0.75)
+/// The M-step settings of these tests: κ_k = k^−0.75, λ = 0.05, eigenvalues in `BOUNDS`.
+fn with_m_step(params: McemParams<f64>) -> McemParams<f64> {
+    params
+        .with_m_step_schedule(0.0, 0.75)
         .with_shrinkage(0.05)
-        .with_bounds(BOUNDS.0, BOUNDS.1)
+        .with_precision_bounds(BOUNDS.0, BOUNDS.1)
 }
 
 /// The length of an MCEM workspace for dimension d and a mass of the given shape (the same for
@@ -181,8 +181,7 @@ fn sample(
         NphmcEStep::Redraw
     };
     let params = |lp: u32| {
-        McemParams::new(lp)
-            .with_m_step(m_step())
+        with_m_step(McemParams::new(lp))
             .with_sample_size(size)
             .with_nphmc_e_step(variant)
     };
@@ -458,8 +457,7 @@ fn sg_nphmc_em_runs_with_finite_masses() {
         let prm = nphmc_params(0.05, 1.0, 0.0, 0.0, 10);
         let mut smp = SgNphmc::new(prm, &mut theta, &mut p, &mut work).unwrap();
         smp.set_mass(mass).unwrap();
-        let params = McemParams::new(10)
-            .with_m_step(m_step())
+        let params = with_m_step(McemParams::new(10))
             .with_sample_size(SampleSize::fixed(100).unwrap())
             .with_nphmc_e_step(NphmcEStep::Printed);
         let mut em = Mcem::new(smp, params, &mut buf).unwrap();
@@ -584,13 +582,10 @@ fn m_step_learns_the_momentum_precision_and_the_bias_correction_is_needed() {
             )
             .unwrap();
             smp.set_mass(mass).unwrap();
-            let m_step = MStepParams::new()
-                .with_offset(0.0)
-                .with_exponent(1.0)
-                .with_shrinkage(0.0)
-                .with_bounds(1e-4, 1e4);
             let params = McemParams::new(1)
-                .with_m_step(m_step)
+                .with_m_step_schedule(0.0, 1.0)
+                .with_shrinkage(0.0)
+                .with_precision_bounds(1e-4, 1e4)
                 .with_sample_size(SampleSize::fixed(100).unwrap())
                 .with_bias_correction(corrected);
             let mut buf = vec![0.0; em_len(d, shape)];
@@ -661,9 +656,7 @@ fn adaptive_sample_count_bookkeeping() {
     .unwrap();
     smp.set_mass(mass).unwrap();
     let size = SampleSize::adaptive(20, 0.25, 3).unwrap();
-    let params = McemParams::new(5)
-        .with_m_step(m_step())
-        .with_sample_size(size);
+    let params = with_m_step(McemParams::new(5)).with_sample_size(size);
     let mut buf = vec![0.0; em_len(d, MassShape::Diagonal)];
     let mut em = Mcem::new(smp, params, &mut buf).unwrap();
     let mut rng = Pcg64::new(31, 4);

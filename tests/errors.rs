@@ -1988,7 +1988,7 @@ fn new_starts_the_thermostat_and_resume_keeps_it() {
 /// force bit for bit.
 #[test]
 fn mass_buffers_and_mcem_workspaces_are_validated() {
-    use sgmcmc::adapt::{MStepParams, Mcem, McemParams, SampleSize};
+    use sgmcmc::adapt::{Mcem, McemParams, SampleSize};
     use sgmcmc::kinetic::{AdaptiveMass, MassShape};
     use sgmcmc::prelude::{SgNphmc, SgNphmcParams};
 
@@ -2095,13 +2095,10 @@ fn mass_buffers_and_mcem_workspaces_are_validated() {
     let mut smp = Sghmc::new(sghmc_euler, &mut theta, &mut p, &mut work).unwrap();
     assert_eq!(smp.set_inverse_mass(&[1.0; 3]), Err(LinalgError::ReadOnly));
     let mut buf = vec![0.0; em_len(MassShape::Diagonal)];
-    let m_step = MStepParams::new()
-        .with_offset(0.0)
-        .with_exponent(0.75)
-        .with_shrinkage(0.05)
-        .with_bounds(1e-3, 1e3);
     let params = McemParams::new(5)
-        .with_m_step(m_step)
+        .with_m_step_schedule(0.0, 0.75)
+        .with_shrinkage(0.05)
+        .with_precision_bounds(1e-3, 1e3)
         .with_sample_size(SampleSize::fixed(10).unwrap());
     assert_eq!(
         Mcem::new(smp, params, &mut buf).err(),

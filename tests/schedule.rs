@@ -2,7 +2,7 @@
 
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::{ScheduledRunError, StepSize, run_scheduled};
+use sgmcmc::sampler::{RunError, StepSize, run_scheduled};
 use sgmcmc::{Param, ParamError};
 
 fn standard_normal(t: &[f64], g: &mut [f64]) {
@@ -284,9 +284,9 @@ fn run_scheduled_reports_refused_steps_and_failed_steps() {
     .unwrap_err();
     assert_eq!(
         e,
-        ScheduledRunError::StepSize {
-            iteration: first,
-            error: ParamError::OutOfRange(Param::StepSize)
+        RunError {
+            completed: 0,
+            error: StepError::StepSize(ParamError::OutOfRange(Param::StepSize))
         }
     );
     // A gradient that turns NaN at the third call.
@@ -317,7 +317,7 @@ fn run_scheduled_reports_refused_steps_and_failed_steps() {
         5,
         &mut (),
     ) {
-        Err(ScheduledRunError::Step(e)) => {
+        Err(e) => {
             assert_eq!(e.completed, 2);
             assert_eq!(e.error, StepError::NonFiniteGradient { index: 1 });
         }

@@ -49,7 +49,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::adapt::{Mcem, McemParams, NphmcEStep, SampleSize};
 use sgmcmc::kinetic::{Gaussian, Kinetic, MassBuffer, MassShape, MonomialGamma};
 use sgmcmc::prelude::*;
 
@@ -571,18 +571,15 @@ fn nphmc_cases<const N: usize, T: Fl>(out: &mut BTreeMap<String, String>) {
 }
 
 fn mcem_params<T: Fl>(adaptive: bool, variant: NphmcEStep) -> McemParams<T> {
-    let m_step = MStepParams::new()
-        .with_offset(T::ZERO)
-        .with_exponent(T::from_f64(0.75))
-        .with_shrinkage(T::from_f64(0.05))
-        .with_bounds(T::from_f64(1e-3), T::from_f64(1e3));
     let size = if adaptive {
         SampleSize::adaptive(4, T::from_f64(0.25), 2).unwrap()
     } else {
         SampleSize::fixed(4).unwrap()
     };
     McemParams::new(2)
-        .with_m_step(m_step)
+        .with_m_step_schedule(T::ZERO, T::from_f64(0.75))
+        .with_shrinkage(T::from_f64(0.05))
+        .with_precision_bounds(T::from_f64(1e-3), T::from_f64(1e3))
         .with_sample_size(size)
         .with_nphmc_e_step(variant)
 }

@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{MStepParams, Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::adapt::{Mcem, McemParams, NphmcEStep, SampleSize};
 use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::{
     Hmc, HmcParams, Integrator, MSgnht, MassBuffer, Model, MonomialGamma, Real, Sampler, SgNphmc,
@@ -546,11 +546,6 @@ fn run_mass<T: Real>(
     } else {
         0.0
     };
-    let m_step = MStepParams::new()
-        .with_offset(h(k0))
-        .with_exponent(h(0.75))
-        .with_shrinkage(h(0.05))
-        .with_bounds(h(1e-3), h(1e3));
     let size = match em {
         Some(true) => SampleSize::adaptive(20, h(0.25), 10),
         _ => SampleSize::fixed(20),
@@ -559,7 +554,9 @@ fn run_mass<T: Real>(
         return failed;
     };
     let params = McemParams::new(2)
-        .with_m_step(m_step)
+        .with_m_step_schedule(h(k0), h(0.75))
+        .with_shrinkage(h(0.05))
+        .with_precision_bounds(h(1e-3), h(1e3))
         .with_sample_size(size);
     let params = match sampler {
         MassSampler::SgNphmc(variant) => params.with_nphmc_e_step(variant),

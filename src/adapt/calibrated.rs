@@ -46,7 +46,7 @@
 //! ```
 
 use super::{NoiseEstimate, NoiseShape};
-use crate::error::{Buffer, Error, LayoutError, MomentsError, Param, ParamError, StepError};
+use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Batch, Gradient, MinibatchGradient, Moments};
 use crate::kinetic::symmetric_eigen;
 use crate::lanes::copy_into;
@@ -313,7 +313,7 @@ struct Shaped<'m, 'w, 'e, T, G: ?Sized> {
     h: T,
     inv_h: T,
     dense: bool,
-    moments: Option<Result<Batch, MomentsError>>,
+    moments: Option<Result<Batch, StepError>>,
 }
 
 impl<T: Real, G: MinibatchGradient<T> + ?Sized> Gradient<T> for Shaped<'_, '_, '_, T, G> {
@@ -489,7 +489,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
                 }
                 self.since_refresh = saved_refresh;
                 return Err(match (e, moments) {
-                    (StepError::NonFiniteGradient { .. }, Some(Err(m))) => StepError::Moments(m),
+                    (StepError::NonFiniteGradient { .. }, Some(Err(m))) => m,
                     (e, _) => e,
                 });
             }

@@ -35,5 +35,7 @@ mod mcem;
 mod noise;
 
 pub use calibrated::{Calibrated, CalibratedParams, Calibration, Correction};
-pub use mcem::{EmSampler, MStepParams, Mcem, McemParams, McemScalars, NphmcEStep, SampleSize};
+#[doc(hidden)] // a sealed bound of `Mcem`: which samplers it wraps
+pub use mcem::EmSampler;
+pub use mcem::{Mcem, McemParams, McemScalars, NphmcEStep, SampleSize};
 pub use noise::{NoiseEstimate, NoiseShape};

@@ -20,7 +20,7 @@
 //! assert_eq!(est.variance(), &[80.0]);
 //! ```
 
-use crate::error::{Error, LayoutError, MomentsError, Param, ParamError};
+use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Batch, Sampling};
 use crate::real::Real;
 use crate::rows::rows_mut;
@@ -139,17 +139,17 @@ impl<'a, T: Real> NoiseEstimate<'a, T> {
         batch: Batch,
         sum: &[T],
         squares: &mut [T],
-    ) -> Result<(), MomentsError> {
+    ) -> Result<(), StepError> {
         let Batch {
             size: b,
             population: big_n,
             sampling,
         } = batch;
         if b < 2 {
-            return Err(MomentsError::BatchTooSmall { size: b });
+            return Err(StepError::BatchTooSmall { size: b });
         }
         if sampling == Sampling::WithoutReplacement && b > big_n {
-            return Err(MomentsError::BatchExceedsPopulation {
+            return Err(StepError::BatchExceedsPopulation {
                 size: b,
                 population: big_n,
             });
@@ -173,7 +173,7 @@ impl<'a, T: Real> NoiseEstimate<'a, T> {
         for (index, &q) in squares.iter().take(self.mean.len()).enumerate() {
             if index == next_variance {
                 if q < T::ZERO {
-                    return Err(MomentsError::NegativeSquares { index });
+                    return Err(StepError::NegativeSquares { index });
                 }
                 next_variance = next_variance.saturating_add(diagonal_step);
             }
@@ -200,7 +200,7 @@ impl<'a, T: Real> NoiseEstimate<'a, T> {
             .take(self.mean.len())
             .position(|v| !v.is_finite())
         {
-            Some(index) => Err(MomentsError::NonFinite { index }),
+            Some(index) => Err(StepError::NonFiniteNoiseEstimate { index }),
             None => Ok(()),
         }
     }
@@ -331,7 +331,7 @@ mod tests {
         };
         assert_eq!(
             est.estimate_in_place(one, &[1.0, 1.0], &mut q),
-            Err(MomentsError::BatchTooSmall { size: 1 })
+            Err(StepError::BatchTooSmall { size: 1 })
         );
         let big = Batch {
             size: 6,
@@ -340,7 +340,7 @@ mod tests {
         };
         assert!(matches!(
             est.estimate_in_place(big, &[1.0, 1.0], &mut q),
-            Err(MomentsError::BatchExceedsPopulation { .. })
+            Err(StepError::BatchExceedsPopulation { .. })
         ));
         let ok = Batch {
             size: 2,
@@ -350,7 +350,7 @@ mod tests {
         let mut q = [1.0, f64::NAN];
         assert_eq!(
             est.estimate_in_place(ok, &[1.0, 1.0], &mut q),
-            Err(MomentsError::NonFinite { index: 1 })
+            Err(StepError::NonFiniteNoiseEstimate { index: 1 })
         );
         let mut empty: [f64; 0] = [];
         assert!(NoiseEstimate::new(NoiseShape::Diagonal, 0.1, &mut empty).is_err());

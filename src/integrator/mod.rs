@@ -128,19 +128,10 @@ fn undo_step<T: Real, K: KineticSteps<T>, X: Thermostat<T>>(
 ///   half the friction solved exactly, a full gradient-and-noise kick, the other half friction,
 ///   half a drift (A–B–O–B–A). SGMGT composes the same pieces A–O–B–O–A
 ///   (`docs/splitting-composition.md`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum Integrator {
-    /// First-order Euler scheme.
-    Euler,
-    /// Second-order symmetric splitting scheme.
-    #[default]
-    Splitting,
-}
-
-/// How a sampler's settings choose its integrator: at run time ([`Integrator`], the default of
-/// every params type; both schemes are compiled in), or at compile time ([`Euler`],
-/// [`Splitting`]; only that scheme's code is compiled and linked, which is what a firmware that
+///
+/// A params type's `with_integrator` takes the scheme at run time (this enum, the default of
+/// every params type; both schemes are compiled in) or at compile time ([`Euler`],
+/// [`Splitting`]: only that scheme's code is compiled and linked, which is what a firmware that
 /// runs one scheme wants).
 ///
 /// ```
@@ -151,6 +142,20 @@ pub enum Integrator {
 /// let fixed = SgnhtParams::new(0.05f32).with_integrator(Euler);
 /// assert_eq!(runtime.integrator(), fixed.integrator());
 /// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Integrator {
+    /// First-order Euler scheme.
+    Euler,
+    /// Second-order symmetric splitting scheme.
+    #[default]
+    Splitting,
+}
+
+/// How a sampler's settings choose its integrator: [`Integrator`] at run time, [`Euler`] or
+/// [`Splitting`] at compile time (see [`Integrator`]). Sealed, and hidden from the docs: a bound
+/// that code generic over a sampler's integrator names, not a concept of its own.
+#[doc(hidden)]
 pub trait IntegratorChoice:
     Copy + core::fmt::Debug + PartialEq + Default + Send + Sync + sealed::Sealed + 'static
 {
@@ -172,8 +177,8 @@ impl IntegratorChoice for Integrator {
     }
 }
 
-/// The Euler scheme chosen at compile time ([`IntegratorChoice`]; [`Integrator::Euler`] at run
-/// time).
+/// The Euler scheme chosen at compile time ([`Integrator::Euler`] at run time; see
+/// [`Integrator`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Euler;
@@ -185,8 +190,8 @@ impl IntegratorChoice for Euler {
     }
 }
 
-/// The symmetric splitting scheme chosen at compile time ([`IntegratorChoice`];
-/// [`Integrator::Splitting`] at run time).
+/// The symmetric splitting scheme chosen at compile time ([`Integrator::Splitting`] at run
+/// time; see [`Integrator`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Splitting;

@@ -927,13 +927,13 @@ impl<'a, T: Real> MassBuffer<'a, T> {
     }
 }
 
-/// The identity mass M = I fixed at compile time ([`MassKind`](crate::sampler::MassKind)): a sampler with it compiles the
-/// identity's step code only. (At run time, [`MassBuffer::identity`].)
+/// The identity mass M = I fixed at compile time (a sampler's `with_mass`): a sampler with it
+/// compiles the identity's step code only. (At run time, [`MassBuffer::identity`].)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct IdentityMass;
 
-/// A diagonal mass fixed at compile time ([`MassKind`](crate::sampler::MassKind)): diag(M⁻¹) in caller memory, mutable
+/// A diagonal mass fixed at compile time (a sampler's `with_mass`): diag(M⁻¹) in caller memory, mutable
 /// (adaptable in place, as [`MassBuffer::diagonal`]) or read-only (a mass kept in flash, as
 /// [`MassBuffer::fixed_diagonal`]). A sampler with it compiles the diagonal mass's step code
 /// only.
@@ -958,8 +958,8 @@ impl<'a, T: Real> DiagonalMass<'a, T> {
     }
 }
 
-/// A dense mass fixed at compile time ([`MassKind`](crate::sampler::MassKind)): M⁻¹ (d × d) and its work buffers in
-/// caller memory, as [`MassBuffer::dense`] and [`MassBuffer::dense_with_eigen`]. A sampler with
+/// A dense mass fixed at compile time (a sampler's `with_mass`): M⁻¹ (d × d) and its work
+/// buffers in caller memory, as [`MassBuffer::dense`] and [`MassBuffer::dense_with_eigen`]. A sampler with
 /// it compiles the dense mass's step code only.
 #[derive(Debug)]
 pub struct DenseMass<'a, T>(pub(crate) MassBuffer<'a, T>);

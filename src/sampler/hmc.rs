@@ -146,7 +146,7 @@ impl<'a, T: Real, M: MassKind<T>> Hmc<'a, T, M> {
         self.shell.set_mass(mass)
     }
 
-    /// The same sampler with the mass `mass` of another kind ([`MassKind`]): a shape fixed at
+    /// The same sampler with the mass `mass` of another kind: a shape fixed at
     /// compile time, whose proposal links that shape's code alone, or a [`MassBuffer`]. On a
     /// dimension mismatch the sampler is dropped (its buffers are free again).
     pub fn with_mass<M2: MassKind<T>>(self, mass: M2) -> Result<Hmc<'a, T, M2>, LayoutError> {

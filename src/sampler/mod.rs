@@ -25,13 +25,15 @@ pub use crate::integrator::ThermostatRule;
 pub use checkpoint::{Checkpoint, Scalars};
 pub(crate) use checkpoint::{SavedState, read_parts, write_parts};
 pub(crate) use discount::Discount;
+#[doc(hidden)] // a sealed bound of `Calibrated`: which samplers it wraps
 pub use discount::NoiseDiscount;
 pub use hmc::{Hmc, HmcParams};
 pub use nose_poincare::{SgNphmc, SgNphmcParams};
 pub use run::{ChainState, Observer, RunError, Sampler, StepStats};
-pub use schedule::{ScheduledRunError, StepSchedule, StepSize, run_scheduled};
+pub use schedule::{StepSchedule, StepSize, run_scheduled};
 pub use sghmc::{Sghmc, SghmcParams};
 pub use sgld::{Sgld, SgldParams};
 pub use sgmgt::{Sgmgt, SgmgtParams};
 pub use sgnht::{MSgnht, Sgnht, SgnhtParams};
+#[doc(hidden)] // a sealed bound of `with_mass`: which mass types it takes
 pub use shell::MassKind;

@@ -5,10 +5,9 @@
 //! ([`StepSize::set_step_size`]).
 
 use super::run::{Observer, RunError, Sampler};
-use crate::error::{Param, ParamError};
+use crate::error::{Param, ParamError, StepError};
 use crate::real::Real;
 use crate::validate::{finite, positive};
-use core::fmt;
 use core::ops::ControlFlow;
 use rand_core::Rng;
 
@@ -230,42 +229,15 @@ macro_rules! step_size_from_params {
 }
 pub(crate) use step_size_from_params;
 
-/// A [`run_scheduled`] that stopped.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub enum ScheduledRunError {
-    /// The schedule's step at this iteration was refused by the sampler (a polynomial decay
-    /// that underflowed to 0 after very many steps): the steps before it were taken.
-    StepSize {
-        /// The schedule's iteration t.
-        iteration: u64,
-        /// Why the sampler refused it.
-        error: ParamError,
-    },
-    /// A step failed ([`RunError`] counts the steps of this call completed before it).
-    Step(RunError),
-}
-
-impl fmt::Display for ScheduledRunError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ScheduledRunError::StepSize { iteration, error } => {
-                write!(f, "the schedule's step at iteration {iteration}: {error}")
-            }
-            ScheduledRunError::Step(e) => e.fmt(f),
-        }
-    }
-}
-
-impl core::error::Error for ScheduledRunError {}
-
 /// Runs `steps` steps of `sampler` on `schedule`, iterations `first`, `first + 1`, …: before
 /// each step the sampler's step size is set to h_t ([`StepSize::set_step_size`]); every
 /// completed step goes to `observer` with its index within this call (t − `first`), and
 /// [`StepSchedule::sampling`] tells an observer which steps to keep. Resuming a chain is a
 /// second call with `first` advanced by the steps already run. Returns what [`Sampler::run`]
-/// returns: `Break(b)` when the observer stopped the run. Stops at the first error; the
-/// sampler's step size is then that of the last step attempted.
+/// returns: `Break(b)` when the observer stopped the run. Stops at the first error, a
+/// [`RunError`] whose error is [`StepError::StepSize`] when the sampler refused the schedule's
+/// h_t (iteration `first` + [`RunError::completed`]); the sampler's step size is then that of
+/// the last step attempted.
 ///
 /// ```
 /// use rand_pcg::Pcg64;
@@ -292,7 +264,7 @@ pub fn run_scheduled<T, M, S, R, O>(
     rng: &mut R,
     steps: u64,
     observer: &mut O,
-) -> Result<ControlFlow<O::Stop>, ScheduledRunError>
+) -> Result<ControlFlow<O::Stop>, RunError>
 where
     T: Real,
     M: ?Sized,
@@ -302,15 +274,14 @@ where
 {
     for step in 0..steps {
         let iteration = first.saturating_add(step);
-        sampler
+        let stats = sampler
             .set_step_size(schedule.at(iteration))
-            .map_err(|error| ScheduledRunError::StepSize { iteration, error })?;
-        let stats = sampler.step(model, rng).map_err(|error| {
-            ScheduledRunError::Step(RunError {
+            .map_err(StepError::StepSize)
+            .and_then(|()| sampler.step(model, rng))
+            .map_err(|error| RunError {
                 completed: step,
                 error,
-            })
-        })?;
+            })?;
         if let ControlFlow::Break(stop) = observer.observe(step, sampler, &stats) {
             return Ok(ControlFlow::Break(stop));
         }

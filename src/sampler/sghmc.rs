@@ -20,7 +20,7 @@ use rand_core::Rng;
 /// | h | step size | (required) |
 /// | A | friction, A ≥ 0 | 1 (ours; the stationary law does not depend on A, the mixing does) |
 /// | B̂ | gradient-noise estimate, 0 ≤ B̂ ≤ A | 0 |
-/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`IntegratorChoice`]) | splitting |
+/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`Euler`](crate::integrator::Euler), [`Splitting`](crate::integrator::Splitting)) | splitting |
 ///
 /// ```
 /// use sgmcmc::prelude::*;
@@ -215,7 +215,7 @@ impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sghmc<'a, T, I, M> {
         self.shell.set_mass(mass)
     }
 
-    /// The same sampler with the mass `mass` of another kind ([`MassKind`]): a shape fixed at
+    /// The same sampler with the mass `mass` of another kind: a shape fixed at
     /// compile time ([`IdentityMass`](crate::kinetic::IdentityMass),
     /// [`DiagonalMass`](crate::kinetic::DiagonalMass), [`DenseMass`](crate::kinetic::DenseMass)),
     /// whose step links that shape's code alone, or a [`MassBuffer`]. Checked as

@@ -27,7 +27,7 @@ use rand_core::Rng;
 /// | σ_ξ | first-order Langevin diffusion on ξ | 0 (SGMGT); 0.01 (SGMGT-D, ours, as σ_θ) |
 /// | B̂ | gradient-noise estimate for the θ term, 2σ_θB̂ < 1 (not in the paper; per coordinate: [`Sgmgt::set_noise_estimates`]) | 0 |
 /// | T_p, T_ξ | redraw p from exp(−K) (ξ from exp(−F)) every T **steps**; 0 = never | 100, 100 (§3) |
-/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`IntegratorChoice`]) | splitting |
+/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`Euler`](crate::integrator::Euler), [`Splitting`](crate::integrator::Splitting)) | splitting |
 ///
 /// The resampling periods count steps, not time: at half the step size, double them to keep
 /// the same rate per unit time.

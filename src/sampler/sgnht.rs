@@ -20,7 +20,7 @@ use rand_core::Rng;
 /// | --- | --- | --- |
 /// | h | step size | (required) |
 /// | A | injected diffusion, A ≥ 0 (D in Li et al. 2016); A = 0 lets the thermostat absorb the gradient noise alone (Ding et al. 2014, §3) | 1 |
-/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`IntegratorChoice`]) | splitting |
+/// | integrator | Euler or splitting, at run time ([`Integrator`]) or compile time ([`Euler`](crate::integrator::Euler), [`Splitting`](crate::integrator::Splitting)) | splitting |
 /// | thermostat rule | SGNHT with a non-identity mass only ([`ThermostatRule`]) | derived |
 ///
 /// The papers start the thermostat at ξ₀ = A (Ding et al. 2014, Alg. 1),

@@ -6,7 +6,7 @@
 use crate::abi::{Build, Knobs};
 use sgmcmc::Real;
 use sgmcmc::adapt::{
-    Calibrated, CalibratedParams, Correction, MStepParams, Mcem, McemParams, NoiseShape,
+    Calibrated, CalibratedParams, Correction, Mcem, McemParams, NoiseShape,
     NphmcEStep, SampleSize,
 };
 use sgmcmc::integrator::Integrator;
@@ -345,13 +345,10 @@ pub fn mcem<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>>(
     } else {
         NphmcEStep::Redraw
     };
-    let m_step = MStepParams::new()
-        .with_offset(k.a)
-        .with_exponent(k.b)
+        let params = McemParams::new(k.count)
+        .with_m_step_schedule(k.a, k.b)
         .with_shrinkage(k.c)
-        .with_bounds(k.x, k.h);
-    let params = McemParams::new(k.count)
-        .with_m_step(m_step)
+        .with_precision_bounds(k.x, k.h)
         .with_sample_size(size)
         .with_subsampling(k.a, k.b)
         .with_bias_correction(k.bit(12))

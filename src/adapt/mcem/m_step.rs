@@ -1,14 +1,15 @@
 //! The M-step of Roychowdhury & Parthasarathy 2017, eq. 5: M⁻¹ ← (1 − κ_k) M⁻¹ + κ_k M⁻¹_est, shrunk and eigenvalue-bounded.
 
 use super::moments::{MomentStats, square};
-use crate::error::{LinalgError, MStepError, Param, ParamError};
+use crate::error::{LinalgError, Param, ParamError, StepError};
 use crate::lanes::copy_into;
 use crate::linalg::{check_symmetric, cholesky_in_place, spd_inverse};
 use crate::real::Real;
 use crate::rows::{rows, rows_mut};
 use crate::validate::{finite, non_negative, positive};
 
-/// The hyperparameters of the MCEM M-step (eq. 5).
+/// The hyperparameters of the MCEM M-step (eq. 5), set through [`super::McemParams`]'s
+/// `with_m_step_schedule`, `with_shrinkage` and `with_precision_bounds`.
 ///
 /// * κ_k = (k + k₀)^−α for the k-th M-step (k = 1, 2, …), with k₀ ≥ 0 and α ∈ (½, 1]: then
 ///   κ_k ∈ (0, 1], Σ κ_k = ∞ and Σ κ_k² < ∞, the conditions of Proposition 1. k₀ = 0 makes
@@ -25,7 +26,7 @@ use crate::validate::{finite, non_negative, positive};
 /// λ = 0.05 and bounds a few decades around the expected precision scale.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct MStepParams<T> {
+pub(crate) struct MStepParams<T> {
     offset: T,
     exponent: T,
     shrinkage: T,
@@ -44,18 +45,7 @@ impl<T: Real> MStepParams<T> {
     /// Our defaults (the paper gives only the conditions on κ): k₀ = 0, α = 0.75, λ = 0.05,
     /// bounds \[10⁻⁴, 10⁴\].
     ///
-    /// ```
-    /// use sgmcmc::adapt::MStepParams;
-    /// use sgmcmc::{Param, ParamError};
-    ///
-    /// let p = MStepParams::<f64>::new().with_bounds(1e-3, 1e3);
-    /// assert!(p.validate().is_ok());
-    /// assert_eq!(
-    ///     p.with_exponent(0.5).validate(),
-    ///     Err(ParamError::OutOfRange(Param::MStepExponent))
-    /// );
-    /// ```
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         MStepParams {
             offset: T::ZERO,
             exponent: T::from_f64(0.75),
@@ -66,22 +56,22 @@ impl<T: Real> MStepParams<T> {
     }
 
     /// Sets the offset k₀ ≥ 0 of κ_k = (k + k₀)^−α.
-    pub fn with_offset(self, offset: T) -> Self {
+    pub(crate) fn with_offset(self, offset: T) -> Self {
         MStepParams { offset, ..self }
     }
 
     /// Sets the exponent α ∈ (½, 1] of κ_k = (k + k₀)^−α.
-    pub fn with_exponent(self, exponent: T) -> Self {
+    pub(crate) fn with_exponent(self, exponent: T) -> Self {
         MStepParams { exponent, ..self }
     }
 
     /// Sets the shrinkage weight λ ∈ \[0, 1\].
-    pub fn with_shrinkage(self, shrinkage: T) -> Self {
+    pub(crate) fn with_shrinkage(self, shrinkage: T) -> Self {
         MStepParams { shrinkage, ..self }
     }
 
     /// Sets the eigenvalue bounds 0 < m_min ≤ m_max < ∞ of M⁻¹_est.
-    pub fn with_bounds(self, m_min: T, m_max: T) -> Self {
+    pub(crate) fn with_bounds(self, m_min: T, m_max: T) -> Self {
         MStepParams {
             m_min,
             m_max,
@@ -93,7 +83,7 @@ impl<T: Real> MStepParams<T> {
     /// λ ∈ \[0, 1\] ([`Param::Shrinkage`]) and 0 < m_min ≤ m_max < ∞
     /// ([`Param::PrecisionBounds`]); each is [`ParamError::NonFinite`] if NaN or infinite, else
     /// [`ParamError::OutOfRange`].
-    pub fn validate(&self) -> Result<(), ParamError> {
+    pub(crate) fn validate(&self) -> Result<(), ParamError> {
         non_negative(self.offset, Param::MStepOffset)?;
         let exponent = finite(self.exponent, Param::MStepExponent)?;
         if !(exponent > T::HALF && exponent <= T::ONE) {
@@ -113,18 +103,23 @@ impl<T: Real> MStepParams<T> {
 
     /// κ_k = (k + k₀)^−α for the k-th M-step; k = 0 is read as k = 1. In (0, 1].
     #[inline]
-    pub fn kappa(&self, k: u64) -> T {
+    pub(crate) fn kappa(&self, k: u64) -> T {
         let k = T::from_u64(k.max(1)) + self.offset;
         k.powf(-self.exponent).min(T::ONE)
     }
 
+    /// The weights' offset k₀ and exponent α.
+    pub(crate) fn schedule(&self) -> (T, T) {
+        (self.offset, self.exponent)
+    }
+
     /// The shrinkage weight λ.
-    pub fn shrinkage(&self) -> T {
+    pub(crate) fn shrinkage(&self) -> T {
         self.shrinkage
     }
 
     /// The eigenvalue bounds (m_min, m_max) of M⁻¹_est.
-    pub fn bounds(&self) -> (T, T) {
+    pub(crate) fn bounds(&self) -> (T, T) {
         (self.m_min, self.m_max)
     }
 }
@@ -181,8 +176,8 @@ impl<T: Real> MStep<T> {
     /// # Errors
     ///
     /// M⁻¹ is left bit-for-bit unchanged and `k` is not advanced on every error.
-    /// [`MStepError::Layout`] on buffer lengths or an invalid incoming M⁻¹ (statistics kept);
-    /// [`MStepError::TooFewSamples`] if n < 2 (statistics kept); [`MStepError::Estimate`] if Σ̂
+    /// [`StepError::MassLayout`] on buffer lengths or an invalid incoming M⁻¹ (statistics kept);
+    /// [`StepError::TooFewMomentumSamples`] if n < 2 (statistics kept); [`StepError::MassEstimate`] if Σ̂
     /// overflowed to a non-finite entry (samples near the square root of the largest float) or
     /// a Cholesky factorisation failed despite the repair (only within rounding of a singular
     /// matrix); the statistics are then reset.
@@ -191,37 +186,37 @@ impl<T: Real> MStep<T> {
         stats: &mut MomentStats<'_, T>,
         inv_mass: &mut [T],
         scratch: &mut [T],
-    ) -> Result<T, MStepError> {
+    ) -> Result<T, StepError> {
         let d = stats.dim();
         if stats.dense {
             let dd = square(d);
             for len in [inv_mass.len(), scratch.len()] {
                 if len != dd {
-                    return Err(MStepError::Layout(LinalgError::DimensionMismatch {
+                    return Err(StepError::MassLayout(LinalgError::DimensionMismatch {
                         expected: dd,
                         found: len,
                     }));
                 }
             }
-            check_symmetric(inv_mass, d).map_err(MStepError::Layout)?;
+            check_symmetric(inv_mass, d).map_err(StepError::MassLayout)?;
         } else {
             if inv_mass.len() != d {
-                return Err(MStepError::Layout(LinalgError::DimensionMismatch {
+                return Err(StepError::MassLayout(LinalgError::DimensionMismatch {
                     expected: d,
                     found: inv_mass.len(),
                 }));
             }
             if let Some(index) = inv_mass.iter().position(|x| !x.is_finite()) {
-                return Err(MStepError::Layout(LinalgError::NonFinite { index }));
+                return Err(StepError::MassLayout(LinalgError::NonFinite { index }));
             }
             if let Some(pivot) = inv_mass.iter().position(|&x| x <= T::ZERO) {
-                return Err(MStepError::Layout(LinalgError::NotPositiveDefinite {
+                return Err(StepError::MassLayout(LinalgError::NotPositiveDefinite {
                     pivot,
                 }));
             }
         }
         if stats.count < 2 {
-            return Err(MStepError::TooFewSamples { count: stats.count });
+            return Err(StepError::TooFewMomentumSamples { count: stats.count });
         }
         let kappa = self.params.kappa(self.steps.saturating_add(1));
         let result = if stats.dense {
@@ -240,7 +235,7 @@ impl<T: Real> MStep<T> {
         stats: &MomentStats<'_, T>,
         inv_mass: &mut [T],
         kappa: T,
-    ) -> Result<(), MStepError> {
+    ) -> Result<(), StepError> {
         let d = T::from_usize(stats.dim());
         let nm1 = T::from_u64(stats.count - 1);
         let lambda = self.params.shrinkage;
@@ -249,12 +244,12 @@ impl<T: Real> MStep<T> {
         for (index, &c) in stats.comoment.iter().enumerate() {
             let v = c / nm1;
             if !v.is_finite() {
-                return Err(MStepError::Estimate(LinalgError::NonFinite { index }));
+                return Err(StepError::MassEstimate(LinalgError::NonFinite { index }));
             }
             mu += v / d;
         }
         if !mu.is_finite() {
-            return Err(MStepError::Estimate(LinalgError::NonFinite { index: 0 }));
+            return Err(StepError::MassEstimate(LinalgError::NonFinite { index: 0 }));
         }
         for (m, &c) in inv_mass.iter_mut().zip(stats.comoment.iter()) {
             let v = (T::ONE - lambda) * (c / nm1) + lambda * mu;
@@ -271,7 +266,7 @@ impl<T: Real> MStep<T> {
         inv_mass: &mut [T],
         scratch: &mut [T],
         kappa: T,
-    ) -> Result<(), MStepError> {
+    ) -> Result<(), StepError> {
         let n = stats.dim();
         let d = T::from_usize(n);
         let nm1 = T::from_u64(stats.count - 1);
@@ -280,7 +275,7 @@ impl<T: Real> MStep<T> {
         for (index, (s, &c)) in scratch.iter_mut().zip(stats.comoment.iter()).enumerate() {
             *s = c / nm1;
             if !s.is_finite() {
-                return Err(MStepError::Estimate(LinalgError::NonFinite { index }));
+                return Err(StepError::MassEstimate(LinalgError::NonFinite { index }));
             }
         }
         // (Row by row, with checked accesses that cannot miss: `scratch` is n × n, checked by
@@ -292,7 +287,7 @@ impl<T: Real> MStep<T> {
             }
         }
         if !mu.is_finite() {
-            return Err(MStepError::Estimate(LinalgError::NonFinite { index: 0 }));
+            return Err(StepError::MassEstimate(LinalgError::NonFinite { index: 0 }));
         }
         // Shrinkage toward μ I (the same operation on (i, j) and (j, i): symmetry is kept).
         let keep = T::ONE - lambda;
@@ -324,7 +319,7 @@ impl<T: Real> MStep<T> {
         let lo = (lambda * mu).max(g_lo).max(T::ZERO);
         let hi = g_hi.min(trace).max(lo);
         if !(lo.is_finite() && hi.is_finite()) {
-            return Err(MStepError::Estimate(LinalgError::NonFinite { index: 0 }));
+            return Err(StepError::MassEstimate(LinalgError::NonFinite { index: 0 }));
         }
         // Covariance eigenvalue bounds [1/m_max, 1/m_min].
         let (c_lo, c_hi) = (T::ONE / self.params.m_max, T::ONE / self.params.m_min);
@@ -347,7 +342,7 @@ impl<T: Real> MStep<T> {
             }
         }
         // M⁻¹_est = Σ'⁻¹ into the co-moment buffer (the statistics are consumed).
-        spd_inverse(scratch, n, stats.comoment).map_err(MStepError::Estimate)?;
+        spd_inverse(scratch, n, stats.comoment).map_err(StepError::MassEstimate)?;
         // Blend into scratch, verify its Cholesky on a copy, then write M⁻¹.
         for ((s, &m), &e) in scratch
             .iter_mut()
@@ -358,7 +353,7 @@ impl<T: Real> MStep<T> {
         }
         // (Zipped copies of equal lengths, n² each: `copy_from_slice` would link a panic path.)
         copy_into(stats.comoment, scratch);
-        cholesky_in_place(stats.comoment, n).map_err(MStepError::Estimate)?;
+        cholesky_in_place(stats.comoment, n).map_err(StepError::MassEstimate)?;
         copy_into(inv_mass, scratch);
         Ok(())
     }

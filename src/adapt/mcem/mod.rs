@@ -20,12 +20,10 @@ mod tests;
 
 use crate::sampler::SavedState;
 pub use e_step::{EmSampler, NphmcEStep};
-pub use m_step::MStepParams;
+use m_step::MStepParams;
 pub use sample_size::SampleSize;
 
-use crate::error::{
-    Buffer, Error, LayoutError, LinalgError, MStepError, Param, ParamError, StepError,
-};
+use crate::error::{Buffer, Error, LayoutError, LinalgError, Param, ParamError, StepError};
 use crate::gradient::Gradient;
 use crate::integrator::state::{check_len, checked_gradient};
 use crate::kinetic::{AdaptiveMass, MassShape};
@@ -46,14 +44,16 @@ use test_function::{hmc_test_function, sgnht_test_function};
 /// | setting | meaning | default |
 /// | --- | --- | --- |
 /// | LP_S | inner steps per E-step, ≥ 1 | (required) |
-/// | M-step | κ_k, shrinkage, bounds ([`MStepParams`]) | [`MStepParams::new`] |
+/// | κ_k = (k + k₀)^−α | the k-th M-step's weight (eq. 5): k₀ ≥ 0, α ∈ (½, 1] (Proposition 1) | k₀ = 0, α = 0.75 |
+/// | λ | shrinkage of the covariance estimate toward (tr Σ̂ / d) I, in \[0, 1\] | 0.05 |
+/// | m_min, m_max | bounds on the eigenvalues of the estimated M⁻¹, 0 < m_min ≤ m_max < ∞ | 10⁻⁴, 10⁴ |
 /// | S_count | fixed, or grown by §3.2 ([`SampleSize`]) | adaptive from 100, α = 0.25, S_I = 10 (App. 6.3; α = 1 as printed makes the interval a point) |
 /// | ν, d | subsampling offsets x_i − 1 ~ Poisson(ν iᵈ), used by the adaptive S_count | 1, 2 (App. 6.3) |
 /// | bias correction | unbias the precision estimate (see [`Mcem`]) | on |
 /// | SG-NPHMC-EM E-step | [`NphmcEStep`] | redraw |
 ///
 /// ```
-/// use sgmcmc::adapt::{McemParams, MStepParams, NphmcEStep, SampleSize};
+/// use sgmcmc::adapt::{McemParams, NphmcEStep, SampleSize};
 ///
 /// let params = McemParams::<f64>::new(50);
 /// assert_eq!(params.e_steps(), 50);
@@ -62,7 +62,7 @@ use test_function::{hmc_test_function, sgnht_test_function};
 /// // A fixed S_count of 200 samples per M-step, and a gentler M-step.
 /// let fixed = params
 ///     .with_sample_size(SampleSize::Fixed(200))
-///     .with_m_step(MStepParams::new().with_shrinkage(0.1));
+///     .with_shrinkage(0.1);
 /// assert!(fixed.validate().is_ok());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -95,9 +95,28 @@ impl<T: Real> McemParams<T> {
         }
     }
 
-    /// Sets the M-step's parameters.
-    pub fn with_m_step(mut self, m_step: MStepParams<T>) -> Self {
-        self.m_step = m_step;
+    /// Sets the M-step weights κ_k = (k + k₀)^−α: `offset` k₀ ≥ 0 and `exponent` α ∈ (½, 1],
+    /// so that κ_k ∈ (0, 1], Σ κ_k = ∞ and Σ κ_k² < ∞ (Proposition 1). k₀ = 0 makes the first
+    /// M-step replace M⁻¹ by the estimate outright (κ₁ = 1). The paper gives no values.
+    pub fn with_m_step_schedule(mut self, offset: T, exponent: T) -> Self {
+        self.m_step = self.m_step.with_offset(offset).with_exponent(exponent);
+        self
+    }
+
+    /// Sets the shrinkage λ ∈ \[0, 1\]: the covariance estimate Σ̂ = C/(n − 1) is replaced by
+    /// (1 − λ) Σ̂ + λ (tr Σ̂ / d) I (a Ledoit–Wolf-style target with a fixed weight), which
+    /// bounds its condition number by d/λ.
+    pub fn with_shrinkage(mut self, shrinkage: T) -> Self {
+        self.m_step = self.m_step.with_shrinkage(shrinkage);
+        self
+    }
+
+    /// Sets the bounds 0 < `m_min` ≤ `m_max` < ∞ on the eigenvalues of the estimated M⁻¹ (and
+    /// so of M⁻¹): a diagonal estimate is clamped entry by entry, a dense one rescaled by an
+    /// affine map of its spectrum (`docs/mcem.md`, "The M-step estimate"). Choose them a few
+    /// decades around the expected precision scale.
+    pub fn with_precision_bounds(mut self, m_min: T, m_max: T) -> Self {
+        self.m_step = self.m_step.with_bounds(m_min, m_max);
         self
     }
 
@@ -127,7 +146,9 @@ impl<T: Real> McemParams<T> {
         self
     }
 
-    /// Checks LP_S ≥ 1, the M-step's parameters, the S_count rule ([`SampleSize::validate`]:
+    /// Checks LP_S ≥ 1, the M-step's k₀ ≥ 0 ([`Param::MStepOffset`]), α ∈ (½, 1]
+    /// ([`Param::MStepExponent`]), λ ∈ \[0, 1\] ([`Param::Shrinkage`]) and bounds
+    /// ([`Param::PrecisionBounds`]), the S_count rule ([`SampleSize::validate`]:
     /// S_count ≥ 2, S_I ≥ 1, z finite and ≥ 0, however the rule was built) and the offsets'
     /// ν ≥ 1, d > 0.
     pub fn validate(&self) -> Result<(), ParamError> {
@@ -145,9 +166,17 @@ impl<T: Real> McemParams<T> {
     pub fn e_steps(&self) -> u32 {
         self.e_steps
     }
-    /// The M-step parameters.
-    pub fn m_step(&self) -> &MStepParams<T> {
-        &self.m_step
+    /// The M-step weights' offset k₀ and exponent α.
+    pub fn m_step_schedule(&self) -> (T, T) {
+        self.m_step.schedule()
+    }
+    /// The shrinkage λ.
+    pub fn shrinkage(&self) -> T {
+        self.m_step.shrinkage()
+    }
+    /// The eigenvalue bounds (m_min, m_max) of the estimated M⁻¹.
+    pub fn precision_bounds(&self) -> (T, T) {
+        self.m_step.bounds()
     }
     /// The initial S_count rule.
     pub fn sample_size(&self) -> SampleSize<T> {
@@ -231,7 +260,7 @@ pub struct Mcem<'a, T, S> {
     saved: SavedState<'a, T>,
     /// M-steps that failed (the estimate was rejected; M⁻¹ and Q were kept).
     m_step_failures: u64,
-    last_m_step_error: Option<MStepError>,
+    last_m_step_error: Option<StepError>,
     q_stats: ScalarStats<T>,
     last_kappa: Option<T>,
     bias_correction: bool,
@@ -387,7 +416,7 @@ impl<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>> Mcem<'a, T, S> {
     }
 
     /// Why the last rejected M-step was rejected, if any was.
-    pub fn last_m_step_error(&self) -> Option<MStepError> {
+    pub fn last_m_step_error(&self) -> Option<StepError> {
         self.last_m_step_error
     }
 
@@ -450,7 +479,7 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
         };
         res.and_then(|()| self.test.push(self.q_eval))
             .and_then(|()| self.post.push(p, self.grad, xi))
-            .map_err(|e| StepError::MStep(MStepError::Layout(e)))
+            .map_err(StepError::MassLayout)
     }
 
     /// Scales the M-step's estimate by the unbiasing factor c (see [`Mcem`]): with
@@ -484,7 +513,7 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
 
     /// The M-step and the S_count update at the end of a batch. Whatever happens, a new batch
     /// starts (statistics, test statistics and offsets reset).
-    fn m_step_now<M, R>(&mut self, rng: &mut R) -> Result<(), MStepError>
+    fn m_step_now<M, R>(&mut self, rng: &mut R) -> Result<(), StepError>
     where
         M: ?Sized,
         S: EmSampler<T, M>,
@@ -525,7 +554,7 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
     /// Eq. 5 for M⁻¹ (with the bias correction), pushed into the sampler; for SG-NPHMC also
     /// Q⁻¹ ← (1 − κ) Q⁻¹ + κ/Var(q), clamped to the M-step's bounds. On error M⁻¹ and Q are
     /// unchanged; the statistics are reset in every case.
-    fn update_masses<M>(&mut self) -> Result<(), MStepError>
+    fn update_masses<M>(&mut self) -> Result<(), StepError>
     where
         M: ?Sized,
         S: EmSampler<T, M>,
@@ -543,7 +572,7 @@ impl<T: Real, S: AdaptiveMass<T>> Mcem<'_, T, S> {
         self.correct_bias(n, kappa);
         self.sampler
             .set_inverse_mass(self.inv_mass)
-            .map_err(MStepError::Estimate)?;
+            .map_err(StepError::MassEstimate)?;
         self.last_kappa = Some(kappa);
         let Some((_, q_mass)) = self.sampler.thermostat_momentum_sample() else {
             return Ok(());
@@ -630,7 +659,7 @@ impl<T: Real, S> Mcem<'_, T, S> {
         }
         self.moments
             .push(self.sample)
-            .map_err(|e| StepError::MStep(MStepError::Layout(e)))?;
+            .map_err(StepError::MassLayout)?;
         if let Some((q, _)) = self.sampler.thermostat_momentum_sample() {
             let st = &mut self.q_stats;
             st.count += 1;
@@ -666,7 +695,7 @@ pub struct McemScalars<T, S> {
     q_stats: (u64, T, T),
     last_kappa: Option<T>,
     m_step_failures: u64,
-    last_m_step_error: Option<MStepError>,
+    last_m_step_error: Option<StepError>,
 }
 
 /// The wrapped sampler's checkpoint, then M⁻¹ and the wrapper's statistics: the moments of the

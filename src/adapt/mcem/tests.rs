@@ -11,7 +11,7 @@ use super::m_step::{MStep, MStepParams};
 use super::moments::MomentStats;
 use super::sample_size::{PoissonOffsets, PostMStepQ, SampleSize, TestStats, z_critical};
 use super::test_function::{hmc_test_function, sgnht_test_function};
-use crate::error::MStepError;
+use crate::error::StepError;
 use crate::kinetic::Mass;
 use crate::linalg::cholesky_in_place;
 use crate::real::Real;
@@ -147,19 +147,19 @@ fn push_rejects_bad_samples_and_m_step_errors_leave_state() {
     let mut scratch = [0.0; 4];
     assert_eq!(
         m_step.update(&mut stats, &mut inv, &mut scratch),
-        Err(MStepError::TooFewSamples { count: 1 })
+        Err(StepError::TooFewMomentumSamples { count: 1 })
     );
     assert_eq!(stats.count(), 1);
     assert_eq!(inv, [1.0, 0.0, 0.0, 1.0]);
     assert!(matches!(
         m_step.update(&mut stats, &mut inv[..3], &mut scratch),
-        Err(MStepError::Layout(_))
+        Err(StepError::MassLayout(_))
     ));
     let mut asym = [1.0, 0.5, 0.0, 1.0];
     stats.push(&[0.0, 1.0]).unwrap();
     assert!(matches!(
         m_step.update(&mut stats, &mut asym, &mut scratch),
-        Err(MStepError::Layout(LinalgError::NotSymmetric { .. }))
+        Err(StepError::MassLayout(LinalgError::NotSymmetric { .. }))
     ));
     assert_eq!(m_step.steps(), 0);
     assert!(m_step.update(&mut stats, &mut inv, &mut scratch).is_ok());

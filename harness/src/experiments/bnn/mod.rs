@@ -52,7 +52,7 @@ use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::ParamError;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::{ScheduledRunError, run_scheduled};
+use sgmcmc::sampler::run_scheduled;
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -462,10 +462,7 @@ pub fn run_one(
         },
     )?;
     drop(observer);
-    run.map_err(|e| match e {
-        ScheduledRunError::Step(e) => SamplerError::Run(e),
-        ScheduledRunError::StepSize { error, .. } => SamplerError::Build(error.into()),
-    })?;
+    run.map_err(SamplerError::Run)?;
     let sampler = started.elapsed().as_secs_f64() - model.seconds - recorder.seconds;
     Ok(recorder.finish((model.seconds, sampler)))
 }
