@@ -306,30 +306,9 @@ impl From<LayoutError> for Error {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum StepError {
-    /// The model wrote a NaN or ±∞ into the gradient. The step was abandoned and θ, p and ξ are
-    /// bit-for-bit what they were before it.
-    NonFiniteGradient {
-        /// The first non-finite coordinate.
-        index: usize,
-    },
-    /// The model's energy U(θ) at the current θ is not finite, so Metropolis–Hastings cannot
-    /// start (HMC only; a non-finite energy at a *proposal* is a rejection, not an error).
-    NonFiniteEnergy,
-    /// The step produced a non-finite value in the state (the sampler diverged: the step size
-    /// is too large for the model). The step was undone: θ, p and ξ are bit for bit what they
-    /// were before it (`docs/state-contract.md`); HMC rejects such a proposal instead.
-    NonFiniteState {
-        /// Which buffer.
-        buffer: Buffer,
-        /// The first non-finite coordinate (0 for a scalar thermostat).
-        index: usize,
-    },
-    /// SG-NPHMC: the quadratic for the half-step thermostat momentum q (Roychowdhury & Parthasarathy 2017, eq. 7, second line)
-    /// has no real root (negative discriminant), or the full step of the thermostat s would
-    /// leave s ≤ 0 (or infinite): |ε q / (2Q)| ≥ 1. Both mean the step size is too large for
-    /// the current (s, q). The step was abandoned and the state is bit-for-bit what it was
-    /// before it.
-    ThermostatBreakdown,
+    // The variants of a run, a calibrated step and an MCEM M-step come first: in this order the
+    // Cortex-M0 firmware's SGMGT-D step is as small as before `MomentsError` and `MStepError`
+    // folded in (after the core variants it was 52 bytes larger; tools/firmware.sh).
     /// [`crate::sampler::run_scheduled`]: the sampler refused the schedule's step size h_t for
     /// this step (a polynomial decay that underflowed to 0 after very many steps). The steps
     /// before it were taken; [`RunError::completed`](crate::sampler::RunError::completed) counts them.
@@ -378,6 +357,30 @@ pub enum StepError {
     /// shrinkage, its rescaled version failed its Cholesky factorisation (only possible within
     /// rounding of a singular estimate). M⁻¹ is kept; the statistics were consumed (reset).
     MassEstimate(LinalgError),
+    /// The model wrote a NaN or ±∞ into the gradient. The step was abandoned and θ, p and ξ are
+    /// bit-for-bit what they were before it.
+    NonFiniteGradient {
+        /// The first non-finite coordinate.
+        index: usize,
+    },
+    /// The model's energy U(θ) at the current θ is not finite, so Metropolis–Hastings cannot
+    /// start (HMC only; a non-finite energy at a *proposal* is a rejection, not an error).
+    NonFiniteEnergy,
+    /// The step produced a non-finite value in the state (the sampler diverged: the step size
+    /// is too large for the model). The step was undone: θ, p and ξ are bit for bit what they
+    /// were before it (`docs/state-contract.md`); HMC rejects such a proposal instead.
+    NonFiniteState {
+        /// Which buffer.
+        buffer: Buffer,
+        /// The first non-finite coordinate (0 for a scalar thermostat).
+        index: usize,
+    },
+    /// SG-NPHMC: the quadratic for the half-step thermostat momentum q (Roychowdhury & Parthasarathy 2017, eq. 7, second line)
+    /// has no real root (negative discriminant), or the full step of the thermostat s would
+    /// leave s ≤ 0 (or infinite): |ε q / (2Q)| ≥ 1. Both mean the step size is too large for
+    /// the current (s, q). The step was abandoned and the state is bit-for-bit what it was
+    /// before it.
+    ThermostatBreakdown,
 }
 
 impl fmt::Display for StepError {
