@@ -150,16 +150,7 @@ pub trait Sampler<T: Real, M: ?Sized>: ChainState<T> {
         R: Rng + ?Sized,
         O: Observer<Self, T> + ?Sized,
     {
-        for step in 0..steps {
-            let stats = self.step(model, rng).map_err(|error| RunError {
-                completed: step,
-                error,
-            })?;
-            if let ControlFlow::Break(stop) = observer.observe(step, self, &stats) {
-                return Ok(ControlFlow::Break(stop));
-            }
-        }
-        Ok(ControlFlow::Continue(()))
+        drive(self, steps, observer, |_, sampler| sampler.step(model, rng))
     }
 
     /// [`Sampler::run`] with a closure `f(step, sampler, stats)` as the observer. The closure
@@ -180,6 +171,31 @@ pub trait Sampler<T: Real, M: ?Sized>: ChainState<T> {
     {
         self.run(model, rng, steps, &mut f)
     }
+}
+
+/// The loop of [`Sampler::run`] and [`crate::sampler::run_scheduled`]: `steps` calls of
+/// `step(index, sampler)`, each completed one handed to `observer`, stopping at the observer's
+/// `Break` or the first error (with the steps completed before it).
+pub(crate) fn drive<S, T, O>(
+    sampler: &mut S,
+    steps: u64,
+    observer: &mut O,
+    mut step: impl FnMut(u64, &mut S) -> Result<StepStats<T>, StepError>,
+) -> Result<ControlFlow<O::Stop>, RunError>
+where
+    T: Real,
+    O: Observer<S, T> + ?Sized,
+{
+    for index in 0..steps {
+        let stats = step(index, sampler).map_err(|error| RunError {
+            completed: index,
+            error,
+        })?;
+        if let ControlFlow::Break(stop) = observer.observe(index, sampler, &stats) {
+            return Ok(ControlFlow::Break(stop));
+        }
+    }
+    Ok(ControlFlow::Continue(()))
 }
 
 /// Sees every completed step of [`Sampler::run`]: its index (from 0), the sampler (to read θ,

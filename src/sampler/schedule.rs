@@ -4,7 +4,7 @@
 //! every sampler runs on one through [`run_scheduled`], which sets h_t before each step
 //! ([`StepSize::set_step_size`]).
 
-use super::run::{Observer, RunError, Sampler};
+use super::run::{Observer, RunError, Sampler, drive};
 use crate::error::{Param, ParamError, StepError};
 use crate::real::Real;
 use crate::validate::{finite, positive};
@@ -272,19 +272,11 @@ where
     R: Rng + ?Sized,
     O: Observer<S, T> + ?Sized,
 {
-    for step in 0..steps {
+    drive(sampler, steps, observer, |step, sampler| {
         let iteration = first.saturating_add(step);
-        let stats = sampler
+        sampler
             .set_step_size(schedule.at(iteration))
-            .map_err(StepError::StepSize)
-            .and_then(|()| sampler.step(model, rng))
-            .map_err(|error| RunError {
-                completed: step,
-                error,
-            })?;
-        if let ControlFlow::Break(stop) = observer.observe(step, sampler, &stats) {
-            return Ok(ControlFlow::Break(stop));
-        }
-    }
-    Ok(ControlFlow::Continue(()))
+            .map_err(StepError::StepSize)?;
+        sampler.step(model, rng)
+    })
 }
