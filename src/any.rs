@@ -1,31 +1,6 @@
 //! [`AnySampler`]: one type for a host that picks its stochastic-gradient sampler at run time.
 //!
-//! Build the settings as usual, wrap them in [`AnyParams`], size the buffers with
-//! [`AnyParams::lengths`] and build: the result steps, runs, schedules and checkpoints like the
-//! sampler inside it (`match`-dispatched, no allocation, no trait object).
-//!
-//! ```
-//! use rand_pcg::Pcg64;
-//! use sgmcmc::prelude::*;
-//!
-//! // Chosen at run time, e.g. from a configuration file.
-//! let params = match "msgnht" {
-//!     "sgld" => AnyParams::Sgld(SgldParams::new(0.01)),
-//!     "sghmc" => AnyParams::Sghmc(SghmcParams::new(0.05)),
-//!     _ => AnyParams::MSgnht(SgnhtParams::new(0.05)),
-//! };
-//! let len = params.lengths(3);
-//! let mut theta = vec![0.0f64; len.position];
-//! let (mut p, mut xi, mut work) =
-//!     (vec![0.0; len.momentum], vec![0.0; len.thermostat], vec![0.0; len.work]);
-//! let mut sampler = AnySampler::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
-//! let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t); // N(0, I)
-//! sampler.run(&mut model, &mut Pcg64::new(1, 2), 100, &mut ()).unwrap();
-//! assert_eq!(sampler.position().len(), 3);
-//! ```
-//!
-//! HMC and SG-NPHMC are not among them: their steps need the energy U as well as its gradient
-//! ([`crate::Energy`]), so one type for all seven could step only models that have both.
+//! (The module is private: its docs are [`AnySampler`]'s, re-exported at the crate root.)
 
 use crate::error::{Error, LayoutError, ParamError, StepError};
 use crate::gradient::Gradient;
@@ -37,7 +12,8 @@ use crate::sampler::{
 };
 use rand_core::Rng;
 
-/// The settings of any stochastic-gradient sampler: [`AnySampler::new`] builds the one it names.
+/// The settings of any stochastic-gradient sampler: [`AnySampler::new`] builds the one it names
+/// (example there).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum AnyParams<T: Real> {
     /// [`Sgld`].
@@ -66,8 +42,35 @@ impl<T: Real> AnyParams<T> {
     }
 }
 
-/// A stochastic-gradient sampler chosen at run time (module docs): one of the five, each with
-/// its run-time integrator choice and (SGHMC, SGNHT) its run-time mass.
+/// A stochastic-gradient sampler chosen at run time: one of the five, each with its run-time
+/// integrator choice and (SGHMC, SGNHT) its run-time mass.
+///
+/// Build the settings as usual, wrap them in [`AnyParams`], size the buffers with
+/// [`AnyParams::lengths`] and build: the result steps, runs, schedules and checkpoints like the
+/// sampler inside it (`match`-dispatched, no allocation, no trait object).
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+///
+/// // Chosen at run time, e.g. from a configuration file.
+/// let params = match "msgnht" {
+///     "sgld" => AnyParams::Sgld(SgldParams::new(0.01)),
+///     "sghmc" => AnyParams::Sghmc(SghmcParams::new(0.05)),
+///     _ => AnyParams::MSgnht(SgnhtParams::new(0.05)),
+/// };
+/// let len = params.lengths(3);
+/// let mut theta = vec![0.0f64; len.position];
+/// let (mut p, mut xi, mut work) =
+///     (vec![0.0; len.momentum], vec![0.0; len.thermostat], vec![0.0; len.work]);
+/// let mut sampler = AnySampler::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+/// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t); // N(0, I)
+/// sampler.run(&mut model, &mut Pcg64::new(1, 2), 100, &mut ()).unwrap();
+/// assert_eq!(sampler.position().len(), 3);
+/// ```
+///
+/// HMC and SG-NPHMC are not among them: their steps need the energy U as well as its gradient
+/// ([`crate::Energy`]), so one type for all seven could step only models that have both.
 #[derive(Debug)]
 pub enum AnySampler<'a, T: Real> {
     /// SGLD.
