@@ -1575,64 +1575,50 @@ mod tests {
                 continue; // never built there: its blocks are one entry long
             }
             let (b, z, g) = (&base, &z, &g);
-            let per = || PerXi(z.clone().leak());
-            check_sweep::<T, _, _, N>(b, g, z, &mut per(), &PerAux::<T, true>(&aux), source, bad);
-            check_sweep::<T, _, _, N>(b, g, z, &mut per(), &PerAux::<T, false>(&aux), source, bad);
-            check_sweep::<T, _, _, N>(
-                b,
-                g,
-                z,
-                &mut per(),
-                &SharedAux::<T, true>(three),
-                source,
-                bad,
-            );
-            check_sweep::<T, _, _, N>(
-                b,
-                g,
-                z,
-                &mut per(),
-                &SharedAux::<T, false>(three),
-                source,
-                bad,
-            );
-            let shared = || SharedXi(half);
-            check_sweep::<T, _, _, N>(
-                b,
-                g,
-                z,
-                &mut shared(),
-                &PerAux::<T, true>(&aux),
-                source,
-                bad,
-            );
-            check_sweep::<T, _, _, N>(
-                b,
-                g,
-                z,
-                &mut shared(),
-                &PerAux::<T, false>(&aux),
-                source,
-                bad,
-            );
-            check_sweep::<T, _, _, N>(
-                b,
-                g,
-                z,
-                &mut shared(),
-                &SharedAux::<T, true>(three),
-                source,
-                bad,
-            );
-            check_sweep::<T, _, _, N>(
-                b,
-                g,
-                z,
-                &mut shared(),
-                &SharedAux::<T, false>(three),
-                source,
-                bad,
-            );
+            // Every thermostat source (per coordinate, shared) with every kinetics datum (per
+            // coordinate, shared; both flags).
+            macro_rules! each_aux {
+                ($xi:expr) => {
+                    check_sweep::<T, _, _, N>(
+                        b,
+                        g,
+                        z,
+                        &mut $xi,
+                        &PerAux::<T, true>(&aux),
+                        source,
+                        bad,
+                    );
+                    check_sweep::<T, _, _, N>(
+                        b,
+                        g,
+                        z,
+                        &mut $xi,
+                        &PerAux::<T, false>(&aux),
+                        source,
+                        bad,
+                    );
+                    check_sweep::<T, _, _, N>(
+                        b,
+                        g,
+                        z,
+                        &mut $xi,
+                        &SharedAux::<T, true>(three),
+                        source,
+                        bad,
+                    );
+                    check_sweep::<T, _, _, N>(
+                        b,
+                        g,
+                        z,
+                        &mut $xi,
+                        &SharedAux::<T, false>(three),
+                        source,
+                        bad,
+                    );
+                };
+            }
+            each_aux!(PerXi(z.clone().leak()));
+            each_aux!(SharedXi(half));
         }
     }
 

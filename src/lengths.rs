@@ -1,25 +1,4 @@
 //! [`Lengths`]: how long every buffer a sampler borrows must be, without naming its float type.
-//!
-//! One function per sampler gives every buffer's length for n coordinates; `.calibrated(shape)`
-//! and `.mcem(shape)` add the wrappers' buffers. The results are `const`, so a firmware can size
-//! its arrays with them:
-//!
-//! ```
-//! use sgmcmc::prelude::*;
-//!
-//! const D: usize = 3;
-//! const LEN: Lengths = Lengths::sgnht(D);
-//! let mut theta = [0.0f32; LEN.position];
-//! let mut p = [0.0f32; LEN.momentum];
-//! let mut work = [0.0f32; LEN.work];
-//! let mut xi = [0.0f32; LEN.thermostat];
-//! let sampler = Sgnht::new(SgnhtParams::new(0.01), &mut theta, &mut p, &mut xi, &mut work);
-//! assert!(sampler.is_ok());
-//!
-//! // The calibrated wrapper's two buffers come with the sampler's.
-//! let len = Lengths::sghmc(10).calibrated(NoiseShape::Dense);
-//! assert_eq!((len.noise_estimate, len.calibrated_work), (100, 340));
-//! ```
 
 use crate::adapt::{Calibrated, Mcem, NoiseShape};
 use crate::kinetic::{MassBuffer, MassShape};
@@ -28,6 +7,27 @@ use crate::sampler::{Hmc, MSgnht, SgNphmc, Sghmc, Sgld, Sgmgt, Sgnht};
 /// The length of every buffer a sampler (and its wrappers) borrows, for n coordinates. A buffer
 /// the sampler does not take has length 0. Lengths saturate at `usize::MAX` (which no buffer
 /// has, so the constructor then refuses it) rather than overflow.
+///
+/// One function per sampler gives every buffer's length for n coordinates; `.calibrated(shape)`
+/// and `.mcem(shape)` add the wrappers' buffers. The results are `const`, so a firmware can size
+/// its arrays with them:
+///
+/// ```
+/// use sgmcmc::prelude::*;
+///
+/// const D: usize = 3;
+/// const LEN: Lengths = Lengths::sgnht(D);
+/// let mut theta = [0.0f32; LEN.position];
+/// let mut p = [0.0f32; LEN.momentum];
+/// let mut work = [0.0f32; LEN.work];
+/// let mut xi = [0.0f32; LEN.thermostat];
+/// let sampler = Sgnht::new(SgnhtParams::new(0.01), &mut theta, &mut p, &mut xi, &mut work);
+/// assert!(sampler.is_ok());
+///
+/// // The calibrated wrapper's two buffers come with the sampler's.
+/// let len = Lengths::sghmc(10).calibrated(NoiseShape::Dense);
+/// assert_eq!((len.noise_estimate, len.calibrated_work), (100, 340));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Lengths {
     /// θ: n.

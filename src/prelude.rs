@@ -11,7 +11,7 @@ pub use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError}
 #[doc(no_inline)]
 pub use crate::gradient::{Batch, Energy, Gradient, MinibatchGradient, Model, Moments, Sampling};
 #[doc(no_inline)]
-pub use crate::integrator::{Euler, Integrator, IntegratorChoice, Splitting};
+pub use crate::integrator::{Euler, Integrator, Splitting, ThermostatRule};
 #[doc(no_inline)]
 pub use crate::kinetic::{
     DenseMass, DiagonalMass, Gaussian, IdentityMass, MassBuffer, MonomialGamma,
@@ -20,9 +20,11 @@ pub use crate::kinetic::{
 pub use crate::real::Real;
 #[doc(no_inline)]
 pub use crate::sampler::{
-    ChainState, Checkpoint, Hmc, HmcParams, MSgnht, MassKind, Observer, RunError, Sampler, SgNphmc,
+    ChainState, Checkpoint, Hmc, HmcParams, MSgnht, Observer, RunError, Sampler, SgNphmc,
     SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
-    StepSchedule, StepSize, StepStats, ThermostatRule,
+    StepSchedule, StepSize, StepStats,
 };
 #[doc(no_inline)]
 pub use crate::{AnyParams, AnySampler};
+#[doc(hidden)] // the sealed bounds, for code generic over a sampler's integrator or mass
+pub use crate::{integrator::IntegratorChoice, sampler::MassKind};

@@ -91,13 +91,14 @@ pub trait Real:
     fn min(self, other: Self) -> Self;
 
     /// One standard normal draw, through this type's own ziggurat ([`crate::rng`]); the samplers'
-    /// per-coordinate noise comes from [`Real::NormalLanes`] instead.
+    /// per-coordinate noise comes from [`crate::rng::fill_lane_normals`]'s lanes instead.
     fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> Self;
     /// One uniform draw from the half-open interval \[0, 1).
     fn uniform<R: Rng + ?Sized>(rng: &mut R) -> Self;
     /// One uniform draw from the open interval (0, 1): never 0, so its logarithm is finite.
     fn uniform_open<R: Rng + ?Sized>(rng: &mut R) -> Self;
     /// The multi-lane generator of the samplers' noise ([`crate::rng::fill_lane_normals`]).
+    #[doc(hidden)]
     type NormalLanes: NormalLanes<Self>;
     /// eˣ by a branch-free polynomial that vectorises inside the per-coordinate loops (the
     /// splitting integrator's friction flows), about 1 ulp; independent of the math shim. On a

@@ -3,7 +3,7 @@
 //! Everything takes any [`rand_core::Rng`] and allocates nothing. The `f64` functions draw with
 //! `next_u64`; the `f32` ones only with `next_u32`, in `f32` arithmetic only. On vector targets
 //! (x86, AArch64, WebAssembly simd128) the samplers draw their noise with [`fill_lane_normals`]
-//! / [`NormalLanes`] (the vectorised Box–Muller on xoshiro lanes, keyed from your RNG at every
+//! (the vectorised Box–Muller on xoshiro lanes, keyed from your RNG at every
 //! step); on a scalar core ([`SCALAR_CORE`]: Cortex-M and every other target without wide SIMD)
 //! they draw each normal where they use it, one ziggurat draw at a time from your RNG.
 //! [`fill_step_normals`] is either, as this build's samplers draw it; their occasional single
@@ -21,6 +21,7 @@
 //! assert!(uniform_f64(&mut rng) < 1.0 && gamma(&mut rng, 2.0f64) > 0.0);
 //! ```
 
+#[doc(hidden)] // the samplers' lanes as a stateful generator: plumbing
 pub use crate::noise::NormalLanes;
 pub use crate::variates::{
     fill_lane_normals, fill_standard_normal, fill_step_normals, gamma, poisson,

@@ -1,49 +1,4 @@
 //! Calibrated minibatch sampling: a wrapper that estimates the gradient noise online and discounts it, from the injected noise or through the friction.
-//!
-//! Wrap SGHMC, SGNHT, mSGNHT or SGMGT-D in [`Calibrated`] and step it with a
-//! [`MinibatchGradient`] (a stochastic gradient that also reports its per-example moments). Each
-//! step then uses B̂ = ½hV̄, the running estimate of the minibatch noise in Chen et al. 2014's
-//! units ([`NoiseEstimate`]), in one of the two corrections of Ding et al. 2014, App. D.2
-//! ([`Correction`]; Fokker–Planck derivation in `docs/gradient-noise.md`):
-//!
-//! * [`Correction::Subtract`]: SGHMC, SGNHT, mSGNHT inject √(2h(A·I − B̂)) ζ instead of
-//!   √(2hA) ζ — per coordinate for a diagonal estimate, as a matrix for a dense one — so that
-//!   injected plus gradient noise is A again in every direction. A ≥ λ_max(B̂) is needed; by
-//!   default A is raised to it ([`CalibratedParams::with_raise_friction`]).
-//! * [`Correction::Friction`]: the friction becomes A·I + B̂ and the injected noise stays
-//!   √(2hA) ζ (identity mass only).
-//! * SGMGT-D takes B̂ⱼ (the diagonal) in its θ term (`docs/sgmgt-noise-estimate.md`); its
-//!   per-coordinate thermostats absorb the momentum's share.
-//!
-//! The wrapper needs an estimate buffer and scratch ([`crate::Lengths::calibrated`] gives both
-//! lengths); the sampler it wraps keeps its own buffers and settings.
-//!
-//! ```
-//! use rand_pcg::Pcg64;
-//! use sgmcmc::prelude::*;
-//!
-//! // U(θ) = Σᵢ ½(θ − xᵢ)² over four points, two of them per minibatch (alternating pairs).
-//! let (x, mut odd) = ([-1.0f64, 0.0, 1.0, 2.0], false);
-//! let mut model = |t: &[f64], g: &mut [f64], m: Moments<'_, f64>| {
-//!     odd = !odd;
-//!     let k = if odd { 1 } else { 0 };
-//!     let (a, b) = (t[0] - x[k], t[0] - x[k + 2]);
-//!     g[0] = 2.0 * (a + b); // N/b = 2
-//!     m.sum[0] = a + b;
-//!     m.squares[0] = a * a + b * b;
-//!     Batch { size: 2, population: 4, sampling: Sampling::WithoutReplacement }
-//! };
-//! let (mut theta, mut p, mut work) = ([0.0f64], [0.0], [0.0; 2]);
-//! let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
-//! let params = CalibratedParams::new().with_shape(NoiseShape::Diagonal);
-//! let (mut estimate, mut scratch) = ([0.0; 1], [0.0; 4]);
-//! let mut sampler = Calibrated::new(sghmc, params, &mut estimate, &mut scratch).unwrap();
-//! let mut rng = Pcg64::new(1, 2);
-//! for _ in 0..100 {
-//!     sampler.step(&mut model, &mut rng).unwrap();
-//! }
-//! assert!(sampler.estimate().variance()[0] > 0.0);
-//! ```
 
 use super::{NoiseEstimate, NoiseShape};
 use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
@@ -182,8 +137,54 @@ pub struct Calibration<T> {
     pub clamped: bool,
 }
 
-/// A sampler run with the online gradient-noise estimate (module docs, which step one on a
-/// minibatch model).
+/// A sampler run with the online gradient-noise estimate.
+///
+/// Wrap SGHMC, SGNHT, mSGNHT or SGMGT-D in [`Calibrated`] and step it with a
+/// [`MinibatchGradient`] (a stochastic gradient that also reports its per-example moments). Each
+/// step then uses B̂ = ½hV̄, the running estimate of the minibatch noise in Chen et al. 2014's
+/// units ([`NoiseEstimate`]), in one of the two corrections of Ding et al. 2014, App. D.2
+/// ([`Correction`]; Fokker–Planck derivation in `docs/gradient-noise.md`):
+///
+/// * [`Correction::Subtract`]: SGHMC, SGNHT, mSGNHT inject √(2h(A·I − B̂)) ζ instead of
+///   √(2hA) ζ — per coordinate for a diagonal estimate, as a matrix for a dense one — so that
+///   injected plus gradient noise is A again in every direction. A ≥ λ_max(B̂) is needed; by
+///   default A is raised to it ([`CalibratedParams::with_raise_friction`]).
+/// * [`Correction::Friction`]: the friction becomes A·I + B̂ and the injected noise stays
+///   √(2hA) ζ (identity mass only).
+/// * SGMGT-D takes B̂ⱼ (the diagonal) in its θ term (`docs/sgmgt-noise-estimate.md`); its
+///   per-coordinate thermostats absorb the momentum's share.
+///
+/// The wrapper needs an estimate buffer and scratch ([`crate::Lengths::calibrated`] gives both
+/// lengths); the sampler it wraps keeps its own buffers and settings.
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+///
+/// // U(θ) = Σᵢ ½(θ − xᵢ)² over four points, two of them per minibatch (alternating pairs).
+/// let (x, mut odd) = ([-1.0f64, 0.0, 1.0, 2.0], false);
+/// let mut model = |t: &[f64], g: &mut [f64], m: Moments<'_, f64>| {
+///     odd = !odd;
+///     let k = if odd { 1 } else { 0 };
+///     let (a, b) = (t[0] - x[k], t[0] - x[k + 2]);
+///     g[0] = 2.0 * (a + b); // N/b = 2
+///     m.sum[0] = a + b;
+///     m.squares[0] = a * a + b * b;
+///     Batch { size: 2, population: 4, sampling: Sampling::WithoutReplacement }
+/// };
+/// let (mut theta, mut p, mut work) = ([0.0f64], [0.0], [0.0; 2]);
+/// let sghmc = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+/// let params = CalibratedParams::new().with_shape(NoiseShape::Diagonal);
+/// let (mut estimate, mut scratch) = ([0.0; 1], [0.0; 4]);
+/// let mut sampler = Calibrated::new(sghmc, params, &mut estimate, &mut scratch).unwrap();
+/// let mut rng = Pcg64::new(1, 2);
+/// for _ in 0..100 {
+///     sampler.step(&mut model, &mut rng).unwrap();
+/// }
+/// assert!(sampler.estimate().variance()[0] > 0.0);
+/// ```
+///
+/// Sizing every buffer with [`crate::Lengths`]:
 ///
 /// ```
 /// use sgmcmc::prelude::*;

@@ -37,5 +37,7 @@ mod noise;
 pub use calibrated::{Calibrated, CalibratedParams, Calibration, Correction};
 #[doc(hidden)] // a sealed bound of `Mcem`: which samplers it wraps
 pub use mcem::EmSampler;
-pub use mcem::{Mcem, McemParams, McemScalars, NphmcEStep, SampleSize};
+#[doc(hidden)] // the opaque `Checkpoint::State` of `Mcem`: kept, not read
+pub use mcem::McemScalars;
+pub use mcem::{Mcem, McemParams, NphmcEStep, SampleSize};
 pub use noise::{NoiseEstimate, NoiseShape};

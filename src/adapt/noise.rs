@@ -1,24 +1,4 @@
 //! The online estimate of the minibatch gradient's noise covariance V, diagonal or dense, kept in a caller buffer.
-//!
-//! Each step's per-example moments ([`crate::gradient::Moments`]) give an unbiased estimate
-//! V̂ = N(N − b)s_B/b (without replacement; N²s_B/b with), and [`NoiseEstimate`] keeps the
-//! running average V̄ ← (1 − λ)V̄ + λV̂ with λ = max(weight, 1/t) at the t-th update (a plain
-//! mean over the first 1/weight updates, so the start is not biased toward 0). The samplers use
-//! B̂ = ½hV̄ ([`crate::adapt::Calibrated`]). The formulas, the estimator's variance and the
-//! choice of λ: `docs/gradient-noise.md`.
-//!
-//! ```
-//! use sgmcmc::adapt::{NoiseEstimate, NoiseShape};
-//! use sgmcmc::gradient::{Batch, Sampling};
-//! let mut v = [0.0f64; 1];
-//! let mut est = NoiseEstimate::new(NoiseShape::Diagonal, 0.1, &mut v).unwrap();
-//! // Per-example gradients 1 and 3 from a population of 10: s_B = 2, V̂ = 10·8·2/2 = 80.
-//! let batch = Batch { size: 2, population: 10, sampling: Sampling::WithoutReplacement };
-//! let mut squares = [10.0];
-//! est.estimate_in_place(batch, &[4.0], &mut squares).unwrap();
-//! est.commit(&squares);
-//! assert_eq!(est.variance(), &[80.0]);
-//! ```
 
 use crate::error::{Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Batch, Sampling};
@@ -45,8 +25,28 @@ impl NoiseShape {
     }
 }
 
-/// A running estimate V̄ of the minibatch gradient's noise covariance (module docs), in a
-/// caller buffer of `shape.len(n)` entries.
+/// A running estimate V̄ of the minibatch gradient's noise covariance, in a caller buffer of
+/// `shape.len(n)` entries.
+///
+/// Each step's per-example moments ([`crate::gradient::Moments`]) give an unbiased estimate
+/// V̂ = N(N − b)s_B/b (without replacement; N²s_B/b with), and [`NoiseEstimate`] keeps the
+/// running average V̄ ← (1 − λ)V̄ + λV̂ with λ = max(weight, 1/t) at the t-th update (a plain
+/// mean over the first 1/weight updates, so the start is not biased toward 0). The samplers use
+/// B̂ = ½hV̄ ([`crate::adapt::Calibrated`]). The formulas, the estimator's variance and the
+/// choice of λ: `docs/gradient-noise.md`.
+///
+/// ```
+/// use sgmcmc::adapt::{NoiseEstimate, NoiseShape};
+/// use sgmcmc::gradient::{Batch, Sampling};
+/// let mut v = [0.0f64; 1];
+/// let mut est = NoiseEstimate::new(NoiseShape::Diagonal, 0.1, &mut v).unwrap();
+/// // Per-example gradients 1 and 3 from a population of 10: s_B = 2, V̂ = 10·8·2/2 = 80.
+/// let batch = Batch { size: 2, population: 10, sampling: Sampling::WithoutReplacement };
+/// let mut squares = [10.0];
+/// est.estimate_in_place(batch, &[4.0], &mut squares).unwrap();
+/// est.commit(&squares);
+/// assert_eq!(est.variance(), &[80.0]);
+/// ```
 #[derive(Debug)]
 pub struct NoiseEstimate<'a, T> {
     mean: &'a mut [T],

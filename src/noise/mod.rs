@@ -65,6 +65,7 @@ mod sealed {
 /// lanes.fill(&mut z[..64]); // a multiple of ROUND = 32
 /// lanes.fill(&mut z[64..]);
 /// ```
+#[doc(hidden)] // plumbing of `Real` and the samplers; users draw with `rng::fill_lane_normals`
 pub trait NormalLanes<T>: Clone + core::fmt::Debug + sealed::Sealed {
     /// Normals per round (two per lane).
     const ROUND: usize;

@@ -1,36 +1,4 @@
 //! Checkpoint and resume: [`Checkpoint`] exports a sampler's complete state into caller memory and restores it, bit for bit.
-//!
-//! A chain's state is the caller's generator plus what [`Checkpoint::save`] exports: the
-//! buffers (θ, p, ξ, a cached ∇U, MCEM's statistics and M⁻¹) into a caller slice of
-//! [`Checkpoint::checkpoint_len`] entries, and the scalars (counters, cached U, thermostat
-//! scalars, pending MCEM offsets) as a small `Copy` value. To resume, build a sampler of the
-//! same kind, settings and dimension over any buffers and call [`Checkpoint::restore`] with both
-//! parts and a clone of the generator: the chain then continues exactly as if it had never
-//! stopped (`tests/checkpoint.rs` checks this bit for bit for every sampler × integrator × float
-//! type, at checkpoints that no resampling period divides and in the middle of MCEM batches).
-//!
-//! ```
-//! use rand_pcg::Pcg64;
-//! use sgmcmc::prelude::*;
-//! use sgmcmc::sampler::Checkpoint;
-//!
-//! let model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
-//! let (mut theta, mut work) = ([1.0f64; 3], [0.0; 6]);
-//! let params = SgldParams::with_schedule(StepSchedule::polynomial(0.1, 1.0, 0.55).unwrap());
-//! let mut sgld = Sgld::new(params, &mut theta, &mut work).unwrap();
-//! let mut rng = Pcg64::new(1, 2);
-//! sgld.run(&mut { model }, &mut rng, 10, &mut ()).unwrap();
-//! // Save: the buffers into caller memory, the scalars (here the schedule's t) as a value.
-//! let mut saved = vec![0.0; sgld.checkpoint_len()];
-//! let state = sgld.save(&mut saved).unwrap();
-//! let saved_rng = rng.clone();
-//! // ... later, anywhere: a new sampler over new buffers, restored.
-//! let (mut theta2, mut work2) = ([0.0f64; 3], [0.0; 6]);
-//! let mut resumed = Sgld::new(params, &mut theta2, &mut work2).unwrap();
-//! resumed.restore(&state, &saved).unwrap();
-//! assert_eq!(resumed.iteration(), 10);
-//! # let _ = saved_rng;
-//! ```
 
 use crate::error::{Buffer, LayoutError};
 use crate::integrator::state::check_finite;
@@ -38,9 +6,42 @@ use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::rows::{Fitted, carve};
 
-/// Export and import of a sampler's complete state (module docs).
+/// Export and import of a sampler's complete state.
+///
+/// A chain's state is the caller's generator plus what [`Checkpoint::save`] exports: the
+/// buffers (θ, p, ξ, a cached ∇U, MCEM's statistics and M⁻¹) into a caller slice of
+/// [`Checkpoint::checkpoint_len`] entries, and the scalars (counters, cached U, thermostat
+/// scalars, pending MCEM offsets) as a small `Copy` value. To resume, build a sampler of the
+/// same kind, settings and dimension over any buffers and call [`Checkpoint::restore`] with both
+/// parts and a clone of the generator: the chain then continues exactly as if it had never
+/// stopped (`tests/checkpoint.rs` checks this bit for bit for every sampler × integrator × float
+/// type, at checkpoints that no resampling period divides and in the middle of MCEM batches).
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+/// use sgmcmc::sampler::Checkpoint;
+///
+/// let model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
+/// let (mut theta, mut work) = ([1.0f64; 3], [0.0; 6]);
+/// let params = SgldParams::with_schedule(StepSchedule::polynomial(0.1, 1.0, 0.55).unwrap());
+/// let mut sgld = Sgld::new(params, &mut theta, &mut work).unwrap();
+/// let mut rng = Pcg64::new(1, 2);
+/// sgld.run(&mut { model }, &mut rng, 10, &mut ()).unwrap();
+/// // Save: the buffers into caller memory, the scalars (here the schedule's t) as a value.
+/// let mut saved = vec![0.0; sgld.checkpoint_len()];
+/// let state = sgld.save(&mut saved).unwrap();
+/// let saved_rng = rng.clone();
+/// // ... later, anywhere: a new sampler over new buffers, restored.
+/// let (mut theta2, mut work2) = ([0.0f64; 3], [0.0; 6]);
+/// let mut resumed = Sgld::new(params, &mut theta2, &mut work2).unwrap();
+/// resumed.restore(&state, &saved).unwrap();
+/// assert_eq!(resumed.iteration(), 10);
+/// # let _ = saved_rng;
+/// ```
 pub trait Checkpoint<T: Real> {
-    /// The scalar part of the state: counters, cached values, thermostat scalars.
+    /// The scalar part of the state: counters, cached values, thermostat scalars. An opaque
+    /// `Copy` value: keep it with the saved buffer and hand both to [`Checkpoint::restore`].
     type State: Copy + core::fmt::Debug;
 
     /// The number of entries [`Checkpoint::save`] writes.

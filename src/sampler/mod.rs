@@ -21,8 +21,9 @@ mod sgmgt;
 mod sgnht;
 pub(crate) mod shell;
 
-pub use crate::integrator::ThermostatRule;
-pub use checkpoint::{Checkpoint, Scalars};
+pub use checkpoint::Checkpoint;
+#[doc(hidden)] // the opaque `Checkpoint::State` of the samplers: kept, not read
+pub use checkpoint::Scalars;
 pub(crate) use checkpoint::{SavedState, read_parts, write_parts};
 pub(crate) use discount::Discount;
 #[doc(hidden)] // a sealed bound of `Calibrated`: which samplers it wraps

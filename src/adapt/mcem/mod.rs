@@ -1,14 +1,8 @@
 //! MCEM mass learning (Roychowdhury & Parthasarathy 2017, §3): [`Mcem`] wraps HMC, SGHMC, SGNHT or SG-NPHMC and learns M (and SG-NPHMC's Q).
 //!
-//! One step of the wrapper is one iteration of the paper's loop: an E-step of LP_S inner steps
-//! ([`EmSampler`]; Alg. 1 HMC-EM, Alg. 3 SGHMC-EM, Alg. 2 SGNHT-EM, Alg. 4 blocks for SG-NPHMC-EM),
-//! its momentum stored into running moments, and every S_count samples an M-step
-//! M⁻¹ ← (1 − κ_k) M⁻¹ + κ_k M⁻¹_est (eq. 5) pushed into the sampler. S_count is fixed or grows
-//! by the §3.2 rule. The concerns live in one file each: `moments.rs` (Welford statistics),
-//! `m_step.rs` (eq. 5, shrunk and eigenvalue-bounded), `sample_size.rs` (offsets, test
-//! statistics, S_count), `test_function.rs`, `e_step.rs`. Measured behaviour (how fast S_count
-//! grows, the drift of M⁻¹ when E-step samples are autocorrelated): `docs/mcem.md`. All buffers
-//! live in one caller slice; nothing allocates.
+//! The concerns live in one file each: `moments.rs` (Welford statistics), `m_step.rs` (eq. 5,
+//! shrunk and eigenvalue-bounded), `sample_size.rs` (offsets, test statistics, S_count),
+//! `test_function.rs`, `e_step.rs`.
 
 mod e_step;
 mod m_step;
@@ -196,8 +190,14 @@ struct ScalarStats<T> {
     m2: T,
 }
 
-/// The MCEM wrapper (Roychowdhury & Parthasarathy 2017, Alg. 1, 2, 3, 5): see the module docs
-/// for what one step does.
+/// The MCEM wrapper (Roychowdhury & Parthasarathy 2017, Alg. 1, 2, 3, 5).
+///
+/// One step of the wrapper is one iteration of the paper's loop: an E-step of LP_S inner steps
+/// (Alg. 1 HMC-EM, Alg. 3 SGHMC-EM, Alg. 2 SGNHT-EM, Alg. 4 blocks for SG-NPHMC-EM), its momentum
+/// stored into running moments, and every S_count samples an M-step M⁻¹ ← (1 − κ_k) M⁻¹ + κ_k
+/// M⁻¹_est (eq. 5) pushed into the sampler. S_count is fixed or grows by the §3.2 rule. Measured
+/// behaviour (how fast S_count grows, the drift of M⁻¹ when E-step samples are autocorrelated):
+/// `docs/mcem.md`. All buffers live in one caller slice; nothing allocates.
 ///
 /// **Bias correction (departs from the print; on by default).** At stationarity every wrapped
 /// sampler draws p ~ N(0, M) for the current M, so every M is a fixed point of eq. 5 in
