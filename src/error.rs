@@ -258,8 +258,7 @@ impl fmt::Display for LayoutError {
 
 impl core::error::Error for LayoutError {}
 
-/// Why a sampler could not be built: a rejected hyperparameter, buffers that do not fit, or a
-/// rejected mass matrix (so that `?` takes a mass constructor's [`LinalgError`] too).
+/// Why a sampler could not be built: a rejected hyperparameter or buffers that do not fit.
 ///
 /// ```
 /// use sgmcmc::prelude::*;
@@ -268,19 +267,6 @@ impl core::error::Error for LayoutError {}
 /// assert!(matches!(err, Error::Layout(LayoutError::LengthMismatch { buffer: Buffer::Workspace, .. })));
 /// let err = Sgld::new(SgldParams::new(-1.0), &mut theta, &mut [0.0; 4]).unwrap_err();
 /// assert_eq!(err, Error::Param(ParamError::OutOfRange(Param::StepSize)));
-///
-/// // One error type through the whole build, mass included.
-/// fn build(inv_mass: &mut [f64], theta: &mut [f64], p: &mut [f64], work: &mut [f64])
-///     -> Result<(), Error> {
-///     let sghmc = Sghmc::new(SghmcParams::new(0.1), theta, p, work)?;
-///     let _sghmc = sghmc.with_mass(DiagonalMass::new(inv_mass)?)?;
-///     Ok(())
-/// }
-/// let (mut p, mut work) = ([0.0f64; 2], [0.0; 4]);
-/// assert!(matches!(
-///     build(&mut [1.0, -1.0], &mut theta, &mut p, &mut work),
-///     Err(Error::Mass(sgmcmc::LinalgError::NotPositiveDefinite { pivot: 1 }))
-/// ));
 /// ```
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -290,10 +276,6 @@ pub enum Error {
     Param(ParamError),
     /// The caller's buffers do not fit together.
     Layout(LayoutError),
-    /// A mass matrix was rejected by its constructor ([`crate::kinetic::MassBuffer::diagonal`],
-    /// [`crate::kinetic::DiagonalMass::new`], …) or by `set_inverse_mass`, met by `?` on the
-    /// way to building a sampler.
-    Mass(LinalgError),
 }
 
 impl fmt::Display for Error {
@@ -301,7 +283,6 @@ impl fmt::Display for Error {
         match self {
             Error::Param(e) => e.fmt(f),
             Error::Layout(e) => e.fmt(f),
-            Error::Mass(e) => write!(f, "the mass matrix was rejected: {e}"),
         }
     }
 }
@@ -317,12 +298,6 @@ impl From<ParamError> for Error {
 impl From<LayoutError> for Error {
     fn from(e: LayoutError) -> Self {
         Error::Layout(e)
-    }
-}
-
-impl From<LinalgError> for Error {
-    fn from(e: LinalgError) -> Self {
-        Error::Mass(e)
     }
 }
 

@@ -6,14 +6,13 @@
 use crate::abi::{Build, Knobs};
 use sgmcmc::Real;
 use sgmcmc::adapt::{
-    Calibrated, CalibratedParams, Correction, Mcem, McemParams, NoiseShape,
-    NphmcEStep, SampleSize,
+    Calibrated, CalibratedParams, Correction, Mcem, McemParams, NoiseShape, NphmcEStep, SampleSize,
 };
-use sgmcmc::integrator::Integrator;
+use sgmcmc::integrator::{Integrator, ThermostatRule};
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MassBuffer, MonomialGamma};
 use sgmcmc::sampler::{
     ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount, SgNphmc, SgNphmcParams, Sghmc, SghmcParams,
-    Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule, ThermostatRule,
+    Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule,
 };
 use sgmcmc::{AnyParams, AnySampler};
 
@@ -345,7 +344,7 @@ pub fn mcem<'a, T: Real, S: AdaptiveMass<T> + ChainState<T>>(
     } else {
         NphmcEStep::Redraw
     };
-        let params = McemParams::new(k.count)
+    let params = McemParams::new(k.count)
         .with_m_step_schedule(k.a, k.b)
         .with_shrinkage(k.c)
         .with_precision_bounds(k.x, k.h)
