@@ -311,7 +311,8 @@ pub enum StepError {
     // folded in (after the core variants it was 52 bytes larger; tools/firmware.sh).
     /// [`crate::sampler::run_scheduled`]: the sampler refused the schedule's step size h_t for
     /// this step (a polynomial decay that underflowed to 0 after very many steps). The steps
-    /// before it were taken; [`RunError::completed`](crate::sampler::RunError::completed) counts them.
+    /// before it were taken;
+    /// [`RunError::completed`](crate::sampler::RunError::completed) counts them.
     StepSize(ParamError),
     /// A calibrated sampler ([`crate::adapt::Calibrated`]): a minibatch of fewer than two
     /// examples has no sample covariance, so the per-example moments give no noise estimate.

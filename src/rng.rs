@@ -3,13 +3,12 @@
 //! Everything takes any [`rand_core::Rng`] and allocates nothing. The `f64` functions draw with
 //! `next_u64`; the `f32` ones only with `next_u32`, in `f32` arithmetic only. On vector targets
 //! (x86, AArch64, WebAssembly simd128) the samplers draw their noise with [`fill_lane_normals`]
-//! (the vectorised Box–Muller on xoshiro lanes, keyed from your RNG at every
-//! step); on a scalar core ([`SCALAR_CORE`]: Cortex-M and every other target without wide SIMD)
-//! they draw each normal where they use it, one ziggurat draw at a time from your RNG.
-//! [`fill_step_normals`] is either, as this build's samplers draw it; their occasional single
-//! normals go through [`crate::Real`] (`T::standard_normal(rng)`). The other functions are for
-//! your own draws (minibatch indices, initial states). Methods, exactness, accuracy and which
-//! builds share a stream: `docs/rng.md`.
+//! (the vectorised Box–Muller on xoshiro lanes, keyed from your RNG at every step); on a scalar
+//! core ([`SCALAR_CORE`]: Cortex-M and every other target without wide SIMD) they draw each normal
+//! where they use it, one ziggurat draw at a time from your RNG. [`fill_step_normals`] is either,
+//! as this build's samplers draw it; their occasional single normals go through [`crate::Real`]
+//! (`T::standard_normal(rng)`). The other functions are for your own draws (minibatch indices,
+//! initial states). Methods, exactness, accuracy and which builds share a stream: `docs/rng.md`.
 //!
 //! ```
 //! use rand_pcg::Pcg64;

@@ -933,10 +933,9 @@ impl<'a, T: Real> MassBuffer<'a, T> {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct IdentityMass;
 
-/// A diagonal mass fixed at compile time (a sampler's `with_mass`): diag(M⁻¹) in caller memory, mutable
-/// (adaptable in place, as [`MassBuffer::diagonal`]) or read-only (a mass kept in flash, as
-/// [`MassBuffer::fixed_diagonal`]). A sampler with it compiles the diagonal mass's step code
-/// only.
+/// A diagonal mass fixed at compile time (a sampler's `with_mass`): diag(M⁻¹) in caller memory,
+/// mutable (adaptable in place, as [`MassBuffer::diagonal`]) or read-only (a mass kept in flash, as
+/// [`MassBuffer::fixed_diagonal`]). A sampler with it compiles the diagonal mass's step code only.
 #[derive(Debug)]
 pub struct DiagonalMass<'a, T>(pub(crate) MassBuffer<'a, T>);
 
@@ -958,8 +957,8 @@ impl<'a, T: Real> DiagonalMass<'a, T> {
     }
 }
 
-/// A dense mass fixed at compile time (a sampler's `with_mass`): M⁻¹ (d × d) and its work
-/// buffers in caller memory, as [`MassBuffer::dense`] and [`MassBuffer::dense_with_eigen`]. A sampler with
+/// A dense mass fixed at compile time (a sampler's `with_mass`): M⁻¹ (d × d) and its work buffers
+/// in caller memory, as [`MassBuffer::dense`] and [`MassBuffer::dense_with_eigen`]. A sampler with
 /// it compiles the dense mass's step code only.
 #[derive(Debug)]
 pub struct DenseMass<'a, T>(pub(crate) MassBuffer<'a, T>);

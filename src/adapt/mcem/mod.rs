@@ -58,6 +58,11 @@ use test_function::{hmc_test_function, sgnht_test_function};
 ///     .with_sample_size(SampleSize::Fixed(200))
 ///     .with_shrinkage(0.1);
 /// assert!(fixed.validate().is_ok());
+/// // Each setting is checked when the wrapper is built (or by `validate`).
+/// assert_eq!(
+///     fixed.with_m_step_schedule(0.0, 0.5).validate(),
+///     Err(sgmcmc::ParamError::OutOfRange(sgmcmc::Param::MStepExponent))
+/// );
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
