@@ -53,6 +53,9 @@ use test_function::{hmc_test_function, sgnht_test_function};
 /// assert_eq!(params.e_steps(), 50);
 /// assert_eq!(params.nphmc_e_step(), NphmcEStep::Redraw);
 /// assert!(matches!(params.sample_size(), SampleSize::Adaptive { count: 100, growth: 10, .. }));
+/// // The M-step's defaults, as the table gives them.
+/// assert_eq!(params.m_step_schedule(), (0.0, 0.75));
+/// assert_eq!((params.shrinkage(), params.precision_bounds()), (0.05, (1e-4, 1e4)));
 /// // A fixed S_count of 200 samples per M-step, and a gentler M-step.
 /// let fixed = params
 ///     .with_sample_size(SampleSize::Fixed(200))
