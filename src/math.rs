@@ -29,14 +29,8 @@ pub(crate) fn pow64(x: f64, y: f64) -> f64 {
 
 #[cfg(not(feature = "micromath"))]
 mod f32_backend {
-    #[inline(always)]
-    pub(crate) fn exp32(x: f32) -> f32 {
-        libm::expf(x)
-    }
-    #[inline(always)]
-    pub(crate) fn ln32(x: f32) -> f32 {
-        libm::logf(x)
-    }
+    // Without micromath the shim's f32 exp and ln are libm's, the accurate scalar ones.
+    pub(crate) use super::scalar::{exp32, ln32};
     /// IEEE 754 √x (see `sqrt64`).
     #[inline(always)]
     pub(crate) fn sqrt32(x: f32) -> f32 {
@@ -110,17 +104,11 @@ pub(crate) mod scalar {
         libm::tanhf(x)
     }
     #[inline(always)]
-    pub(crate) fn exp64(x: f64) -> f64 {
-        libm::exp(x)
-    }
-    #[inline(always)]
-    pub(crate) fn ln64(x: f64) -> f64 {
-        libm::log(x)
-    }
-    #[inline(always)]
     pub(crate) fn tanh64(x: f64) -> f64 {
         libm::tanh(x)
     }
+    // f64 is libm's in every build: the shim's own.
+    pub(crate) use super::{exp64, ln64};
 }
 
 /// eˣ − 1, sinh x and asinh x of libm (accurate near 0, no overflow before the result does),
