@@ -751,3 +751,52 @@ fn negative_sum_of_squares_is_refused() {
         assert_eq!(s.estimate().updates(), 2, "{shape:?}");
     }
 }
+
+/// A calibrated sampler runs on a step schedule: every step reports the schedule's h_t (the
+/// wrapper reads h from its sampler at each step), a refused h changes nothing, and on a
+/// constant schedule `run_scheduled` is `run`, bit for bit.
+#[test]
+fn calibrated_runs_on_a_step_schedule() {
+    use sgmcmc::sampler::run_scheduled;
+    let shape = NoiseShape::Dense;
+    let run = |schedule: Option<&StepSchedule<f64>>| {
+        let (mut theta, mut p, mut work) = ([0.5f64, -1.0], [0.3, 0.2], [0.0; 4]);
+        let sghmc = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
+        let mut est = vec![0.0; shape.len(2)];
+        let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape, 2)];
+        let params = CalibratedParams::new().with_shape(shape);
+        let mut s = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap();
+        let mut model = BadMoments {
+            size: 2,
+            nan: false,
+        };
+        let mut rng = Pcg64::new(5, 7);
+        let mut seen = Vec::new();
+        let mut obs = |k: u64, _: &mut Calibrated<f64, Sghmc<f64>>, st: &StepStats<f64>| {
+            seen.push((k, st.step_size))
+        };
+        match schedule {
+            Some(c) => run_scheduled(&mut s, c, 0, &mut model, &mut rng, 60, &mut obs).unwrap(),
+            None => s.run(&mut model, &mut rng, 60, &mut obs).unwrap(),
+        };
+        let h = s.step_size();
+        for bad in [0.0, -1.0, f64::NAN] {
+            assert!(s.set_step_size(bad).is_err(), "{bad} accepted");
+            assert_eq!(s.step_size().to_bits(), h.to_bits(), "changed by {bad}");
+        }
+        drop(s);
+        (theta, p, seen)
+    };
+    let constant = StepSchedule::constant(0.05).unwrap();
+    let (plain, scheduled) = (run(None), run(Some(&constant)));
+    assert_eq!(format!("{plain:?}"), format!("{scheduled:?}"));
+
+    let cyclical = StepSchedule::cyclical(0.1, 25, 0.5).unwrap();
+    let (theta, p, seen) = run(Some(&cyclical));
+    assert_eq!(seen.len(), 60);
+    for (i, &(k, h)) in seen.iter().enumerate() {
+        assert_eq!(k, i as u64);
+        assert_eq!(h, cyclical.at(i as u64), "iteration {i}");
+    }
+    assert!(theta.iter().chain(&p).all(|x| x.is_finite()));
+}

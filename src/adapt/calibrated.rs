@@ -662,3 +662,18 @@ fn lower_times_in_place<T: Real>(l: &[T], n: usize, x: &mut [T], sd: T) {
 }
 
 chain_state_of_wrapped!([T: Real, S: NoiseDiscount<T>] Calibrated<'_, T, S>);
+
+/// The wrapped sampler's step size: each step reads h from the sampler (for the 1/h of the
+/// correction), so a new h (a [`crate::sampler::StepSchedule`] through
+/// [`crate::sampler::run_scheduled`], or a call) takes effect at the next step.
+impl<T: Real, S: NoiseDiscount<T>> crate::sampler::StepSize<T> for Calibrated<'_, T, S> {
+    fn step_size(&self) -> T {
+        self.sampler.step_size()
+    }
+
+    /// Sets the wrapped sampler's step size, checked as its constructor checks it; on an error
+    /// nothing changes.
+    fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
+        self.sampler.set_step_size(h)
+    }
+}
