@@ -765,13 +765,13 @@ fn calibrated_runs_on_a_step_schedule() {
         let mut est = vec![0.0; shape.len(2)];
         let mut scratch = vec![0.0; Calibrated::<f64, Sghmc<f64>>::workspace_len(shape, 2)];
         let params = CalibratedParams::new().with_shape(shape);
+        let mut seen = Vec::new();
         let mut s = Calibrated::new(sghmc, params, &mut est, &mut scratch).unwrap();
         let mut model = BadMoments {
             size: 2,
             nan: false,
         };
         let mut rng = Pcg64::new(5, 7);
-        let mut seen = Vec::new();
         let mut obs = |k: u64, _: &mut Calibrated<f64, Sghmc<f64>>, st: &StepStats<f64>| {
             seen.push((k, st.step_size))
         };
@@ -784,7 +784,7 @@ fn calibrated_runs_on_a_step_schedule() {
             assert!(s.set_step_size(bad).is_err(), "{bad} accepted");
             assert_eq!(s.step_size().to_bits(), h.to_bits(), "changed by {bad}");
         }
-        drop(s);
+        let (theta, p) = (s.position().to_vec(), s.momentum().to_vec());
         (theta, p, seen)
     };
     let constant = StepSchedule::constant(0.05).unwrap();
