@@ -180,3 +180,27 @@ pub struct SavedState<'w, T> {
     /// caller's back (issue 33, F7).
     pub leapfrog_steps: u32,
 }
+
+/// What the MCEM wrapper's rollback needs of a sampler: its E-step state into a
+/// [`SavedState`] before the step, and back, bit for bit, after a failed one.
+pub(crate) trait Rollback<T> {
+    /// Saves what an E-step can change.
+    fn save_state(&self, saved: &mut SavedState<'_, T>);
+    /// Restores what [`Rollback::save_state`] saved.
+    fn restore_state(&mut self, saved: &SavedState<'_, T>);
+}
+
+/// [`Rollback`] for a sampler whose E-step state is its `shell`'s (SGHMC).
+macro_rules! shell_rollback {
+    ([$($generics:tt)*] $ty:ty) => {
+        impl<$($generics)*> $crate::sampler::Rollback<T> for $ty {
+            fn save_state(&self, saved: &mut $crate::sampler::SavedState<'_, T>) {
+                self.shell.save_state(saved);
+            }
+            fn restore_state(&mut self, saved: &$crate::sampler::SavedState<'_, T>) {
+                self.shell.restore_state(saved);
+            }
+        }
+    };
+}
+pub(crate) use shell_rollback;

@@ -129,15 +129,6 @@ impl<'a, T: Real> Hmc<'a, T> {
 }
 
 impl<'a, T: Real, M: MassKind<T>> Hmc<'a, T, M> {
-    /// Saves θ, p, the cached ∇U and U (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
-        self.shell.save_state(saved);
-    }
-
-    /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
-        self.shell.restore_state(saved);
-    }
     /// Uses the mass `mass` (with the default run-time [`MassBuffer`]: identity, diagonal or
     /// dense), replaceable between proposals through
     /// [`AdaptiveMass`](crate::kinetic::AdaptiveMass). [`LayoutError::LengthMismatch`] on a
@@ -304,6 +295,20 @@ impl<T: Real, M: MassKind<T>> ChainState<T> for Hmc<'_, T, M> {
 }
 
 mass_adaptive!(['a, T: Real, M: MassKind<T>] Hmc<'a, T, M>, shell.mass);
+
+/// θ, p, the cached ∇U and U, and L, which HMC-EM's E-step sets to LP_S: a failed MCEM step
+/// puts the caller's back (issue 33, F7).
+impl<T: Real, M: MassKind<T>> super::Rollback<T> for Hmc<'_, T, M> {
+    fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+        saved.leapfrog_steps = self.params.steps;
+    }
+    fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+        // (Saved from the settings, which hold L ≥ 1.)
+        self.params.steps = saved.leapfrog_steps;
+    }
+}
 
 /// θ, the cached ∇U and p; the cached U.
 impl<T: Real, M: MassKind<T>> crate::sampler::Checkpoint<T> for Hmc<'_, T, M> {

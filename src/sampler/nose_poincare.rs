@@ -175,17 +175,16 @@ pub struct SgNphmc<'a, T> {
     h0: Option<T>,
 }
 
-impl<'a, T: Real> SgNphmc<'a, T> {
-    /// Saves θ, p, the cached ∇U and U, s, q and H₀ (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
+/// θ, p, the cached ∇U and U, s, q and H₀.
+impl<T: Real> super::Rollback<T> for SgNphmc<'_, T> {
+    fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         self.shell.save_state(saved);
         saved.scalars[0] = Some(self.s);
         saved.scalars[1] = Some(self.q);
         saved.scalars[2] = self.h0;
     }
 
-    /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
+    fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
         self.shell.restore_state(saved);
         if let (Some(s), Some(q)) = (saved.scalars[0], saved.scalars[1]) {
             self.s = s;
@@ -193,6 +192,9 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         }
         self.h0 = saved.scalars[2];
     }
+}
+
+impl<'a, T: Real> SgNphmc<'a, T> {
     /// Borrows θ and p (finite, one length n ≥ 1) and the workspace (`workspace_len(n)` = 4n
     /// entries). The thermostat starts at s = 1, q = 0; the mass is the identity.
     pub fn new(

@@ -196,16 +196,6 @@ impl<'a, T: Real> Sghmc<'a, T> {
 }
 
 impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sghmc<'a, T, I, M> {
-    /// Saves θ, p and the redraw counters (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
-        self.shell.save_state(saved);
-    }
-
-    /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
-        self.shell.restore_state(saved);
-    }
-
     /// Uses the mass `mass` (with the default run-time [`MassBuffer`]: identity, diagonal or
     /// dense; adaptable in place through [`AdaptiveMass`](crate::kinetic::AdaptiveMass)). A
     /// dense mass runs with the splitting integrator only when built with its
@@ -282,6 +272,8 @@ shell_chain_state!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, 
 mass_adaptive!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>, shell.kinetics);
 
 shell_checkpoint!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>);
+// MCEM's rollback: θ, p and the redraw counters.
+super::shell_rollback!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>);
 
 super::schedule::step_size_from_params!(
     [T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'_, T, I, M>,

@@ -239,21 +239,21 @@ impl<'a, T: Real> Sgnht<'a, T> {
     }
 }
 
-impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sgnht<'a, T, I, M> {
-    /// Saves θ, p, ξ and the redraw counters (the MCEM wrapper's rollback).
-    pub(crate) fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
+/// θ, p, ξ and the redraw counters.
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::Rollback<T> for Sgnht<'_, T, I, M> {
+    fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
         self.shell.save_state(saved);
         saved.scalars[0] = Some(*self.xi);
     }
-
-    /// Restores what [`Self::save_state`] saved.
-    pub(crate) fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
+    fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
         self.shell.restore_state(saved);
         if let Some(xi) = saved.scalars[0] {
             *self.xi = xi;
         }
     }
+}
 
+impl<'a, T: Real, I: IntegratorChoice, M: MassKind<T>> Sgnht<'a, T, I, M> {
     /// Uses the mass `mass`, as [`super::Sghmc::set_mass`].
     pub fn set_mass(&mut self, mass: M) -> Result<(), LayoutError> {
         self.shell.set_mass(mass)

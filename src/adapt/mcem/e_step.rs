@@ -50,14 +50,9 @@ pub(crate) mod sealed {
         Sgnht,
     }
 
-    /// The E-step and what the wrapper reads after it.
-    pub trait EStep<T: Real, M: ?Sized>: ChainState<T> {
-        /// Saves the state an E-step can change ([`SavedState`]).
-        fn save_state(&self, saved: &mut SavedState<'_, T>);
-
-        /// Restores the state saved by [`EStep::save_state`], bit for bit.
-        fn restore_state(&mut self, saved: &SavedState<'_, T>);
-
+    /// The E-step and what the wrapper reads after it; [`Rollback`] undoes a failed one.
+    #[allow(private_bounds)] // the sealed pattern: the rollback is the crate's own
+    pub trait EStep<T: Real, M: ?Sized>: ChainState<T> + Rollback<T> {
         /// The test function of §3.2 for this sampler.
         const TEST: TestFunction;
 
@@ -94,7 +89,7 @@ pub(crate) mod sealed {
     }
 }
 
-use crate::sampler::SavedState;
+use crate::sampler::Rollback;
 use sealed::{EStep, TestFunction};
 
 /// `steps` ≥ 1 steps of `sampler` (0 is read as 1); the statistics of the last.
@@ -118,32 +113,8 @@ where
     Ok(last)
 }
 
-/// The delegation of [`EStep::save_state`] and [`EStep::restore_state`] to the sampler's own
-/// `save_state` / `restore_state` (which see its private fields).
-macro_rules! saved_state {
-    () => {
-        fn save_state(&self, saved: &mut SavedState<'_, T>) {
-            Self::save_state(self, saved)
-        }
-        fn restore_state(&mut self, saved: &SavedState<'_, T>) {
-            Self::restore_state(self, saved)
-        }
-    };
-}
-
 impl<T: Real, M: Energy<T> + ?Sized> EStep<T, M> for Hmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
-
-    /// The proposal's state, and L (the E-step changes it).
-    fn save_state(&self, saved: &mut SavedState<'_, T>) {
-        Self::save_state(self, saved);
-        saved.leapfrog_steps = self.params().steps();
-    }
-    fn restore_state(&mut self, saved: &SavedState<'_, T>) {
-        Self::restore_state(self, saved);
-        // (Saved from a valid L ≥ 1, so this cannot fail.)
-        let _ = self.set_leapfrog_steps(saved.leapfrog_steps);
-    }
 
     /// Alg. 1: one proposal of `steps` leapfrog steps (p ~ N(0, M), Metropolis–Hastings).
     fn e_step<R: Rng + ?Sized>(
@@ -161,7 +132,6 @@ impl<T: Real, M: Energy<T> + ?Sized> EStep<T, M> for Hmc<'_, T> {
 
 impl<T: Real, M: Gradient<T> + ?Sized> EStep<T, M> for Sghmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
-    saved_state!();
 
     /// Alg. 3: p ~ N(0, M), then `steps` SGHMC steps.
     fn e_step<R: Rng + ?Sized>(
@@ -178,7 +148,6 @@ impl<T: Real, M: Gradient<T> + ?Sized> EStep<T, M> for Sghmc<'_, T> {
 
 impl<T: Real, M: Gradient<T> + ?Sized> EStep<T, M> for Sgnht<'_, T> {
     const TEST: TestFunction = TestFunction::Sgnht;
-    saved_state!();
 
     /// Alg. 2: `steps` SGNHT steps, no momentum redraw.
     fn e_step<R: Rng + ?Sized>(
@@ -198,7 +167,6 @@ impl<T: Real, M: Gradient<T> + ?Sized> EStep<T, M> for Sgnht<'_, T> {
 
 impl<T: Real, M: Energy<T> + ?Sized> EStep<T, M> for SgNphmc<'_, T> {
     const TEST: TestFunction = TestFunction::Hmc;
-    saved_state!();
 
     /// [`NphmcEStep::Redraw`]: [`SgNphmc::block`] (p ~ N(0, M), q ~ N(0, Q), s = 1, H_NP = 0,
     /// `steps` steps). [`NphmcEStep::Printed`]: Alg. 5 as printed, `steps` generalized-leapfrog

@@ -12,7 +12,7 @@ mod test_function;
 #[cfg(test)]
 mod tests;
 
-use crate::sampler::SavedState;
+use crate::sampler::{Rollback, SavedState};
 pub use e_step::{EmSampler, NphmcEStep};
 use m_step::MStepParams;
 pub use sample_size::SampleSize;
@@ -630,10 +630,10 @@ where
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let (next_offset, offsets) = (self.next_offset, self.offsets);
-        self.sampler.save_state(&mut self.saved);
+        Rollback::save_state(&self.sampler, &mut self.saved);
         let result = self.iterate(model, rng);
         if result.is_err() {
-            self.sampler.restore_state(&self.saved);
+            Rollback::restore_state(&mut self.sampler, &self.saved);
             self.next_offset = next_offset;
             self.offsets = offsets;
         }
