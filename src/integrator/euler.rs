@@ -24,7 +24,7 @@
 
 use super::sde::{KineticSteps, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::Phase;
-use super::{finish_step, reject_bad_gradient, step_gradient};
+use super::{finish_step, prepared_sweep, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
@@ -118,19 +118,13 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
                 kin,
                 |c: Coordinate<'_, T>| *c.p = body.kick(kin, &c, *c.p, *c.xi),
             );
-            kinetics.prepare(p);
-            let kin = &*kinetics;
-            let slots = Slots::new(theta, p, g);
-            sweep(
-                slots,
-                Noise::<T, R>::Drawn(z),
-                &mut *thermostat,
-                kin,
-                |c: Coordinate<'_, T>| {
+            let acc = &mut acc;
+            prepared_sweep::<T, K, X, R, _>(kinetics, (theta, p, g, z), thermostat, |kin| {
+                move |c: Coordinate<'_, T>| {
                     let (p1, x0) = (*c.p, *c.xi);
-                    body.drift(kin, &mut acc, c, p1, x0)
-                },
-            );
+                    body.drift(kin, acc, c, p1, x0)
+                }
+            });
             None // checked before the step
         };
         reject_bad_gradient(kinetics, thermostat, phase, bad_gradient, saved_xi)?;

@@ -106,6 +106,34 @@ fn reject_bad_gradient<T: Real, K: KineticSteps<T>, X: Thermostat<T>>(
     }
 }
 
+/// A dense mass's last pass: M⁻¹p of the new p ([`KineticSteps::prepare`]), then the body
+/// that `pass` builds over the prepared kinetics on every coordinate, with the normals `z`
+/// drawn before the step (the θ and p it changes were saved whole, so no backup).
+#[inline(always)]
+fn prepared_sweep<'k, T, K, X, R, F>(
+    kinetics: &'k mut K,
+    (theta, p, g, z): (&mut [T], &mut [T], &mut [T], &[T]),
+    thermostat: &mut X,
+    pass: impl FnOnce(&'k K) -> F,
+) where
+    T: Real,
+    K: KineticSteps<T>,
+    X: Thermostat<T>,
+    R: Rng + ?Sized,
+    F: crate::lanes::Body<T>,
+{
+    kinetics.prepare(p);
+    let kin = &*kinetics;
+    let slots = crate::lanes::Slots::new(theta, p, g);
+    crate::lanes::sweep(
+        slots,
+        crate::lanes::Noise::<T, R>::Drawn(z),
+        thermostat,
+        kin,
+        pass(kin),
+    );
+}
+
 /// Puts θ, p and ξ back as they were before a committed step (from the fused pass's backup, or
 /// what a dense mass saved).
 fn undo_step<T: Real, K: KineticSteps<T>, X: Thermostat<T>>(

@@ -31,12 +31,12 @@
 use super::euler::Accumulators;
 use super::sde::{KineticSteps, Law, PositionTerm, Sde, Sums, Thermostat};
 use super::state::Phase;
-use super::{finish_step, reject_bad_gradient, step_gradient};
+use super::{finish_step, prepared_sweep, reject_bad_gradient, step_gradient};
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::lanes::{
-    Body, Coordinate, EXTRA_NORMALS, Noise, NoiseBlocks, Slots, StepNoise, ZipOutBody, copy_into,
-    sweep, zip_out, zip3,
+    Body, Coordinate, EXTRA_NORMALS, NoiseBlocks, StepNoise, ZipOutBody, copy_into, sweep, zip_out,
+    zip3,
 };
 use crate::real::Real;
 use rand_core::Rng;
@@ -130,24 +130,19 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
 
         let bad_gradient = if K::SEPARABLE {
             let kin = &*kinetics;
+            let scalars = PassScalars {
+                h,
+                half_h,
+                noise_sd: sd,
+                drift_half,
+                theta_sd,
+            };
+            let parts = (kin, law, term, shared_flow, scalars);
             let slots = phase.slots_with_backup();
             match composition {
                 Composition::Aboba => {
                     let noise = normals.fused(rng, &mut [], [false; EXTRA_NORMALS]);
-                    let body = SeparablePass::<T, K, X, L, false> {
-                        kin,
-                        law,
-                        term,
-                        shared_flow,
-                        scalars: PassScalars {
-                            h,
-                            half_h,
-                            noise_sd: full_sd,
-                            drift_half,
-                            theta_sd: T::ZERO,
-                        },
-                        acc: &mut acc,
-                    };
+                    let body = SeparablePass::<T, K, X, L, false>::new(parts, &mut acc);
                     sweep(slots, noise, &mut *thermostat, kin, body)
                 }
                 Composition::Aoboa => {
@@ -160,20 +155,7 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
                     let (xi_noise, theta_noise) = (law.langevin_noise(), term.langevin_noise());
                     let in_use = [xi_noise, theta_noise, xi_noise, true];
                     let noise = normals.fused(rng, blocks.blocks(), in_use);
-                    let body = SeparablePass::<T, K, X, L, true> {
-                        kin,
-                        law,
-                        term,
-                        shared_flow,
-                        scalars: PassScalars {
-                            h,
-                            half_h,
-                            noise_sd: half_sd,
-                            drift_half,
-                            theta_sd,
-                        },
-                        acc: &mut acc,
-                    };
+                    let body = SeparablePass::<T, K, X, L, true>::new(parts, &mut acc);
                     sweep(slots, noise, &mut *thermostat, kin, body)
                 }
             }
@@ -196,21 +178,15 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> Sde<K, X
                     }
                 }
             }
-            kinetics.prepare(p);
-            let kin = &*kinetics;
-            let slots = Slots::new(theta, p, g);
-            sweep(
-                slots,
-                Noise::<T, R>::Drawn(z),
-                &mut *thermostat,
-                kin,
-                |c: Coordinate<'_, T>| {
+            let acc = &mut acc;
+            prepared_sweep::<T, K, X, R, _>(kinetics, (theta, p, g, z), thermostat, |kin| {
+                move |c: Coordinate<'_, T>| {
                     let (p1, k1) = (*c.p, kin.grad(c.i, c.aux, *c.p));
                     let t1 = *c.theta + k1 * term.drift_at(c.i, drift_half, half_h);
                     *c.theta = t1;
                     acc.add(c.lane, p1 * k1, k1 * k1, t1);
-                },
-            );
+                }
+            });
             None // checked before the step
         };
         reject_bad_gradient(kinetics, thermostat, phase, bad_gradient, saved_xi)?;
@@ -240,12 +216,38 @@ struct PassScalars<T> {
 /// from the chunked loop and its tail, is not inlined, and an out-of-line call per coordinate
 /// keeps the loop scalar.
 struct SeparablePass<'k, 'a, T: Real, K: KineticSteps<T>, X: Thermostat<T>, L, const AOBOA: bool> {
-    kin: &'k K,
-    law: X::Law,
-    term: L,
-    shared_flow: Option<K::Flow>,
-    scalars: PassScalars<T>,
+    parts: PassParts<'k, T, K, X, L>,
     acc: &'a mut Accumulators<T, K, X>,
+}
+
+/// What every coordinate of a fused pass reads: the kinetics, the thermostat's law, the θ term,
+/// the step's shared flow map (if any) and its scalars.
+type PassParts<'k, T, K, X, L> = (
+    &'k K,
+    <X as Thermostat<T>>::Law,
+    L,
+    Option<<K as KineticSteps<T>>::Flow>,
+    PassScalars<T>,
+);
+
+impl<'k, 'a, T: Real, K: KineticSteps<T>, X: Thermostat<T>, L, const AOBOA: bool>
+    SeparablePass<'k, 'a, T, K, X, L, AOBOA>
+{
+    /// The pass over the kinetics, the thermostat's law, the θ term, the shared flow and the
+    /// step's scalars, summing into `acc`. (A–B–O–B–A has no θ-term noise: its sd is 0.)
+    #[inline(always)]
+    fn new(parts: PassParts<'k, T, K, X, L>, acc: &'a mut Accumulators<T, K, X>) -> Self {
+        let (kin, law, term, shared_flow, scalars) = parts;
+        let theta_sd = if AOBOA { scalars.theta_sd } else { T::ZERO };
+        let scalars = PassScalars {
+            theta_sd,
+            ..scalars
+        };
+        SeparablePass {
+            parts: (kin, law, term, shared_flow, scalars),
+            acc,
+        }
+    }
 }
 
 impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>, const AOBOA: bool> Body<T>
@@ -253,17 +255,10 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>, const AO
 {
     #[inline(always)]
     fn run(&mut self, c: Coordinate<'_, T>) {
-        let (kin, law, term, flow, scalars) = (
-            self.kin,
-            self.law,
-            self.term,
-            self.shared_flow,
-            self.scalars,
-        );
         if AOBOA {
-            aoboa_coordinate::<T, K, X, L>(kin, law, term, flow, scalars, self.acc, c)
+            aoboa_coordinate::<T, K, X, L>(self.parts, self.acc, c)
         } else {
-            aboba_coordinate::<T, K, X, L>(kin, law, term, flow, scalars, self.acc, c)
+            aboba_coordinate::<T, K, X, L>(self.parts, self.acc, c)
         }
     }
 }
@@ -294,11 +289,7 @@ impl<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>> ZipOutBo
 /// One coordinate of A–B–O–B–A with a separable kinetics (see the module docs).
 #[inline(always)]
 fn aboba_coordinate<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>>(
-    kin: &K,
-    law: X::Law,
-    term: L,
-    shared_flow: Option<K::Flow>,
-    scalars: PassScalars<T>,
+    (kin, law, term, shared_flow, scalars): PassParts<'_, T, K, X, L>,
     acc: &mut Accumulators<T, K, X>,
     c: Coordinate<'_, T>,
 ) {
@@ -339,20 +330,11 @@ fn aboba_coordinate<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTe
 /// Lθ(h), ζ_ξ of the second Lξ(h/2), z of the second O(h/2)), drawn by the sweep from the
 /// step's lane generator (only SGMGT composes A–O–B–O–A).
 #[inline(always)]
-fn aoboa_coordinate<T, K, X, L>(
-    kin: &K,
-    law: X::Law,
-    term: L,
-    shared_flow: Option<K::Flow>,
-    scalars: PassScalars<T>,
+fn aoboa_coordinate<T: Real, K: KineticSteps<T>, X: Thermostat<T>, L: PositionTerm<T>>(
+    (kin, law, term, shared_flow, scalars): PassParts<'_, T, K, X, L>,
     acc: &mut Accumulators<T, K, X>,
     c: Coordinate<'_, T>,
-) where
-    T: Real,
-    K: KineticSteps<T>,
-    X: Thermostat<T>,
-    L: PositionTerm<T>,
-{
+) {
     let PassScalars {
         h,
         half_h,
