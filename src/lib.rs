@@ -11,6 +11,7 @@ extern crate std;
 pub mod adapt;
 mod any;
 mod arith;
+pub mod diagnostics;
 pub mod dispatch;
 mod engine;
 pub mod error;

@@ -7,6 +7,7 @@ mod any_sampler;
 mod bounded_work;
 mod calibrated;
 mod checkpoint;
+mod diagnostics;
 mod em_samplers;
 mod errors;
 mod kernel_reference;

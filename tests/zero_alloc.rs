@@ -1,4 +1,4 @@
-//! Zero-heap test: every sampler × integrator × float type (SGMGT / SGMGT-D, SG-NPHMC, the diagonal/dense-mass samplers and their MCEM wrappers included) constructs and runs 10,000 steps without one heap allocation.
+//! Zero-heap test: every sampler × integrator × float type (SGMGT / SGMGT-D, SG-NPHMC, the diagonal/dense-mass samplers and their MCEM wrappers included) constructs and runs 10,000 steps without one heap allocation, and so do the streaming diagnostics.
 //!
 //! A counting `#[global_allocator]` wraps `std::alloc::System`. It counts only while the
 //! thread-local flag `MEASURING` is set, and so only the current thread's calls: the test
@@ -20,8 +20,9 @@ use rand_pcg::Pcg64;
 use sgmcmc::adapt::{Mcem, McemParams, NphmcEStep, SampleSize};
 use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::{
-    Hmc, HmcParams, Integrator, MSgnht, MassBuffer, Model, MonomialGamma, Real, Sampler, SgNphmc,
-    SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
+    ChainState, Hmc, HmcParams, Integrator, MSgnht, MassBuffer, Model, MonomialGamma, Real,
+    Sampler, SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams,
+    Sgnht, SgnhtParams,
 };
 use sgmcmc::rng::standard_normal_f64;
 
@@ -835,6 +836,55 @@ fn measure_calibrated<T: Real>(float: &'static str, seed: u64, reports: &mut Vec
     }
 }
 
+/// The streaming diagnostics on an SGHMC chain: θ₀ into each of them after every step, the
+/// divergence monitor as the run's observer, and every estimate at the end, all in a measured
+/// window.
+fn measure_diagnostics<T: Real>(float: &'static str, seed: u64, reports: &mut Vec<Report>) {
+    use sgmcmc::diagnostics::{BatchMeans, DivergenceMonitor, RunningMoments, WindowedEss};
+    let (mut theta, mut p, mut work) = ([T::ZERO; DIM], [T::ZERO; DIM], [T::ZERO; 2 * DIM]);
+    let mut rng = Pcg64::new(seed.into(), 0xd1a9);
+    let mut model = noisy_gradient::<T>(seed);
+    let (outcome, counts) = measure(|| {
+        let mut moments = RunningMoments::<T>::new();
+        let mut batches = BatchMeans::<T, 64>::new();
+        let mut window = WindowedEss::<T, 256>::new();
+        let mut monitor = DivergenceMonitor::<T>::new();
+        let params = SghmcParams::new(T::from_f64(0.05));
+        let Ok(mut s) = Sghmc::new(params, &mut theta, &mut p, &mut work) else {
+            return Outcome {
+                errors: STEPS,
+                checksum: f64::NAN,
+            };
+        };
+        let mut errors = 0;
+        let r = s.run_with(&mut model, &mut rng, STEPS as u64, |step, s, stats| {
+            let x = s.position()[0];
+            let pushed = [moments.push(x), batches.push(x), window.push(x)];
+            errors += pushed.iter().filter(|r| r.is_err()).count();
+            monitor.check(step, stats);
+        });
+        errors += r.map_or_else(|e| STEPS - e.completed as usize, |_| 0);
+        let estimates = [
+            moments.variance(),
+            batches.mcse(),
+            batches.ess(),
+            window.ess(),
+        ];
+        errors += estimates.iter().filter(|e| e.is_err()).count() + monitor.divergent() as usize;
+        let checksum = estimates
+            .iter()
+            .map(|e| e.map_or(f64::NAN, |v| v.to_f64()))
+            .sum();
+        Outcome { errors, checksum }
+    });
+    reports.push(Report {
+        name: "diagnostics",
+        float,
+        counts,
+        outcome,
+    });
+}
+
 #[test]
 fn no_sampler_allocates() {
     // Positive control: the counter sees an allocation made inside a window on this thread...
@@ -848,12 +898,14 @@ fn no_sampler_allocates() {
     let ((), empty) = measure(|| ());
     assert_eq!(empty, Counts::default(), "an empty window counted calls");
 
-    let mut reports = Vec::with_capacity(2 * KINDS.len() + 2 * CALIBRATED.len());
+    let mut reports = Vec::with_capacity(2 * KINDS.len() + 2 * CALIBRATED.len() + 2);
     measure_all::<f32>("f32", 1, &mut reports);
     measure_all::<f64>("f64", 2, &mut reports);
     measure_calibrated::<f32>("f32", 3, &mut reports);
     measure_calibrated::<f64>("f64", 4, &mut reports);
-    assert_eq!(reports.len(), 2 * KINDS.len() + 2 * CALIBRATED.len());
+    measure_diagnostics::<f32>("f32", 5, &mut reports);
+    measure_diagnostics::<f64>("f64", 6, &mut reports);
+    assert_eq!(reports.len(), 2 * KINDS.len() + 2 * CALIBRATED.len() + 2);
 
     let mut failures = Vec::new();
     for r in &reports {

@@ -7,10 +7,12 @@ use crate::abi::{Build, Cx, Knobs};
 use crate::families::{Cfg, schedule, tri};
 use sgmcmc::Real;
 use sgmcmc::adapt::{NoiseEstimate, NoiseShape};
+use sgmcmc::diagnostics::{BatchMeans, DivergenceMonitor, RunningMoments, WindowedEss};
 use sgmcmc::gradient::{Batch, Sampling};
 use sgmcmc::kinetic::{Gaussian, Kinetic, Mass, MassBuffer, MonomialGamma};
 use sgmcmc::linalg;
 use sgmcmc::rng;
+use sgmcmc::sampler::StepStats;
 
 /// The "sampler" of the misc family is the caller's buffers themselves.
 pub mod with_misc {
@@ -218,5 +220,33 @@ pub fn step_schedule<T: Real, Tag>(_: &mut Build<'_, T>, cx: Cx<'_, T, Tag>) -> 
     tri!(s.validate());
     cx.out.value = s.at(cx.knobs.steps);
     cx.out.flags = u32::from(s.sampling(cx.knobs.first));
+    0
+}
+
+/// The streaming diagnostics over the caller's values (θ), and the divergence monitor's
+/// settings and verdict on a step's statistics from the knobs.
+#[inline(always)]
+pub fn diagnostics<T: Real, Tag>(b: &mut Build<'_, T>, cx: Cx<'_, T, Tag>) -> i32 {
+    let mut moments = RunningMoments::<T>::new();
+    let mut batches = BatchMeans::<T, 8>::new();
+    let mut window = WindowedEss::<T, 32>::new();
+    for &x in b.theta.iter() {
+        tri!(moments.push(x));
+        tri!(batches.push(x));
+        tri!(window.push(x));
+    }
+    let monitor = tri!(DivergenceMonitor::new().with_temperature_limit(cx.knobs.x));
+    let mut monitor = tri!(monitor.with_acceptance_floor(cx.knobs.a)).stopping();
+    let stats = StepStats {
+        step_size: cx.knobs.h,
+        kinetic_temperature: Some(cx.knobs.b),
+        thermostat: None,
+        acceptance: Some(cx.knobs.c),
+        accepted: None,
+    };
+    cx.out.flags = u32::from(monitor.check(cx.knobs.steps, &stats));
+    cx.out.len = monitor.first_divergence().unwrap_or(0) as usize;
+    cx.out.value = tri!(moments.variance()) + tri!(batches.mcse()) + tri!(batches.ess());
+    cx.out.other = tri!(window.ess()) + tri!(window.integrated_time());
     0
 }

@@ -13,7 +13,7 @@ use sgmcmc::sampler::{
 
 pub use crate::api::{
     kinetic_gaussian, kinetic_monomial_gamma, linalg_cholesky, linalg_inverse, mass_buffer,
-    mass_dense, mass_diagonal, noise_estimate, rng_variates, step_schedule,
+    diagnostics, mass_dense, mass_diagonal, noise_estimate, rng_variates, step_schedule,
 };
 
 /// 0 for `Ok`, [`ERR`] for an error.
