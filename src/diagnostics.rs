@@ -30,7 +30,6 @@
 use crate::real::Real;
 use crate::sampler::{Observer, StepStats};
 use core::ops::ControlFlow;
-use heapless::HistoryBuf;
 
 /// Why a diagnostic refused a draw, an estimate or a setting. On an error nothing changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -247,14 +246,19 @@ impl<T: Real, const B: usize> BatchMeans<T, B> {
 
 /// The effective sample size of the last W draws, by Geyer's initial monotone sequence.
 ///
-/// The draws are kept in a [`heapless::HistoryBuf`] of W entries; [`WindowedEss::ess`] computes
+/// The draws are kept in a ring of W entries; [`WindowedEss::ess`] computes
 /// the autocorrelations of the window directly, lag by lag, until Geyer's initial positive
 /// sequence ends, and applies the initial monotone sequence (Geyer 1992): the estimator the
 /// harness (and Stan, ArviZ) applies to one chain, on the window. Its cost is bounded by
 /// W²/2 multiply-adds per call (the lags stop at W − 3); pushing is O(1).
 #[derive(Clone, Debug)]
 pub struct WindowedEss<T, const W: usize> {
-    window: HistoryBuf<T, W>,
+    /// The ring: the oldest draw at `next` once it is full, else at 0.
+    ring: [T; W],
+    /// Where the next draw goes.
+    next: usize,
+    /// Draws held (at most W).
+    len: usize,
 }
 
 impl<T: Real, const W: usize> Default for WindowedEss<T, W> {
@@ -270,7 +274,9 @@ impl<T: Real, const W: usize> WindowedEss<T, W> {
     /// An empty window.
     pub const fn new() -> Self {
         WindowedEss {
-            window: HistoryBuf::new(),
+            ring: [T::ZERO; W],
+            next: 0,
+            len: 0,
         }
     }
 
@@ -280,32 +286,38 @@ impl<T: Real, const W: usize> WindowedEss<T, W> {
         if !x.is_finite() {
             return Err(DiagnosticError::NonFiniteDraw);
         }
-        self.window.write(x);
+        // (A ring of checked accesses rather than `heapless::HistoryBuf`, whose `write` and
+        // `as_slices` link bounds-check panics in the Cortex-M builds: tools/panic_matrix.sh.)
+        if let Some(slot) = self.ring.get_mut(self.next) {
+            *slot = x;
+        }
+        self.next = if self.next + 1 >= W { 0 } else { self.next + 1 };
+        self.len = (self.len + 1).min(W);
         Ok(())
     }
 
     /// Draws in the window (at most W).
     pub fn len(&self) -> usize {
-        self.window.len()
+        self.len
     }
 
     /// Whether no draw has been pushed.
     pub fn is_empty(&self) -> bool {
-        self.window.is_empty()
+        self.len == 0
     }
 
     /// The ESS of the window's draws, n/τ̂ with τ̂ Geyer's initial monotone sequence estimate
     /// (bounded below by 1/log₁₀ n, as in Stan); n for a constant window.
     /// [`DiagnosticError::TooFewDraws`] below [`Self::MIN_DRAWS`].
     pub fn ess(&self) -> Result<T, DiagnosticError> {
-        Ok(T::from_usize(self.window.len()) / self.integrated_time()?)
+        Ok(T::from_usize(self.len) / self.integrated_time()?)
     }
 
     /// τ̂ of the window (module docs of `harness::diagnostics::ess`, for one chain): with
     /// ρ̂ₖ = 1 − (s² − ĉₖ)/ĉ₀, the pair sums ρ̂₂ⱼ + ρ̂₂ⱼ₊₁ are summed while positive, each
     /// capped by the one before, and τ̂ = −1 + 2 Σ_{k<T} ρ̂ₖ + ρ̂_T⁺.
     pub fn integrated_time(&self) -> Result<T, DiagnosticError> {
-        let n = self.window.len();
+        let n = self.len;
         if n < Self::MIN_DRAWS {
             return Err(DiagnosticError::TooFewDraws {
                 needed: Self::MIN_DRAWS as u64,
@@ -352,9 +364,17 @@ impl<T: Real, const W: usize> WindowedEss<T, W> {
         Ok(tau.max(floor))
     }
 
-    /// The oldest-first draws.
+    /// The oldest-first draws: the ring from `next` on, then up to `next` (the first `len`
+    /// entries until it is full).
     fn draws(&self) -> impl Iterator<Item = T> + '_ {
-        self.window.oldest_ordered().copied()
+        let (newer, older) = if self.len < W {
+            (self.ring.get(..self.len).unwrap_or(&[]), &[][..])
+        } else {
+            self.ring
+                .split_at_checked(self.next)
+                .unwrap_or((&self.ring, &[]))
+        };
+        older.iter().chain(newer).copied()
     }
 
     /// ĉₖ = (1/n) Σₜ (xₜ − x̄)(xₜ₊ₖ − x̄).
@@ -363,7 +383,7 @@ impl<T: Real, const W: usize> WindowedEss<T, W> {
             .draws()
             .zip(self.draws().skip(lag))
             .fold(T::ZERO, |s, (a, b)| s + (a - mean) * (b - mean));
-        sum / T::from_usize(self.window.len())
+        sum / T::from_usize(self.len)
     }
 }
 
