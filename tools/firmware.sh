@@ -101,6 +101,18 @@ if ! [[ -x $defmt_print ]]; then
     cargo install -q defmt-print --version 1.2.0 --locked --root "$CARGO_TARGET_DIR/tools"
   echo "== defmt-print 1.2.0 installed in $(( $(date +%s) - t0 )) s"
 fi
+# The harness, whose estimators check the firmware's on-device diagnostics (its `draw` and
+# `diagnostics` lines; `harness firmware-diagnostics`): built with the host toolchain, in the
+# background while the firmware builds.
+harness_bin="$CARGO_TARGET_DIR/harness/release/harness"
+(
+  t0=$(date +%s)
+  build_status=0
+  env -u RUSTC -u RUSTC_BOOTSTRAP -u RUSTFLAGS CARGO_TARGET_DIR="$CARGO_TARGET_DIR/harness" \
+    cargo build -q --release --locked --manifest-path "$root/Cargo.toml" -p harness \
+    > "$out_dir/harness-build.log" 2>&1 || build_status=$?
+  echo "$build_status $(( $(date +%s) - t0 ))" > "$out_dir/harness-build.status"
+) &
 for line in "${plan[@]}"; do
   read -r target variant flags run <<<"$line"
   IFS=, read -r -a flag_args <<<"$flags"
@@ -186,6 +198,13 @@ done
   echo "$check_status $(( $(date +%s) - t0 ))" > "$out_dir/reference-check.status"
 ) &
 wait
+read -r build_status seconds < "$out_dir/harness-build.status"
+if [[ $build_status -eq 0 ]]; then
+  echo "== host: harness built for the diagnostics check, $seconds s"
+else
+  echo "== host: harness build FAILED (exit status $build_status), $seconds s"; status=1
+  tail -20 "$out_dir/harness-build.log" | sed 's/^/   /'
+fi
 read -r check_status seconds < "$out_dir/reference-check.status"
 if [[ $check_status -eq 0 ]]; then
   echo "== host: the cost curve's references agree with the crate (reference-check: states on the crate's noise, stationary moments), $seconds s"
@@ -215,10 +234,33 @@ for run in "${runs[@]}"; do
     fi
   elif [[ $qemu_status -eq 0 ]]; then
     echo "== QEMU ${CORE[$target]} ($target) $variant: every check passed, $seconds s"
+    # The device's ESS and MCSE against the harness's estimators on the same draws.
+    if grep -q '^diagnostics ' "$out_dir/$target-$variant.log"; then
+      if "$harness_bin" firmware-diagnostics "$out_dir/$target-$variant.log" \
+          > "$out_dir/$target-$variant.diagnostics" 2>&1; then
+        echo "   on-device diagnostics agree with the harness's on the same draws:"
+      else
+        echo "   FAILED: on-device diagnostics against the harness's:"; status=1
+      fi
+      sed 's/^/   /' "$out_dir/$target-$variant.diagnostics"
+    else
+      echo "   FAILED: no on-device diagnostics in the log"; status=1
+    fi
   else
     echo "== QEMU ${CORE[$target]} ($target) $variant: FAILED (exit status $qemu_status), $seconds s"
     status=1
     grep -E "^(FAIL|sgmcmc-)" "$out_dir/$target-$variant.log" | sed 's/^/   /' | head -20 || true
+  fi
+done
+# The defmt build's diagnostics, decoded by defmt-print (run while building, before the harness
+# was there).
+for log in "$out_dir"/*-defmt.log; do
+  [[ -e $log ]] || continue
+  if "$harness_bin" firmware-diagnostics "$log" > "${log%.log}.diagnostics" 2>&1; then
+    echo "== $(basename "${log%.log}") (defmt): on-device diagnostics agree with the harness's on the same draws"
+  else
+    echo "== $(basename "${log%.log}") (defmt): FAILED: on-device diagnostics against the harness's"; status=1
+    sed 's/^/   /' "${log%.log}.diagnostics"
   fi
 done
 # The crate-wide check (tools/panic_matrix.sh: every public entry point, f32/f64, d = 1, 3, 17,

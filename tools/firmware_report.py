@@ -76,6 +76,74 @@ def step_code(elf):
     return sizes
 
 
+DIAG_LINE = re.compile(r"^(f32|f64): (\d+) draws;(.*); Geyer ESS of all draws (\S+); largest difference (\S+)")
+DIAG_FIELD = re.compile(r" (\w+) device (\S+) host (\S+) \((\S+)\)")
+
+
+def diagnostics_code(elf):
+    """(bytes of the crate's `sgmcmc::diagnostics` functions kept out of line, bytes of the
+    firmware's driver `sgmcmc_firmware::diagnostics::run` with whatever was inlined into it),
+    from the demangled symbol table; None without llvm-cxxfilt."""
+    cxxfilt = llvm_tool("llvm-cxxfilt")
+    if cxxfilt is None:
+        return None
+    out = subprocess.run(["readelf", "-sW", str(elf)], capture_output=True, text=True, check=True)
+    funcs = [(int(f[2]), f[7]) for f in (l.split() for l in out.stdout.splitlines())
+             if len(f) >= 8 and f[3] == "FUNC"]
+    names = subprocess.run([cxxfilt], input="\n".join(n for _, n in funcs), capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    crate = sum(size for (size, _), name in zip(funcs, names) if "sgmcmc::diagnostics::" in name)
+    driver = sum(size for (size, _), name in zip(funcs, names)
+                 if "sgmcmc_firmware::diagnostics::" in name)
+    return crate, driver
+
+
+def diagnostics_section(print, d, code):
+    """The on-device diagnostics against the harness's estimators (`harness
+    firmware-diagnostics`), from each run's `.diagnostics` report."""
+    rows = []
+    for path in sorted(d.glob("*.diagnostics")):
+        target = next((t for t in CORES if path.stem.startswith(t + "-")), None)
+        if target is None:
+            continue
+        variant = path.stem[len(target) + 1:]
+        for line in path.read_text().splitlines():
+            m = DIAG_LINE.match(line)
+            if not m:
+                continue
+            fields = {f.group(1): (float(f.group(2)), float(f.group(3))) for f in DIAG_FIELD.finditer(m.group(3))}
+            rows.append((target, variant, m.group(1), int(m.group(2)), fields, float(m.group(4)), float(m.group(5))))
+    if not rows:
+        return
+    print("\n## Streaming diagnostics on the device\n")
+    print("Each `sgmcmc-firmware` run ends with an SGHMC chain on the Gaussian (h = 0.1, A = 1; 500 "
+          "steps of burn-in, then the draws counted below) whose θ₀ goes into the crate's "
+          "`RunningMoments`, `BatchMeans<T, 64>` and `WindowedEss<T, 256>` on the device "
+          "(`examples/firmware/src/diagnostics.rs`). The firmware prints every draw and every "
+          "estimate as bits; `harness firmware-diagnostics` recomputes them from the draws with the "
+          "harness's estimators (direct batch means of the same batches; the FFT-based Geyer ESS, "
+          "as ArviZ computes it, on the same window) and fails the run if one differs by more than "
+          "10 %. The last column is Geyer's ESS over all the draws, a second estimator of what the "
+          "batch-means ESS estimates.\n")
+    print("| core | build | type | draws | MCSE device / host | ESS, batch means, device / host | ESS, last 256, device / host | largest relative difference | Geyer ESS, all draws |")
+    print("|---|---|---|---:|---|---|---|---:|---:|")
+    order = list(CORES)
+    for target, variant, ty, n, f, geyer, worst in sorted(rows, key=lambda r: (order.index(r[0]), r[1], r[2])):
+        pair = lambda k, fmt: f"{fmt.format(f[k][0])} / {fmt.format(f[k][1])}" if k in f else "?"  # noqa: E731
+        print(f"| {CORES[target]} | {variant} | {ty} | {n} | {pair('mcse', '{:.5f}')} | "
+              f"{pair('ess_bm', '{:.1f}')} | {pair('ess_window', '{:.2f}')} | {worst:.1e} | {geyer:.1f} |")
+    if code:
+        print("\nFlash of the diagnostics (bytes, from the symbol table): the crate's "
+              "`sgmcmc::diagnostics` functions the compiler kept out of line, and the firmware's "
+              "driver `diagnostics::run` (one copy per float type) with what it inlined: the pushes, "
+              "the estimates and the output of 6000 draws. The chain's SGHMC step is shared with the "
+              "moment checks.\n")
+        print("| core | build | crate's functions | driver with inlined code |")
+        print("|---|---|---:|---:|")
+        for (target, variant), (crate, driver) in sorted(code.items(), key=lambda kv: (order.index(kv[0][0]), kv[0][1])):
+            print(f"| {CORES[target]} | {variant} | {crate} | {driver} |")
+
+
 def print_per_sampler(print, values):
     """A table of {(sampler, type, target, variant): value}: a row per sampler and type (f32
     first), a column per build that reported any."""
@@ -472,6 +540,7 @@ def main():
     rows, stacks, steps, costs = [], {}, {}, {}
     curves, curve_builds = {}, {}
     flash_sizes, alone = {}, {}
+    diag_code = {}
     for elf in sorted(d.glob("*.elf")):
         target = next((t for t in CORES if elf.stem.startswith(t + "-")), None)
         if target is None:
@@ -506,6 +575,9 @@ def main():
         rows.append((target, variant, flash, ram, len(soft_double(elf)), " / ".join(panic_counts)))
         if "f64" in variant:
             steps[target] = step_code(elf)
+        code = diagnostics_code(elf)
+        if code is not None and code[1] > 0:
+            diag_code[(target, variant)] = code
         log = elf.with_suffix(".log")
         if log.exists():
             for line in log.read_text().splitlines():
@@ -585,6 +657,7 @@ def main():
         curve_section(print, panels, curve_builds)
         write_curve_svg(doc.parent / "firmware-cost.svg", panels)
         summary = curve_summary(panels)
+    diagnostics_section(print, d, diag_code)
     pins_section(print, d, doc.parent.parent / "tests" / "data" / "value_stability_scalar_core.txt")
     if flash_sizes:
         flash_section(print, flash_sizes)

@@ -55,6 +55,13 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         skip: usize,
     },
+    /// Checks the firmware's on-device diagnostics (its `draw` and `diagnostics` lines) against
+    /// the harness's estimators on the same draws; exit status 1 if one differs by more than
+    /// 10 % (run by tools/firmware.sh).
+    FirmwareDiagnostics {
+        /// A log of `sgmcmc-firmware` (text, or decoded by defmt-print).
+        log: PathBuf,
+    },
     /// Ding et al. 2014 §3 (Fig. 1, 4): fixed friction ξ ∈ {0.1, 1, 10} vs SGNHT on the double well.
     DoubleWell {
         #[command(flatten)]
@@ -521,6 +528,26 @@ fn summarize(files: &[PathBuf], skip: usize) -> ExitCode {
     }
 }
 
+fn firmware_diagnostics(log: &std::path::Path) -> ExitCode {
+    let checked = std::fs::read_to_string(log)
+        .map_err(|e| format!("{}: {e}", log.display()))
+        .and_then(|text| harness::diagnostics::check_device_log(&text));
+    match checked {
+        Ok((report, ok)) => {
+            print!("{report}");
+            if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // (Truncated to whole seconds: some file systems keep coarse modification times.)
     let now = std::time::SystemTime::now();
@@ -542,6 +569,7 @@ fn main() -> ExitCode {
         }
         Some(Command::Demo(a)) => return run_demo(a),
         Some(Command::Summarize { files, skip }) => return summarize(&files, skip),
+        Some(Command::FirmwareDiagnostics { log }) => return firmware_diagnostics(&log),
         Some(Command::Blr(a)) => {
             let o = a.runs.options();
             (blr::cli(&o, a.mode()), o)
@@ -712,6 +740,9 @@ mod tests {
                 assert!(!a.data().is_empty(), "{args:?}");
             }
             Some(Command::Summarize { files, .. }) => assert!(!files.is_empty(), "{args:?}"),
+            Some(Command::FirmwareDiagnostics { log }) => {
+                assert!(!log.as_os_str().is_empty(), "{args:?}")
+            }
             Some(Command::Blr2d(a)) | Some(Command::Normal1d(a)) => {
                 assert!(bounded(&a.options()), "{args:?}")
             }

@@ -37,6 +37,7 @@
 
 mod common;
 mod cost;
+mod diagnostics;
 mod logistic;
 mod out;
 mod ripley;
@@ -424,9 +425,11 @@ fn main() -> ! {
     }
     #[cfg_attr(not(feature = "f64"), allow(unused_mut))]
     let mut ok = run_models::<f32>(100);
+    ok &= diagnostics::run::<f32>(300);
     #[cfg(feature = "f64")]
     {
         ok &= run_models::<f64>(200);
+        ok &= diagnostics::run::<f64>(400);
     }
     common::finish(ok)
 }

@@ -146,6 +146,39 @@ pub fn pin(name: &str, state: u64, stats: u64) {
         .emit();
 }
 
+/// `draw <type> <hex>`: a draw of the diagnostics chain, its bits.
+#[cfg(not(feature = "defmt"))]
+pub fn draw(ty: &str, bits: u64) {
+    Line::new()
+        .text("draw ")
+        .text(ty)
+        .text(" ")
+        .hex64(bits)
+        .emit();
+}
+
+/// `diagnostics <type> n=<n> batches=<k> batch=<b> window=<w> mean=<hex> var=<hex> mcse=<hex>
+/// ess_bm=<hex> ess_window=<hex>`: the device's estimates over the `draw` lines, as bits.
+#[cfg(not(feature = "defmt"))]
+pub fn diagnostics(ty: &str, (n, k, b, w): (u32, u32, u32, u32), bits: [u64; 5]) {
+    let names = [" mean=", " var=", " mcse=", " ess_bm=", " ess_window="];
+    let mut line = Line::new()
+        .text("diagnostics ")
+        .text(ty)
+        .text(" n=")
+        .uint(n)
+        .text(" batches=")
+        .uint(k)
+        .text(" batch=")
+        .uint(b)
+        .text(" window=")
+        .uint(w);
+    for (name, x) in names.iter().zip(bits) {
+        line = line.text(name).hex64(x);
+    }
+    line.emit();
+}
+
 /// `peak stack: <bytes> bytes from the top of RAM`.
 #[cfg(not(feature = "defmt"))]
 #[allow(dead_code)] // the cost curve's (`src/curve/main.rs`)
@@ -240,6 +273,29 @@ pub fn curve(c: &Curve<'_>) {
 #[allow(dead_code)] // the cost curve's (`src/curve/main.rs`)
 pub fn peak_stack(bytes: u32) {
     defmt::println!("peak stack: {=u32} bytes from the top of RAM", bytes);
+}
+
+#[cfg(feature = "defmt")]
+pub fn draw(ty: &str, bits: u64) {
+    defmt::println!("draw {=str} {=u64:016x}", ty, bits);
+}
+
+#[cfg(feature = "defmt")]
+pub fn diagnostics(ty: &str, (n, k, b, w): (u32, u32, u32, u32), x: [u64; 5]) {
+    let [mean, var, mcse, ess_bm, ess_window] = x;
+    defmt::println!(
+        "diagnostics {=str} n={=u32} batches={=u32} batch={=u32} window={=u32} mean={=u64:016x} var={=u64:016x} mcse={=u64:016x} ess_bm={=u64:016x} ess_window={=u64:016x}",
+        ty,
+        n,
+        k,
+        b,
+        w,
+        mean,
+        var,
+        mcse,
+        ess_bm,
+        ess_window
+    );
 }
 
 #[cfg(feature = "defmt")]

@@ -2,6 +2,7 @@
 
 mod auroc;
 mod density;
+mod device;
 mod draws;
 mod error;
 mod ess;
@@ -17,6 +18,7 @@ pub use density::{
     Axis, Bin, Histogram, Histogram2d, KSDENSITY_POINTS, KernelDensity, Normalization, kde,
     kde_binned, ksdensity, ksdensity_bandwidth,
 };
+pub use device::check_log as check_device_log;
 pub use draws::{DrawCollector, Draws};
 pub use error::DiagnosticError;
 pub use ess::{
