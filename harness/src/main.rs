@@ -55,6 +55,21 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         skip: usize,
     },
+    /// The IMQ kernel Stein discrepancy (Gorham & Mackey 2017) of a sample given its scores
+    /// ∇log p, printed with 17 significant digits (tools/arviz/ksd_check.py checks it against
+    /// NumPy).
+    Ksd {
+        /// CSV of the points, one row of d values per draw (a header line is skipped).
+        points: PathBuf,
+        /// CSV of the scores ∇log p at those points, in the same layout.
+        scores: PathBuf,
+        /// The IMQ kernel's c.
+        #[arg(long, default_value_t = 1.0)]
+        c: f64,
+        /// The IMQ kernel's β, in (−1, 0).
+        #[arg(long, default_value_t = -0.5, allow_hyphen_values = true)]
+        beta: f64,
+    },
     /// Checks the firmware's on-device diagnostics (its `draw` and `diagnostics` lines) against
     /// the harness's estimators on the same draws; exit status 1 if one differs by more than
     /// 10 % (run by tools/firmware.sh).
@@ -528,6 +543,60 @@ fn summarize(files: &[PathBuf], skip: usize) -> ExitCode {
     }
 }
 
+/// A CSV of numbers (a first line that does not parse is a header): its values row-major and
+/// the row length.
+fn read_rows(path: &std::path::Path) -> Result<(Vec<f64>, usize), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (mut values, mut width) = (Vec::new(), None);
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let row: Result<Vec<f64>, _> = line.split(',').map(|v| v.trim().parse::<f64>()).collect();
+        match row {
+            Ok(row) => {
+                if *width.get_or_insert(row.len()) != row.len() {
+                    return Err(format!(
+                        "{}:{}: a row of another length",
+                        path.display(),
+                        i + 1
+                    ));
+                }
+                values.extend(row);
+            }
+            Err(_) if i == 0 => {}
+            Err(e) => return Err(format!("{}:{}: {e}", path.display(), i + 1)),
+        }
+    }
+    let width = width.ok_or_else(|| format!("{}: no rows", path.display()))?;
+    Ok((values, width))
+}
+
+fn ksd(
+    points: &std::path::Path,
+    scores: &std::path::Path,
+    kernel: harness::diagnostics::Imq,
+) -> ExitCode {
+    let result = read_rows(points).and_then(|(x, d)| {
+        let (b, db) = read_rows(scores)?;
+        if db != d {
+            return Err(format!("{d} columns of points, {db} of scores"));
+        }
+        harness::diagnostics::imq_ksd(&x, &b, d, kernel).map_err(|e| e.to_string())
+    });
+    match result {
+        Ok(v) => {
+            println!("{v:.17e}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn firmware_diagnostics(log: &std::path::Path) -> ExitCode {
     let checked = std::fs::read_to_string(log)
         .map_err(|e| format!("{}: {e}", log.display()))
@@ -570,6 +639,12 @@ fn main() -> ExitCode {
         Some(Command::Demo(a)) => return run_demo(a),
         Some(Command::Summarize { files, skip }) => return summarize(&files, skip),
         Some(Command::FirmwareDiagnostics { log }) => return firmware_diagnostics(&log),
+        Some(Command::Ksd {
+            points,
+            scores,
+            c,
+            beta,
+        }) => return ksd(&points, &scores, harness::diagnostics::Imq { c, beta }),
         Some(Command::Blr(a)) => {
             let o = a.runs.options();
             (blr::cli(&o, a.mode()), o)
@@ -743,6 +818,7 @@ mod tests {
             Some(Command::FirmwareDiagnostics { log }) => {
                 assert!(!log.as_os_str().is_empty(), "{args:?}")
             }
+            Some(Command::Ksd { c, beta, .. }) => assert!(c > 0.0 && beta < 0.0, "{args:?}"),
             Some(Command::Blr2d(a)) | Some(Command::Normal1d(a)) => {
                 assert!(bounded(&a.options()), "{args:?}")
             }

@@ -6,6 +6,7 @@ mod device;
 mod draws;
 mod error;
 mod ess;
+mod ksd;
 mod moments;
 mod rhat;
 mod spectral;
@@ -25,6 +26,7 @@ pub use ess::{
     EssEstimate, MIN_DRAWS, autocorrelation, autocovariance, ess, ess_first_dip, ess_unsplit,
     integrated_autocorrelation_time,
 };
+pub use ksd::{Imq, imq_ksd};
 pub use moments::{MomentError, MomentEstimate, moment_errors, moments, moments_of};
 pub use rhat::{RhatEstimate, rhat, split_rhat};
 pub use spectral::{SpectralEss, WindowedTau, ess_from_replicates, ess_spectral_ar, tau_windowed};
