@@ -89,6 +89,14 @@ pub enum Param {
     /// The steps between eigendecompositions of a dense noise estimate (≥ 1;
     /// [`crate::adapt::CalibratedParams::with_refresh`]).
     EstimateRefresh,
+    /// The target mean acceptance probability δ ∈ (0, 1) of [`crate::adapt::DualAveraging`].
+    TargetAcceptance,
+    /// Dual averaging's shrinkage γ > 0 ([`crate::adapt::DualAveraging::with_schedule`]).
+    AdaptationRate,
+    /// Dual averaging's offset t₀ ≥ 0.
+    AdaptationOffset,
+    /// Dual averaging's decay κ ∈ (0.5, 1].
+    AdaptationDecay,
 }
 
 impl Param {
@@ -129,6 +137,10 @@ impl Param {
             Param::ThetaDiffusion => "θ diffusion σ_θ",
             Param::MomentumDiffusion => "momentum diffusion σ_p",
             Param::ThermostatDiffusion => "thermostat diffusion σ_ξ",
+            Param::TargetAcceptance => "target acceptance δ",
+            Param::AdaptationRate => "dual-averaging shrinkage γ",
+            Param::AdaptationOffset => "dual-averaging offset t₀",
+            Param::AdaptationDecay => "dual-averaging decay κ",
         }
     }
 }

@@ -8,6 +8,7 @@ mod bounded_work;
 mod calibrated;
 mod checkpoint;
 mod diagnostics;
+mod dual_averaging;
 mod em_samplers;
 mod errors;
 mod kernel_reference;

@@ -1,4 +1,4 @@
-//! Adaptation: the wrappers that learn as a sampler runs — the mass matrix (and SG-NPHMC's thermostat mass) by Monte Carlo EM, and the gradient noise online.
+//! Adaptation: the wrappers that learn as a sampler runs — the mass matrix (and SG-NPHMC's thermostat mass) by Monte Carlo EM, the gradient noise online, and HMC's step size by dual averaging.
 //!
 //! Wrap a sampler that has a diagonal or dense [`crate::kinetic::MassBuffer`] in [`Mcem`]
 //! (Roychowdhury & Parthasarathy 2017): HMC-EM, SGHMC-EM, SGNHT-EM and SG-NPHMC-EM. Settings
@@ -6,8 +6,11 @@
 //! does, the defaults and the measured behaviour: `docs/mcem.md`.
 //!
 //! [`NoiseEstimate`] keeps a running estimate of the minibatch gradient's noise covariance from
-//! the per-example moments a [`crate::gradient::MinibatchGradient`] reports; the wrapper
+//! the per-example moments a [`crate::gradient::MinibatchGradient`] reports; the
 //! wrapper [`Calibrated`] uses it to discount that noise (`docs/gradient-noise.md`).
+//!
+//! [`DualAveraging`] tunes HMC's step size during a warm-up to a target acceptance
+//! (Hoffman & Gelman 2014).
 
 /// [`ChainState`](crate::sampler::ChainState) for a wrapper whose chain is that of the sampler
 /// in its `sampler` field (MCEM and the calibrated wrapper).
@@ -31,10 +34,12 @@ macro_rules! chain_state_of_wrapped {
 }
 
 mod calibrated;
+mod dual_averaging;
 mod mcem;
 mod noise;
 
 pub use calibrated::{Calibrated, CalibratedParams, Calibration, Correction};
+pub use dual_averaging::{AdaptationStop, DualAveraging};
 #[doc(hidden)] // a sealed bound of `Mcem`: which samplers it wraps
 pub use mcem::EmSampler;
 #[doc(hidden)] // the opaque `Checkpoint::State` of `Mcem`: kept, not read
