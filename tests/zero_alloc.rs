@@ -837,9 +837,10 @@ fn measure_calibrated<T: Real>(float: &'static str, seed: u64, reports: &mut Vec
 }
 
 /// The streaming diagnostics on an SGHMC chain: θ₀ into each of them after every step, the
-/// divergence monitor as the run's observer, and every estimate at the end, all in a measured
-/// window.
+/// divergence monitor as the run's observer, and every estimate at the end; then an HMC warm-up
+/// with dual averaging as its observer; all in a measured window.
 fn measure_diagnostics<T: Real>(float: &'static str, seed: u64, reports: &mut Vec<Report>) {
+    use sgmcmc::adapt::DualAveraging;
     use sgmcmc::diagnostics::{BatchMeans, DivergenceMonitor, RunningMoments, WindowedEss};
     let (mut theta, mut p, mut work) = ([T::ZERO; DIM], [T::ZERO; DIM], [T::ZERO; 2 * DIM]);
     let mut rng = Pcg64::new(seed.into(), 0xd1a9);
@@ -864,6 +865,20 @@ fn measure_diagnostics<T: Real>(float: &'static str, seed: u64, reports: &mut Ve
             monitor.check(step, stats);
         });
         errors += r.map_or_else(|e| STEPS - e.completed as usize, |_| 0);
+        // HMC's step size by dual averaging over a 1000-proposal warm-up.
+        let (mut theta, mut p, mut work) = ([T::ZERO; DIM], [T::ZERO; DIM], [T::ZERO; 4 * DIM]);
+        let mut model = sgmcmc::prelude::Model::new(noisy_gradient::<T>(seed + 1), energy::<T>);
+        let params = HmcParams::new(T::from_f64(0.1));
+        let warmed = match (
+            Hmc::new(params, &mut theta, &mut p, &mut work),
+            DualAveraging::new(T::from_f64(0.1)),
+        ) {
+            (Ok(mut hmc), Ok(mut tuner)) => hmc
+                .run(&mut model, &mut rng, 1000, &mut tuner)
+                .is_ok_and(|flow| flow.is_continue() && tuner.final_step_size().is_finite()),
+            _ => false,
+        };
+        errors += usize::from(!warmed);
         let estimates = [
             moments.variance(),
             batches.mcse(),

@@ -6,7 +6,7 @@
 use crate::abi::{Build, Cx, Knobs};
 use crate::families::{Cfg, schedule, tri};
 use sgmcmc::Real;
-use sgmcmc::adapt::{NoiseEstimate, NoiseShape};
+use sgmcmc::adapt::{DualAveraging, NoiseEstimate, NoiseShape};
 use sgmcmc::diagnostics::{BatchMeans, DivergenceMonitor, RunningMoments, WindowedEss};
 use sgmcmc::gradient::{Batch, Sampling};
 use sgmcmc::kinetic::{Gaussian, Kinetic, Mass, MassBuffer, MonomialGamma};
@@ -248,5 +248,20 @@ pub fn diagnostics<T: Real, Tag>(b: &mut Build<'_, T>, cx: Cx<'_, T, Tag>) -> i3
     cx.out.len = monitor.first_divergence().unwrap_or(0) as usize;
     cx.out.value = tri!(moments.variance()) + tri!(batches.mcse()) + tri!(batches.ess());
     cx.out.other = tri!(window.ess()) + tri!(window.integrated_time());
+    0
+}
+
+/// `DualAveraging`: its settings from the knobs, and updates from the caller's values (θ) as
+/// acceptance probabilities.
+#[inline(always)]
+pub fn dual_averaging<T: Real, Tag>(b: &mut Build<'_, T>, cx: Cx<'_, T, Tag>) -> i32 {
+    let tuner = tri!(DualAveraging::new(cx.knobs.h));
+    let tuner = tri!(tuner.with_target(cx.knobs.x));
+    let mut tuner = tri!(tuner.with_schedule(cx.knobs.a, cx.knobs.b, cx.knobs.c));
+    for &a in b.theta.iter() {
+        cx.out.value = tuner.update(a);
+    }
+    cx.out.other = tuner.final_step_size();
+    cx.out.len = tuner.count() as usize;
     0
 }

@@ -13,7 +13,8 @@ use sgmcmc::sampler::{
 
 pub use crate::api::{
     kinetic_gaussian, kinetic_monomial_gamma, linalg_cholesky, linalg_inverse, mass_buffer,
-    diagnostics, mass_dense, mass_diagonal, noise_estimate, rng_variates, step_schedule,
+    diagnostics, dual_averaging, mass_dense, mass_diagonal, noise_estimate, rng_variates,
+    step_schedule,
 };
 
 /// 0 for `Ok`, [`ERR`] for an error.

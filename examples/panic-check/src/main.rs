@@ -388,9 +388,11 @@ family!(calibrated_sgmgt_d via with_calibrated_sgmgt_d {
 family!(misc via with_misc {
     all = cfg(Euler, Identity),
 } entries [rng_variates linalg_cholesky linalg_inverse mass_diagonal mass_dense mass_buffer
-           noise_estimate kinetic_monomial_gamma kinetic_gaussian step_schedule diagnostics]
+           noise_estimate kinetic_monomial_gamma kinetic_gaussian step_schedule diagnostics
+           dual_averaging]
   fixed [rng_variates linalg_cholesky linalg_inverse mass_diagonal mass_dense mass_buffer
-         noise_estimate kinetic_monomial_gamma kinetic_gaussian step_schedule diagnostics]);
+         noise_estimate kinetic_monomial_gamma kinetic_gaussian step_schedule diagnostics
+         dual_averaging]);
 
 /// The root of everything exported (see the crate docs).
 #[unsafe(no_mangle)]
