@@ -211,42 +211,33 @@ fn standard_normal(t: &[f64], g: &mut [f64]) {
 #[test]
 fn the_divergence_monitor_stops_a_heating_chain() {
     let n = 4;
-    let (mut theta, mut p, mut work) = (vec![0.5; n], vec![0.0; n], vec![0.0; 2 * n]);
-    {
-        let mut s = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+    // An SGHMC chain from θ = 0.5, p = 0 under a stopping monitor: how the run ended, the
+    // monitor, and whether p stayed finite.
+    let run = |params: SghmcParams<f64>| {
+        let (mut theta, mut p, mut work) = (vec![0.5; n], vec![0.0; n], vec![0.0; 2 * n]);
+        let mut s = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
         let mut monitor = DivergenceMonitor::new().stopping();
-        let flow = s
-            .run(
-                &mut standard_normal,
-                &mut Pcg64::new(1, 1),
-                10_000,
-                &mut monitor,
-            )
-            .unwrap();
-        assert_eq!(flow, ControlFlow::Continue(()));
-        assert_eq!(monitor.divergent(), 0);
-    }
+        let mut rng = Pcg64::new(1, 1);
+        let flow = s.run(&mut standard_normal, &mut rng, 10_000, &mut monitor);
+        (
+            flow.unwrap(),
+            monitor,
+            s.momentum().iter().all(|x| x.is_finite()),
+        )
+    };
+    let (flow, monitor, _) = run(SghmcParams::new(0.1));
+    assert_eq!(flow, ControlFlow::Continue(()));
+    assert_eq!(monitor.divergent(), 0);
     // Euler at h = 3 with A = 1 on ∇U = θ: (θ, p) ← (−8θ − 6p, −3θ − 2p) before the noise, whose
     // eigenvalues are −10.2 and 0.2, so |p| grows tenfold a step.
-    let (mut theta, mut p) = (vec![0.5; n], vec![0.0; n]);
-    let params = SghmcParams::new(3.0).with_integrator(Integrator::Euler);
-    let mut s = Sghmc::new(params, &mut theta, &mut p, &mut work).unwrap();
-    let mut monitor = DivergenceMonitor::new().stopping();
-    let flow = s
-        .run(
-            &mut standard_normal,
-            &mut Pcg64::new(1, 1),
-            10_000,
-            &mut monitor,
-        )
-        .unwrap();
+    let (flow, monitor, finite) = run(SghmcParams::new(3.0).with_integrator(Integrator::Euler));
     let ControlFlow::Break(at) = flow else {
         panic!("the run was not stopped");
     };
     assert_eq!(monitor.first_divergence(), Some(at));
     assert_eq!(monitor.divergent(), 1);
     assert!(at < 100, "stopped at {at}");
-    assert!(s.momentum().iter().all(|x| x.is_finite()));
+    assert!(finite);
 
     assert_eq!(
         DivergenceMonitor::<f64>::new().with_temperature_limit(1.0),
