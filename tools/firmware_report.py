@@ -55,10 +55,9 @@ STEP = re.compile(r"^<sgmcmc::sampler::\w+::(\w+)<(f32|f64)[,>].*(?: as sgmcmc::
                   r"sgmcmc_firmware::Posterior)")
 
 
-def step_code(elf):
-    """{(sampler, type): bytes} of each sampler's `step` compiled for the firmware's model (the
-    integrator, kinetics and checks inlined into it), from the demangled symbol table; None
-    without llvm-cxxfilt."""
+def demangled_functions(elf):
+    """[(bytes, demangled name)] of the ELF's functions, from its symbol table through
+    `llvm-cxxfilt`; None without it."""
     cxxfilt = llvm_tool("llvm-cxxfilt")
     if cxxfilt is None:
         return None
@@ -67,8 +66,18 @@ def step_code(elf):
              if len(f) >= 8 and f[3] == "FUNC"]
     names = subprocess.run([cxxfilt], input="\n".join(n for _, n in funcs), capture_output=True,
                            text=True, check=True).stdout.splitlines()
+    return [(size, name) for (size, _), name in zip(funcs, names)]
+
+
+def step_code(elf):
+    """{(sampler, type): bytes} of each sampler's `step` compiled for the firmware's model (the
+    integrator, kinetics and checks inlined into it), from the demangled symbol table; None
+    without llvm-cxxfilt."""
+    funcs = demangled_functions(elf)
+    if funcs is None:
+        return None
     sizes = {}
-    for (size, _), name in zip(funcs, names):
+    for size, name in funcs:
         m = STEP.match(name)
         if m and m.group(1) in SAMPLER_TYPES:
             key = (SAMPLER_TYPES[m.group(1)], m.group(2))
@@ -84,17 +93,11 @@ def diagnostics_code(elf):
     """(bytes of the crate's `sgmcmc::diagnostics` functions kept out of line, bytes of the
     firmware's driver `sgmcmc_firmware::diagnostics::run` with whatever was inlined into it),
     from the demangled symbol table; None without llvm-cxxfilt."""
-    cxxfilt = llvm_tool("llvm-cxxfilt")
-    if cxxfilt is None:
+    funcs = demangled_functions(elf)
+    if funcs is None:
         return None
-    out = subprocess.run(["readelf", "-sW", str(elf)], capture_output=True, text=True, check=True)
-    funcs = [(int(f[2]), f[7]) for f in (l.split() for l in out.stdout.splitlines())
-             if len(f) >= 8 and f[3] == "FUNC"]
-    names = subprocess.run([cxxfilt], input="\n".join(n for _, n in funcs), capture_output=True,
-                           text=True, check=True).stdout.splitlines()
-    crate = sum(size for (size, _), name in zip(funcs, names) if "sgmcmc::diagnostics::" in name)
-    driver = sum(size for (size, _), name in zip(funcs, names)
-                 if "sgmcmc_firmware::diagnostics::" in name)
+    crate = sum(size for size, name in funcs if "sgmcmc::diagnostics::" in name)
+    driver = sum(size for size, name in funcs if "sgmcmc_firmware::diagnostics::" in name)
     return crate, driver
 
 
