@@ -218,11 +218,15 @@ impl<T: Real, const B: usize> BatchMeans<T, B> {
         Ok((self.batch_variance()? / T::from_usize(self.completed)).sqrt())
     }
 
-    /// The effective sample size s²/MCSE² (s² over all the draws), at most the number of
-    /// draws in the completed batches' worth of variance; [`DiagnosticError::TooFewDraws`]
-    /// before two batches. A constant series has a zero MCSE and an infinite ESS.
+    /// The effective sample size s²/MCSE², s² the sample variance of all the draws;
+    /// [`DiagnosticError::TooFewDraws`] before two batches. Batch means that are all equal (a
+    /// constant series) give a zero MCSE and, by the convention of [`WindowedEss`] and ArviZ,
+    /// an ESS of n.
     pub fn ess(&self) -> Result<T, DiagnosticError> {
         let var_mean = self.batch_variance()? / T::from_usize(self.completed);
+        if var_mean == T::ZERO {
+            return Ok(T::from_u64(self.all.count));
+        }
         Ok(self.all.variance()? / var_mean)
     }
 

@@ -189,7 +189,7 @@ fn the_window_is_the_last_w_draws() {
     );
 }
 
-/// A constant window has n effective draws (τ̂ = 1). Geyer's estimator on varying windows is
+/// A constant window has n effective draws (τ̂ = 1), and so do constant batch means. Geyer's estimator on varying windows is
 /// checked against the harness's (FFT-based, itself checked against ArviZ) on the same draws,
 /// in `harness/src/diagnostics/ess.rs`.
 #[test]
@@ -199,6 +199,12 @@ fn a_constant_window_has_n_effective_draws() {
         w.push(2.5).unwrap();
     }
     assert_eq!(w.ess(), Ok(8.0));
+    // Batch means of a constant series: a zero MCSE and n effective draws (not 0/0).
+    let mut bm = BatchMeans::<f64, 4>::new();
+    for _ in 0..37 {
+        bm.push(-1.5).unwrap();
+    }
+    assert_eq!((bm.mcse(), bm.ess()), (Ok(0.0), Ok(37.0)));
 }
 
 fn standard_normal(t: &[f64], g: &mut [f64]) {
