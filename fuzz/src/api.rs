@@ -3,6 +3,10 @@
 //! After every step the state contract must hold: an `Err` leaves the whole exported state
 //! ([`Checkpoint::save`]: buffers and scalars) bit for bit as before the step; an `Ok` leaves
 //! θ, p and ξ finite. Constructors and setters may refuse anything, but nothing may panic.
+//!
+//! Then the streaming diagnostics and dual averaging take a run of the input's values: a refused
+//! draw leaves a diagnostic exactly as it was, and dual averaging's step size stays finite and
+//! positive whatever acceptance it is fed.
 
 use crate::{PARAMS, Reader, VALUES};
 use rand_pcg::Pcg64;
@@ -211,6 +215,8 @@ fn run_typed<T: Real>(r: &mut Reader) -> Tally {
     let steps = r.below(40);
     let seed = r.u64();
     let Some(mut sampler) = build(kind, h, a, integrator, &mut b, r) else {
+        // (After the sampler's bytes, so that the regression inputs still reach theirs.)
+        diagnostics::<T>(r);
         return tally;
     };
     tally.built = 1;
@@ -234,6 +240,7 @@ fn run_typed<T: Real>(r: &mut Reader) -> Tally {
             }
         }
     }
+    diagnostics::<T>(r);
     tally
 }
 
@@ -392,5 +399,60 @@ trait IntoT {
 impl IntoT for f64 {
     fn into_t<T: Real>(self) -> T {
         T::from_f64(self)
+    }
+}
+
+/// The diagnostics and dual averaging on up to 300 of the input's values (NaN, ±∞ and huge ones
+/// among them): a refused draw changes nothing, an estimate never panics, and every step size
+/// dual averaging proposes is finite and positive.
+fn diagnostics<T: Real>(r: &mut Reader) {
+    use sgmcmc::adapt::DualAveraging;
+    use sgmcmc::diagnostics::{BatchMeans, RunningMoments, WindowedEss};
+    let mut moments = RunningMoments::<T>::new();
+    let mut batches = BatchMeans::<T, 6>::new();
+    let mut window = WindowedEss::<T, 16>::new();
+    let mut tuner = DualAveraging::new(param::<T>(r).abs().max(T::from_f64(1e-3))).ok();
+    for _ in 0..r.below(300) {
+        let x = T::from_f64(r.pick(&VALUES));
+        let before = (moments, format!("{batches:?}"), format!("{window:?}"));
+        let pushed = [moments.push(x), batches.push(x), window.push(x)];
+        if pushed.iter().any(Result::is_err) {
+            // Each refuses on its own terms; whichever refused is unchanged.
+            if pushed[0].is_err() {
+                assert_eq!(
+                    moments, before.0,
+                    "RunningMoments changed by a refused {x:?}"
+                );
+            }
+            if pushed[1].is_err() {
+                assert_eq!(
+                    format!("{batches:?}"),
+                    before.1,
+                    "BatchMeans changed by {x:?}"
+                );
+            }
+            if pushed[2].is_err() {
+                assert_eq!(
+                    format!("{window:?}"),
+                    before.2,
+                    "WindowedEss changed by {x:?}"
+                );
+            }
+        }
+        let _ = (
+            moments.variance(),
+            batches.mcse(),
+            batches.ess(),
+            window.ess(),
+        );
+        if let Some(t) = tuner.as_mut() {
+            let h = t.update(x);
+            assert!(
+                h.is_finite() && h > T::ZERO,
+                "dual averaging proposed {h:?} after {x:?}"
+            );
+            let f = t.final_step_size();
+            assert!(f.is_finite() && f > T::ZERO, "dual averaging's h̄ is {f:?}");
+        }
     }
 }
