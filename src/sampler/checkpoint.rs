@@ -189,18 +189,3 @@ pub(crate) trait Rollback<T> {
     /// Restores what [`Rollback::save_state`] saved.
     fn restore_state(&mut self, saved: &SavedState<'_, T>);
 }
-
-/// [`Rollback`] for a sampler whose E-step state is its `shell`'s (SGHMC).
-macro_rules! shell_rollback {
-    ([$($generics:tt)*] $ty:ty) => {
-        impl<$($generics)*> $crate::sampler::Rollback<T> for $ty {
-            fn save_state(&self, saved: &mut $crate::sampler::SavedState<'_, T>) {
-                self.shell.save_state(saved);
-            }
-            fn restore_state(&mut self, saved: &$crate::sampler::SavedState<'_, T>) {
-                self.shell.restore_state(saved);
-            }
-        }
-    };
-}
-pub(crate) use shell_rollback;

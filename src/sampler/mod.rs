@@ -24,7 +24,7 @@ pub(crate) mod shell;
 pub use checkpoint::Checkpoint;
 #[doc(hidden)] // the opaque `Checkpoint::State` of the samplers: kept, not read
 pub use checkpoint::Scalars;
-pub(crate) use checkpoint::{Rollback, SavedState, read_parts, shell_rollback, write_parts};
+pub(crate) use checkpoint::{Rollback, SavedState, read_parts, write_parts};
 pub(crate) use discount::Discount;
 #[doc(hidden)] // a sealed bound of `Calibrated`: which samplers it wraps
 pub use discount::NoiseDiscount;

@@ -272,8 +272,15 @@ shell_chain_state!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, 
 mass_adaptive!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>, shell.kinetics);
 
 shell_checkpoint!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>);
-// MCEM's rollback: θ, p and the redraw counters.
-super::shell_rollback!(['a, T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'a, T, I, M>);
+/// MCEM's rollback: θ, p and the redraw counters (all in the shell).
+impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::Rollback<T> for Sghmc<'_, T, I, M> {
+    fn save_state(&self, saved: &mut super::SavedState<'_, T>) {
+        self.shell.save_state(saved);
+    }
+    fn restore_state(&mut self, saved: &super::SavedState<'_, T>) {
+        self.shell.restore_state(saved);
+    }
+}
 
 super::schedule::step_size_from_params!(
     [T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'_, T, I, M>,
