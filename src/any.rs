@@ -7,8 +7,8 @@ use crate::gradient::Gradient;
 use crate::lengths::Lengths;
 use crate::real::Real;
 use crate::sampler::{
-    ChainState, Checkpoint, MSgnht, Sampler, Scalars, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt,
-    SgmgtParams, Sgnht, SgnhtParams, StepSize, StepStats,
+    ChainState, Checkpoint, MSgnht, Psgld, PsgldParams, Sampler, Scalars, Sghmc, SghmcParams, Sgld,
+    SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSize, StepStats,
 };
 use rand_core::Rng;
 
@@ -18,6 +18,8 @@ use rand_core::Rng;
 pub enum AnyParams<T: Real> {
     /// [`Sgld`].
     Sgld(SgldParams<T>),
+    /// [`Psgld`].
+    Psgld(PsgldParams<T>),
     /// [`Sghmc`] (identity mass; the integrator as the settings choose).
     Sghmc(SghmcParams<T>),
     /// [`Sgnht`] (identity mass).
@@ -34,6 +36,7 @@ impl<T: Real> AnyParams<T> {
     pub fn lengths(&self, n: usize) -> Lengths {
         match self {
             AnyParams::Sgld(_) => Lengths::sgld(n),
+            AnyParams::Psgld(_) => Lengths::psgld(n),
             AnyParams::Sghmc(_) => Lengths::sghmc(n),
             AnyParams::Sgnht(_) => Lengths::sgnht(n),
             AnyParams::MSgnht(_) => Lengths::msgnht(n),
@@ -42,7 +45,7 @@ impl<T: Real> AnyParams<T> {
     }
 }
 
-/// A stochastic-gradient sampler chosen at run time: one of the five, each with its run-time
+/// A stochastic-gradient sampler chosen at run time: one of the six, each with its run-time
 /// integrator choice and (SGHMC, SGNHT) its run-time mass.
 ///
 /// Build the settings as usual, wrap them in [`AnyParams`], size the buffers with
@@ -75,6 +78,8 @@ impl<T: Real> AnyParams<T> {
 pub enum AnySampler<'a, T: Real> {
     /// SGLD.
     Sgld(Sgld<'a, T>),
+    /// pSGLD.
+    Psgld(Psgld<'a, T>),
     /// SGHMC.
     Sghmc(Sghmc<'a, T>),
     /// SGNHT.
@@ -90,6 +95,7 @@ macro_rules! each {
     ($any:expr, $s:ident => $body:expr) => {
         match $any {
             AnySampler::Sgld($s) => $body,
+            AnySampler::Psgld($s) => $body,
             AnySampler::Sghmc($s) => $body,
             AnySampler::Sgnht($s) => $body,
             AnySampler::MSgnht($s) => $body,
@@ -112,6 +118,7 @@ impl<'a, T: Real> AnySampler<'a, T> {
     ) -> Result<Self, Error> {
         Ok(match params {
             AnyParams::Sgld(q) => AnySampler::Sgld(Sgld::new(q, theta, work)?),
+            AnyParams::Psgld(q) => AnySampler::Psgld(Psgld::new(q, theta, work)?),
             AnyParams::Sghmc(q) => AnySampler::Sghmc(Sghmc::new(q, theta, momentum, work)?),
             AnyParams::Sgnht(q) => {
                 AnySampler::Sgnht(Sgnht::new(q, theta, momentum, thermostat, work)?)
@@ -125,10 +132,10 @@ impl<'a, T: Real> AnySampler<'a, T> {
         })
     }
 
-    /// The thermostats ξ: SGNHT's one, mSGNHT's and SGMGT's n; empty for SGLD and SGHMC.
+    /// The thermostats ξ: SGNHT's one, mSGNHT's and SGMGT's n; empty for SGLD, pSGLD and SGHMC.
     pub fn thermostat(&self) -> &[T] {
         match self {
-            AnySampler::Sgld(_) | AnySampler::Sghmc(_) => &[],
+            AnySampler::Sgld(_) | AnySampler::Psgld(_) | AnySampler::Sghmc(_) => &[],
             AnySampler::Sgnht(s) => s.thermostat_slice(),
             AnySampler::MSgnht(s) => s.thermostat(),
             AnySampler::Sgmgt(s) => s.thermostat(),

@@ -97,6 +97,12 @@ pub enum Param {
     AdaptationOffset,
     /// Dual averaging's decay κ ∈ (0.5, 1].
     AdaptationDecay,
+    /// pSGLD's decay α ∈ \[0, 1) of the running mean square V ← αV + (1 − α) ḡ⊙ḡ (Li et al. 2016, Alg. 1).
+    PreconditionerDecay,
+    /// pSGLD's offset λ > 0 of the preconditioner G = diag(1 / (λ + √V)) (Li et al. 2016, eq. 4).
+    PreconditionerOffset,
+    /// The weight w ∈ (0, 1] of [`crate::adapt::GradientScale`]'s running mean square.
+    ScaleWeight,
 }
 
 impl Param {
@@ -141,6 +147,9 @@ impl Param {
             Param::AdaptationRate => "dual-averaging shrinkage γ",
             Param::AdaptationOffset => "dual-averaging offset t₀",
             Param::AdaptationDecay => "dual-averaging decay κ",
+            Param::PreconditionerDecay => "preconditioner decay α",
+            Param::PreconditionerOffset => "preconditioner offset λ",
+            Param::ScaleWeight => "gradient-scale weight w",
         }
     }
 }
@@ -189,6 +198,8 @@ pub enum Buffer {
     ThermostatMomentum,
     /// The data of a checkpoint ([`crate::sampler::Checkpoint`]).
     Checkpoint,
+    /// pSGLD's running mean square V of the gradient (in its workspace).
+    Preconditioner,
 }
 
 impl Buffer {
@@ -203,6 +214,7 @@ impl Buffer {
             Buffer::NoiseEstimates => "noise estimates B̂",
             Buffer::ThermostatMomentum => "thermostat momentum q",
             Buffer::Checkpoint => "checkpoint data",
+            Buffer::Preconditioner => "preconditioner V",
         }
     }
 }
@@ -394,6 +406,16 @@ pub enum StepError {
     /// the current (s, q). The step was abandoned and the state is bit-for-bit what it was
     /// before it.
     ThermostatBreakdown,
+    /// pSGLD with its Γ correction: the model returned `false` from
+    /// [`Gradient::hessian_diagonal`](crate::Gradient::hessian_diagonal) (a closure always
+    /// does), so Γ cannot be formed. The step was not taken.
+    NoHessianDiagonal,
+    /// pSGLD with its Γ correction: the model's Hessian diagonal has a NaN or ±∞ entry. The step
+    /// was not taken.
+    NonFiniteHessian {
+        /// The first non-finite coordinate.
+        index: usize,
+    },
 }
 
 impl fmt::Display for StepError {
@@ -437,6 +459,14 @@ impl fmt::Display for StepError {
             StepError::MassEstimate(e) => {
                 write!(f, "the M-step's covariance estimate is unusable: {e}")
             }
+            StepError::NoHessianDiagonal => write!(
+                f,
+                "the Γ correction needs the Hessian diagonal, which the model does not provide; the step was not taken"
+            ),
+            StepError::NonFiniteHessian { index } => write!(
+                f,
+                "the Hessian diagonal is not finite at coordinate {index}; the step was not taken"
+            ),
             StepError::ThermostatBreakdown => write!(
                 f,
                 "the Nosé–Poincaré thermostat update has no admissible solution (no real root or s ≤ 0); the step was not taken"

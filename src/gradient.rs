@@ -21,6 +21,18 @@
 pub trait Gradient<T> {
     /// Writes ∇Ũ(θ) into `grad` (`grad.len() == theta.len()`, guaranteed by the samplers).
     fn gradient(&mut self, theta: &[T], grad: &mut [T]);
+
+    /// Writes the diagonal of the Hessian of Ũ, ∂²Ũ/∂θᵢ², at the θ and for the minibatch of the
+    /// last [`gradient`](Gradient::gradient) call into `diagonal`, and returns `true`; or returns
+    /// `false` (the default, and every closure's) when the model does not provide it.
+    ///
+    /// Only [`Psgld`](crate::sampler::Psgld)'s Γ correction asks for it (Li et al. 2016, eq. 3:
+    /// the preconditioner depends on θ through the squared gradient), right after the gradient.
+    #[inline]
+    fn hessian_diagonal(&mut self, theta: &[T], diagonal: &mut [T]) -> bool {
+        let _ = (theta, diagonal);
+        false
+    }
 }
 
 impl<T, F: FnMut(&[T], &mut [T])> Gradient<T> for F {

@@ -2,7 +2,7 @@
 
 use crate::adapt::{Calibrated, Mcem, NoiseShape};
 use crate::kinetic::{MassBuffer, MassShape};
-use crate::sampler::{Hmc, MSgnht, SgNphmc, Sghmc, Sgld, Sgmgt, Sgnht};
+use crate::sampler::{Hmc, MSgnht, Psgld, SgNphmc, Sghmc, Sgld, Sgmgt, Sgnht};
 
 /// The length of every buffer a sampler (and its wrappers) borrows, for n coordinates. A buffer
 /// the sampler does not take has length 0. Lengths saturate at `usize::MAX` (which no buffer
@@ -71,6 +71,11 @@ impl Lengths {
     /// [`Sgld`]: θ and its work.
     pub const fn sgld(n: usize) -> Self {
         Self::base(n, 0, 0, Sgld::<f64>::workspace_len(n))
+    }
+
+    /// [`Psgld`]: θ and its work (which holds the running mean square V).
+    pub const fn psgld(n: usize) -> Self {
+        Self::base(n, 0, 0, Psgld::<f64>::workspace_len(n))
     }
 
     /// [`Sghmc`]: θ, p and its work.

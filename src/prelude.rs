@@ -25,6 +25,8 @@ pub use crate::sampler::{
     StepSchedule, StepSize, StepStats,
 };
 #[doc(no_inline)]
+pub use crate::sampler::{Psgld, PsgldParams};
+#[doc(no_inline)]
 pub use crate::{AnyParams, AnySampler};
 #[doc(hidden)] // the sealed bounds, for code generic over a sampler's integrator or mass
 pub use crate::{integrator::IntegratorChoice, sampler::MassKind};

@@ -1,4 +1,4 @@
-//! `AnySampler`: each of its five kinds draws the chain of the sampler it wraps bit for bit, and forwards errors, step sizes and checkpoints.
+//! `AnySampler`: each of its six kinds draws the chain of the sampler it wraps bit for bit, and forwards errors, step sizes and checkpoints.
 
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
@@ -13,9 +13,10 @@ fn gradient(t: &[f64], g: &mut [f64]) {
     }
 }
 
-fn kinds() -> [AnyParams<f64>; 5] {
+fn kinds() -> [AnyParams<f64>; 6] {
     [
         AnyParams::Sgld(SgldParams::new(0.01)),
+        AnyParams::Psgld(PsgldParams::new(0.01)),
         AnyParams::Sghmc(SghmcParams::new(0.05).with_integrator(Integrator::Euler)),
         AnyParams::Sgnht(SgnhtParams::new(0.05).with_diffusion(2.0)),
         AnyParams::MSgnht(SgnhtParams::new(0.05)),
@@ -33,6 +34,11 @@ fn concrete(params: AnyParams<f64>) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let xi_out = match params {
         AnyParams::Sgld(q) => {
             let mut s = Sgld::new(q, &mut theta, &mut work).unwrap();
+            s.run(&mut model, &mut rng, 200, &mut ()).unwrap();
+            vec![]
+        }
+        AnyParams::Psgld(q) => {
+            let mut s = Psgld::new(q, &mut theta, &mut work).unwrap();
             s.run(&mut model, &mut rng, 200, &mut ()).unwrap();
             vec![]
         }

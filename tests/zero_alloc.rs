@@ -17,12 +17,12 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::adapt::{GradientScale, Mcem, McemParams, NphmcEStep, SampleSize};
 use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::{
-    ChainState, Hmc, HmcParams, Integrator, MSgnht, MassBuffer, Model, MonomialGamma, Real,
-    Sampler, SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams,
-    Sgnht, SgnhtParams,
+    ChainState, Gradient, Hmc, HmcParams, Integrator, MSgnht, MassBuffer, Model, MonomialGamma,
+    Psgld, PsgldParams, Real, Sampler, SgNphmc, SgNphmcParams, Sghmc, SghmcParams, Sgld,
+    SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
 };
 use sgmcmc::rng::standard_normal_f64;
 
@@ -143,6 +143,21 @@ fn noisy_gradient<T: Real>(seed: u64) -> impl FnMut(&[T], &mut [T]) {
     }
 }
 
+/// A gradient closure with the Hessian diagonal Λ of U (pSGLD's Γ correction).
+struct WithHessian<F>(F);
+
+impl<T: Real, F: FnMut(&[T], &mut [T])> Gradient<T> for WithHessian<F> {
+    fn gradient(&mut self, theta: &[T], grad: &mut [T]) {
+        (self.0)(theta, grad)
+    }
+    fn hessian_diagonal(&mut self, _theta: &[T], diagonal: &mut [T]) -> bool {
+        for (d, l) in diagonal.iter_mut().zip(PRECISION) {
+            *d = T::from_f64(l);
+        }
+        true
+    }
+}
+
 /// U(θ) = ½ (θ − μ)ᵀ Λ (θ − μ).
 fn energy<T: Real>(theta: &[T]) -> T {
     let u: f64 = theta
@@ -160,6 +175,10 @@ fn energy<T: Real>(theta: &[T]) -> T {
 #[derive(Clone, Copy, Debug)]
 enum Kind {
     Sgld,
+    /// pSGLD without (false) or with (true) its Γ correction.
+    Psgld(bool),
+    /// SGHMC on a model wrapped in `GradientScale` (learning V̂ at every step).
+    ScaleAdapted,
     Sghmc(Integrator),
     Sgnht(Integrator),
     MSgnht(Integrator),
@@ -215,8 +234,11 @@ const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
     }
 }
 
-const KINDS: [(&str, Kind); 40] = [
+const KINDS: [(&str, Kind); 43] = [
     ("SGLD", Kind::Sgld),
+    ("pSGLD", Kind::Psgld(false)),
+    ("pSGLD-Γ", Kind::Psgld(true)),
+    ("SGHMC-scale", Kind::ScaleAdapted),
     ("SGHMC-E", Kind::Sghmc(Integrator::Euler)),
     ("SGHMC-S", Kind::Sghmc(Integrator::Splitting)),
     ("SGNHT-E", Kind::Sgnht(Integrator::Euler)),
@@ -330,6 +352,8 @@ struct Buffers<T> {
     work: Vec<T>,
     /// HMC's and SG-NPHMC's workspace (4d).
     proposal_work: Vec<T>,
+    /// pSGLD's workspace (5d).
+    psgld_work: Vec<T>,
     inv_mass: Vec<T>,
     /// A mutable copy of `inv_mass` for `MassBuffer::diagonal`.
     mass_diag: Vec<T>,
@@ -357,6 +381,7 @@ impl<T: Real> Buffers<T> {
             thermostat_scalar: T::ZERO,
             work: vec![T::ZERO; MSgnht::<T>::workspace_len(DIM)],
             proposal_work: vec![T::ZERO; Hmc::<T>::workspace_len(DIM)],
+            psgld_work: vec![T::ZERO; Psgld::<T>::workspace_len(DIM)],
             inv_mass: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
             mass_diag: PRECISION.iter().map(|&l| T::from_f64(1.0 / l)).collect(),
             // M⁻¹ = I + 0.1 (11ᵀ − I)·…: unit diagonal, 0.1 off the diagonal (SPD).
@@ -415,6 +440,24 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
             Ok(mut s) => drive(&mut s, &mut grad, rng),
             Err(_) => failed,
         },
+        Kind::ScaleAdapted => {
+            let params = SghmcParams::new(h(0.05)).with_friction(h(1.0));
+            let scaled = GradientScale::new(grad, h(0.01), &mut b.thermostat);
+            match (
+                Sghmc::new(params, &mut b.theta, &mut b.momentum, work),
+                scaled,
+            ) {
+                (Ok(mut s), Ok(mut scaled)) => drive(&mut s, &mut scaled, rng),
+                _ => failed,
+            }
+        }
+        Kind::Psgld(correction) => {
+            let params = PsgldParams::new(h(0.01)).with_correction(correction);
+            match Psgld::new(params, &mut b.theta, &mut b.psgld_work) {
+                Ok(mut s) => drive(&mut s, &mut WithHessian(grad), rng),
+                Err(_) => failed,
+            }
+        }
         Kind::Sghmc(integrator) => {
             let params = SghmcParams::new(h(0.05))
                 .with_friction(h(1.0))

@@ -12,7 +12,7 @@
  *   returns, so calling it k times with m steps continues the same chain as one call with k*m
  *   steps, bit for bit (SGMGT: when the step counter is passed).
  * - Lengths: every array argument holds `n` elements of the function's float type, except
- *   `work` (2n elements; 3n for mSGNHT and SGMGT) and SGNHT's `xi` (ONE element). `n` must
+ *   `work` (2n elements; 3n for mSGNHT and SGMGT, 5n for pSGLD) and SGNHT's `xi` (ONE element). `n` must
  *   be >= 1.
  * - All pointer arguments must be pairwise disjoint: the arrays, the generator, the stats
  *   struct, SGNHT's `xi`, SGMGT's step counter and noise estimates (every pair is checked:
@@ -89,6 +89,10 @@ extern "C" {
 #define SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION (-19)
 /** Any other rejected parameter (reserved; not produced by the current version). */
 #define SGMCMC_ERR_BAD_PARAMETER (-20)
+/** pSGLD's decay alpha is not finite or not in [0, 1). */
+#define SGMCMC_ERR_BAD_DECAY (-21)
+/** pSGLD's offset lambda is not finite or not > 0. */
+#define SGMCMC_ERR_BAD_OFFSET (-22)
 
 /* ---- integrators ---------------------------------------------------------------------------- */
 
@@ -163,6 +167,27 @@ int32_t sgmcmc_sgld_f32(float h, sgmcmc_gradient_f32 grad_fn, void* ctx, float* 
 int32_t sgmcmc_sgld_f64(double h, sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta,
                         double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                         sgmcmc_stats* stats);
+
+/* ---- pSGLD --------------------------------------------------------------------------------- */
+
+/**
+ * Preconditioned SGLD (Li, Chen, Carlson & Carin 2016) with constant step h > 0, decay
+ * 0 <= alpha < 1 (0.99 is the paper's) and offset lambda > 0 (1e-5), without the Gamma
+ * correction: `steps` times
+ * V <- alpha V + (1 - alpha) g*g, G = 1/(lambda + sqrt(V)), theta <- theta - h G g + sqrt(2hG) N(0, I)
+ * with g the gradient, all per coordinate.
+ * Buffers: theta (n, in/out), square_mean (n, in/out: V, finite and >= 0 on entry -- zeros for
+ * a new chain -- and kept by the caller between calls, like theta; a negative or non-finite
+ * entry returns SGMCMC_ERR_NON_FINITE_INPUT), work (5n, workspace). Checks: as every function,
+ * with square_mean where the others have p; alpha then lambda after h.
+ */
+int32_t sgmcmc_psgld_f32(float h, float decay, float offset, sgmcmc_gradient_f32 grad_fn,
+                         void* ctx, float* theta, float* square_mean, float* work, size_t n,
+                         uint64_t steps, sgmcmc_rng* rng, sgmcmc_stats* stats);
+/** The double twin of sgmcmc_psgld_f32. */
+int32_t sgmcmc_psgld_f64(double h, double decay, double offset, sgmcmc_gradient_f64 grad_fn,
+                         void* ctx, double* theta, double* square_mean, double* work, size_t n,
+                         uint64_t steps, sgmcmc_rng* rng, sgmcmc_stats* stats);
 
 /* ---- SGHMC ---------------------------------------------------------------------------------- */
 

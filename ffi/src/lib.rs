@@ -100,6 +100,10 @@ pub const SGMCMC_ERR_BAD_THETA_DIFFUSION: i32 = -18;
 pub const SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION: i32 = -19;
 /// Any other rejected parameter (not produced by the current core; reserved).
 pub const SGMCMC_ERR_BAD_PARAMETER: i32 = -20;
+/// pSGLD's decay α is not finite or not in [0, 1).
+pub const SGMCMC_ERR_BAD_DECAY: i32 = -21;
+/// pSGLD's offset λ is not finite or not > 0.
+pub const SGMCMC_ERR_BAD_OFFSET: i32 = -22;
 
 /// The Euler integrator (first order).
 pub const SGMCMC_EULER: i32 = 0;
@@ -121,6 +125,8 @@ fn param_code(e: ParamError) -> i32 {
         Param::MomentumDiffusion => SGMCMC_ERR_BAD_MOMENTUM_DIFFUSION,
         Param::ThetaDiffusion => SGMCMC_ERR_BAD_THETA_DIFFUSION,
         Param::ThermostatDiffusion => SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION,
+        Param::PreconditionerDecay => SGMCMC_ERR_BAD_DECAY,
+        Param::PreconditionerOffset => SGMCMC_ERR_BAD_OFFSET,
         _ => SGMCMC_ERR_BAD_PARAMETER,
     }
 }
@@ -417,6 +423,8 @@ struct Call<T> {
     noise_estimates: Option<*const T>,
     /// SGMGT's step counter; null for none (and for the functions without one).
     step_count: *mut u64,
+    /// The workspace's length in multiples of n, where the thermostats do not set it (pSGLD's 5).
+    work_multiple: Option<usize>,
     rng: *mut SgmcmcRng,
     stats: *mut SgmcmcStats,
 }
@@ -518,6 +526,7 @@ impl<T: Real> Call<T> {
             xi: None,
             noise_estimates: None,
             step_count: core::ptr::null_mut(),
+            work_multiple: None,
             rng,
             stats,
         }
@@ -530,6 +539,13 @@ impl<T: Real> Call<T> {
     fn with_thermostat(self, xi: *mut T, len: XiLen) -> Self {
         Call {
             xi: Some((xi, len)),
+            ..self
+        }
+    }
+
+    fn with_work_multiple(self, multiple: usize) -> Self {
+        Call {
+            work_multiple: Some(multiple),
             ..self
         }
     }
@@ -567,6 +583,7 @@ impl<T: Real> Call<T> {
             Some((ptr, XiLen::PerCoordinate)) => (Some(ptr), n, n.saturating_mul(3)),
             None => (None, 0, n.saturating_mul(2)),
         };
+        let work_len = self.work_multiple.map_or(work_len, |k| n.saturating_mul(k));
         let regions = [
             Region::required(self.theta, n),
             Region::taken(self.p.map(<*mut T>::cast_const), n),
@@ -678,9 +695,23 @@ impl<T: Real> Chain<'_, T> {
     /// chain through [`Sampler::run_with`], recording the last completed step in the stats;
     /// `after` runs after every completed step (SGMGT's resampling).
     fn run<S>(
+        self,
+        build: impl FnOnce() -> Result<S, Error>,
+        after: impl FnMut(&mut S, &mut SharedRng<'_>),
+    ) -> Result<(), i32>
+    where
+        S: Sampler<T, CModel<T>>,
+    {
+        self.run_then(build, after, |_| {})
+    }
+
+    /// [`Chain::run`], then `finish` on the sampler, whether the steps completed or not (pSGLD
+    /// writes its V back to the caller's buffer there).
+    fn run_then<S>(
         mut self,
         build: impl FnOnce() -> Result<S, Error>,
         mut after: impl FnMut(&mut S, &mut SharedRng<'_>),
+        finish: impl FnOnce(&S),
     ) -> Result<(), i32>
     where
         S: Sampler<T, CModel<T>>,
@@ -698,6 +729,7 @@ impl<T: Real> Chain<'_, T> {
         });
         last.steps = result.map_or_else(|e| e.completed, |_| self.steps);
         self.report(last);
+        finish(&sampler);
         result.map(|_| ()).map_err(|e| step_code(e.error))
     }
 }
@@ -715,6 +747,38 @@ unsafe fn sgld<T: Real>(h: T, call: Call<T>) -> Result<(), i32> {
     let params = SgldParams::new(h);
     params.validate().map_err(param_code)?;
     chain.run(|| Sgld::new(params, b.theta, b.work), |_, _| {})
+}
+
+/// # Safety
+///
+/// The contract of the `sgmcmc_psgld_*` entry points.
+unsafe fn psgld<T: Real>(h: T, decay: T, offset: T, call: Call<T>) -> Result<(), i32> {
+    // SAFETY: the caller's contract is `prepare`'s.
+    let (b, chain) = unsafe { call.prepare() }?;
+    let params = PsgldParams::new(h).with_decay(decay).with_offset(offset);
+    params.validate().map_err(param_code)?;
+    // V is the caller's `square_mean`, which `prepare` checked in the momentum's slot: read
+    // when the sampler is built, written back when the call ends (after the last completed
+    // step: a failed step leaves V as it was). The cell hands the one `&mut` to each in turn.
+    let square_mean = Cell::new(Some(b.p));
+    chain.run_then(
+        || {
+            let mut sampler = Psgld::new(params, b.theta, b.work)?;
+            let v = square_mean.take().unwrap_or_default();
+            let set = sampler.set_square_mean(v);
+            square_mean.set(Some(v));
+            set?;
+            Ok(sampler)
+        },
+        |_, _| {},
+        |sampler| {
+            if let Some(v) = square_mean.take() {
+                for (v, s) in v.iter_mut().zip(sampler.square_mean()) {
+                    *v = *s;
+                }
+            }
+        },
+    )
 }
 
 /// # Safety
@@ -862,7 +926,7 @@ macro_rules! step_fn {
 }
 
 macro_rules! entry_points {
-    ($t:ty, $cb:ty, $sgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $sgmgt_noise:ident) => {
+    ($t:ty, $cb:ty, $sgld:ident, $psgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $sgmgt_noise:ident) => {
         step_fn! {
             /// SGLD with a constant step h: `steps` steps of θ ← θ − h∇Ũ(θ) + √(2h)ζ.
             ///
@@ -877,6 +941,20 @@ macro_rules! entry_points {
             /// (but for `work` and `stats`) and writable, that nothing else accesses during the
             /// call; `grad_fn` is safe to call with pointers to `n` values and `ctx`.
             $sgld<$t, $cb>(h: $t; ;) |call| sgld(h, call)
+        }
+        step_fn! {
+            /// pSGLD (Li et al. 2016) with a constant step h, decay 0 ≤ α < 1 and offset λ > 0,
+            /// no Γ correction: `steps` steps of V ← αV + (1 − α)∇Ũ², G = 1/(λ + √V),
+            /// θ ← θ − hG∇Ũ + √(2hG)ζ.
+            ///
+            /// Buffers: `theta` and `square_mean` (n values each, in/out; V finite and ≥ 0,
+            /// zeros for a new chain, kept by the caller between calls) and `work` (5n values).
+            ///
+            /// # Safety
+            ///
+            /// As for the SGLD entry point.
+            $psgld<$t, $cb>(h: $t, decay: $t, offset: $t; square_mean;)
+            |call| psgld(h, decay, offset, call.with_momentum(square_mean).with_work_multiple(5))
         }
         step_fn! {
             /// SGHMC with friction A ≥ 0 and noise estimate 0 ≤ B̂ ≤ A.
@@ -951,6 +1029,7 @@ entry_points!(
     f32,
     GradientF32,
     sgmcmc_sgld_f32,
+    sgmcmc_psgld_f32,
     sgmcmc_sghmc_f32,
     sgmcmc_sgnht_f32,
     sgmcmc_msgnht_f32,
@@ -961,6 +1040,7 @@ entry_points!(
     f64,
     GradientF64,
     sgmcmc_sgld_f64,
+    sgmcmc_psgld_f64,
     sgmcmc_sghmc_f64,
     sgmcmc_sgnht_f64,
     sgmcmc_msgnht_f64,

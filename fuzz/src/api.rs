@@ -71,6 +71,22 @@ impl<T: Real> Gradient<T> for FuzzModel {
             *g = T::from_f64(v);
         }
     }
+    /// The weights, with the call's fault (if any) on its coordinate too; none when the
+    /// call count is a multiple of 7 (the "no Hessian" error path).
+    fn hessian_diagonal(&mut self, _theta: &[T], diagonal: &mut [T]) -> bool {
+        if self.calls.is_multiple_of(7) {
+            return false;
+        }
+        for (d, &w) in diagonal.iter_mut().zip(&self.weights) {
+            *d = T::from_f64(w);
+        }
+        if let Some((k, v)) = self.fault()
+            && let Some(d) = diagonal.get_mut(k)
+        {
+            *d = T::from_f64(v);
+        }
+        true
+    }
 }
 
 impl<T: Real> Energy<T> for FuzzModel {
@@ -167,7 +183,7 @@ fn run_typed<T: Real>(r: &mut Reader) -> Tally {
         p: (0..n).map(|_| value(r)).collect(),
         xi: (0..n).map(|_| value(r)).collect(),
         xi_scalar: value(r),
-        work: vec![T::ZERO; 4 * n],
+        work: vec![T::ZERO; 5 * n],
         inv_diag: (0..n).map(|_| param::<T>(r)).collect(),
         precision: (0..n * n)
             .map(|k| {
@@ -205,7 +221,12 @@ fn run_typed<T: Real>(r: &mut Reader) -> Tally {
         calls: 0,
         faults,
     };
-    let kind = r.below(14);
+    // Kind 0 is SGLD for an even n and pSGLD (14) for an odd one: no new byte and the same
+    // kinds as before for the committed regression inputs.
+    let kind = match r.below(14) {
+        0 if b.theta.len() % 2 == 1 => 14,
+        k => k,
+    };
     let (h, a) = (param::<T>(r), param::<T>(r));
     let integrator = if r.bool() {
         Integrator::Euler
@@ -292,7 +313,7 @@ fn build<'b, T: Real>(
                 core::slice::from_mut(&mut b.xi_scalar),
             );
             // `new` (ξ set to A) or `resume` (ξ kept, checked), without another input byte.
-            let mut s = if (kind + n) % 2 == 0 {
+            let mut s = if (kind + n).is_multiple_of(2) {
                 Sgnht::new(params, t, p, xi, &mut b.work[..2 * n]).ok()?
             } else {
                 Sgnht::resume(params, t, p, xi, &mut b.work[..2 * n]).ok()?
@@ -319,7 +340,7 @@ fn build<'b, T: Real>(
                 .with_integrator(integrator);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
             let work = &mut b.work[..3 * n];
-            Box::new(Whole(if n % 2 == 0 {
+            Box::new(Whole(if n.is_multiple_of(2) {
                 MSgnht::new(params, t, p, xi, work).ok()?
             } else {
                 MSgnht::resume(params, t, p, xi, work).ok()?
@@ -342,7 +363,7 @@ fn build<'b, T: Real>(
                 .with_integrator(integrator);
             let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
             let work = &mut b.work[..3 * n];
-            Box::new(Whole(if (kind + n) % 2 == 0 {
+            Box::new(Whole(if (kind + n).is_multiple_of(2) {
                 Sgmgt::new(params, t, p, xi, work).ok()?
             } else {
                 Sgmgt::resume(params, t, p, xi, work).ok()?
@@ -351,7 +372,7 @@ fn build<'b, T: Real>(
         10 => {
             let params = HmcParams::new(h).with_leapfrog_steps(1 + r.below(4) as u32);
             Box::new(Whole(
-                Hmc::new(params, &mut b.theta, &mut b.p, &mut b.work).ok()?,
+                Hmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..4 * n]).ok()?,
             ))
         }
         11 => {
@@ -359,7 +380,7 @@ fn build<'b, T: Real>(
                 .with_thermostat_mass(param(r))
                 .with_leapfrog_steps(1 + r.below(4) as u32);
             Box::new(Whole(
-                SgNphmc::new(params, &mut b.theta, &mut b.p, &mut b.work).ok()?,
+                SgNphmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..4 * n]).ok()?,
             ))
         }
         12 => {
@@ -378,9 +399,23 @@ fn build<'b, T: Real>(
             let len = Mcem::<T, Sghmc<T>>::workspace_len(n, MassShape::Diagonal);
             Box::new(Wrapped(Mcem::new(s, em, &mut b.em_work[..len]).ok()?))
         }
+        14 => {
+            // pSGLD: decay and offset from the input, Γ on or off, and a V set from it.
+            let params = PsgldParams::new(h)
+                .with_decay(a)
+                .with_offset(param(r))
+                .with_correction(r.bool());
+            let mut s = Psgld::new(params, &mut b.theta, &mut b.work[..5 * n]).ok()?;
+            let v: Vec<T> = (0..n).map(|_| param::<T>(r)).collect();
+            // A refused V (negative, non-finite) must leave V as it was: 0.
+            if s.set_square_mean(&v).is_err() {
+                assert!(s.square_mean().iter().all(|x| *x == T::ZERO));
+            }
+            Box::new(Whole(s))
+        }
         _ => {
             let params = HmcParams::new(h).with_leapfrog_steps(1 + r.below(3) as u32);
-            let mut s = Hmc::new(params, &mut b.theta, &mut b.p, &mut b.work).ok()?;
+            let mut s = Hmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..4 * n]).ok()?;
             s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).ok()?)
                 .ok()?;
             let em = McemParams::new(1 + r.below(3) as u32)

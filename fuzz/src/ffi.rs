@@ -117,6 +117,9 @@ fn call(r: &mut Reader) -> bool {
     let size = if single { 4 } else { 8 };
     let entry = r.below(6);
     let n = r.below(9);
+    // Entry 0 is SGLD for an even n and pSGLD (6, V in p's slot) for an odd one: no new byte,
+    // so the committed inputs reach the entries they reached before.
+    let entry = if entry == 0 && n % 2 == 1 { 6 } else { entry };
     let steps = r.below(5) as u64;
     let per_coordinate = matches!(entry, 3..=5);
     let lens = |role: Role| -> usize {
@@ -129,7 +132,14 @@ fn call(r: &mut Reader) -> bool {
                     n * size
                 }
             }
-            Role::Work => n * size * if per_coordinate { 3 } else { 2 },
+            Role::Work => {
+                n * size
+                    * match entry {
+                        6 => 5,
+                        _ if per_coordinate => 3,
+                        _ => 2,
+                    }
+            }
             Role::Count => 8,
             Role::Rng => 16,
             Role::Stats => 24,
@@ -181,7 +191,7 @@ fn call(r: &mut Reader) -> bool {
     // any n and our context.
     let rc = unsafe {
         macro_rules! calls {
-            ($t:ty, $grad:ident, $sgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $sgmgt_b:ident) => {{
+            ($t:ty, $grad:ident, $sgld:ident, $psgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $sgmgt_b:ident) => {{
                 let f = |role| ptr(role) as *mut $t;
                 let q = SgmcmcSgmgtParams::<$t> {
                     h: h as $t,
@@ -198,6 +208,20 @@ fn call(r: &mut Reader) -> bool {
                 };
                 let g = Some($grad as extern "C" fn(*const $t, *mut $t, usize, *mut c_void));
                 match entry {
+                    6 => $psgld(
+                        h as $t,
+                        (a as $t).abs().min(0.999),
+                        b as $t,
+                        g,
+                        ctx_ptr,
+                        f(Role::Theta),
+                        f(Role::P),
+                        f(Role::Work),
+                        n,
+                        steps,
+                        rng,
+                        stats,
+                    ),
                     0 => $sgld(
                         h as $t,
                         g,
@@ -291,6 +315,7 @@ fn call(r: &mut Reader) -> bool {
                 f32,
                 grad_f32,
                 sgmcmc_sgld_f32,
+                sgmcmc_psgld_f32,
                 sgmcmc_sghmc_f32,
                 sgmcmc_sgnht_f32,
                 sgmcmc_msgnht_f32,
@@ -302,6 +327,7 @@ fn call(r: &mut Reader) -> bool {
                 f64,
                 grad_f64,
                 sgmcmc_sgld_f64,
+                sgmcmc_psgld_f64,
                 sgmcmc_sghmc_f64,
                 sgmcmc_sgnht_f64,
                 sgmcmc_msgnht_f64,
@@ -326,8 +352,8 @@ fn call(r: &mut Reader) -> bool {
     // Which bytes the call may write: the state, the workspace, counter, generator, stats.
     let takes = |role: Role| match role {
         Role::P => entry >= 1,
-        Role::Xi => entry >= 2,
-        Role::Count => entry >= 4,
+        Role::Xi => (2..=5).contains(&entry),
+        Role::Count => (4..=5).contains(&entry),
         Role::Noise => false,
         _ => true,
     };

@@ -86,7 +86,8 @@ pub struct Chart<'a> {
 }
 
 fn color(i: usize) -> RGBColor {
-    const PALETTE: [RGBColor; 7] = [
+    // Black, then matplotlib's tab10 (a chart of more series than this repeats colours).
+    const PALETTE: [RGBColor; 11] = [
         RGBColor(0, 0, 0),
         RGBColor(31, 119, 180),
         RGBColor(214, 39, 40),
@@ -94,6 +95,10 @@ fn color(i: usize) -> RGBColor {
         RGBColor(255, 127, 14),
         RGBColor(148, 103, 189),
         RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
     ];
     PALETTE[i % PALETTE.len()]
 }

@@ -1,4 +1,4 @@
-//! Adaptation: the wrappers that learn as a sampler runs — the mass matrix (and SG-NPHMC's thermostat mass) by Monte Carlo EM, the gradient noise online, and HMC's step size by dual averaging.
+//! Adaptation: the wrappers that learn as a sampler runs — the mass matrix (and SG-NPHMC's thermostat mass) by Monte Carlo EM, the gradient noise online, HMC's step size by dual averaging, and a diagonal mass from the gradients' scale.
 //!
 //! Wrap a sampler that has a diagonal or dense [`crate::kinetic::MassBuffer`] in [`Mcem`]
 //! (Roychowdhury & Parthasarathy 2017): HMC-EM, SGHMC-EM, SGNHT-EM and SG-NPHMC-EM. Settings
@@ -10,7 +10,8 @@
 //! wrapper [`Calibrated`] uses it to discount that noise (`docs/gradient-noise.md`).
 //!
 //! [`DualAveraging`] tunes HMC's step size during a warm-up to a target acceptance
-//! (Hoffman & Gelman 2014).
+//! (Hoffman & Gelman 2014). [`GradientScale`] learns scale-adapted SGHMC's diagonal mass from
+//! the gradients of the burn-in (Springenberg et al. 2016).
 
 /// [`ChainState`](crate::sampler::ChainState) for a wrapper whose chain is that of the sampler
 /// in its `sampler` field (MCEM and the calibrated wrapper).
@@ -37,6 +38,7 @@ mod calibrated;
 mod dual_averaging;
 mod mcem;
 mod noise;
+mod scale;
 
 pub use calibrated::{Calibrated, CalibratedParams, Calibration, Correction};
 pub use dual_averaging::{AdaptationStop, DualAveraging};
@@ -46,3 +48,4 @@ pub use mcem::EmSampler;
 pub use mcem::McemScalars;
 pub use mcem::{Mcem, McemParams, NphmcEStep, SampleSize};
 pub use noise::{NoiseEstimate, NoiseShape};
+pub use scale::GradientScale;

@@ -1,4 +1,4 @@
-//! The samplers: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D, HMC and SG-NPHMC.
+//! The samplers: SGLD, pSGLD, SGHMC, SGNHT, mSGNHT, SGMGT / SGMGT-D, HMC and SG-NPHMC.
 //!
 //! Each is built the same way — e.g. `Sghmc::new(params, θ, p, &mut work)` with `params` from
 //! `SghmcParams::new(h)` and its `with_*` settings (documented defaults, checked when the sampler
@@ -13,6 +13,7 @@ mod discount;
 mod hmc;
 mod nose_poincare;
 mod proposal;
+mod psgld;
 mod run;
 mod schedule;
 mod sghmc;
@@ -30,6 +31,7 @@ pub(crate) use discount::Discount;
 pub use discount::NoiseDiscount;
 pub use hmc::{Hmc, HmcParams};
 pub use nose_poincare::{SgNphmc, SgNphmcParams};
+pub use psgld::{Psgld, PsgldParams};
 pub use run::{ChainState, Observer, RunError, Sampler, StepStats};
 pub use schedule::{StepSchedule, StepSize, run_scheduled};
 pub use sghmc::{Sghmc, SghmcParams};

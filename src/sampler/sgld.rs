@@ -13,6 +13,43 @@ use crate::real::Real;
 use crate::rows::Fitted;
 use rand_core::Rng;
 
+/// [`ChainState`] (θ, no momentum) and [`StepSize`](crate::sampler::StepSize) (the schedule's
+/// h_t; a set h replaces the schedule by a constant, keeping t) of a first-order sampler with
+/// fields `theta`, `params.schedule` and `t`: SGLD and pSGLD.
+macro_rules! first_order_state {
+    ($ty:ident) => {
+        impl<T: Real> ChainState<T> for $ty<'_, T> {
+            fn position(&self) -> &[T] {
+                self.theta
+            }
+
+            fn momentum(&self) -> &[T] {
+                &[]
+            }
+
+            fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
+                (self.theta, &mut [])
+            }
+
+            fn resample_momentum<R: Rng + ?Sized>(&mut self, _rng: &mut R) {}
+        }
+
+        impl<T: Real> crate::sampler::StepSize<T> for $ty<'_, T> {
+            /// The step of the next step, h_t of the schedule.
+            fn step_size(&self) -> T {
+                self.params.schedule.at(self.t)
+            }
+
+            /// Replaces the schedule by the constant h > 0 (its step counter t is kept).
+            fn set_step_size(&mut self, h: T) -> Result<(), ParamError> {
+                self.params.schedule = StepSchedule::constant(h)?;
+                Ok(())
+            }
+        }
+    };
+}
+pub(super) use first_order_state;
+
 /// The settings of SGLD: a constant step size h (the default) or a decaying or cyclical
 /// [`StepSchedule`].
 ///
@@ -243,21 +280,7 @@ impl<T: Real> Sgld<'_, T> {
     }
 }
 
-impl<T: Real> ChainState<T> for Sgld<'_, T> {
-    fn position(&self) -> &[T] {
-        self.theta
-    }
-
-    fn momentum(&self) -> &[T] {
-        &[]
-    }
-
-    fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
-        (self.theta, &mut [])
-    }
-
-    fn resample_momentum<R: Rng + ?Sized>(&mut self, _rng: &mut R) {}
-}
+first_order_state!(Sgld);
 
 /// θ; the schedule's step counter t.
 impl<T: Real> crate::sampler::Checkpoint<T> for Sgld<'_, T> {
@@ -276,19 +299,6 @@ impl<T: Real> crate::sampler::Checkpoint<T> for Sgld<'_, T> {
         let [theta] = crate::sampler::read_parts(data, [self.theta.len()], 1)?;
         copy_into(self.theta, theta);
         self.t = state.steps;
-        Ok(())
-    }
-}
-
-impl<T: Real> crate::sampler::StepSize<T> for Sgld<'_, T> {
-    /// The step of the next step, h_t of the schedule.
-    fn step_size(&self) -> T {
-        self.params.schedule.at(self.t)
-    }
-
-    /// Replaces the schedule by the constant h > 0 (its step counter t is kept).
-    fn set_step_size(&mut self, h: T) -> Result<(), ParamError> {
-        self.params.schedule = StepSchedule::constant(h)?;
         Ok(())
     }
 }

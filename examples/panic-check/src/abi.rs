@@ -119,6 +119,9 @@ pub struct Model<T> {
         dense: bool,
         ctx: *mut c_void,
     ) -> usize,
+    /// Fills the Hessian diagonal (pSGLD's Γ correction); returns whether it did.
+    pub hessian:
+        unsafe extern "C" fn(theta: *const T, diag: *mut T, n: usize, ctx: *mut c_void) -> bool,
     pub population: usize,
     pub ctx: *mut c_void,
 }
@@ -152,6 +155,12 @@ impl<T: Real, Tag> Gradient<T> for Opaque<'_, T, Tag> {
         let n = theta.len().min(grad.len());
         // SAFETY: both pointers are valid for n elements; the callback's contract.
         unsafe { (self.model.gradient)(theta.as_ptr(), grad.as_mut_ptr(), n, self.model.ctx) }
+    }
+    #[inline(always)]
+    fn hessian_diagonal(&mut self, theta: &[T], diagonal: &mut [T]) -> bool {
+        let n = theta.len().min(diagonal.len());
+        // SAFETY: both pointers are valid for n elements; the callback's contract.
+        unsafe { (self.model.hessian)(theta.as_ptr(), diagonal.as_mut_ptr(), n, self.model.ctx) }
     }
 }
 

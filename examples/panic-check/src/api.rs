@@ -6,9 +6,9 @@
 use crate::abi::{Build, Cx, Knobs};
 use crate::families::{Cfg, schedule, tri};
 use sgmcmc::Real;
-use sgmcmc::adapt::{DualAveraging, NoiseEstimate, NoiseShape};
+use sgmcmc::adapt::{DualAveraging, GradientScale, NoiseEstimate, NoiseShape};
 use sgmcmc::diagnostics::{BatchMeans, DivergenceMonitor, RunningMoments, WindowedEss};
-use sgmcmc::gradient::{Batch, Sampling};
+use sgmcmc::gradient::{Batch, Gradient, Sampling};
 use sgmcmc::kinetic::{Gaussian, Kinetic, Mass, MassBuffer, MonomialGamma};
 use sgmcmc::linalg;
 use sgmcmc::rng;
@@ -263,5 +263,25 @@ pub fn dual_averaging<T: Real, Tag>(b: &mut Build<'_, T>, cx: Cx<'_, T, Tag>) ->
     }
     cx.out.other = tuner.final_step_size();
     cx.out.len = tuner.count() as usize;
+    0
+}
+
+/// `GradientScale`: the caller's model wrapped, gradients at θ through it (learning, then
+/// frozen), and the inverse mass it gives, into the workspace.
+#[inline(always)]
+pub fn gradient_scale<T: Real, Tag>(b: &mut Build<'_, T>, cx: Cx<'_, T, Tag>) -> i32 {
+    let n = b.theta.len();
+    let (square_mean, rest) = tri!(b.work.split_at_mut_checked(n).ok_or(()));
+    let (grad, rest) = tri!(rest.split_at_mut_checked(n).ok_or(()));
+    let out = tri!(rest.get_mut(..n).ok_or(()));
+    let mut scaled = tri!(GradientScale::new(cx.model, cx.knobs.h, square_mean));
+    for k in 0..cx.knobs.count {
+        if k == cx.knobs.count / 2 {
+            scaled.freeze();
+        }
+        scaled.gradient(b.theta, grad);
+    }
+    cx.out.len = scaled.updates() as usize;
+    tri!(scaled.inverse_mass(cx.knobs.a, out));
     0
 }

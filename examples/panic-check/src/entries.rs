@@ -12,9 +12,9 @@ use sgmcmc::sampler::{
 };
 
 pub use crate::api::{
-    kinetic_gaussian, kinetic_monomial_gamma, linalg_cholesky, linalg_inverse, mass_buffer,
-    diagnostics, dual_averaging, mass_dense, mass_diagonal, noise_estimate, rng_variates,
-    step_schedule,
+    diagnostics, dual_averaging, gradient_scale, kinetic_gaussian, kinetic_monomial_gamma,
+    linalg_cholesky, linalg_inverse, mass_buffer, mass_dense, mass_diagonal, noise_estimate,
+    rng_variates, step_schedule,
 };
 
 /// 0 for `Ok`, [`ERR`] for an error.

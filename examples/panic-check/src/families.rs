@@ -11,8 +11,8 @@ use sgmcmc::adapt::{
 use sgmcmc::integrator::{Integrator, ThermostatRule};
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MassBuffer, MonomialGamma};
 use sgmcmc::sampler::{
-    ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount, SgNphmc, SgNphmcParams, Sghmc, SghmcParams,
-    Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule,
+    ChainState, Hmc, HmcParams, MSgnht, NoiseDiscount, Psgld, PsgldParams, SgNphmc, SgNphmcParams,
+    Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSchedule,
 };
 use sgmcmc::{AnyParams, AnySampler};
 
@@ -155,6 +155,20 @@ pub mod sgld {
     pub fn build<'a, T: Real>(_: Cfg, b: Build<'a, T>, k: &Knobs<T>) -> Result<Sgld<'a, T>, ()> {
         let params = SgldParams::with_schedule(schedule(k).map_err(drop)?);
         Sgld::new(params, b.theta, b.work).map_err(drop)
+    }
+}
+
+pub mod psgld {
+    use super::*;
+
+    /// `variant`: with the Γ correction.
+    #[inline(always)]
+    pub fn build<'a, T: Real>(c: Cfg, b: Build<'a, T>, k: &Knobs<T>) -> Result<Psgld<'a, T>, ()> {
+        let params = PsgldParams::with_schedule(schedule(k).map_err(drop)?)
+            .with_decay(k.a)
+            .with_offset(k.b)
+            .with_correction(c.variant);
+        Psgld::new(params, b.theta, b.work).map_err(drop)
     }
 }
 
@@ -449,6 +463,7 @@ fn wrap<'a, T>(b: &mut Build<'a, T>) -> (&'a mut [T], &'a mut [T]) {
 
 family_with!(with_any, AnySampler<'a, T>, |c, b, k| any::build(c, b, k));
 family_with!(with_sgld, Sgld<'a, T>, |c, b, k| sgld::build(c, b, k));
+family_with!(with_psgld, Psgld<'a, T>, |c, b, k| psgld::build(c, b, k));
 family_with!(with_sghmc, Sghmc<'a, T>, |c, b, k| sghmc::build(c, b, k));
 family_with!(with_sgnht, Sgnht<'a, T>, |c, b, k| sgnht::build(c, b, k));
 family_with!(with_msgnht, MSgnht<'a, T>, |c, b, k| msgnht::build(c, b, k));

@@ -1,7 +1,7 @@
 //! The crate-wide "no panic path" check (`tools/panic_matrix.sh`): every public entry point of
 //! every sampler, as a user calls it, exported as a standalone C function and kept in the ELF.
 //!
-//! The matrix (`family!` below). Families: SGLD, SGHMC, SGNHT, mSGNHT, SGMGT (SGMGT and
+//! The matrix (`family!` below). Families: SGLD, pSGLD, SGHMC, SGNHT, mSGNHT, SGMGT (SGMGT and
 //! SGMGT-D settings), HMC, SG-NPHMC, MCEM around SGHMC / SGNHT / HMC / SG-NPHMC, the calibrated
 //! wrapper around SGHMC / SGNHT / mSGNHT / SGMGT-D, and `misc` (the free functions: rng,
 //! linalg, masses, kinetics, noise estimate, schedules, in `api.rs`). Configurations: the
@@ -282,6 +282,11 @@ family!(sgld via with_sgld {
     plain = cfg(Euler, Identity),
 } entries [new step run run_scheduled set_step_size resample_momentum save restore]);
 
+family!(psgld via with_psgld {
+    plain = cfg(Euler, Identity),
+    corrected = variant(cfg(Euler, Identity)),
+} entries [new step run run_scheduled set_step_size resample_momentum save restore]);
+
 family!(sghmc via with_sghmc {
     euler_identity = cfg(Euler, Identity),
     euler_diagonal = cfg(Euler, Diagonal),
@@ -389,16 +394,17 @@ family!(misc via with_misc {
     all = cfg(Euler, Identity),
 } entries [rng_variates linalg_cholesky linalg_inverse mass_diagonal mass_dense mass_buffer
            noise_estimate kinetic_monomial_gamma kinetic_gaussian step_schedule diagnostics
-           dual_averaging]
+           dual_averaging gradient_scale]
   fixed [rng_variates linalg_cholesky linalg_inverse mass_diagonal mass_dense mass_buffer
          noise_estimate kinetic_monomial_gamma kinetic_gaussian step_schedule diagnostics
-         dual_averaging]);
+         dual_averaging gradient_scale]);
 
 /// The root of everything exported (see the crate docs).
 #[unsafe(no_mangle)]
 pub static PC_EXPORTS: Keep = Keep(&[
     keep(&any_sampler::KEEP),
     keep(&sgld::KEEP),
+    keep(&psgld::KEEP),
     keep(&sghmc::KEEP),
     keep(&sgnht::KEEP),
     keep(&msgnht::KEEP),

@@ -156,6 +156,19 @@ static int other_entry_points(void) {
     EXPECT(sgmcmc_sgmgt_f64(q64, grad_f64, &calls, t64, p64, x64, w64, N, 1000, &count64, &rng, &st), SGMCMC_OK, 1000);
     EXPECT(sgmcmc_sgmgt_f64(q64, grad_f64, &calls, t64, p64, x64, w64, N, 10, NULL, &rng, &st), SGMCMC_OK, 10);
     if (count32 != 1000 || count64 != 1000 || calls != 6010) ok = 0;
+    /* pSGLD: V in the caller's buffer, a 5n workspace; the decay and offset codes. */
+    {
+        float v32[N] = {0}, pw32[5 * N];
+        double v64[N] = {0}, pw64[5 * N];
+        EXPECT(sgmcmc_psgld_f32(0.01f, 0.99f, 1e-5f, grad_f32, &calls, t32, v32, pw32, N, 500, &rng, &st), SGMCMC_OK, 500);
+        EXPECT(sgmcmc_psgld_f64(0.01, 0.99, 1e-5, grad_f64, &calls, t64, v64, pw64, N, 500, &rng, &st), SGMCMC_OK, 500);
+        EXPECT(sgmcmc_psgld_f64(0.01, 1.0, 1e-5, grad_f64, &calls, t64, v64, pw64, N, 1, &rng, &st), SGMCMC_ERR_BAD_DECAY, 0);
+        EXPECT(sgmcmc_psgld_f64(0.01, 0.99, 0.0, grad_f64, &calls, t64, v64, pw64, N, 1, &rng, &st), SGMCMC_ERR_BAD_OFFSET, 0);
+        for (i = 0; i < N; ++i) {
+            if (!isfinite(t32[i]) || !isfinite(t64[i]) || !(v32[i] > 0.0f) || !(v64[i] > 0.0)) ok = 0;
+        }
+        if (calls != 7010) ok = 0;
+    }
     for (i = 0; i < N; ++i) {
         if (!isfinite(t32[i]) || !isfinite(t64[i]) || !isfinite(x32[i]) || !isfinite(x64[i])) ok = 0;
     }

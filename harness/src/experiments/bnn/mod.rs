@@ -79,6 +79,8 @@ pub const BATCHES: [usize; 2] = [20, 100];
 pub enum Method {
     /// SGLD (Welling & Teh 2011), constant step.
     Sgld,
+    /// pSGLD (Li et al. 2016): SGLD with RMSprop's preconditioner, α = 0.99, λ = 10⁻⁵, no Γ.
+    Psgld,
     /// SGHMC with friction A, Euler (Chen et al. 2014; Ding et al. 2014's Alg. 2 form).
     Sghmc,
     /// SGNHT, scalar thermostat, Euler (Ding et al. 2014, Alg. 1).
@@ -93,8 +95,9 @@ pub enum Method {
 
 impl Method {
     /// Every sampler, in table order.
-    pub const ALL: [Method; 6] = [
+    pub const ALL: [Method; 7] = [
         Method::Sgld,
+        Method::Psgld,
         Method::Sghmc,
         Method::Sgnht,
         Method::MSgnhtE,
@@ -106,6 +109,7 @@ impl Method {
     pub fn label(self) -> &'static str {
         match self {
             Method::Sgld => "SGLD",
+            Method::Psgld => "pSGLD",
             Method::Sghmc => "SGHMC",
             Method::Sgnht => "SGNHT",
             Method::MSgnhtE => "mSGNHT-E",
@@ -125,6 +129,11 @@ pub struct Setting {
     pub a: f64,
 }
 
+/// pSGLD's steps h. Its drift per coordinate is about h (G∇Ũ ≈ ±1 once V tracks ∇Ũ²), as an
+/// RMSprop learning rate is; the grid brackets the range where that move is small against the
+/// weights' posterior sd.
+pub const PSGLD_STEPS: [f64; 5] = [3e-3, 1e-2, 3e-2, 1e-1, 3e-1];
+
 /// The validation grid of `method`. The momentum samplers' h is on the scale of Ding et al.'s
 /// √η (η ∈ {2, 4, 6, 8}·10⁻⁷ on MNIST's 50 000 images, so h ≈ 4.5–8.9·10⁻⁴) times
 /// √(50 000/1197) ≈ 6.5 for our smaller training set, whose posterior is that much less stiff;
@@ -134,11 +143,13 @@ pub fn grid(method: Method, quick: bool) -> Vec<Setting> {
     let hs: &[f64] = match (method, quick) {
         (Method::Sgld, false) => &[2.5e-6, 5e-6, 1e-5, 2e-5],
         (Method::Sgld, true) => &[5e-6, 2e-5],
+        (Method::Psgld, false) => &PSGLD_STEPS,
+        (Method::Psgld, true) => &[PSGLD_STEPS[1], PSGLD_STEPS[3]],
         (_, false) => &[1.5e-3, 3e-3, 6e-3, 1.2e-2],
         (_, true) => &[3e-3, 1.2e-2],
     };
     let a_values: &[f64] = match (method, quick) {
-        (Method::Sgld, _) => &[0.0],
+        (Method::Sgld | Method::Psgld, _) => &[0.0],
         (_, false) => &[1.0, 10.0],
         (_, true) => &[1.0],
     };
@@ -384,6 +395,7 @@ pub(super) fn with_sampler<O>(
     let Setting { h, a } = setting;
     let params = match method {
         Method::Sgld => AnyParams::Sgld(SgldParams::new(h)),
+        Method::Psgld => AnyParams::Psgld(PsgldParams::new(h)),
         Method::Sghmc => AnyParams::Sghmc(SghmcParams::new(h).with_friction(a)),
         Method::Sgnht => AnyParams::Sgnht(SgnhtParams::new(h).with_diffusion(a)),
         Method::MSgnhtE | Method::MSgnhtS => {
@@ -715,7 +727,8 @@ pub fn table(result: &BnnResult) -> String {
     s += "|---|---:|---:|---:|---|---:|---:|---:|---:|---|\n";
     for r in &result.rows {
         let o = &r.out;
-        let reform = if r.cell.method == Method::Sgld {
+        let first_order = matches!(r.cell.method, Method::Sgld | Method::Psgld);
+        let reform = if first_order {
             "—".to_string()
         } else {
             format!(
@@ -737,7 +750,7 @@ pub fn table(result: &BnnResult) -> String {
             label,
             r.cell.batch,
             sig(r.chosen.h, 2),
-            if r.cell.method == Method::Sgld {
+            if first_order {
                 "—".to_string()
             } else {
                 sig(r.chosen.a, 2)

@@ -38,6 +38,7 @@ pub struct Cost {
 fn setting(method: Method) -> Setting {
     match method {
         Method::Sgld => Setting { h: 1e-5, a: 0.0 },
+        Method::Psgld => Setting { h: 3e-2, a: 0.0 },
         _ => Setting { h: 3e-3, a: 1.0 },
     }
 }
