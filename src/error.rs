@@ -103,6 +103,8 @@ pub enum Param {
     PreconditionerOffset,
     /// The weight w ∈ (0, 1] of [`crate::adapt::GradientScale`]'s running mean square.
     ScaleWeight,
+    /// The refresh period m ≥ 1 of an SVRG estimator ([`crate::variance::ControlVariate::with_refresh`]).
+    RefreshPeriod,
 }
 
 impl Param {
@@ -150,6 +152,7 @@ impl Param {
             Param::PreconditionerDecay => "preconditioner decay α",
             Param::PreconditionerOffset => "preconditioner offset λ",
             Param::ScaleWeight => "gradient-scale weight w",
+            Param::RefreshPeriod => "SVRG refresh period m",
         }
     }
 }

@@ -42,6 +42,39 @@ impl<T, F: FnMut(&[T], &mut [T])> Gradient<T> for F {
     }
 }
 
+/// A minibatch model that evaluates one minibatch at two points, and the whole data set at one:
+/// what [`crate::variance::ControlVariate`] needs (Baker et al. 2019; Dubey et al. 2016).
+pub trait PairedGradient<T> {
+    /// Draws the next minibatch S and writes its estimate ∇Ũ_S at θ into `grad` and at the
+    /// centring value θ̂ = `centre` into `grad_at_centre`, on the same S and with the scaling
+    /// of [`Gradient::gradient`] (the prior's gradient plus N/|S| times the sum over S). All
+    /// slices have θ's length.
+    fn paired_gradient(
+        &mut self,
+        theta: &[T],
+        centre: &[T],
+        grad: &mut [T],
+        grad_at_centre: &mut [T],
+    );
+    /// Writes the full-data gradient ∇U(θ) (the prior's plus the sum over all N examples).
+    fn full_gradient(&mut self, theta: &[T], grad: &mut [T]);
+}
+
+impl<T, M: PairedGradient<T> + ?Sized> PairedGradient<T> for &mut M {
+    fn paired_gradient(
+        &mut self,
+        theta: &[T],
+        centre: &[T],
+        grad: &mut [T],
+        grad_at_centre: &mut [T],
+    ) {
+        (**self).paired_gradient(theta, centre, grad, grad_at_centre)
+    }
+    fn full_gradient(&mut self, theta: &[T], grad: &mut [T]) {
+        (**self).full_gradient(theta, grad)
+    }
+}
+
 /// The potential energy U(θ) = −log p(θ | data) + const, needed only by Metropolis–Hastings.
 pub trait Energy<T>: Gradient<T> {
     /// Returns U(θ). A non-finite value is treated as a divergence (the proposal is rejected).

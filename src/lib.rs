@@ -30,6 +30,7 @@ mod rows;
 pub mod sampler;
 mod sqrt;
 mod validate;
+pub mod variance;
 mod variates;
 mod ziggurat;
 
@@ -55,7 +56,9 @@ pub struct EmbeddedDoctests;
 
 pub use any::{AnyParams, AnySampler};
 pub use error::{Buffer, Error, LayoutError, LinalgError, Param, ParamError, StepError};
-pub use gradient::{Batch, Energy, Gradient, MinibatchGradient, Model, Moments, Sampling};
+pub use gradient::{
+    Batch, Energy, Gradient, MinibatchGradient, Model, Moments, PairedGradient, Sampling,
+};
 pub use kinetic::Kinetic;
 pub use lengths::Lengths;
 pub use real::Real;

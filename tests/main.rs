@@ -7,6 +7,7 @@ mod any_sampler;
 mod bounded_work;
 mod calibrated;
 mod checkpoint;
+mod control_variates;
 mod diagnostics;
 mod dual_averaging;
 mod em_samplers;
