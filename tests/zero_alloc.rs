@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand_pcg::Pcg64;
 use sgmcmc::adapt::{GradientScale, Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::gradient::PairedGradient;
 use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::{
     ChainState, Gradient, Hmc, HmcParams, Integrator, MSgnht, MassBuffer, Model, MonomialGamma,
@@ -25,6 +26,7 @@ use sgmcmc::prelude::{
     SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
 };
 use sgmcmc::rng::standard_normal_f64;
+use sgmcmc::variance::{Adam, ControlVariate};
 
 // ---------------------------------------------------------------------------------------------
 // The counting allocator.
@@ -143,6 +145,22 @@ fn noisy_gradient<T: Real>(seed: u64) -> impl FnMut(&[T], &mut [T]) {
     }
 }
 
+/// A noisy gradient closure as a `PairedGradient`: one call at each point (the noise differs,
+/// which only the variance would notice), and the exact gradient as the full one.
+struct Paired<F>(F);
+
+impl<T: Real, F: FnMut(&[T], &mut [T])> PairedGradient<T> for Paired<F> {
+    fn paired_gradient(&mut self, t: &[T], c: &[T], g: &mut [T], gc: &mut [T]) {
+        (self.0)(t, g);
+        (self.0)(c, gc);
+    }
+    fn full_gradient(&mut self, t: &[T], g: &mut [T]) {
+        for ((g, t), (m, l)) in g.iter_mut().zip(t).zip(MEAN.iter().zip(PRECISION)) {
+            *g = T::from_f64(l * (t.to_f64() - m));
+        }
+    }
+}
+
 /// A gradient closure with the Hessian diagonal Λ of U (pSGLD's Γ correction).
 struct WithHessian<F>(F);
 
@@ -179,6 +197,8 @@ enum Kind {
     Psgld(bool),
     /// SGHMC on a model wrapped in `GradientScale` (learning V̂ at every step).
     ScaleAdapted,
+    /// Adam for a centring value, then SGLD on the SVRG estimator around it (refresh every 50).
+    ControlVariate,
     Sghmc(Integrator),
     Sgnht(Integrator),
     MSgnht(Integrator),
@@ -234,11 +254,12 @@ const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
     }
 }
 
-const KINDS: [(&str, Kind); 43] = [
+const KINDS: [(&str, Kind); 44] = [
     ("SGLD", Kind::Sgld),
     ("pSGLD", Kind::Psgld(false)),
     ("pSGLD-Γ", Kind::Psgld(true)),
     ("SGHMC-scale", Kind::ScaleAdapted),
+    ("SVRG-SGLD", Kind::ControlVariate),
     ("SGHMC-E", Kind::Sghmc(Integrator::Euler)),
     ("SGHMC-S", Kind::Sghmc(Integrator::Splitting)),
     ("SGNHT-E", Kind::Sgnht(Integrator::Euler)),
@@ -440,6 +461,32 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
             Ok(mut s) => drive(&mut s, &mut grad, rng),
             Err(_) => failed,
         },
+        Kind::ControlVariate => {
+            let mut exact = |t: &[T], g: &mut [T]| {
+                for ((g, t), (m, l)) in g.iter_mut().zip(t).zip(MEAN.iter().zip(PRECISION)) {
+                    *g = T::from_f64(l * (t.to_f64() - m));
+                }
+            };
+            let Ok(mut adam) = Adam::new(h(0.05), &mut b.thermostat, &mut b.psgld_work[..3 * DIM])
+            else {
+                return failed;
+            };
+            if adam.run(&mut exact, 50).is_err() {
+                return failed;
+            }
+            let mut paired = Paired(grad);
+            let estimator = ControlVariate::new(&mut paired, &b.thermostat, &mut b.work)
+                .map(|cv| cv.with_refresh(50));
+            let sgld = Sgld::new(
+                SgldParams::new(h(0.01)),
+                &mut b.theta,
+                &mut b.proposal_work[..2 * DIM],
+            );
+            match (sgld, estimator) {
+                (Ok(mut s), Ok(Ok(mut cv))) => drive(&mut s, &mut cv, rng),
+                _ => failed,
+            }
+        }
         Kind::ScaleAdapted => {
             let params = SghmcParams::new(h(0.05)).with_friction(h(1.0));
             let scaled = GradientScale::new(grad, h(0.01), &mut b.thermostat);

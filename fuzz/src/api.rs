@@ -6,14 +6,17 @@
 //!
 //! Then the streaming diagnostics and dual averaging take a run of the input's values: a refused
 //! draw leaves a diagnostic exactly as it was, and dual averaging's step size stays finite and
-//! positive whatever acceptance it is fed.
+//! positive whatever acceptance it is fed. Last, Adam and an SVRG estimator run on the faulty
+//! model: a refused Adam step leaves θ, and the estimator's snapshot stays finite.
 
 use crate::{PARAMS, Reader, VALUES};
 use rand_pcg::Pcg64;
 use sgmcmc::adapt::{Mcem, McemParams, SampleSize};
+use sgmcmc::gradient::PairedGradient;
 use sgmcmc::kinetic::{MassBuffer, MassShape};
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::Checkpoint;
+use sgmcmc::variance::{Adam, ControlVariate};
 
 /// Counts of what a run did, for the summary the fuzz stage prints.
 #[derive(Clone, Copy, Debug, Default)]
@@ -86,6 +89,17 @@ impl<T: Real> Gradient<T> for FuzzModel {
             *d = T::from_f64(v);
         }
         true
+    }
+}
+
+/// One gradient call (with its faults) at each point; the full gradient is a gradient call.
+impl<T: Real> PairedGradient<T> for FuzzModel {
+    fn paired_gradient(&mut self, theta: &[T], centre: &[T], grad: &mut [T], at_centre: &mut [T]) {
+        self.gradient(theta, grad);
+        self.gradient(centre, at_centre);
+    }
+    fn full_gradient(&mut self, theta: &[T], grad: &mut [T]) {
+        self.gradient(theta, grad);
     }
 }
 
@@ -238,6 +252,7 @@ fn run_typed<T: Real>(r: &mut Reader) -> Tally {
     let Some(mut sampler) = build(kind, h, a, integrator, &mut b, r) else {
         // (After the sampler's bytes, so that the regression inputs still reach theirs.)
         diagnostics::<T>(r);
+        variance::<T>(&mut model, n, r);
         return tally;
     };
     tally.built = 1;
@@ -262,6 +277,7 @@ fn run_typed<T: Real>(r: &mut Reader) -> Tally {
         }
     }
     diagnostics::<T>(r);
+    variance::<T>(&mut model, n, r);
     tally
 }
 
@@ -489,5 +505,41 @@ fn diagnostics<T: Real>(r: &mut Reader) {
             let f = t.final_step_size();
             assert!(f.is_finite() && f > T::ZERO, "dual averaging's h̄ is {f:?}");
         }
+    }
+}
+
+/// Adam from an input θ on the faulty model (a refused step leaves θ and the step count; an
+/// accepted one leaves θ finite), then an SVRG estimator around the result asked for estimates
+/// at input points, NaN and ±∞ among them: its snapshot (θ̂, ∇U(θ̂)) stays finite whatever it
+/// meets.
+fn variance<T: Real>(model: &mut FuzzModel, n: usize, r: &mut Reader) {
+    let mut theta: Vec<T> = (0..n).map(|_| param::<T>(r)).collect();
+    let mut work = vec![T::ZERO; 3 * n];
+    if let Ok(mut adam) = Adam::new(param::<T>(r), &mut theta, &mut work) {
+        for _ in 0..r.below(20) {
+            let (before, steps) = (adam.position().to_vec(), adam.iteration());
+            match adam.step(model) {
+                Ok(()) => assert!(adam.position().iter().all(|x| x.is_finite())),
+                Err(e) => assert_eq!(
+                    (adam.position(), adam.iteration()),
+                    (&before[..], steps),
+                    "Adam: {e:?} changed θ"
+                ),
+            }
+        }
+    }
+    let mut cv_work = vec![T::ZERO; 3 * n];
+    let Ok(cv) = ControlVariate::new(&mut *model, &theta, &mut cv_work) else {
+        return;
+    };
+    let Ok(mut cv) = cv.with_refresh(r.below(4) as u64) else {
+        return;
+    };
+    let mut grad = vec![T::ZERO; n];
+    for _ in 0..r.below(20) {
+        let point: Vec<T> = (0..n).map(|_| T::from_f64(r.pick(&VALUES))).collect();
+        cv.gradient(&point, &mut grad);
+        let finite = |v: &[T]| v.iter().all(|x| x.is_finite());
+        assert!(finite(cv.centre()) && finite(cv.centre_gradient()));
     }
 }

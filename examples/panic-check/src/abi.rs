@@ -8,7 +8,7 @@
 use core::ffi::c_void;
 use core::marker::PhantomData;
 use rand_pcg::Pcg32;
-use sgmcmc::gradient::{Batch, MinibatchGradient, Moments, Sampling};
+use sgmcmc::gradient::{Batch, MinibatchGradient, Moments, PairedGradient, Sampling};
 use sgmcmc::sampler::StepStats;
 use sgmcmc::{Energy, Gradient, Real};
 
@@ -161,6 +161,20 @@ impl<T: Real, Tag> Gradient<T> for Opaque<'_, T, Tag> {
         let n = theta.len().min(diagonal.len());
         // SAFETY: both pointers are valid for n elements; the callback's contract.
         unsafe { (self.model.hessian)(theta.as_ptr(), diagonal.as_mut_ptr(), n, self.model.ctx) }
+    }
+}
+
+/// One gradient callback at each point, and the callback as the full gradient (what the
+/// check needs is every path of `ControlVariate`, not a real minibatch).
+impl<T: Real, Tag> PairedGradient<T> for Opaque<'_, T, Tag> {
+    #[inline(always)]
+    fn paired_gradient(&mut self, theta: &[T], centre: &[T], grad: &mut [T], at_centre: &mut [T]) {
+        self.gradient(theta, grad);
+        self.gradient(centre, at_centre);
+    }
+    #[inline(always)]
+    fn full_gradient(&mut self, theta: &[T], grad: &mut [T]) {
+        self.gradient(theta, grad);
     }
 }
 

@@ -13,6 +13,7 @@ use sgmcmc::kinetic::{Gaussian, Kinetic, Mass, MassBuffer, MonomialGamma};
 use sgmcmc::linalg;
 use sgmcmc::rng;
 use sgmcmc::sampler::StepStats;
+use sgmcmc::variance::{Adam, ControlVariate};
 
 /// The "sampler" of the misc family is the caller's buffers themselves.
 pub mod with_misc {
@@ -283,5 +284,26 @@ pub fn gradient_scale<T: Real, Tag>(b: &mut Build<'_, T>, cx: Cx<'_, T, Tag>) ->
     }
     cx.out.len = scaled.updates() as usize;
     tri!(scaled.inverse_mass(cx.knobs.a, out));
+    0
+}
+
+/// `Adam` on the caller's model from θ, then a `ControlVariate` around the result (SVRG with
+/// the refresh period from the knobs) asked for `count` estimates.
+#[inline(always)]
+pub fn control_variate<T: Real, Tag>(b: &mut Build<'_, T>, mut cx: Cx<'_, T, Tag>) -> i32 {
+    let n = b.theta.len();
+    let (adam_work, rest) = tri!(b.work.split_at_mut_checked(3 * n).ok_or(()));
+    let (cv_work, rest) = tri!(rest.split_at_mut_checked(3 * n).ok_or(()));
+    let grad = tri!(rest.get_mut(..n).ok_or(()));
+    let mut adam = tri!(Adam::new(cx.knobs.h, b.theta, adam_work));
+    tri!(adam.run(&mut cx.model, cx.knobs.steps));
+    cx.out.value = adam.position().iter().fold(T::ZERO, |s, &x| s + x);
+    drop(adam);
+    let cv = tri!(ControlVariate::new(&mut cx.model, b.theta, cv_work));
+    let mut cv = tri!(cv.with_refresh(u64::from(cx.knobs.count)));
+    for _ in 0..cx.knobs.count {
+        cv.gradient(b.theta, grad);
+    }
+    cx.out.len = cv.full_gradients() as usize;
     0
 }

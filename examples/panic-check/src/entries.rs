@@ -12,9 +12,9 @@ use sgmcmc::sampler::{
 };
 
 pub use crate::api::{
-    diagnostics, dual_averaging, gradient_scale, kinetic_gaussian, kinetic_monomial_gamma,
-    linalg_cholesky, linalg_inverse, mass_buffer, mass_dense, mass_diagonal, noise_estimate,
-    rng_variates, step_schedule,
+    control_variate, diagnostics, dual_averaging, gradient_scale, kinetic_gaussian,
+    kinetic_monomial_gamma, linalg_cholesky, linalg_inverse, mass_buffer, mass_dense,
+    mass_diagonal, noise_estimate, rng_variates, step_schedule,
 };
 
 /// 0 for `Ok`, [`ERR`] for an error.

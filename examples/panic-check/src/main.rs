@@ -394,10 +394,10 @@ family!(misc via with_misc {
     all = cfg(Euler, Identity),
 } entries [rng_variates linalg_cholesky linalg_inverse mass_diagonal mass_dense mass_buffer
            noise_estimate kinetic_monomial_gamma kinetic_gaussian step_schedule diagnostics
-           dual_averaging gradient_scale]
+           dual_averaging gradient_scale control_variate]
   fixed [rng_variates linalg_cholesky linalg_inverse mass_diagonal mass_dense mass_buffer
          noise_estimate kinetic_monomial_gamma kinetic_gaussian step_schedule diagnostics
-         dual_averaging gradient_scale]);
+         dual_averaging gradient_scale control_variate]);
 
 /// The root of everything exported (see the crate docs).
 #[unsafe(no_mangle)]
