@@ -105,6 +105,8 @@ pub enum Param {
     ScaleWeight,
     /// The refresh period m ≥ 1 of an SVRG estimator ([`crate::variance::ControlVariate::with_refresh`]).
     RefreshPeriod,
+    /// A window length of [`crate::adapt::WindowedAdaptation`] (the first slow window, ≥ 1).
+    AdaptationWindow,
 }
 
 impl Param {
@@ -153,6 +155,7 @@ impl Param {
             Param::PreconditionerOffset => "preconditioner offset λ",
             Param::ScaleWeight => "gradient-scale weight w",
             Param::RefreshPeriod => "SVRG refresh period m",
+            Param::AdaptationWindow => "adaptation window",
         }
     }
 }

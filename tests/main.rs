@@ -29,4 +29,5 @@ mod sgmgt;
 mod state_contract;
 mod stationary;
 mod value_stability;
+mod windowed_adaptation;
 mod zero_alloc;

@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{GradientScale, Mcem, McemParams, NphmcEStep, SampleSize};
+use sgmcmc::adapt::{GradientScale, Mcem, McemParams, NphmcEStep, SampleSize, WindowedAdaptation};
 use sgmcmc::gradient::PairedGradient;
 use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::{
@@ -199,6 +199,8 @@ enum Kind {
     ScaleAdapted,
     /// Adam for a centring value, then SGLD on the SVRG estimator around it (refresh every 50).
     ControlVariate,
+    /// HMC with a diagonal mass under Stan's windowed warm-up over the whole window.
+    HmcWindowed,
     Sghmc(Integrator),
     Sgnht(Integrator),
     MSgnht(Integrator),
@@ -254,12 +256,13 @@ const fn sgmgt(a: f64, diagonal: bool, integrator: Integrator) -> Kind {
     }
 }
 
-const KINDS: [(&str, Kind); 44] = [
+const KINDS: [(&str, Kind); 45] = [
     ("SGLD", Kind::Sgld),
     ("pSGLD", Kind::Psgld(false)),
     ("pSGLD-Γ", Kind::Psgld(true)),
     ("SGHMC-scale", Kind::ScaleAdapted),
     ("SVRG-SGLD", Kind::ControlVariate),
+    ("HMC-windowed", Kind::HmcWindowed),
     ("SGHMC-E", Kind::Sghmc(Integrator::Euler)),
     ("SGHMC-S", Kind::Sghmc(Integrator::Splitting)),
     ("SGNHT-E", Kind::Sgnht(Integrator::Euler)),
@@ -461,6 +464,30 @@ fn run<T: Real>(kind: Kind, b: &mut Buffers<T>, rng: &mut Pcg64, model_seed: u64
             Ok(mut s) => drive(&mut s, &mut grad, rng),
             Err(_) => failed,
         },
+        Kind::HmcWindowed => {
+            let params = HmcParams::new(h(0.1)).with_leapfrog_steps(10);
+            let mut model = Model::new(grad, energy::<T>);
+            let (Ok(mut s), Ok(mass), Ok(mut adaptation)) = (
+                Hmc::new(params, &mut b.theta, &mut b.momentum, &mut b.proposal_work),
+                MassBuffer::diagonal(&mut b.mass_diag),
+                WindowedAdaptation::new(STEPS as u64, h(0.1), &mut b.psgld_work[..3 * DIM]),
+            ) else {
+                return failed;
+            };
+            if s.set_mass(mass).is_err() {
+                return failed;
+            }
+            let mut checksum = 0.0;
+            let r = s.run(&mut model, rng, STEPS as u64, &mut adaptation);
+            for x in s.position() {
+                checksum += x.to_f64();
+            }
+            let errors = match r {
+                Ok(flow) => usize::from(flow.is_break()),
+                Err(e) => STEPS - e.completed as usize,
+            };
+            Outcome { errors, checksum }
+        }
         Kind::ControlVariate => {
             let mut exact = |t: &[T], g: &mut [T]| {
                 for ((g, t), (m, l)) in g.iter_mut().zip(t).zip(MEAN.iter().zip(PRECISION)) {

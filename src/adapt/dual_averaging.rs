@@ -65,6 +65,10 @@ pub enum AdaptationStop {
     NoAcceptance,
     /// The sampler refused the adapted step size.
     StepSize(ParamError),
+    /// [`crate::adapt::WindowedAdaptation`]: the sampler refused the estimated inverse mass (a
+    /// mass that is not a run-time diagonal [`MassBuffer`](crate::kinetic::MassBuffer), or a
+    /// dimension that differs from the workspace's).
+    Mass(crate::error::LinalgError),
 }
 
 impl<T: Real> DualAveraging<T> {

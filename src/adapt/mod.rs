@@ -10,7 +10,8 @@
 //! wrapper [`Calibrated`] uses it to discount that noise (`docs/gradient-noise.md`).
 //!
 //! [`DualAveraging`] tunes HMC's step size during a warm-up to a target acceptance
-//! (Hoffman & Gelman 2014). [`GradientScale`] learns scale-adapted SGHMC's diagonal mass from
+//! (Hoffman & Gelman 2014); [`WindowedAdaptation`] adds Stan's windowed diagonal-mass estimate
+//! to it. [`GradientScale`] learns scale-adapted SGHMC's diagonal mass from
 //! the gradients of the burn-in (Springenberg et al. 2016).
 
 /// [`ChainState`](crate::sampler::ChainState) for a wrapper whose chain is that of the sampler
@@ -39,6 +40,7 @@ mod dual_averaging;
 mod mcem;
 mod noise;
 mod scale;
+mod windowed;
 
 pub use calibrated::{Calibrated, CalibratedParams, Calibration, Correction};
 pub use dual_averaging::{AdaptationStop, DualAveraging};
@@ -49,3 +51,4 @@ pub use mcem::McemScalars;
 pub use mcem::{Mcem, McemParams, NphmcEStep, SampleSize};
 pub use noise::{NoiseEstimate, NoiseShape};
 pub use scale::GradientScale;
+pub use windowed::WindowedAdaptation;

@@ -5,7 +5,7 @@
 use crate::abi::{Cx, Opaque};
 use crate::families::{ERR, schedule, tri};
 use sgmcmc::Real;
-use sgmcmc::adapt::{Calibrated, Mcem};
+use sgmcmc::adapt::{Calibrated, Mcem, WindowedAdaptation};
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MonomialGamma};
 use sgmcmc::sampler::{
     ChainState, Checkpoint, Hmc, MSgnht, NoiseDiscount, Sampler, SgNphmc, Sgmgt, Sgnht, StepSize,
@@ -116,6 +116,24 @@ pub fn restore<T: Real, Tag, S: Checkpoint<T>>(s: &mut S, cx: Cx<'_, T, Tag>) ->
 pub fn set_inverse_mass<T: Real, Tag, S: AdaptiveMass<T>>(s: &mut S, cx: Cx<'_, T, Tag>) -> i32 {
     let r = s.set_inverse_mass(cx.values);
     cx.out.len = s.mass().inverse_slice().len();
+    status(r)
+}
+
+/// `run` under Stan's windowed warm-up (`WindowedAdaptation`), its workspace the caller's
+/// values (3n), the warm-up length and initial step from the knobs.
+#[inline(always)]
+pub fn windowed_warm_up<'c, T, Tag, S>(s: &mut S, mut cx: Cx<'c, T, Tag>) -> i32
+where
+    T: Real,
+    S: Sampler<T, Opaque<'c, T, Tag>> + StepSize<T> + AdaptiveMass<T> + ChainState<T>,
+{
+    let mut adaptation = tri!(WindowedAdaptation::new(
+        cx.knobs.first,
+        cx.knobs.h,
+        cx.values
+    ));
+    let r = s.run(&mut cx.model, cx.rng, cx.knobs.steps, &mut adaptation);
+    cx.out.len = adaptation.proposals() as usize;
     status(r)
 }
 

@@ -326,7 +326,7 @@ family!(hmc via with_hmc {
     diagonal = cfg(Euler, Diagonal),
     dense = cfg(Euler, Dense),
 } entries [new step run run_scheduled set_step_size set_leapfrog_steps resample_momentum save
-           restore set_inverse_mass]);
+           restore set_inverse_mass windowed_warm_up]);
 
 family!(sgnphmc via with_sgnphmc {
     identity = cfg(Euler, Identity),
