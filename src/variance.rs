@@ -41,7 +41,7 @@
 //! assert!((sgld.position()[0] - 2.94).abs() < 1.0);
 //! ```
 
-use crate::error::{Buffer, Error, Param, ParamError, StepError};
+use crate::error::{Buffer, Error, LayoutError, Param, ParamError, StepError};
 use crate::gradient::{Gradient, PairedGradient};
 use crate::integrator::state::{check_finite, check_len, check_nonempty};
 use crate::lanes::{copy_into, first_non_finite};
@@ -305,6 +305,70 @@ impl<'b, T: Real> Adam<'b, T> {
             self.step(model)
                 .map_err(|error| RunError { completed, error })?;
         }
+        Ok(())
+    }
+}
+
+/// θ̂ and ∇U(θ̂); the calls (the SVRG refresh clock) and the full gradients counted.
+impl<T: Real, M> crate::sampler::Checkpoint<T> for ControlVariate<'_, T, M> {
+    type State = crate::sampler::Scalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        self.centre.len().saturating_mul(2)
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        crate::sampler::write_parts(out, &[self.centre, self.centre_gradient])?;
+        Ok(crate::sampler::Scalars {
+            steps: self.calls,
+            redrawn: (self.full_gradients, 0),
+            ..Default::default()
+        })
+    }
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        let n = self.centre.len();
+        let [centre, gradient] = crate::sampler::read_parts(data, [n, n], 2)?;
+        copy_into(self.centre, centre);
+        copy_into(self.centre_gradient, gradient);
+        self.calls = state.steps;
+        self.full_gradients = state.redrawn.0;
+        Ok(())
+    }
+}
+
+/// θ, m and v; t and the powers β₁ᵗ, β₂ᵗ.
+impl<T: Real> crate::sampler::Checkpoint<T> for Adam<'_, T> {
+    type State = crate::sampler::Scalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        self.theta.len().saturating_mul(3)
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        crate::sampler::write_parts(out, &[self.theta, self.first, self.second])?;
+        Ok(crate::sampler::Scalars {
+            steps: self.t,
+            thermostat: Some(self.powers.0),
+            thermostat_momentum: Some(self.powers.1),
+            ..Default::default()
+        })
+    }
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        let n = self.theta.len();
+        let [theta, first, second] = crate::sampler::read_parts(data, [n, n, n], 3)?;
+        let (Some(p1), Some(p2)) = (state.thermostat, state.thermostat_momentum) else {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: 0,
+            });
+        };
+        if !(p1.is_finite() && p2.is_finite()) || second.iter().any(|v| *v < T::ZERO) {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: 2 * n,
+            });
+        }
+        copy_into(self.theta, theta);
+        copy_into(self.first, first);
+        copy_into(self.second, second);
+        self.t = state.steps;
+        self.powers = (p1, p2);
         Ok(())
     }
 }

@@ -6,6 +6,7 @@ use rand_core::Rng;
 use rand_pcg::Pcg64;
 use sgmcmc::gradient::PairedGradient;
 use sgmcmc::prelude::*;
+use sgmcmc::sampler::Checkpoint;
 use sgmcmc::variance::{Adam, ControlVariate};
 
 const N: usize = 2000;
@@ -15,6 +16,7 @@ const PRIOR_VAR: f64 = 100.0;
 
 /// y_i = x_iᵀβ + ε_i, x_i ~ N(0, I), ε_i ~ N(0, 1); prior θ ~ N(0, 100 I). Minibatches of
 /// `BATCH` indices drawn with replacement from the model's own generator.
+#[derive(Clone)]
 struct Regression {
     x: Vec<[f64; D]>,
     y: Vec<f64>,
@@ -445,5 +447,62 @@ fn refusals_and_a_bad_refresh() {
             .unwrap()
             .with_betas(1.0, 0.9)
             .is_err()
+    );
+}
+
+/// SVRG-SGLD resumed from checkpoints of the sampler and of the estimator (mid-way between two
+/// refreshes), with clones of the generator and of the model (its minibatch generator), repeats
+/// the chain bit for bit; so does Adam resumed from its own.
+#[test]
+fn checkpoints_resume_bit_for_bit() {
+    let mut model = Regression::new(6);
+    let theta_hat = centre(&mut model);
+    let mut cv_work = [0.0; 3 * D];
+    let cv = ControlVariate::new(&mut model, &theta_hat, &mut cv_work).unwrap();
+    let mut svrg = cv.with_refresh(10).unwrap();
+    let (mut theta, mut work) = (theta_hat, [0.0; 2 * D]);
+    let mut sgld = Sgld::new(SgldParams::new(1e-4), &mut theta, &mut work).unwrap();
+    let mut rng = Pcg64::new(8, 8);
+    sgld.run(&mut svrg, &mut rng, 37, &mut ()).unwrap();
+    let (mut saved_sgld, mut saved_cv) = (
+        vec![0.0; sgld.checkpoint_len()],
+        vec![0.0; svrg.checkpoint_len()],
+    );
+    let (state_sgld, state_cv) = (
+        sgld.save(&mut saved_sgld).unwrap(),
+        svrg.save(&mut saved_cv).unwrap(),
+    );
+    let (rng_then, model_then) = (rng.clone(), svrg.model_mut().clone());
+    sgld.run(&mut svrg, &mut rng, 40, &mut ()).unwrap();
+    let reference = sgld.position().to_vec();
+
+    let mut model2 = model_then;
+    let mut cv_work2 = [0.0; 3 * D];
+    let cv2 = ControlVariate::new(&mut model2, &[0.0; D], &mut cv_work2).unwrap();
+    let mut svrg2 = cv2.with_refresh(10).unwrap();
+    svrg2.restore(&state_cv, &saved_cv).unwrap();
+    let (mut theta2, mut work2) = ([0.0; D], [0.0; 2 * D]);
+    let mut sgld2 = Sgld::new(SgldParams::new(1e-4), &mut theta2, &mut work2).unwrap();
+    sgld2.restore(&state_sgld, &saved_sgld).unwrap();
+    let mut rng = rng_then;
+    sgld2.run(&mut svrg2, &mut rng, 40, &mut ()).unwrap();
+    assert_eq!(sgld2.position(), &reference[..]);
+    assert_eq!(svrg2.full_gradients(), svrg.full_gradients());
+
+    // Adam: 20 steps, a checkpoint, 30 more; resumed from it, the same 30.
+    let mut full = |t: &[f64], g: &mut [f64]| model.full_gradient(t, g);
+    let (mut t1, mut w1) = ([0.0; D], [0.0; 3 * D]);
+    let mut adam = Adam::new(0.01, &mut t1, &mut w1).unwrap();
+    adam.run(&mut full, 20).unwrap();
+    let mut saved = vec![0.0; adam.checkpoint_len()];
+    let state = adam.save(&mut saved).unwrap();
+    adam.run(&mut full, 30).unwrap();
+    let (mut t2, mut w2) = ([0.0; D], [0.0; 3 * D]);
+    let mut resumed = Adam::new(0.01, &mut t2, &mut w2).unwrap();
+    resumed.restore(&state, &saved).unwrap();
+    resumed.run(&mut full, 30).unwrap();
+    assert_eq!(
+        (resumed.position(), resumed.iteration()),
+        (adam.position(), 50)
     );
 }

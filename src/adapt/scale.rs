@@ -149,3 +149,32 @@ impl<T: Real, G: Gradient<T>> Gradient<T> for GradientScale<'_, T, G> {
         self.model.hessian_diagonal(theta, diagonal)
     }
 }
+
+/// V̂; the update count and whether it is frozen.
+impl<T: Real, G> crate::sampler::Checkpoint<T> for GradientScale<'_, T, G> {
+    type State = crate::sampler::Scalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        self.square_mean.len()
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        crate::sampler::write_parts(out, &[self.square_mean])?;
+        Ok(crate::sampler::Scalars {
+            steps: self.updates,
+            redrawn: (u64::from(self.frozen), 0),
+            ..Default::default()
+        })
+    }
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        let [square_mean] = crate::sampler::read_parts(data, [self.square_mean.len()], 1)?;
+        if let Some(index) = square_mean.iter().position(|v| *v < T::ZERO) {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index,
+            });
+        }
+        crate::lanes::copy_into(self.square_mean, square_mean);
+        self.updates = state.steps;
+        self.frozen = state.redrawn.0 != 0;
+        Ok(())
+    }
+}
