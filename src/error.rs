@@ -97,9 +97,11 @@ pub enum Param {
     AdaptationOffset,
     /// Dual averaging's decay κ ∈ (0.5, 1].
     AdaptationDecay,
-    /// pSGLD's decay α ∈ \[0, 1) of the running mean square V ← αV + (1 − α) ḡ⊙ḡ (Li et al. 2016, Alg. 1).
+    /// pSGLD's decay α ∈ \[0, 1) of the running mean square V ← αV + (1 − α) ḡ⊙ḡ (Li, Chen,
+    /// Carlson & Carin 2016, Alg. 1).
     PreconditionerDecay,
-    /// pSGLD's offset λ > 0 of the preconditioner G = diag(1 / (λ + √V)) (Li et al. 2016, eq. 4).
+    /// pSGLD's offset λ > 0 of the preconditioner G = diag(1 / (λ + √V)) (Li, Chen, Carlson &
+    /// Carin 2016, Alg. 1).
     PreconditionerOffset,
     /// The weight w ∈ (0, 1] of [`crate::adapt::GradientScale`]'s running mean square.
     ScaleWeight,

@@ -26,8 +26,9 @@ pub trait Gradient<T> {
     /// last [`gradient`](Gradient::gradient) call into `diagonal`, and returns `true`; or returns
     /// `false` (the default, and every closure's) when the model does not provide it.
     ///
-    /// Only [`Psgld`](crate::sampler::Psgld)'s Γ correction asks for it (Li et al. 2016, eq. 3:
-    /// the preconditioner depends on θ through the squared gradient), right after the gradient.
+    /// Only [`Psgld`](crate::sampler::Psgld)'s Γ correction asks for it, right after the
+    /// gradient (Li, Chen, Carlson & Carin 2016, §3: the preconditioner depends on θ through
+    /// the squared gradient).
     #[inline]
     fn hessian_diagonal(&mut self, theta: &[T], diagonal: &mut [T]) -> bool {
         let _ = (theta, diagonal);

@@ -40,7 +40,8 @@ impl<T: Real> PsgldParams<T> {
         Self::with_schedule(StepSchedule::Constant(h))
     }
 
-    /// A step-size schedule (Li et al. 2016 decay h in steps), the other settings as [`new`](Self::new).
+    /// A step-size schedule ([`StepSchedule`]; Li et al. decay h in steps), the other settings as
+    /// [`new`](Self::new).
     pub fn with_schedule(schedule: StepSchedule<T>) -> Self {
         PsgldParams {
             schedule,
@@ -242,7 +243,7 @@ struct Constants<T> {
 }
 
 impl<T: Real> Constants<T> {
-    /// Coordinate i's update (Li et al. 2016, Alg. 1, lines 4–6), given its gradient g, Hessian
+    /// Coordinate i's update (Li et al. 2016, Alg. 1), given its gradient g, Hessian
     /// diagonal c and normal z: V and θ in place.
     #[inline(always)]
     fn update(&self, theta: &mut T, square_mean: &mut T, g: T, c: T, z: T) {
