@@ -5,7 +5,10 @@
 //! θ̂, through [`ControlVariate`]; any sampler then runs on it: SGLD-CV, SGHMC-CV, SGNHT-CV,
 //! mSGNHT-CV, SGMGT-D-CV. With a refresh period m it is SVRG-Langevin's estimator, whose θ̂
 //! moves to the current θ every m gradients. [`Adam`] finds θ̂ first (Baker et al. use a
-//! stochastic optimiser). The estimator, its variance and the tests: `docs/control-variates.md`.
+//! stochastic optimiser). The noise grows with |θ − θ̂|², so a momentum sampler's friction must
+//! stay well above h·tr V/(2d), or the temperature feeds back and the chain runs away (measured
+//! on logistic regression). The estimator, its variance, that bound and the tests:
+//! `docs/control-variates.md`.
 //!
 //! ```
 //! use rand_pcg::Pcg64;

@@ -137,9 +137,26 @@ where
     ctx.configure_mesh()
         .x_desc(x)
         .y_desc(y)
+        .x_label_formatter(&|v| tidy(*v))
+        .y_label_formatter(&|v| tidy(*v))
         .label_style(("sans-serif", 15))
         .draw()?;
     Ok(())
+}
+
+/// An axis label: six significant digits without trailing zeros (a log axis's 0.6 otherwise
+/// prints as 0.6000000001).
+fn tidy(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let decimals = (5 - v.abs().log10().floor() as i32).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 /// Draws the legend of a chart's labelled series, framed on a translucent white box.
@@ -198,8 +215,12 @@ pub fn line_chart(path: &Path, chart: &Chart<'_>, series: &[Series]) -> PlotResu
                 } else {
                     ctx.draw_series(LineSeries::new(pts, style))?
                 };
+                // A dashed series shows two dashes in the legend, a solid one a line.
+                let (end, start) = if s.dashed { (8, 12) } else { (20, 20) };
                 anno.label(s.label.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (end, 0)], c.stroke_width(2))
+                        + PathElement::new(vec![(start, 0), (20, 0)], c.stroke_width(2))
                 });
             }
             legend(&mut ctx)?;
@@ -281,5 +302,21 @@ mod tests {
         scatter_chart(&p, &chart, &[Series::new("a", pts, 2)]).unwrap();
         assert!(std::fs::metadata(&p).unwrap().len() > 1000);
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn axis_labels_are_tidy() {
+        for (v, s) in [
+            (0.6000000001, "0.6"),
+            (0.55, "0.55"),
+            (1000.0, "1000"),
+            (0.026, "0.026"),
+            (22_049_355.0, "22049355"),
+            (-0.5, "-0.5"),
+            (0.0, "0"),
+            (1e-5, "0.00001"),
+        ] {
+            assert_eq!(tidy(v), s, "{v}");
+        }
     }
 }

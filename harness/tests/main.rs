@@ -4,6 +4,7 @@ mod blr;
 mod bnn;
 mod calibration;
 mod cli;
+mod cv;
 mod demo;
 mod experiments;
 mod gradient_noise;

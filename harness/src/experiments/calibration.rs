@@ -33,7 +33,7 @@
 use super::blr::Problem;
 use super::common::{ExperimentError, RunOptions, sig};
 use crate::diagnostics::moments_of;
-use crate::models::logistic_regression::{DataSet, MomentMinibatches};
+use crate::models::logistic_regression::{DataSet, LogisticRegression, MomentMinibatches};
 use crate::plot::{Chart, Scale, Series, line_chart};
 use crate::report::Table;
 use indicatif::ProgressBar;
@@ -190,17 +190,17 @@ impl Setup {
 
     /// A draw from N(ŵ, H⁻¹).
     fn start(&self, rng: &mut Pcg64) -> Vec<f64> {
-        let d = self.dim();
-        let mut l = self.cov.clone();
-        cholesky_in_place(&mut l, d).expect("a covariance from spd_inverse is positive definite");
-        let mut z = vec![0.0; d];
-        fill_standard_normal(rng, &mut z);
-        (0..d)
-            .map(|r| {
-                let lz: f64 = (0..=r).map(|c| l[r * d + c] * z[c]).sum();
-                self.problem.laplace.mode[r] + lz
-            })
-            .collect()
+        self.posterior().start(rng)
+    }
+
+    /// What the reference needs of this posterior ([`Posterior`]).
+    pub fn posterior(&self) -> Posterior<'_> {
+        Posterior {
+            label: self.data.name(),
+            model: &self.problem.model,
+            mode: &self.problem.laplace.mode,
+            cov: &self.cov,
+        }
     }
 
     /// Steps per minibatch chain: 2500 κ^1.5 with κ = ω_max/ω_min, between 40 000 and
@@ -226,6 +226,44 @@ impl Setup {
         let (nf, bf) = (n_rows as f64, batch.min(n_rows) as f64);
         let scale = 0.5 * self.h * nf * (nf - bf) / bf;
         (self.h * (lambda_s * scale), kurtosis / bf)
+    }
+}
+
+/// What the reference HMC needs of a logistic-regression posterior: the model, its Laplace
+/// mode ŵ and covariance H⁻¹ (the HMC's mass and its chains' start), and a label for the
+/// progress bar. [`Setup::posterior`] gives one; the `cv` experiment builds one for a data set
+/// that is not a [`DataSet`].
+#[derive(Clone, Copy, Debug)]
+pub struct Posterior<'a> {
+    /// Names the progress bar.
+    pub label: &'a str,
+    /// The posterior.
+    pub model: &'a LogisticRegression,
+    /// The Laplace mode ŵ.
+    pub mode: &'a [f64],
+    /// The Laplace covariance H⁻¹ (row-major d × d).
+    pub cov: &'a [f64],
+}
+
+impl Posterior<'_> {
+    /// Weights d.
+    pub fn dim(&self) -> usize {
+        self.model.dim()
+    }
+
+    /// A draw from N(ŵ, H⁻¹).
+    pub fn start(&self, rng: &mut Pcg64) -> Vec<f64> {
+        let d = self.dim();
+        let mut l = self.cov.to_vec();
+        cholesky_in_place(&mut l, d).expect("a covariance from spd_inverse is positive definite");
+        let mut z = vec![0.0; d];
+        fill_standard_normal(rng, &mut z);
+        (0..d)
+            .map(|r| {
+                let lz: f64 = (0..=r).map(|c| l[r * d + c] * z[c]).sum();
+                self.mode[r] + lz
+            })
+            .collect()
     }
 }
 
@@ -267,7 +305,7 @@ fn per_example_noise(problem: &Problem) -> (f64, f64) {
 }
 
 /// λ_max of a symmetric positive definite matrix by power iteration (to 10⁻¹⁰ relative).
-fn largest_eigenvalue(a: &[f64], d: usize) -> f64 {
+pub fn largest_eigenvalue(a: &[f64], d: usize) -> f64 {
     let mut x = vec![1.0; d];
     let mut lambda = 0.0;
     for _ in 0..10_000 {
@@ -303,7 +341,7 @@ pub struct WeightMoments {
 
 impl WeightMoments {
     /// From per-chain draws `chains[c][t][j]`.
-    fn of(chains: &[Vec<Vec<f64>>], d: usize) -> Result<Self, ExperimentError> {
+    pub fn of(chains: &[Vec<Vec<f64>>], d: usize) -> Result<Self, ExperimentError> {
         let mut m = WeightMoments {
             min_ess: f64::INFINITY,
             ..Default::default()
@@ -327,22 +365,34 @@ impl WeightMoments {
 
 /// The reference: full-batch HMC (module docs).
 pub fn reference(setup: &Setup, opts: &RunOptions) -> Result<Reference, ExperimentError> {
-    let d = setup.dim();
+    reference_draws(&setup.posterior(), opts).map(|(reference, _)| reference)
+}
+
+/// One chain's kept draws, `draws[t][j]`.
+pub type ChainDraws = Vec<Vec<f64>>;
+
+/// [`reference`] for any [`Posterior`], with the kept draws of every chain
+/// (`draws[c][t][j]`).
+pub fn reference_draws(
+    posterior: &Posterior<'_>,
+    opts: &RunOptions,
+) -> Result<(Reference, Vec<ChainDraws>), ExperimentError> {
+    let d = posterior.dim();
     let (draws, burn) = if opts.quick {
         (REF_DRAWS / 5, REF_BURN / 5)
     } else {
         (REF_DRAWS, REF_BURN)
     };
-    let configs = [setup.data];
+    let configs = [posterior.label];
     let ref_opts = RunOptions {
         chains: REF_CHAINS,
         ..opts.clone()
     };
-    let label = format!("calibration-reference-{}", setup.data.name());
-    let named = |e| ExperimentError::Step(format!("{} reference HMC", setup.data.name()), e);
-    let h = reference_step(setup, opts.chain_seed(901, 0)).map_err(named)?;
+    let label = format!("calibration-reference-{}", posterior.label);
+    let named = |e| ExperimentError::Step(format!("{} reference HMC", posterior.label), e);
+    let h = reference_step(posterior, opts.chain_seed(901, 0)).map_err(named)?;
     let chains = ref_opts.par_chains(&configs, draws + burn, &label, |_, _, c, pb| {
-        reference_run(setup, h, draws, burn, opts.chain_seed(900, c), pb)
+        reference_run(posterior, h, draws, burn, opts.chain_seed(900, c), pb)
     });
     let chains: Vec<(Vec<Vec<f64>>, f64)> = chains
         .into_iter()
@@ -351,11 +401,12 @@ pub fn reference(setup: &Setup, opts: &RunOptions) -> Result<Reference, Experime
         .map_err(named)?;
     let acceptance = chains.iter().map(|c| c.1).sum::<f64>() / chains.len() as f64;
     let draws: Vec<Vec<Vec<f64>>> = chains.into_iter().map(|c| c.0).collect();
-    Ok(Reference {
+    let reference = Reference {
         moments: WeightMoments::of(&draws, d)?,
         h,
         acceptance,
-    })
+    };
+    Ok((reference, draws))
 }
 
 /// The HMC reference: its moments, step size and mean acceptance.
@@ -372,10 +423,10 @@ pub struct Reference {
 /// The reference HMC's step size: the largest of 0.5, 0.25, … whose mean acceptance over a
 /// pilot of 200 proposals from the mode is at least 0.75 (the Laplace mass fits Pima and Ripley
 /// well enough for 0.5; Caravan's skewed rare-feature weights need much less).
-fn reference_step(setup: &Setup, seed: u64) -> Result<f64, StepError> {
+fn reference_step(posterior: &Posterior<'_>, seed: u64) -> Result<f64, StepError> {
     let mut h = 0.5;
     for _ in 0..8 {
-        let (_, acceptance) = reference_run(setup, h, 200, 0, seed, &ProgressBar::hidden())?;
+        let (_, acceptance) = reference_run(posterior, h, 200, 0, seed, &ProgressBar::hidden())?;
         if acceptance >= 0.75 {
             break;
         }
@@ -386,20 +437,20 @@ fn reference_step(setup: &Setup, seed: u64) -> Result<f64, StepError> {
 
 /// One reference chain at step `h`: its kept draws and mean acceptance.
 fn reference_run(
-    setup: &Setup,
+    posterior: &Posterior<'_>,
     h: f64,
     draws: usize,
     burn: usize,
     seed: u64,
     pb: &ProgressBar,
 ) -> Result<(Vec<Vec<f64>>, f64), StepError> {
-    let d = setup.dim();
-    let model = &setup.problem.model;
+    let d = posterior.dim();
+    let model = posterior.model;
     let mut rng = Pcg64::new(seed as u128, 0x4e5);
-    let mut theta = setup.start(&mut rng);
+    let mut theta = posterior.start(&mut rng);
     let mut p = vec![0.0; d];
     let mut work = vec![0.0; Hmc::<f64>::workspace_len(d)];
-    let mut precision = setup.cov.clone();
+    let mut precision = posterior.cov.to_vec();
     let mut mass_work = vec![0.0; MassBuffer::<f64>::dense_work_len(d)];
     let mass = MassBuffer::dense(&mut precision, &mut mass_work, d).expect("H⁻¹ is a precision");
     let mut hmc =

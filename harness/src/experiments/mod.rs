@@ -5,6 +5,7 @@ pub mod blr_2d;
 pub mod bnn;
 pub mod calibration;
 pub mod common;
+pub mod cv;
 pub mod double_well;
 pub mod double_well_kl;
 pub mod gaussian_mean;
