@@ -371,7 +371,7 @@ pub fn reference(setup: &Setup, opts: &RunOptions) -> Result<Reference, Experime
 /// One chain's kept draws, `draws[t][j]`.
 pub type ChainDraws = Vec<Vec<f64>>;
 
-/// [`reference`] for any [`Posterior`], with the kept draws of every chain
+/// [`reference()`] for any [`Posterior`], with the kept draws of every chain
 /// (`draws[c][t][j]`).
 pub fn reference_draws(
     posterior: &Posterior<'_>,
