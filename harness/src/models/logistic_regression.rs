@@ -563,6 +563,25 @@ impl LogisticRegression {
         self.batch(w, batch.iter().copied(), scale, Some(g))
     }
 
+    /// The minibatch estimate of ∇U alone (without the potential [`Self::minibatch_gradient`]
+    /// also sums): the prior's gradient plus N/|rows| times the sum over `rows`.
+    pub fn scaled_gradient(&self, w: &[f64], rows: &[usize], g: &mut [f64]) {
+        let data = &self.data;
+        g.fill(0.0);
+        for &i in rows {
+            let x = data.row(i);
+            let r = sigmoid(dot(w, x)) - data.y[i];
+            for (gj, xj) in g.iter_mut().zip(x) {
+                *gj += r * xj;
+            }
+        }
+        let scale = self.len() as f64 / rows.len() as f64;
+        let inv = 1.0 / self.prior_variance;
+        for (gj, wj) in g.iter_mut().zip(w) {
+            *gj = scale * *gj + inv * wj;
+        }
+    }
+
     /// A stochastic-gradient closure drawing a fresh minibatch of `batch` rows without
     /// replacement at every call, with its own RNG.
     pub fn stochastic_gradient(
@@ -608,21 +627,8 @@ impl<'a> MomentMinibatches<'a> {
 /// does not use); the same floating-point operations in the same order as `batch`'s gradient.
 impl sgmcmc::Gradient<f64> for MomentMinibatches<'_> {
     fn gradient(&mut self, w: &[f64], g: &mut [f64]) {
-        let data = &self.model.data;
         let rows = self.sampler.draw();
-        g.fill(0.0);
-        for &i in rows {
-            let x = data.row(i);
-            let r = sigmoid(dot(w, x)) - data.y[i];
-            for (gj, xj) in g.iter_mut().zip(x) {
-                *gj += r * xj;
-            }
-        }
-        let scale = self.model.len() as f64 / rows.len() as f64;
-        let inv = 1.0 / self.model.prior_variance;
-        for (gj, wj) in g.iter_mut().zip(w) {
-            *gj = scale * *gj + inv * wj;
-        }
+        self.model.scaled_gradient(w, rows, g);
     }
 }
 
@@ -721,22 +727,9 @@ impl<'a> PairedMinibatches<'a> {
 
 impl sgmcmc::Gradient<f64> for PairedMinibatches<'_> {
     fn gradient(&mut self, w: &[f64], g: &mut [f64]) {
-        let data = &self.model.data;
         let rows = self.sampler.draw();
-        g.fill(0.0);
-        for &i in rows {
-            let x = data.row(i);
-            let r = sigmoid(dot(w, x)) - data.y[i];
-            for (gj, xj) in g.iter_mut().zip(x) {
-                *gj += r * xj;
-            }
-        }
+        self.model.scaled_gradient(w, rows, g);
         self.per_example += rows.len() as u64;
-        let scale = self.model.len() as f64 / rows.len() as f64;
-        let inv = 1.0 / self.model.prior_variance;
-        for (gj, wj) in g.iter_mut().zip(w) {
-            *gj = scale * *gj + inv * wj;
-        }
     }
 }
 
