@@ -8,7 +8,7 @@ use crate::lengths::Lengths;
 use crate::real::Real;
 use crate::sampler::{
     ChainState, Checkpoint, MSgnht, Psgld, PsgldParams, Sampler, Scalars, Sghmc, SghmcParams, Sgld,
-    SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSize, StepStats,
+    SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams, StepSize, StepStats, Tempered,
 };
 use rand_core::Rng;
 
@@ -174,6 +174,15 @@ impl<T: Real> StepSize<T> for AnySampler<'_, T> {
     }
     fn set_step_size(&mut self, h: T) -> Result<(), ParamError> {
         each!(self, s => s.set_step_size(h))
+    }
+}
+
+impl<T: Real> Tempered<T> for AnySampler<'_, T> {
+    fn temperature(&self) -> T {
+        each!(self, s => s.temperature())
+    }
+    fn set_temperature(&mut self, temperature: T) -> Result<(), ParamError> {
+        each!(self, s => s.set_temperature(temperature))
     }
 }
 

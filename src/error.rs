@@ -109,6 +109,10 @@ pub enum Param {
     RefreshPeriod,
     /// A window length of [`crate::adapt::WindowedAdaptation`] (the first slow window, ≥ 1).
     AdaptationWindow,
+    /// The temperature T ≥ 0 of the tempered posterior e^{−U/T} (1: the posterior itself; 0:
+    /// the injected noise off, an optimiser; HMC needs T > 0). See
+    /// [`crate::sampler::Tempered`].
+    Temperature,
 }
 
 impl Param {
@@ -158,6 +162,7 @@ impl Param {
             Param::ScaleWeight => "gradient-scale weight w",
             Param::RefreshPeriod => "SVRG refresh period m",
             Param::AdaptationWindow => "adaptation window",
+            Param::Temperature => "temperature T",
         }
     }
 }
@@ -342,8 +347,9 @@ pub enum StepError {
     // Cortex-M0 firmware's SGMGT-D step is as small as before `MomentsError` and `MStepError`
     // folded in (after the core variants it was 52 bytes larger; tools/firmware.sh).
     /// [`crate::sampler::run_scheduled`]: the sampler refused the schedule's step size h_t for
-    /// this step (a polynomial decay that underflowed to 0 after very many steps). The steps
-    /// before it were taken;
+    /// this step (a polynomial decay that underflowed to 0 after very many steps), or
+    /// [`crate::sampler::run_cyclical`] the exploration stage's temperature 0 (HMC, SG-NPHMC;
+    /// the error names [`Param::Temperature`]). The steps before it were taken;
     /// [`RunError::completed`](crate::sampler::RunError::completed) counts them.
     StepSize(ParamError),
     /// A calibrated sampler ([`crate::adapt::Calibrated`]): a minibatch of fewer than two

@@ -22,7 +22,7 @@ pub use crate::real::Real;
 pub use crate::sampler::{
     ChainState, Checkpoint, Hmc, HmcParams, MSgnht, Observer, RunError, Sampler, SgNphmc,
     SgNphmcParams, Sghmc, SghmcParams, Sgld, SgldParams, Sgmgt, SgmgtParams, Sgnht, SgnhtParams,
-    StepSchedule, StepSize, StepStats,
+    StepSchedule, StepSize, StepStats, Tempered,
 };
 #[doc(no_inline)]
 pub use crate::sampler::{Psgld, PsgldParams};

@@ -28,6 +28,7 @@ mod schedule;
 mod sgmgt;
 mod state_contract;
 mod stationary;
+mod temperature;
 mod value_stability;
 mod windowed_adaptation;
 mod zero_alloc;

@@ -376,9 +376,20 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
             *b = half_h * self.estimate.variance_of(j);
         }
         let mut friction = self.sampler.injected_diffusion();
+        // At temperature T the momentum's diffusion budget is AT, and the friction correction's
+        // extra friction is B̂/T (`docs/temperature.md`); at T = 0 the sampler injects nothing,
+        // so there is nothing to discount.
+        let temperature = self.sampler.temperature();
         let (mut bound, mut clamped) = (T::ZERO, false);
         extra.fill(T::ZERO);
-        let estimated = self.estimate.updates() > 0;
+        let estimated = self.estimate.updates() > 0 && temperature > T::ZERO;
+        // The friction flow's time per half step, h/(2T) (h/2 exactly at T = 1).
+        let flow_time = half_h
+            / if temperature > T::ZERO {
+                temperature
+            } else {
+                T::ONE
+            };
         // (Restored if the step fails: the refresh below is then redone at the next step, from
         // the same V̄, so a failed step changes nothing the chain depends on.)
         let saved_refresh = self.since_refresh;
@@ -407,12 +418,14 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
                 }
             };
             let mut scale = T::ONE;
-            if bound > friction {
+            // (A·1 = A exactly.)
+            let budget = friction * temperature;
+            if bound > budget {
                 if self.raise_friction {
-                    friction = bound;
+                    friction = bound / temperature;
                 } else {
-                    scale = friction / bound;
-                    bound = friction;
+                    scale = budget / bound;
+                    bound = budget;
                     clamped = true;
                 }
             }
@@ -457,13 +470,14 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
         let inv_h = T::ONE / h;
         // (A factor whose c had to be raised past a scaled-down A's value: the sampler's part
         // of the noise cannot go below 0.)
-        let removed = if bound > friction { friction } else { bound };
+        let budget = friction * temperature;
+        let removed = if bound > budget { budget } else { bound };
         if friction_flow {
             // The first half of the extra friction, p ← exp(−B̂h/2)p; p's backup in `extra`
             // undoes it if the step fails (`b_hat` is the flow's scratch).
             let p = self.sampler.phase_mut().1;
             copy_into(extra, p);
-            friction_half_flow(shape, b_hat, tail, n, half_h, p);
+            friction_half_flow(shape, b_hat, tail, n, flow_time, p);
         }
         let discount = Discount {
             friction,
@@ -501,7 +515,7 @@ impl<T: Real, S: NoiseDiscount<T>, G: MinibatchGradient<T> + ?Sized> Sampler<T, 
             // The second half (the step's p is finite and the flow contracts it); the kinetic
             // temperature is then |p|²/n of the final p (the mass is the identity here).
             let p = self.sampler.phase_mut().1;
-            friction_half_flow(shape, b_hat, tail, n, half_h, p);
+            friction_half_flow(shape, b_hat, tail, n, flow_time, p);
             let k = p.iter().fold(T::ZERO, |s, &x| s + x * x) / T::from_usize(n);
             stats.kinetic_temperature = Some(k);
             self.since_refresh = self.since_refresh.map(|k| k.saturating_add(1));
@@ -675,5 +689,18 @@ impl<T: Real, S: NoiseDiscount<T>> crate::sampler::StepSize<T> for Calibrated<'_
     /// nothing changes.
     fn set_step_size(&mut self, h: T) -> Result<(), crate::error::ParamError> {
         self.sampler.set_step_size(h)
+    }
+}
+
+/// The wrapped sampler's temperature: the discount reads it at every step (the momentum's
+/// diffusion budget AT, SGMGT-D's bound T/(2σ_θ) on B̂ⱼ).
+impl<T: Real, S: NoiseDiscount<T>> crate::sampler::Tempered<T> for Calibrated<'_, T, S> {
+    fn temperature(&self) -> T {
+        self.sampler.temperature()
+    }
+
+    /// Sets the wrapped sampler's temperature, checked as its constructor checks it.
+    fn set_temperature(&mut self, temperature: T) -> Result<(), crate::error::ParamError> {
+        self.sampler.set_temperature(temperature)
     }
 }

@@ -507,6 +507,8 @@ impl<T: Real> Thermostat<T> for ConstantFriction<T> {
 pub(crate) struct ScalarThermostat<'x, T> {
     pub xi: &'x mut T,
     pub rule: ThermostatRule,
+    /// The temperature T, the thermostat's target (1: the untempered sampler).
+    pub temperature: T,
 }
 
 impl<T: Real> LaneSource<T> for ScalarThermostat<'_, T> {
@@ -529,13 +531,14 @@ impl<T: Real> Thermostat<T> for ScalarThermostat<'_, T> {
     fn shared(&self) -> T {
         *self.xi
     }
-    /// ξ ← ξ + (|M⁻¹p|²/tr M⁻¹ − 1)·t (derived) or (pᵀM⁻¹p/n − 1)·t (printed, Roychowdhury &
-    /// Parthasarathy 2017, Alg. 2); both are pᵀp/n − 1 for the identity mass.
+    /// ξ ← ξ + (|M⁻¹p|²/tr M⁻¹ − T)·t (derived) or (pᵀM⁻¹p/n − T)·t (printed, Roychowdhury &
+    /// Parthasarathy 2017, Alg. 2); both are pᵀp/n − T for the identity mass. At temperature
+    /// T the kinetic temperature's target is T (`docs/temperature.md`).
     #[inline(always)]
     fn drift_scalar(&mut self, sums: &Sums<T>, trace: T, n: T, t: T) {
         let rate = match self.rule {
-            ThermostatRule::Derived => sums.grad_sq / trace - T::ONE,
-            ThermostatRule::Printed => sums.virial / n - T::ONE,
+            ThermostatRule::Derived => sums.grad_sq / trace - self.temperature,
+            ThermostatRule::Printed => sums.virial / n - self.temperature,
         };
         *self.xi += rate * t;
     }
@@ -604,31 +607,36 @@ impl<T: Real, L: PerCoordinateLaw<T>> Thermostat<T> for PerCoordinate<'_, T, L> 
     }
 }
 
-/// mSGNHT's law (Li et al. 2016, eq. 2): κᵢ = ξᵢ, dξᵢ = (∇ᵢK² − ∇ᵢ²K) dt = (pᵢ² − 1) dt.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct NoseLaw;
+/// mSGNHT's law (Li et al. 2016, eq. 2) at temperature T (the field): κᵢ = ξᵢ,
+/// dξᵢ = (∇ᵢK² − T∇ᵢ²K) dt = (pᵢ² − T) dt (`docs/temperature.md`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NoseLaw<T>(pub T);
 
-impl<T: Real> Law<T> for NoseLaw {
+impl<T: Real> Law<T> for NoseLaw<T> {
     #[inline(always)]
     fn friction<A: Arith>(&self, _i: usize, x: T) -> T {
         x
     }
     #[inline(always)]
     fn drift(&self, x: T, k: T, c: T, t: T) -> T {
-        x + (k * k - c) * t
+        // (c·1 = c exactly: T = 1 is the untempered law bit for bit.)
+        x + (k * k - c * self.0) * t
     }
 }
 
-impl<T: Real> PerCoordinateLaw<T> for NoseLaw {}
+impl<T: Real> PerCoordinateLaw<T> for NoseLaw<T> {}
 
-/// SGMGT's law (Zhang et al. 2017, eq. 13): κᵢ = σ_p + γ∇F(ξᵢ) and
-/// dξᵢ = γ(∇ᵢK² − ∇ᵢ²K) dt − σ_ξ∇F(ξᵢ) dt + √(2σ_ξ) dW.
+/// SGMGT's law (Zhang et al. 2017, eq. 13) at temperature T: κᵢ = σ_p + γ∇F(ξᵢ) and
+/// dξᵢ = γ(∇ᵢK² − T∇ᵢ²K) dt − σ_ξ∇F(ξᵢ) dt + √(2σ_ξT) dW (`docs/temperature.md`: the
+/// stationary law is e^{−(U + K + ΣF)/T}).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MonomialGammaLaw<T, F> {
     pub offset: T,
     pub gamma: T,
     pub potential: F,
     pub sigma_xi: T,
+    /// The temperature T.
+    pub temperature: T,
     /// The Langevin term's noise scale for the step (√(2σ_ξh) Euler, √(σ_ξh) per half).
     langevin_sd: T,
     /// The Langevin term's flow time per half of a splitting step, σ_ξ h/2.
@@ -637,12 +645,13 @@ pub(crate) struct MonomialGammaLaw<T, F> {
 
 impl<T: Real, F> MonomialGammaLaw<T, F> {
     /// κᵢ = `offset` + γ∇F(ξᵢ) and the Langevin diffusion σ_ξ.
-    pub fn new(offset: T, gamma: T, potential: F, sigma_xi: T) -> Self {
+    pub fn new(offset: T, gamma: T, potential: F, sigma_xi: T, temperature: T) -> Self {
         MonomialGammaLaw {
             offset,
             gamma,
             potential,
             sigma_xi,
+            temperature,
             langevin_sd: T::ZERO,
             langevin_flow: T::ZERO,
         }
@@ -652,11 +661,12 @@ impl<T: Real, F> MonomialGammaLaw<T, F> {
 impl<T: Real, F: Kinetic<T>> PerCoordinateLaw<T> for MonomialGammaLaw<T, F> {
     #[inline(always)]
     fn prepare(&mut self, h: T, splitting: bool, memo: &mut crate::integrator::state::Memo<T>) {
+        // The noise variances σ_ξhT and 2σ_ξhT (T = 1 multiplies exactly).
         if splitting {
-            self.langevin_sd = memo.sqrt(self.sigma_xi * h);
+            self.langevin_sd = memo.sqrt(self.sigma_xi * h * self.temperature);
             self.langevin_flow = self.sigma_xi * (h * T::HALF);
         } else {
-            self.langevin_sd = memo.sqrt(T::TWO * self.sigma_xi * h);
+            self.langevin_sd = memo.sqrt(T::TWO * self.sigma_xi * h * self.temperature);
         }
     }
 }
@@ -668,7 +678,7 @@ impl<T: Real, F: Kinetic<T>> Law<T> for MonomialGammaLaw<T, F> {
     }
     #[inline(always)]
     fn drift(&self, x: T, k: T, c: T, t: T) -> T {
-        x + self.gamma * (k * k - c) * t
+        x + self.gamma * (k * k - c * self.temperature) * t
     }
     #[inline(always)]
     fn potential_grad<A: Arith>(&self, i: usize, x: T) -> T {
@@ -770,16 +780,24 @@ pub(crate) struct ThetaTerm<'b, T, const PER_COORDINATE: bool> {
     pub share: T,
     /// B̂ᵢ per coordinate, replacing the scalar's factors when `PER_COORDINATE` (else unread).
     pub noise_estimates: &'b [T],
+    /// The temperature T (the per-coordinate factors read it).
+    pub temperature: T,
 }
 
 impl<T: Real, const PER_COORDINATE: bool> ThetaTerm<'_, T, PER_COORDINATE> {
-    /// (velocity factor, injected share) for a noise estimate B̂: (1 − 2σ_θB̂, 1 − σ_θB̂).
+    /// (velocity factor, injected share) for a noise estimate B̂ at temperature T:
+    /// (1 − 2σ_θB̂/T, T − σ_θB̂), which are (1 − 2σ_θB̂, 1 − σ_θB̂) at T = 1, bit for bit
+    /// (`docs/sgmgt-noise-estimate.md`; the tempered form `docs/temperature.md`). At T = 0 the
+    /// settings hold σ_θB̂ = 0 (2σ_θB̂ < T is checked), and the velocity factor is 1.
     #[inline(always)]
-    pub fn factors(sigma_theta: T, noise_estimate: T) -> (T, T) {
-        (
-            T::ONE - T::TWO * sigma_theta * noise_estimate,
-            T::ONE - sigma_theta * noise_estimate,
-        )
+    pub fn factors(sigma_theta: T, noise_estimate: T, temperature: T) -> (T, T) {
+        let excess = T::TWO * sigma_theta * noise_estimate;
+        let ratio = if temperature > T::ZERO {
+            excess / temperature
+        } else {
+            T::ZERO
+        };
+        (T::ONE - ratio, temperature - sigma_theta * noise_estimate)
     }
 
     /// B̂ᵢ (0 beyond the estimates' length, which is checked when they are set).
@@ -801,7 +819,7 @@ impl<T: Real, const PER_COORDINATE: bool> PositionTerm<T> for ThetaTerm<'_, T, P
     fn at(&self, i: usize, scalar: (T, T), t: T, h: T) -> (T, T) {
         if PER_COORDINATE {
             let b = Self::estimate(self.noise_estimates, i);
-            let (v, share) = Self::factors(self.sigma_theta, b);
+            let (v, share) = Self::factors(self.sigma_theta, b, self.temperature);
             (v * t, (T::TWO * self.sigma_theta * share * h).sqrt())
         } else {
             scalar
@@ -811,7 +829,8 @@ impl<T: Real, const PER_COORDINATE: bool> PositionTerm<T> for ThetaTerm<'_, T, P
     #[inline(always)]
     fn drift_at(&self, i: usize, scalar: T, t: T) -> T {
         if PER_COORDINATE {
-            Self::factors(self.sigma_theta, Self::estimate(self.noise_estimates, i)).0 * t
+            let b = Self::estimate(self.noise_estimates, i);
+            Self::factors(self.sigma_theta, b, self.temperature).0 * t
         } else {
             scalar
         }

@@ -195,6 +195,28 @@ impl<T: Real> Kinetic<T> for Gaussian<'_, T> {
         (p, 1)
     }
 
+    #[inline]
+    fn tempered_sampling(&self) -> bool {
+        true
+    }
+
+    /// √T times the untempered draw (exp(−K/T) is the Gaussian with covariance T·M); at T = 1
+    /// the draw itself.
+    #[inline]
+    fn sample_tempered_counted<R: Rng + ?Sized>(
+        &self,
+        i: usize,
+        rng: &mut R,
+        temperature: T,
+    ) -> (T, u32) {
+        let (p, k) = self.sample_counted(i, rng);
+        if temperature == T::ONE {
+            (p, k)
+        } else {
+            (p * temperature.sqrt(), k)
+        }
+    }
+
     /// Exact: p·exp(−κt·m⁻¹) (for κt < 0 the momentum grows; it may overflow to ±∞ for an
     /// extreme κt·m⁻¹, which the samplers report as a non-finite state).
     #[inline]

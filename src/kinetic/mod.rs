@@ -81,6 +81,28 @@ pub trait Kinetic<T: Real>: Copy {
         self.sample_counted(i, rng).0
     }
 
+    /// Whether [`sample_tempered_counted`](Self::sample_tempered_counted) draws exactly at every
+    /// temperature (the crate's kinetics do). Without it, SGMGT accepts a temperature T ≠ 1 only
+    /// when it never redraws from this kinetic energy.
+    #[inline]
+    fn tempered_sampling(&self) -> bool {
+        false
+    }
+
+    /// One exact draw of pᵢ from the density ∝ exp(−Kᵢ(p)/T) at temperature T ≥ 0 (T = 0: the
+    /// mode), and the number of proposals; at T = 1 the same draw as
+    /// [`sample_counted`](Self::sample_counted). The default is `sample_counted`, exact only at
+    /// T = 1 ([`tempered_sampling`](Self::tempered_sampling) says so).
+    #[inline]
+    fn sample_tempered_counted<R: Rng + ?Sized>(
+        &self,
+        i: usize,
+        rng: &mut R,
+        _temperature: T,
+    ) -> (T, u32) {
+        self.sample_counted(i, rng)
+    }
+
     /// The flow of the friction ODE dp/dt = −κ ∂Kᵢ/∂p over a time t, given `kt` = κ·t (κ may be
     /// negative: a negative thermostat heats). Exact where a closed form exists; otherwise a
     /// documented second-order, sign-preserving approximation. This is the "B" piece of the
@@ -122,6 +144,25 @@ pub trait Kinetic<T: Real>: Copy {
             s += self.energy(i, x);
         }
         s
+    }
+
+    /// Fills `p` with exact draws from exp(−K/T) (see
+    /// [`sample_tempered_counted`](Self::sample_tempered_counted)); returns the total number of
+    /// proposals.
+    #[inline]
+    fn sample_all_tempered<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        p: &mut [T],
+        temperature: T,
+    ) -> u64 {
+        let mut tries = 0u64;
+        for (i, x) in p.iter_mut().enumerate() {
+            let (v, k) = self.sample_tempered_counted(i, rng, temperature);
+            *x = v;
+            tries += u64::from(k);
+        }
+        tries
     }
 
     /// Fills `p` with exact draws from exp(−K); returns the total number of proposals.

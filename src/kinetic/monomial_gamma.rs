@@ -610,21 +610,78 @@ impl<T: Real> Kinetic<T> for MonomialGamma<T> {
     /// exp(K − K_c), at most [`MonomialGamma::MAX_PROPOSALS`] proposals (then the last proposal
     /// is returned with that count).
     #[inline]
-    fn sample_counted<R: Rng + ?Sized>(&self, _i: usize, rng: &mut R) -> (T, u32) {
+    fn sample_counted<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> (T, u32) {
+        self.sample_tempered_counted(i, rng, T::ONE)
+    }
+
+    #[inline]
+    fn tempered_sampling(&self) -> bool {
+        true
+    }
+
+    /// [`sample_counted`](Kinetic::sample_counted) at temperature T: the stiff draw scaled by
+    /// T^a (exp(−|p|^{1/a}/T) is the law of T^a times a draw at T = 1); eq. 12 with a = 1 from
+    /// Gamma(1/(cT)) variables, p = (ln G₁ − ln G₂)/c = T·ν(ln G₁ − ln G₂) with ν = 1/(cT); the
+    /// other softened kinds by rejection from the stiff proposal at T with acceptance
+    /// exp((K − K_c)/T) (`docs/temperature.md`). T = 1 is the untempered draw bit for bit (no
+    /// factor is applied); T = 0 returns the mode, 0.
+    #[inline]
+    fn sample_tempered_counted<R: Rng + ?Sized>(
+        &self,
+        _i: usize,
+        rng: &mut R,
+        temperature: T,
+    ) -> (T, u32) {
+        let untempered = temperature == T::ONE;
+        if temperature == T::ZERO {
+            return (T::ZERO, 1);
+        }
+        // T^a, the stiff draw's scale at T (not formed at T = 1: a powf need not return 1).
+        let scale = if untempered {
+            T::ONE
+        } else if self.half {
+            temperature.sqrt()
+        } else if self.a_one {
+            temperature
+        } else if self.a_two {
+            temperature * temperature
+        } else {
+            temperature.powf(self.a)
+        };
+        let stiff = |rng: &mut R| {
+            let p = self.stiff_draw(rng);
+            if untempered {
+                p
+            } else {
+                clamp_finite(scale * p)
+            }
+        };
         // At a = ½ the power softening is K + ε²: the same density, every proposal accepted.
         if self.kind == Softening::Stiff || (self.kind == Softening::Power && self.half) {
-            return (self.stiff_draw(rng), 1);
+            return (stiff(rng), 1);
         }
         if self.kind == Softening::Eq12 && self.a_one {
-            // p = (ln G₁ − ln G₂)/c = ν(ln G₁ − ln G₂) with ν = 1/c, formed by
+            // p = (ln G₁ − ln G₂)/c = T·ν(ln G₁ − ln G₂) with ν = 1/(cT), formed by
             // `scaled_ln_gamma_difference` so that it is finite for every finite c > 0.
-            let nu = T::ONE / self.c;
-            return (scaled_ln_gamma_difference(rng, nu), 1);
+            if untempered {
+                let nu = T::ONE / self.c;
+                return (scaled_ln_gamma_difference(rng, nu), 1);
+            }
+            let nu = T::ONE / (self.c * temperature);
+            return (
+                clamp_finite(temperature * scaled_ln_gamma_difference(rng, nu)),
+                1,
+            );
         }
         let mut p = T::ZERO;
         for k in 1..=Self::MAX_PROPOSALS {
-            p = self.stiff_draw(rng);
-            let accept = (-self.softening_excess(p)).exp();
+            p = stiff(rng);
+            let excess = self.softening_excess(p);
+            let accept = if untempered {
+                (-excess).exp()
+            } else {
+                (-(excess / temperature)).exp()
+            };
             if T::uniform(rng) < accept {
                 return (p, k);
             }
@@ -822,6 +879,19 @@ impl<T: Real> Kinetic<T> for Eq12A1<T> {
     #[inline]
     fn sample_counted<R: Rng + ?Sized>(&self, i: usize, rng: &mut R) -> (T, u32) {
         self.0.sample_counted(i, rng)
+    }
+    #[inline]
+    fn tempered_sampling(&self) -> bool {
+        true
+    }
+    #[inline]
+    fn sample_tempered_counted<R: Rng + ?Sized>(
+        &self,
+        i: usize,
+        rng: &mut R,
+        temperature: T,
+    ) -> (T, u32) {
+        self.0.sample_tempered_counted(i, rng, temperature)
     }
     /// As `MonomialGamma::friction_flow` (±∞ and NaN pass through unchanged: selected inside
     /// the branch-free flow).

@@ -5,6 +5,7 @@
 
 use super::run::{ChainState, StepStats};
 use super::schedule::StepSize;
+use super::temperature::Tempered;
 use crate::error::StepError;
 use crate::gradient::Gradient;
 use crate::real::Real;
@@ -27,9 +28,15 @@ pub struct Discount<'b, T> {
 /// estimate of the gradient noise: SGHMC, SGNHT, mSGNHT (the momentum's noise) and SGMGT (the θ
 /// term's). Sealed: the step it takes is the crate's own.
 #[allow(private_bounds)] // the sealed pattern: the step-side supertrait is the crate's own
-pub trait NoiseDiscount<T: Real>: ChainState<T> + StepSize<T> + DiscountedStep<T> {}
+pub trait NoiseDiscount<T: Real>:
+    ChainState<T> + StepSize<T> + Tempered<T> + DiscountedStep<T>
+{
+}
 
-impl<T: Real, S: ChainState<T> + StepSize<T> + DiscountedStep<T>> NoiseDiscount<T> for S {}
+impl<T: Real, S: ChainState<T> + StepSize<T> + Tempered<T> + DiscountedStep<T>> NoiseDiscount<T>
+    for S
+{
+}
 
 /// The step side of [`NoiseDiscount`] (`pub` in a crate-private module: unnameable outside the
 /// crate).

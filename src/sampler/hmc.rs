@@ -35,6 +35,7 @@ use rand_core::Rng;
 pub struct HmcParams<T> {
     step_size: T,
     steps: u32,
+    temperature: T,
 }
 
 impl<T: Real> HmcParams<T> {
@@ -43,6 +44,7 @@ impl<T: Real> HmcParams<T> {
         HmcParams {
             step_size,
             steps: 10,
+            temperature: T::ONE,
         }
     }
 
@@ -54,7 +56,23 @@ impl<T: Real> HmcParams<T> {
     /// Checks h > 0 (finite) and L ≥ 1.
     pub fn validate(&self) -> Result<(), ParamError> {
         positive(self.step_size, Param::StepSize)?;
+        crate::sampler::check_positive_temperature(self.temperature)?;
         check_steps(self.steps)
+    }
+
+    /// Sets the temperature T > 0 of the tempered posterior e^{−U/T} (default 1): p is drawn
+    /// from N(0, T·M) and a proposal is accepted with probability min(1, e^{−ΔH/T}). See
+    /// [`Tempered`](crate::sampler::Tempered).
+    pub fn with_temperature(self, temperature: T) -> Self {
+        HmcParams {
+            temperature,
+            ..self
+        }
+    }
+
+    /// T
+    pub fn temperature(&self) -> T {
+        self.temperature
     }
 
     /// h
@@ -215,9 +233,13 @@ impl<T: Real, K: MassKind<T>, M: Energy<T> + ?Sized> StepBody<T, M> for Hmc<'_, 
         let cached = s.energy;
         let u0 = s.ensure_energy(model)?;
         s.save();
-        s.draw_momentum(rng);
+        let HmcParams {
+            step_size,
+            steps,
+            temperature,
+        } = self.params;
+        s.draw_momentum(rng, temperature);
         let h0 = u0 + s.kinetic();
-        let HmcParams { step_size, steps } = self.params;
         let run = Leapfrog {
             theta: &mut *s.theta,
             p: &mut *s.p,
@@ -244,7 +266,8 @@ impl<T: Real, K: MassKind<T>, M: Energy<T> + ?Sized> StepBody<T, M> for Hmc<'_, 
             model.energy(s.theta)
         };
         let kinetic = s.kinetic();
-        let log_ratio = h0 - (u1 + kinetic);
+        // −ΔH/T, the tempered log acceptance ratio (x/1 = x exactly).
+        let log_ratio = (h0 - (u1 + kinetic)) / temperature;
         // A non-finite energy (a divergence) compares false and is rejected.
         let acceptance = if log_ratio.is_finite() {
             log_ratio.min(T::ZERO).exp()
@@ -289,12 +312,14 @@ impl<T: Real, M: MassKind<T>> ChainState<T> for Hmc<'_, T, M> {
         (self.shell.theta, self.shell.p)
     }
 
+    /// p ~ N(0, T·M).
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.shell.draw_momentum(rng);
+        self.shell.draw_momentum(rng, self.params.temperature);
     }
 }
 
 mass_adaptive!(['a, T: Real, M: MassKind<T>] Hmc<'a, T, M>, shell.mass);
+super::temperature_from_params!([T: Real, M: MassKind<T>] Hmc<'_, T, M>);
 
 /// θ, p, the cached ∇U and U, and L, which HMC-EM's E-step sets to LP_S: a failed MCEM step
 /// puts the caller's back (issue 33, F7).

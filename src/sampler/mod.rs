@@ -21,6 +21,7 @@ mod sgld;
 mod sgmgt;
 mod sgnht;
 pub(crate) mod shell;
+mod temperature;
 
 pub use checkpoint::Checkpoint;
 #[doc(hidden)] // the opaque `Checkpoint::State` of the samplers: kept, not read
@@ -33,10 +34,14 @@ pub use hmc::{Hmc, HmcParams};
 pub use nose_poincare::{SgNphmc, SgNphmcParams};
 pub use psgld::{Psgld, PsgldParams};
 pub use run::{ChainState, Observer, RunError, Sampler, StepStats};
-pub use schedule::{StepSchedule, StepSize, run_scheduled};
+pub use schedule::{StepSchedule, StepSize, run_cyclical, run_scheduled};
 pub use sghmc::{Sghmc, SghmcParams};
 pub use sgld::{Sgld, SgldParams};
 pub use sgmgt::{Sgmgt, SgmgtParams};
 pub use sgnht::{MSgnht, Sgnht, SgnhtParams};
 #[doc(hidden)] // a sealed bound of `with_mass`: which mass types it takes
 pub use shell::MassKind;
+pub use temperature::Tempered;
+pub(crate) use temperature::{
+    check_positive_temperature, check_temperature, temperature_from_params,
+};

@@ -47,6 +47,7 @@ pub struct SgNphmcParams<T> {
     energy_noise: T,
     gradient_noise: T,
     steps: u32,
+    temperature: T,
 }
 
 impl<T: Real> SgNphmcParams<T> {
@@ -58,6 +59,7 @@ impl<T: Real> SgNphmcParams<T> {
             energy_noise: T::ZERO,
             gradient_noise: T::ZERO,
             steps: 10,
+            temperature: T::ONE,
         }
     }
 
@@ -96,7 +98,25 @@ impl<T: Real> SgNphmcParams<T> {
         positive(self.thermostat_mass, Param::ThermostatMass)?;
         non_negative(self.energy_noise, Param::EnergyNoise)?;
         non_negative(self.gradient_noise, Param::GradientNoise)?;
+        crate::sampler::check_positive_temperature(self.temperature)?;
         check_steps(self.steps)
+    }
+
+    /// Sets the temperature T > 0 of the tempered posterior e^{−U/T} (default 1): the
+    /// Nosé–Poincaré term g ln s becomes gT ln s (Bond, Laird & Leimkuhler 1999: the canonical
+    /// law at kT), p and q are drawn from N(0, T·M) and N(0, T·Q), and the noise frictions A
+    /// and B act as A/T and B/T (`docs/temperature.md`). See
+    /// [`Tempered`](crate::sampler::Tempered).
+    pub fn with_temperature(self, temperature: T) -> Self {
+        SgNphmcParams {
+            temperature,
+            ..self
+        }
+    }
+
+    /// T
+    pub fn temperature(&self) -> T {
+        self.temperature
     }
 
     /// h
@@ -291,20 +311,23 @@ impl<'a, T: Real> SgNphmc<'a, T> {
 
     fn constants(&self, h0: T) -> NpConstants<T> {
         let prm = self.params;
+        // At temperature T: g = D·T and the frictions A/T, B/T (each exact at T = 1).
+        let temperature = prm.temperature;
         NpConstants {
             eps: prm.step_size,
             q_mass: prm.thermostat_mass,
-            a: prm.energy_noise,
-            b: prm.gradient_noise,
-            g: self.shell.dim(),
+            a: prm.energy_noise / temperature,
+            b: prm.gradient_noise / temperature,
+            g: self.shell.dim() * temperature,
             h0,
         }
     }
 
-    /// Draws p ~ N(0, M) and q ~ N(0, Q) and resets s = 1 (H₀ is then stale).
+    /// Draws p ~ N(0, T·M) and q ~ N(0, T·Q) and resets s = 1 (H₀ is then stale).
     fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.shell.draw_momentum(rng);
-        self.q = self.params.thermostat_mass.sqrt() * T::standard_normal(rng);
+        let temperature = self.params.temperature;
+        self.shell.draw_momentum(rng, temperature);
+        self.q = (self.params.thermostat_mass * temperature).sqrt() * T::standard_normal(rng);
         self.s = T::ONE;
         self.h0 = None;
     }
@@ -319,7 +342,7 @@ impl<'a, T: Real> SgNphmc<'a, T> {
         let q_mass = self.params.thermostat_mass;
         u + self.kinetic2() / (T::TWO * self.s * self.s)
             + self.q * self.q / (T::TWO * q_mass)
-            + self.shell.dim() * self.s.ln()
+            + self.shell.dim() * self.params.temperature * self.s.ln()
     }
 
     /// Runs `steps` generalized-leapfrog steps from the current state without redrawing p or q
@@ -506,7 +529,7 @@ impl<T: Real> ChainState<T> for SgNphmc<'_, T> {
         (self.shell.theta, self.shell.p)
     }
 
-    /// Draws p ~ N(0, M), q ~ N(0, Q) and resets s = 1; H₀ is reset at the next step.
+    /// Draws p ~ N(0, T·M), q ~ N(0, T·Q) and resets s = 1; H₀ is reset at the next step.
     fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
         self.draw(rng);
     }
@@ -584,3 +607,4 @@ impl<T: Real, M: Energy<T> + ?Sized, R: Rng + ?Sized> crate::dispatch::Kernel
         self.sampler.block_body(self.model, self.rng, self.steps)
     }
 }
+super::temperature_from_params!([T: Real] SgNphmc<'_, T>);

@@ -153,10 +153,10 @@ impl<'a, T: Real, M: MassKind<T>> Proposal<'a, T, M> {
         copy_into(self.p, self.saved_p);
     }
 
-    /// Draws p ~ N(0, M).
+    /// Draws p ~ N(0, T·M) at the temperature T (N(0, M) at T = 1, bit for bit).
     #[cfg_attr(feature = "std", inline(always))]
-    pub fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        self.mass.draw(rng, self.p);
+    pub fn draw_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R, temperature: T) {
+        self.mass.draw_tempered(rng, self.p, temperature);
     }
 
     /// ½ pᵀM⁻¹p.

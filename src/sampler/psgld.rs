@@ -32,6 +32,7 @@ pub struct PsgldParams<T> {
     decay: T,
     offset: T,
     correction: bool,
+    temperature: T,
 }
 
 impl<T: Real> PsgldParams<T> {
@@ -48,6 +49,7 @@ impl<T: Real> PsgldParams<T> {
             decay: T::from_f64(0.99),
             offset: T::from_f64(1e-5),
             correction: false,
+            temperature: T::ONE,
         }
     }
 
@@ -72,6 +74,13 @@ impl<T: Real> PsgldParams<T> {
         self
     }
 
+    /// Sets the temperature T ≥ 0 of the tempered posterior e^{−U/T} (default 1; 0: RMSprop).
+    /// See [`Tempered`](crate::sampler::Tempered).
+    pub fn with_temperature(mut self, temperature: T) -> Self {
+        self.temperature = temperature;
+        self
+    }
+
     /// Checks the schedule, 0 ≤ α < 1 and λ > 0 (all finite).
     pub fn validate(&self) -> Result<(), ParamError> {
         self.schedule.validate()?;
@@ -80,6 +89,7 @@ impl<T: Real> PsgldParams<T> {
             return Err(ParamError::OutOfRange(Param::PreconditionerDecay));
         }
         positive(self.offset, Param::PreconditionerOffset)?;
+        crate::sampler::check_temperature(self.temperature)?;
         Ok(())
     }
 
@@ -102,6 +112,11 @@ impl<T: Real> PsgldParams<T> {
     pub fn correction(&self) -> bool {
         self.correction
     }
+
+    /// The temperature T.
+    pub fn temperature(&self) -> T {
+        self.temperature
+    }
 }
 
 /// pSGLD (Li et al. 2016, Alg. 1): SGLD whose step is scaled per coordinate by RMSprop's
@@ -109,8 +124,10 @@ impl<T: Real> PsgldParams<T> {
 ///
 /// ```text
 /// V ← αV + (1 − α) ∇Ũ(θ)⊙∇Ũ(θ),   G = diag(1 / (λ + √V))
-/// θ ← θ − h G ∇Ũ(θ) + h Γ(θ) + √(2h G) ζ,   ζ ~ N(0, I)
+/// θ ← θ − h G ∇Ũ(θ) + h T Γ(θ) + √(2h T G) ζ,   ζ ~ N(0, I)
 /// ```
+///
+/// (T the temperature, 1 by default; the stationary law is e^{−U/T}, `docs/temperature.md`)
 ///
 /// with h the SGLD step of [`crate::sampler::Sgld`] (Li et al.'s ε/2) and Γ = 0 unless
 /// [`PsgldParams::with_correction`] asks for it. V starts at 0 (Li et al.), lives in the
@@ -240,6 +257,8 @@ struct Constants<T> {
     weight: T,
     offset: T,
     correction: bool,
+    /// T, which scales Γ (the noise's √T is in `sd`).
+    temperature: T,
 }
 
 impl<T: Real> Constants<T> {
@@ -254,7 +273,9 @@ impl<T: Real> Constants<T> {
         // (docs/preconditioning.md). √V = 0 only where g = 0 (or it underflowed): Γ's limit
         // is then undefined, and it is taken as 0.
         let drift = if self.correction && root > T::ZERO {
-            -(self.weight * pre * pre * g * c / root) - pre * g
+            // At temperature T the drift is −G∇U + TΓ (`docs/temperature.md`); T = 1 multiplies
+            // exactly.
+            -(self.temperature * (self.weight * pre * pre * g * c / root)) - pre * g
         } else {
             -(pre * g)
         };
@@ -296,11 +317,13 @@ impl<T: Real, G: Gradient<T> + ?Sized> StepBody<T, G> for Psgld<'_, T> {
         }
         let constants = Constants {
             h,
-            sd: self.noise_sd.sqrt(T::TWO * h),
+            // √(2hT); 2h·1 = 2h exactly, so T = 1 draws the untempered chain.
+            sd: self.noise_sd.sqrt(T::TWO * h * self.params.temperature),
             decay: self.params.decay,
             weight: T::ONE - self.params.decay,
             offset: self.params.offset,
             correction,
+            temperature: self.params.temperature,
         };
         // The normals: in blocks from the lane generator (as SGLD's), or one ziggurat draw per
         // coordinate on a scalar core (`NOISE_BLOCK` is 1 there).
@@ -363,6 +386,7 @@ fn read_blocks<T>(s: &[T]) -> impl Iterator<Item = &[T]> {
 }
 
 super::sgld::first_order_state!(Psgld);
+crate::sampler::temperature_from_params!([T: Real] Psgld<'_, T>);
 
 /// θ and V; the schedule's step counter t.
 impl<T: Real> crate::sampler::Checkpoint<T> for Psgld<'_, T> {

@@ -2,9 +2,12 @@
 //!
 //! SGLD takes a schedule in its parameters ([`SgldParams::with_schedule`](super::SgldParams::with_schedule));
 //! every sampler runs on one through [`run_scheduled`], which sets h_t before each step
-//! ([`StepSize::set_step_size`]).
+//! ([`StepSize::set_step_size`]). [`run_cyclical`] is cyclical SG-MCMC itself (Zhang et al.
+//! 2020, Alg. 1): the schedule's h_t, and the injected noise off in each cycle's exploration
+//! stage.
 
 use super::run::{Observer, RunError, Sampler, drive};
+use super::temperature::Tempered;
 use crate::error::{Param, ParamError, StepError};
 use crate::real::Real;
 use crate::validate::{finite, positive};
@@ -279,4 +282,72 @@ where
             .map_err(StepError::StepSize)?;
         sampler.step(model, rng)
     })
+}
+
+/// Cyclical SG-MCMC (cSG-MCMC; Zhang et al. 2020, Alg. 1): [`run_scheduled`] on `schedule`,
+/// with the sampler's temperature set to 0 — the injected noise off, so that SGLD is SGD and
+/// SGHMC is SGD with momentum — in each cycle's exploration stage
+/// ([`StepSchedule::sampling`] false), and to its own temperature T in the sampling stage. On
+/// any other schedule every step samples, and this is `run_scheduled`. The sampler's
+/// temperature is T again when the call returns, whatever it returns. A sampler that refuses
+/// T = 0 (HMC and SG-NPHMC, which divide by T) stops the run at the first exploration step, a
+/// [`RunError`] whose error is [`StepError::StepSize`] naming
+/// [`Param::Temperature`](crate::error::Param::Temperature).
+///
+/// ```
+/// use rand_pcg::Pcg64;
+/// use sgmcmc::prelude::*;
+/// use sgmcmc::sampler::run_cyclical;
+/// let (mut theta, mut work) = ([1.0f64; 2], [0.0; 4]);
+/// let mut sgld = Sgld::new(SgldParams::new(0.1), &mut theta, &mut work).unwrap();
+/// let schedule = StepSchedule::cyclical(0.1, 50, 0.5).unwrap();
+/// let mut model = |t: &[f64], g: &mut [f64]| g.copy_from_slice(t);
+/// let mut temperatures = [0.0; 2];
+/// let mut seen = |step: u64, s: &mut Sgld<f64>, _: &StepStats<f64>| {
+///     temperatures[usize::from(schedule.sampling(step))] = s.temperature();
+/// };
+/// run_cyclical(&mut sgld, &schedule, 0, &mut model, &mut Pcg64::new(1, 1), 100, &mut seen)
+///     .unwrap();
+/// assert_eq!(temperatures, [0.0, 1.0]); // noise off while exploring, on while sampling
+/// assert_eq!(sgld.temperature(), 1.0);
+/// ```
+pub fn run_cyclical<T, M, S, R, O>(
+    sampler: &mut S,
+    schedule: &StepSchedule<T>,
+    first: u64,
+    model: &mut M,
+    rng: &mut R,
+    steps: u64,
+    observer: &mut O,
+) -> Result<ControlFlow<O::Stop>, RunError>
+where
+    T: Real,
+    M: ?Sized,
+    S: Sampler<T, M> + StepSize<T> + Tempered<T>,
+    R: Rng + ?Sized,
+    O: Observer<S, T> + ?Sized,
+{
+    let temperature = sampler.temperature();
+    let result = drive(sampler, steps, observer, |step, sampler| {
+        let iteration = first.saturating_add(step);
+        sampler
+            .set_step_size(schedule.at(iteration))
+            .map_err(StepError::StepSize)?;
+        let stage = if schedule.sampling(iteration) {
+            temperature
+        } else {
+            T::ZERO
+        };
+        if sampler.temperature() != stage {
+            sampler
+                .set_temperature(stage)
+                .map_err(StepError::StepSize)?;
+        }
+        sampler.step(model, rng)
+    });
+    // T was accepted with the settings before the call, and neither h nor T enters the other
+    // checks of T (they hold at every h the sampler accepted), so this cannot be refused; the
+    // result is ignored rather than unwrapped (no panic path).
+    let _ = sampler.set_temperature(temperature);
+    result
 }

@@ -40,6 +40,7 @@ pub struct SghmcParams<T, I = Integrator> {
     friction: T,
     noise_estimate: T,
     integrator: I,
+    temperature: T,
 }
 
 impl<T: Real> SghmcParams<T> {
@@ -50,6 +51,7 @@ impl<T: Real> SghmcParams<T> {
             friction: T::ONE,
             noise_estimate: T::ZERO,
             integrator: Integrator::Splitting,
+            temperature: T::ONE,
         }
     }
 
@@ -103,17 +105,35 @@ impl<T: Real, I: IntegratorChoice> SghmcParams<T, I> {
             friction: self.friction,
             noise_estimate: self.noise_estimate,
             integrator,
+            temperature: self.temperature,
         }
     }
 
-    /// Checks h > 0, A ≥ 0 and 0 ≤ B̂ ≤ A, all finite; the error names the first bad setting.
+    /// Sets the temperature T ≥ 0 of the tempered posterior e^{−U/T} (default 1; 0: SGD with
+    /// momentum). The injected noise becomes √(2(AT − B̂)h), so B̂ ≤ AT. See
+    /// [`Tempered`](crate::sampler::Tempered).
+    pub fn with_temperature(self, temperature: T) -> Self {
+        SghmcParams {
+            temperature,
+            ..self
+        }
+    }
+
+    /// Checks h > 0, A ≥ 0, T ≥ 0 and 0 ≤ B̂ ≤ AT (B̂ ≤ A at T = 1), all finite; the error
+    /// names the first bad setting.
     pub fn validate(&self) -> Result<(), ParamError> {
         positive(self.h, Param::StepSize)?;
         let friction = non_negative(self.friction, Param::Friction)?;
-        if non_negative(self.noise_estimate, Param::NoiseEstimate)? > friction {
+        let temperature = crate::sampler::check_temperature(self.temperature)?;
+        if non_negative(self.noise_estimate, Param::NoiseEstimate)? > friction * temperature {
             return Err(ParamError::OutOfRange(Param::NoiseEstimate));
         }
         Ok(())
+    }
+
+    /// T
+    pub fn temperature(&self) -> T {
+        self.temperature
     }
 
     /// h
@@ -259,7 +279,9 @@ impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::discount::DiscountedSt
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let friction_law = ConstantFriction(discount.friction);
-        let diffusion = discount.friction - discount.removed;
+        // At temperature T the diffusion that balances the friction A is AT (`docs/temperature.md`;
+        // A·1 = A exactly).
+        let diffusion = discount.friction * self.params.temperature - discount.removed;
         let h = self.params.h;
         let (_, stats) = self
             .shell
@@ -282,6 +304,7 @@ impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::Rollback<T> for Sghmc<
     }
 }
 
+super::temperature_from_params!([T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'_, T, I, M>);
 super::schedule::step_size_from_params!(
     [T: Real, I: IntegratorChoice, M: MassKind<T>] Sghmc<'_, T, I, M>,
     SghmcParams,

@@ -66,24 +66,43 @@ pub(super) use first_order_state;
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct SgldParams<T> {
     schedule: StepSchedule<T>,
+    temperature: T,
 }
 
 impl<T: Real> SgldParams<T> {
     /// A constant step size h (checked when the sampler is built).
     pub fn new(h: T) -> Self {
-        SgldParams {
-            schedule: StepSchedule::Constant(h),
-        }
+        Self::with_schedule(StepSchedule::Constant(h))
     }
 
     /// A step-size schedule, e.g. [`StepSchedule::polynomial`] for h_t = a (b + t)^−γ.
     pub fn with_schedule(schedule: StepSchedule<T>) -> Self {
-        SgldParams { schedule }
+        SgldParams {
+            schedule,
+            temperature: T::ONE,
+        }
     }
 
-    /// Checks the schedule (its variants are public, so it may have been built by hand).
+    /// Sets the temperature T ≥ 0 of the tempered posterior e^{−U/T} (default 1; 0: SGD). See
+    /// [`Tempered`](crate::sampler::Tempered).
+    pub fn with_temperature(self, temperature: T) -> Self {
+        SgldParams {
+            temperature,
+            ..self
+        }
+    }
+
+    /// Checks the schedule (its variants are public, so it may have been built by hand) and
+    /// T ≥ 0.
     pub fn validate(&self) -> Result<(), ParamError> {
-        self.schedule.validate()
+        self.schedule.validate()?;
+        crate::sampler::check_temperature(self.temperature)?;
+        Ok(())
+    }
+
+    /// The temperature T.
+    pub fn temperature(&self) -> T {
+        self.temperature
     }
 
     /// The schedule.
@@ -92,11 +111,13 @@ impl<T: Real> SgldParams<T> {
     }
 }
 
-/// SGLD: first-order Langevin dynamics dθ = −∇Ũ(θ) dt + √2 dW, by Euler–Maruyama:
+/// SGLD: first-order Langevin dynamics dθ = −∇Ũ(θ) dt + √(2T) dW, by Euler–Maruyama:
 ///
 /// ```text
-/// θ ← θ − h_t ∇Ũ(θ) + √(2 h_t) ζ,   ζ ~ N(0, I)
+/// θ ← θ − h_t ∇Ũ(θ) + √(2 h_t T) ζ,   ζ ~ N(0, I)
 /// ```
+///
+/// (T the temperature, 1 by default: the stationary law is e^{−U/T}.)
 ///
 /// With a decreasing h_t the bias of the discretisation vanishes; with a constant h it is O(h)
 /// in the stationary distribution.
@@ -121,7 +142,7 @@ pub struct Sgld<'a, T> {
     /// not finite.
     saved_theta: &'a mut [T],
     t: u64,
-    /// √(2h), remembered from the last step.
+    /// √(2hT), remembered from the last step.
     noise_sd: crate::integrator::state::Memo<T>,
 }
 
@@ -180,7 +201,8 @@ impl<T: Real, G: Gradient<T> + ?Sized> StepBody<T, G> for Sgld<'_, T> {
         let h = self.params.schedule.at(self.t);
         // Checked block by block below, while each block is in L1 (as `lanes::sweep` does).
         model.gradient(self.theta, self.grad);
-        let sd = self.noise_sd.sqrt(T::TWO * h);
+        // √(2hT): at T = 1 the product is 2h exactly, the chain of an untempered SGLD.
+        let sd = self.noise_sd.sqrt(T::TWO * h * self.params.temperature);
         if SCALAR_CORE {
             return self.step_scalar(h, sd, rng);
         }
@@ -281,6 +303,7 @@ impl<T: Real> Sgld<'_, T> {
 }
 
 first_order_state!(Sgld);
+crate::sampler::temperature_from_params!([T: Real] Sgld<'_, T>);
 
 /// θ; the schedule's step counter t.
 impl<T: Real> crate::sampler::Checkpoint<T> for Sgld<'_, T> {

@@ -58,6 +58,7 @@ pub struct SgmgtParams<T, K = MonomialGamma<T>, F = Gaussian<'static, T>, I = In
     resample_momentum_steps: u32,
     resample_thermostat_steps: u32,
     integrator: I,
+    temperature: T,
 }
 
 impl<T: Real> SgmgtParams<T> {
@@ -75,6 +76,7 @@ impl<T: Real> SgmgtParams<T> {
             resample_momentum_steps: 100,
             resample_thermostat_steps: 100,
             integrator: Integrator::Splitting,
+            temperature: T::ONE,
         }
     }
 
@@ -119,10 +121,26 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> SgmgtParams<T, 
             resample_momentum_steps: self.resample_momentum_steps,
             resample_thermostat_steps: self.resample_thermostat_steps,
             integrator,
+            temperature: self.temperature,
         }
     }
 
-    /// Sets σ_p ≥ 0, the diffusion on the momentum (the injected noise is √(2σ_p h)).
+    /// Sets the temperature T ≥ 0 of the tempered posterior e^{−U/T} (default 1): the
+    /// diffusions inject √T times their noise, the thermostats' targets and redraws are taken
+    /// at T, and the θ term needs 2σ_θB̂ < T. See [`Tempered`](crate::sampler::Tempered).
+    pub fn with_temperature(self, temperature: T) -> Self {
+        SgmgtParams {
+            temperature,
+            ..self
+        }
+    }
+
+    /// T
+    pub fn temperature(&self) -> T {
+        self.temperature
+    }
+
+    /// Sets σ_p ≥ 0, the diffusion on the momentum (the injected noise is √(2σ_p T h)).
     pub fn with_sigma_p(self, sigma_p: T) -> Self {
         SgmgtParams { sigma_p, ..self }
     }
@@ -197,14 +215,27 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> SgmgtParams<T, 
         diffusion(self.sigma_p, Param::MomentumDiffusion)?;
         let sigma_theta = diffusion(self.sigma_theta, Param::ThetaDiffusion)?;
         diffusion(self.sigma_xi, Param::ThermostatDiffusion)?;
-        // θ's velocity factor 1 − 2σ_θB̂ must stay positive (2σ_θ is finite here).
+        let temperature = crate::sampler::check_temperature(self.temperature)?;
+        // θ's velocity factor 1 − 2σ_θB̂/T must stay positive (2σ_θ is finite here).
         let noise = non_negative(self.noise_estimate, Param::NoiseEstimate)?;
-        // (2σ_θ and B̂ are finite and ≥ 0 here, so the product is a number.)
-        if T::TWO * sigma_theta * noise >= T::ONE {
+        // (2σ_θ and B̂ are finite and ≥ 0 here, so the product is a number; at T = 0 only
+        // σ_θB̂ = 0 passes.)
+        let excess = T::TWO * sigma_theta * noise;
+        if excess > T::ZERO && excess >= temperature {
             return Err(ParamError::OutOfRange(Param::NoiseEstimate));
         }
         self.kinetic.validate()?;
-        self.potential.validate()
+        self.potential.validate()?;
+        // A redraw at T ≠ 1 needs a kinetic energy that can draw exactly at T.
+        let (momentum_steps, thermostat_steps) = self.resampling_steps();
+        let untempered = temperature == T::ONE;
+        if !untempered
+            && (momentum_steps != 0 && !self.kinetic.tempered_sampling()
+                || thermostat_steps != 0 && !self.potential.tempered_sampling())
+        {
+            return Err(ParamError::OutOfRange(Param::Temperature));
+        }
+        Ok(())
     }
 
     /// h
@@ -427,9 +458,13 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'a, T
         self.shell.redrawn
     }
 
-    /// Redraws ξ from exp(−F).
+    /// Redraws ξ from exp(−F/T) at the temperature T.
     pub fn resample_thermostat<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        let tries = self.params.potential.sample_all(rng, self.xi);
+        let temperature = self.params.temperature;
+        let tries = self
+            .params
+            .potential
+            .sample_all_tempered(rng, self.xi, temperature);
         self.shell.redrawn.0 += self.xi.len() as u64;
         self.shell.redrawn.1 += tries;
     }
@@ -463,12 +498,22 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'_, T, K,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
         let prm = &self.params;
-        let (velocity, share) = ThetaTerm::<T, false>::factors(prm.sigma_theta, prm.noise_estimate);
+        let temperature = prm.temperature;
+        let (velocity, share) =
+            ThetaTerm::<T, false>::factors(prm.sigma_theta, prm.noise_estimate, temperature);
+        let law = MonomialGammaLaw::new(
+            prm.sigma_p,
+            prm.gamma,
+            prm.potential,
+            prm.sigma_xi,
+            temperature,
+        );
         let thermostat = PerCoordinate {
             xi: &mut *self.xi,
-            law: MonomialGammaLaw::new(prm.sigma_p, prm.gamma, prm.potential, prm.sigma_xi),
+            law,
         };
-        let (h, sigma_p) = (prm.h, prm.sigma_p);
+        // The momentum's injected diffusion σ_pT (σ_p·1 = σ_p exactly; `docs/temperature.md`).
+        let (h, sigma_p) = (prm.h, prm.sigma_p * temperature);
         let (tp, tx) = prm.resampling_steps();
         let aoboa = Composition::Aoboa;
         // Per-coordinate estimates or not, decided here once: a θ term of either type, so
@@ -480,6 +525,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'_, T, K,
                     velocity,
                     share,
                     noise_estimates: &[],
+                    temperature,
                 };
                 let shell = &mut self.shell;
                 shell.step(aoboa, thermostat, theta, sigma_p, h, model, rng)?
@@ -490,6 +536,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'_, T, K,
                     velocity,
                     share,
                     noise_estimates: b,
+                    temperature,
                 };
                 let shell = &mut self.shell;
                 shell.step(aoboa, thermostat, theta, sigma_p, h, model, rng)?
@@ -499,7 +546,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'_, T, K,
         // Statistics of the dynamics' own state, before any redraw.
         stats.thermostat = Some(sums.thermostat / self.shell.dim());
         if tp != 0 && self.steps.is_multiple_of(u64::from(tp)) {
-            self.shell.resample_momentum(rng);
+            self.shell.resample_momentum(rng, self.params.temperature);
         }
         if tx != 0 && self.steps.is_multiple_of(u64::from(tx)) {
             self.resample_thermostat(rng);
@@ -521,10 +568,12 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> super::discount
     fn unit_mass(&self) -> bool {
         false
     }
-    /// 0.49/σ_θ: 2σ_θB̂ᵢ stays below 1 (θ's velocity factor 1 − 2σ_θB̂ᵢ ≥ 0.02).
+    /// 0.49T/σ_θ: 2σ_θB̂ᵢ stays below T (θ's velocity factor 1 − 2σ_θB̂ᵢ/T ≥ 0.02; T·1 = T
+    /// exactly).
     fn max_theta_estimate(&self) -> Option<T> {
         let sigma = self.params.sigma_theta;
-        (sigma > T::ZERO).then(|| T::from_f64(0.49) / sigma)
+        let temperature = self.params.temperature;
+        (sigma > T::ZERO).then(|| T::from_f64(0.49) * temperature / sigma)
     }
     fn step_discounted<G: Gradient<T> + ?Sized, R: Rng + ?Sized>(
         &mut self,
@@ -539,6 +588,7 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> super::discount
 }
 
 shell_chain_state!(['a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice] Sgmgt<'a, T, K, F, I>);
+super::temperature_from_params!([T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice] Sgmgt<'_, T, K, F, I>);
 
 /// θ, p and ξ; the step counter (the resampling clock) and the redraw counters.
 impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> crate::sampler::Checkpoint<T>

@@ -46,6 +46,7 @@ pub struct SgnhtParams<T, I = Integrator> {
     diffusion: T,
     integrator: I,
     rule: ThermostatRule,
+    temperature: T,
 }
 
 impl<T: Real> SgnhtParams<T> {
@@ -56,6 +57,7 @@ impl<T: Real> SgnhtParams<T> {
             diffusion: T::ONE,
             integrator: Integrator::Splitting,
             rule: ThermostatRule::Derived,
+            temperature: T::ONE,
         }
     }
 
@@ -93,7 +95,23 @@ impl<T: Real, I: IntegratorChoice> SgnhtParams<T, I> {
             diffusion: self.diffusion,
             integrator,
             rule: self.rule,
+            temperature: self.temperature,
         }
+    }
+
+    /// Sets the temperature T ≥ 0 of the tempered posterior e^{−U/T} (default 1): the injected
+    /// noise becomes √(2ATh) and the thermostat's target kinetic temperature T. See
+    /// [`Tempered`](crate::sampler::Tempered).
+    pub fn with_temperature(self, temperature: T) -> Self {
+        SgnhtParams {
+            temperature,
+            ..self
+        }
+    }
+
+    /// T
+    pub fn temperature(&self) -> T {
+        self.temperature
     }
 
     /// Sets SGNHT's thermostat rule for a non-identity mass (no effect for M = I, where both
@@ -106,6 +124,7 @@ impl<T: Real, I: IntegratorChoice> SgnhtParams<T, I> {
     pub fn validate(&self) -> Result<(), ParamError> {
         positive(self.h, Param::StepSize)?;
         non_negative(self.diffusion, Param::Diffusion)?;
+        crate::sampler::check_temperature(self.temperature)?;
         Ok(())
     }
 
@@ -332,12 +351,19 @@ impl<T: Real, I: IntegratorChoice, M: MassKind<T>> super::discount::DiscountedSt
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        let SgnhtParams { h, rule, .. } = self.params;
+        let SgnhtParams {
+            h,
+            rule,
+            temperature,
+            ..
+        } = self.params;
         let thermostat = ScalarThermostat {
             xi: &mut *self.xi,
             rule,
+            temperature,
         };
-        let diffusion = discount.friction - discount.removed;
+        // The injected diffusion AT (`docs/temperature.md`; A·1 = A exactly).
+        let diffusion = discount.friction * temperature - discount.removed;
         let (_, mut stats) = self
             .shell
             .step_gaussian(thermostat, diffusion, h, model, rng)?;
@@ -489,13 +515,14 @@ impl<T: Real, I: IntegratorChoice> super::discount::DiscountedStep<T> for MSgnht
         model: &mut G,
         rng: &mut R,
     ) -> Result<StepStats<T>, StepError> {
-        let h = self.params.h;
-        // κᵢ = ξᵢ, dξᵢ = (pᵢ² − 1) dt.
+        let SgnhtParams { h, temperature, .. } = self.params;
+        // κᵢ = ξᵢ, dξᵢ = (pᵢ² − T) dt.
         let thermostat = PerCoordinate {
             xi: &mut *self.xi,
-            law: NoseLaw,
+            law: NoseLaw(temperature),
         };
-        let diffusion = discount.friction - discount.removed;
+        // The injected diffusion AT (A·1 = A exactly).
+        let diffusion = discount.friction * temperature - discount.removed;
         let (sums, mut stats) = self
             .shell
             .step_gaussian(thermostat, diffusion, h, model, rng)?;
@@ -545,3 +572,6 @@ super::schedule::step_size_from_params!(
     SgnhtParams,
     h
 );
+
+super::temperature_from_params!([T: Real, I: IntegratorChoice, M: MassKind<T>] Sgnht<'_, T, I, M>);
+super::temperature_from_params!([T: Real, I: IntegratorChoice] MSgnht<'_, T, I>);

@@ -116,6 +116,18 @@ pub trait KineticSource<T: Real> {
     /// Fills `p` with a draw from exp(−K); returns the proposals used (one per coordinate but
     /// for rejection samplers).
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64;
+
+    /// Fills `p` with a draw from exp(−K/T): a Gaussian's draw scaled by √T (covariance T·M;
+    /// untouched at T = 1).
+    #[inline(always)]
+    fn draw_tempered<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T], temperature: T) -> u64 {
+        let tries = self.draw(rng, p);
+        if temperature != T::ONE {
+            let scale = temperature.sqrt();
+            p.iter_mut().for_each(|x| *x *= scale);
+        }
+        tries
+    }
 }
 
 impl<T: Real> KineticSource<T> for MassBuffer<'_, T> {
@@ -210,6 +222,12 @@ impl<T: Real, K: Kinetic<T>> KineticSource<T> for Separable<K> {
     #[cfg_attr(feature = "std", inline(always))]
     fn draw<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T]) -> u64 {
         self.0.sample_all(rng, p)
+    }
+
+    /// Exact draws from exp(−K/T) ([`Kinetic::sample_tempered_counted`]).
+    #[inline(always)]
+    fn draw_tempered<R: Rng + ?Sized>(&self, rng: &mut R, p: &mut [T], temperature: T) -> u64 {
+        self.0.sample_all_tempered(rng, p, temperature)
     }
 }
 
@@ -425,9 +443,9 @@ impl<'a, T: Real, M: KineticSource<T>, I: IntegratorChoice> Shell<'a, T, M, I> {
         self.step(aboba, thermostat, NoThetaTerm, diffusion, h, model, rng)
     }
 
-    /// Redraws p from exp(−K), counting the proposals.
-    pub fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R) {
-        let tries = self.kinetics.draw(rng, self.phase.p);
+    /// Redraws p from exp(−K/T) at the sampler's temperature T, counting the proposals.
+    pub fn resample_momentum<R: Rng + ?Sized>(&mut self, rng: &mut R, temperature: T) {
+        let tries = self.kinetics.draw_tempered(rng, self.phase.p, temperature);
         self.redrawn.0 += self.phase.p.len() as u64;
         self.redrawn.1 += tries;
     }
@@ -496,8 +514,10 @@ macro_rules! shell_chain_state {
             fn phase_mut(&mut self) -> (&mut [T], &mut [T]) {
                 (self.shell.phase.theta, self.shell.phase.p)
             }
+            /// p from exp(−K/T) at the sampler's temperature T.
             fn resample_momentum<R: rand_core::Rng + ?Sized>(&mut self, rng: &mut R) {
-                self.shell.resample_momentum(rng);
+                let temperature = $crate::sampler::Tempered::temperature(self);
+                self.shell.resample_momentum(rng, temperature);
             }
         }
     };

@@ -848,3 +848,16 @@ impl<T, S: crate::sampler::StepSize<T>> crate::sampler::StepSize<T> for Mcem<'_,
         self.sampler.set_step_size(h)
     }
 }
+
+impl<T, S: crate::sampler::Tempered<T>> crate::sampler::Tempered<T> for Mcem<'_, T, S> {
+    /// The wrapped sampler's temperature (the M-step then estimates the tempered posterior's
+    /// covariance, T times the posterior's for a Gaussian).
+    fn temperature(&self) -> T {
+        self.sampler.temperature()
+    }
+
+    /// Sets the wrapped sampler's temperature.
+    fn set_temperature(&mut self, temperature: T) -> Result<(), crate::error::ParamError> {
+        self.sampler.set_temperature(temperature)
+    }
+}
