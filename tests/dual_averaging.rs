@@ -163,3 +163,35 @@ fn the_warm_up_needs_an_acceptance_and_moves_h_the_right_way() {
     assert!(down.final_step_size() < 1e-3 && down.final_step_size() > 0.0);
     assert!(down.step_size().is_finite() && up.step_size().is_finite());
 }
+
+/// A step size the sampler refuses stops the warm-up with the tuner as it was before the
+/// proposal (its update is committed only once the sampler took the new h).
+#[test]
+fn a_refused_step_size_leaves_the_tuner_unchanged() {
+    struct Refusing;
+    impl sgmcmc::sampler::StepSize<f64> for Refusing {
+        fn step_size(&self) -> f64 {
+            0.1
+        }
+        fn set_step_size(&mut self, _: f64) -> Result<(), ParamError> {
+            Err(ParamError::OutOfRange(Param::StepSize))
+        }
+    }
+    let mut tuner = DualAveraging::new(0.1).unwrap();
+    let before = tuner;
+    let stats = StepStats {
+        step_size: 0.1,
+        kinetic_temperature: None,
+        thermostat: None,
+        acceptance: Some(0.3),
+        accepted: Some(true),
+    };
+    let flow = sgmcmc::sampler::Observer::observe(&mut tuner, 0, &mut Refusing, &stats);
+    assert_eq!(
+        flow,
+        std::ops::ControlFlow::Break(AdaptationStop::StepSize(ParamError::OutOfRange(
+            Param::StepSize
+        )))
+    );
+    assert_eq!(tuner, before);
+}

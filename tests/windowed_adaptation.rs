@@ -6,7 +6,7 @@ use sgmcmc::LinalgError;
 use sgmcmc::adapt::{AdaptationStop, DualAveraging, WindowedAdaptation};
 use sgmcmc::kinetic::AdaptiveMass;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::Observer;
+use sgmcmc::sampler::{Checkpoint, Observer};
 use std::ops::ControlFlow;
 
 const D: usize = 10;
@@ -147,15 +147,34 @@ fn refusals() {
         .unwrap();
     let mut aw = [0.0; 3 * D];
     let mut adaptation = WindowedAdaptation::new(1000, 0.05, &mut aw).unwrap();
-    let flow = hmc
-        .run(&mut m, &mut Pcg64::new(1, 1), 1000, &mut adaptation)
-        .unwrap();
+    let mut rng = Pcg64::new(1, 1);
+    // 99 proposals go through; the 100th ends the first window, and its refusal leaves the
+    // adaptation as after the 99th (the state contract): the same checkpoint, bit for bit.
+    let flow = hmc.run(&mut m, &mut rng, 99, &mut adaptation).unwrap();
+    assert!(flow.is_continue());
+    let mut before = vec![0.0; adaptation.checkpoint_len()];
+    let scalars = adaptation.save(&mut before).unwrap();
+    let flow = hmc.run(&mut m, &mut rng, 1000, &mut adaptation).unwrap();
     assert_eq!(
         flow,
         ControlFlow::Break(AdaptationStop::Mass(LinalgError::ReadOnly))
     );
-    assert_eq!(adaptation.proposals(), 100);
+    assert_eq!(adaptation.proposals(), 99);
+    let mut after = vec![0.0; adaptation.checkpoint_len()];
+    assert_eq!(adaptation.save(&mut after).unwrap(), scalars);
+    assert_eq!(before, after);
     assert_eq!(hmc.mass().inverse_slice(), &[1.0; D]);
+    // The identity mass is refused the same way.
+    let (mut theta, mut p, mut work) = ([0.1; D], [0.0; D], [0.0; 4 * D]);
+    let mut hmc = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+    let mut aw = [0.0; 3 * D];
+    let mut adaptation = WindowedAdaptation::new(1000, 0.05, &mut aw).unwrap();
+    let flow = hmc.run(&mut m, &mut rng, 1000, &mut adaptation).unwrap();
+    assert_eq!(
+        flow,
+        ControlFlow::Break(AdaptationStop::Mass(LinalgError::ReadOnly))
+    );
+    assert_eq!(adaptation.proposals(), 99);
 
     assert!(WindowedAdaptation::<f64>::new(1000, 0.0, &mut [0.0; 6]).is_err());
     assert!(WindowedAdaptation::<f64>::new(1000, 0.1, &mut [0.0; 5]).is_err());
@@ -165,4 +184,78 @@ fn refusals() {
         w.with_windows(75, 50, 0).err(),
         Some(ParamError::OutOfRange(Param::AdaptationWindow))
     );
+}
+
+/// A warm-up checkpointed in the middle of its third window (proposal 230 of 1000: windows end
+/// at 100, 150 and 250) and resumed into a new sampler and a new adaptation continues bit for
+/// bit: the same M⁻¹, step size and position after the 1000 proposals.
+#[test]
+fn a_checkpoint_resumes_the_warm_up_bit_for_bit() {
+    let run = |split: Option<u64>| {
+        let mut m = model();
+        let (mut theta, mut p, mut work, mut inv) = ([0.1; D], [0.0; D], [0.0; 4 * D], [1.0; D]);
+        let params = HmcParams::new(0.05).with_leapfrog_steps(10);
+        let mut hmc = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+        hmc.set_mass(MassBuffer::diagonal(&mut inv).unwrap())
+            .unwrap();
+        let mut aw = [0.0; 3 * D];
+        let mut adaptation = WindowedAdaptation::new(1000, 0.05, &mut aw).unwrap();
+        let mut rng = Pcg64::new(5, 5);
+        let Some(k) = split else {
+            assert!(
+                hmc.run(&mut m, &mut rng, 1000, &mut adaptation)
+                    .unwrap()
+                    .is_continue()
+            );
+            return (
+                hmc.position().to_vec(),
+                hmc.mass().inverse_slice().to_vec(),
+                hmc.step_size(),
+            );
+        };
+        assert!(
+            hmc.run(&mut m, &mut rng, k, &mut adaptation)
+                .unwrap()
+                .is_continue()
+        );
+        let mut sampler_data = vec![0.0; hmc.checkpoint_len()];
+        let sampler_state = hmc.save(&mut sampler_data).unwrap();
+        let mut adaptation_data = vec![0.0; adaptation.checkpoint_len()];
+        let adaptation_state = adaptation.save(&mut adaptation_data).unwrap();
+        // (The mass and h are the caller's and the settings', not the checkpoint's.)
+        let h = hmc.step_size();
+        let learned: [f64; D] = hmc.mass().inverse_slice().try_into().unwrap();
+        // Resume over new buffers (the old sampler and adaptation are shadowed below).
+        let (mut theta, mut p, mut work, mut inv) = ([0.0; D], [0.0; D], [0.0; 4 * D], learned);
+        let mut hmc = Hmc::new(params, &mut theta, &mut p, &mut work).unwrap();
+        hmc.set_mass(MassBuffer::diagonal(&mut inv).unwrap())
+            .unwrap();
+        hmc.restore(&sampler_state, &sampler_data).unwrap();
+        hmc.set_step_size(h).unwrap();
+        let mut aw = [0.0; 3 * D];
+        let mut adaptation = WindowedAdaptation::new(1000, 0.05, &mut aw).unwrap();
+        adaptation
+            .restore(&adaptation_state, &adaptation_data)
+            .unwrap();
+        assert!(
+            hmc.run(&mut m, &mut rng, 1000 - k, &mut adaptation)
+                .unwrap()
+                .is_continue()
+        );
+        (
+            hmc.position().to_vec(),
+            hmc.mass().inverse_slice().to_vec(),
+            hmc.step_size(),
+        )
+    };
+    let whole = run(None);
+    assert_eq!(run(Some(230)), whole);
+    assert_eq!(run(Some(100)), whole);
+    // A negative sum of squares is refused, with nothing changed.
+    let mut aw = [0.0; 3 * D];
+    let mut adaptation = WindowedAdaptation::new(1000, 0.05, &mut aw).unwrap();
+    let mut data = vec![0.0; adaptation.checkpoint_len()];
+    let state = adaptation.save(&mut data).unwrap();
+    data[D] = -1.0;
+    assert!(adaptation.restore(&state, &data).is_err());
 }

@@ -183,9 +183,15 @@ impl<S: StepSize<T> + ?Sized, T: Real> Observer<S, T> for DualAveraging<T> {
         let Some(acceptance) = stats.acceptance else {
             return ControlFlow::Break(AdaptationStop::NoAcceptance);
         };
-        let next = self.update(acceptance);
+        // The update is committed only once the sampler took its h: a refused h leaves the
+        // adaptation as it was (the state contract).
+        let mut updated = *self;
+        let next = updated.update(acceptance);
         match sampler.set_step_size(next) {
-            Ok(()) => ControlFlow::Continue(()),
+            Ok(()) => {
+                *self = updated;
+                ControlFlow::Continue(())
+            }
             Err(e) => ControlFlow::Break(AdaptationStop::StepSize(e)),
         }
     }

@@ -52,3 +52,5 @@ pub use mcem::{Mcem, McemParams, NphmcEStep, SampleSize};
 pub use noise::{NoiseEstimate, NoiseShape};
 pub use scale::GradientScale;
 pub use windowed::WindowedAdaptation;
+#[doc(hidden)] // the opaque `Checkpoint::State` of `WindowedAdaptation`: kept, not read
+pub use windowed::WindowedScalars;

@@ -1,12 +1,13 @@
 //! Stan's windowed warm-up for HMC: the step size by dual averaging throughout, and a diagonal inverse mass from the variances of θ over doubling windows.
 
 use super::dual_averaging::{AdaptationStop, DualAveraging};
-use crate::error::{Buffer, Error, Param, ParamError};
+use crate::error::{Buffer, Error, LinalgError, Param, ParamError};
 use crate::integrator::state::{check_len, check_nonempty};
 use crate::kinetic::AdaptiveMass;
+use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::rows::Fitted;
-use crate::sampler::{ChainState, Observer, StepSize, StepStats};
+use crate::sampler::{ChainState, Checkpoint, Observer, StepSize, StepStats};
 use core::ops::ControlFlow;
 
 /// Stan's warm-up (Stan Reference Manual, *HMC algorithm parameters*, "Automatic parameter
@@ -26,6 +27,13 @@ use core::ops::ControlFlow;
 /// adapts. After W proposals the observer does
 /// nothing. The running variance lives in a caller workspace of 3n entries (mean, sum of
 /// squared deviations, and the new M⁻¹).
+///
+/// A `Break` leaves the sampler and the adaptation as they were before the proposal it saw,
+/// with one exception: at the end of a window, once the sampler's mass has been found to take
+/// n entries, the window's statistics are folded into the new M⁻¹ before the mass and the step
+/// size are set; should either then be refused (a variance that overflowed, a step size the
+/// sampler does not take — neither happens with finite draws and the tuner's clamped h), the
+/// run stops with the window's statistics spent.
 ///
 /// ```
 /// use rand_pcg::Pcg64;
@@ -216,38 +224,70 @@ where
         let Some(acceptance) = stats.acceptance else {
             return ControlFlow::Break(AdaptationStop::NoAcceptance);
         };
-        self.proposals += 1;
-        let t = self.proposals;
-        let mut next = self.tuner.update(acceptance);
+        // The step's updates go to copies (the tuner, the counter) and are committed once the
+        // sampler took them: a `Break` leaves the adaptation as it was (see the type's docs for
+        // the one exception).
+        let t = self.proposals + 1;
+        let mut tuner = self.tuner;
+        let mut next = tuner.update(acceptance);
         let slow_start = self.window_end.saturating_sub(self.window);
-        if !self.slow_done && t > slow_start && t <= self.window_end {
-            self.accumulate(sampler.position());
+        let in_window = !self.slow_done && t > slow_start && t <= self.window_end;
+        let closing = !self.slow_done && t == self.window_end;
+        if t == self.warm_up && !closing {
+            next = tuner.final_step_size();
         }
-        if !self.slow_done && t == self.window_end {
-            self.close_window();
-            if let Err(e) = sampler.set_inverse_mass(self.estimate) {
+        if !closing {
+            if let Err(e) = sampler.set_step_size(next) {
+                return ControlFlow::Break(AdaptationStop::StepSize(e));
+            }
+            if in_window {
+                self.accumulate(sampler.position());
+            }
+            self.tuner = tuner;
+            self.proposals = t;
+            return ControlFlow::Continue(());
+        }
+        // A window closes. Whether the sampler's mass takes a new diagonal M⁻¹ is asked first,
+        // with an empty slice, which every mass refuses without a change (`ReadOnly` for the
+        // identity and a fixed diagonal, a dimension mismatch naming the length it expects
+        // otherwise): a mass that cannot take n entries stops the adaptation before anything
+        // moved.
+        let n = self.estimate.len();
+        match sampler.set_inverse_mass(&[]) {
+            Err(LinalgError::DimensionMismatch { expected, .. }) if expected == n => {}
+            Err(e) => return ControlFlow::Break(AdaptationStop::Mass(e)),
+            Ok(()) => {
+                let found = 0;
+                let e = LinalgError::DimensionMismatch { expected: n, found };
                 return ControlFlow::Break(AdaptationStop::Mass(e));
             }
-            // Stan restarts the step-size adaptation after every metric update.
-            let restarted = DualAveraging::new(next).and_then(|d| d.with_target(self.target));
-            match restarted {
-                Ok(d) => self.tuner = d,
-                Err(e) => return ControlFlow::Break(AdaptationStop::StepSize(e)),
-            }
-            if self.window_end >= self.warm_up.saturating_sub(self.terminal) {
-                self.slow_done = true;
-            } else {
-                self.window = self.window.saturating_mul(2);
-                self.window_end = self.stretched(self.window_end.saturating_add(self.window));
-            }
         }
+        self.accumulate(sampler.position());
+        self.close_window();
+        if let Err(e) = sampler.set_inverse_mass(self.estimate) {
+            return ControlFlow::Break(AdaptationStop::Mass(e));
+        }
+        // Stan restarts the step-size adaptation after every metric update.
+        let restarted = DualAveraging::new(next).and_then(|d| d.with_target(self.target));
+        let tuner = match restarted {
+            Ok(d) => d,
+            Err(e) => return ControlFlow::Break(AdaptationStop::StepSize(e)),
+        };
         if t == self.warm_up {
-            next = self.tuner.final_step_size();
+            next = tuner.final_step_size();
         }
-        match sampler.set_step_size(next) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => ControlFlow::Break(AdaptationStop::StepSize(e)),
+        if let Err(e) = sampler.set_step_size(next) {
+            return ControlFlow::Break(AdaptationStop::StepSize(e));
         }
+        self.tuner = tuner;
+        self.proposals = t;
+        if self.window_end >= self.warm_up.saturating_sub(self.terminal) {
+            self.slow_done = true;
+        } else {
+            self.window = self.window.saturating_mul(2);
+            self.window_end = self.stretched(self.window_end.saturating_add(self.window));
+        }
+        ControlFlow::Continue(())
     }
 }
 
@@ -256,5 +296,71 @@ impl<T> WindowedAdaptation<'_, T> {
     /// the new M⁻¹).
     pub const fn workspace_len(n: usize) -> usize {
         n.saturating_mul(3)
+    }
+}
+
+/// The scalar part of a [`WindowedAdaptation`] checkpoint ([`Checkpoint::State`]): the step-size
+/// tuner, the proposals seen, where the current window ends and how long it is, whether the
+/// slow windows are done, and the draws in the current window. Opaque: keep it with the saved
+/// buffer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WindowedScalars<T> {
+    tuner: DualAveraging<T>,
+    proposals: u64,
+    window_end: u64,
+    window: u64,
+    slow_done: bool,
+    draws: u64,
+}
+
+/// The window's running mean and sum of squared deviations and the last M⁻¹ estimate (3n
+/// entries); the scalars of [`WindowedScalars`]. Restore into an adaptation built with the same
+/// warm-up length, settings and dimension: the warm-up then continues bit for bit.
+impl<T: Real> Checkpoint<T> for WindowedAdaptation<'_, T> {
+    type State = WindowedScalars<T>;
+    fn checkpoint_len(&self) -> usize {
+        Self::workspace_len(self.mean.len())
+    }
+    fn save(&self, out: &mut [T]) -> Result<Self::State, crate::error::LayoutError> {
+        crate::sampler::write_parts(out, &[self.mean, self.squares, self.estimate])?;
+        Ok(WindowedScalars {
+            tuner: self.tuner,
+            proposals: self.proposals,
+            window_end: self.window_end,
+            window: self.window,
+            slow_done: self.slow_done,
+            draws: self.draws,
+        })
+    }
+    /// Errors, with nothing changed: the lengths ([`crate::error::LayoutError::LengthMismatch`]),
+    /// a non-finite entry, a negative sum of squares or estimate
+    /// ([`crate::error::LayoutError::InvalidValue`] on [`Buffer::Checkpoint`], at its index).
+    fn restore(
+        &mut self,
+        state: &Self::State,
+        data: &[T],
+    ) -> Result<(), crate::error::LayoutError> {
+        let n = self.mean.len();
+        let [mean, squares, estimate] = crate::sampler::read_parts(data, [n, n, n], 3)?;
+        let negative = squares
+            .iter()
+            .chain(estimate.iter())
+            .position(|v| *v < T::ZERO);
+        if let Some(k) = negative {
+            return Err(crate::error::LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: n + k,
+            });
+        }
+        copy_into(self.mean, mean);
+        copy_into(self.squares, squares);
+        copy_into(self.estimate, estimate);
+        self.tuner = state.tuner;
+        self.proposals = state.proposals;
+        self.window_end = state.window_end;
+        self.window = state.window;
+        self.slow_done = state.slow_done;
+        self.draws = state.draws;
+        Ok(())
     }
 }

@@ -27,7 +27,8 @@ pub struct StepStats<T> {
     /// The thermostat after the step: SGNHT's ξ, the mean of the ξᵢ (mSGNHT, SGMGT), or
     /// SG-NPHMC's q/Q.
     pub thermostat: Option<T>,
-    /// HMC: the Metropolis–Hastings acceptance probability min(1, e^{H₀ − H₁}).
+    /// HMC: the Metropolis–Hastings acceptance probability min(1, e^{(H₀ − H₁)/T}) at the
+    /// temperature T.
     pub acceptance: Option<T>,
     /// HMC: whether the proposal was accepted.
     pub accepted: Option<bool>,
