@@ -492,6 +492,21 @@ fn temperatures_are_checked_with_the_settings() {
         params.with_temperature(0.5).validate(),
         Err(ParamError::OutOfRange(Param::NoiseEstimate))
     );
+    // Per-coordinate estimates: checked against T when set, and T against them.
+    let (mut theta, mut p, mut xi, mut work) = ([0.0f64; 2], [0.0; 2], [0.0; 2], [0.0; 6]);
+    let params = SgmgtParams::new(0.1f64).with_sigma_theta(1.0);
+    let mut s = Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
+    let estimates = [0.4, 0.1]; // 2σ_θB̂ = 0.8 and 0.2
+    s.set_noise_estimates(&estimates).unwrap();
+    assert_eq!(
+        s.set_temperature(0.5),
+        Err(ParamError::OutOfRange(Param::NoiseEstimate))
+    );
+    assert_eq!(s.temperature(), 1.0);
+    s.set_temperature(0.9).unwrap();
+    let too_large = [0.1, 0.5]; // 2σ_θB̂ = 1.0 ≥ 0.9
+    assert!(s.set_noise_estimates(&too_large).is_err());
+    assert_eq!(s.noise_estimates(), Some(&estimates[..]));
 }
 
 /// A user kinetic energy that cannot draw at T ≠ 1 (the trait's default) is refused by SGMGT at

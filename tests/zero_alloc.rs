@@ -996,6 +996,33 @@ fn measure_diagnostics<T: Real>(float: &'static str, seed: u64, reports: &mut Ve
             _ => false,
         };
         errors += usize::from(!warmed);
+        // Tempered SGMGT-D (T = ½: p and ξ redrawn from e^{−K/T}, e^{−F/T} every 10 steps) on
+        // cSG-MCMC's cyclical schedule, whose exploration stages run at T = 0.
+        let z = T::ZERO;
+        let (mut theta, mut p, mut xi, mut work) = ([z; DIM], [z; DIM], [z; DIM], [z; 3 * DIM]);
+        let params = SgmgtParams::sgmgt_d(T::from_f64(0.05))
+            .with_resampling_steps(10, 10)
+            .with_temperature(T::HALF);
+        let cycled = match (
+            Sgmgt::new(params, &mut theta, &mut p, &mut xi, &mut work),
+            sgmcmc::sampler::StepSchedule::cyclical(T::from_f64(0.05), 50, T::HALF),
+        ) {
+            (Ok(mut s), Ok(schedule)) => {
+                let mut observe = ();
+                sgmcmc::sampler::run_cyclical(
+                    &mut s,
+                    &schedule,
+                    0,
+                    &mut model,
+                    &mut rng,
+                    200,
+                    &mut observe,
+                )
+                .is_ok()
+            }
+            _ => false,
+        };
+        errors += usize::from(!cycled);
         let estimates = [
             moments.variance(),
             batches.mcse(),

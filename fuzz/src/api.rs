@@ -124,6 +124,8 @@ trait Fuzzed<T: Real> {
     fn exported(&self) -> (Vec<u64>, String);
     /// θ, p and ξ finite (what an `Ok` promises).
     fn finite(&self) -> bool;
+    /// `Tempered::set_temperature`: whether it was taken.
+    fn set_temperature(&mut self, temperature: T) -> bool;
 }
 
 /// The samplers whose whole exported buffer part is θ, p and ξ (or, for HMC and SG-NPHMC, θ,
@@ -143,9 +145,12 @@ fn all_finite<T: Real>(a: &[T]) -> bool {
     a.iter().all(|x| x.is_finite())
 }
 
-impl<T: Real, S: Sampler<T, FuzzModel> + Checkpoint<T>> Fuzzed<T> for Whole<S> {
+impl<T: Real, S: Sampler<T, FuzzModel> + Checkpoint<T> + Tempered<T>> Fuzzed<T> for Whole<S> {
     fn step(&mut self, model: &mut FuzzModel, rng: &mut Pcg64) -> Result<(), StepError> {
         self.0.step(model, rng).map(|_| ())
+    }
+    fn set_temperature(&mut self, temperature: T) -> bool {
+        self.0.set_temperature(temperature).is_ok()
     }
     fn exported(&self) -> (Vec<u64>, String) {
         exported(&self.0)
@@ -158,9 +163,12 @@ impl<T: Real, S: Sampler<T, FuzzModel> + Checkpoint<T>> Fuzzed<T> for Whole<S> {
     }
 }
 
-impl<T: Real, S: Sampler<T, FuzzModel> + Checkpoint<T>> Fuzzed<T> for Wrapped<S> {
+impl<T: Real, S: Sampler<T, FuzzModel> + Checkpoint<T> + Tempered<T>> Fuzzed<T> for Wrapped<S> {
     fn step(&mut self, model: &mut FuzzModel, rng: &mut Pcg64) -> Result<(), StepError> {
         self.0.step(model, rng).map(|_| ())
+    }
+    fn set_temperature(&mut self, temperature: T) -> bool {
+        self.0.set_temperature(temperature).is_ok()
     }
     fn exported(&self) -> (Vec<u64>, String) {
         exported(&self.0)
@@ -257,10 +265,39 @@ fn run_typed<T: Real>(r: &mut Reader) -> Tally {
     };
     tally.built = 1;
     let mut rng = Pcg64::new(u128::from(seed), 1);
+    steps_checked(&mut *sampler, &mut model, &mut rng, steps, kind, &mut tally);
+    diagnostics::<T>(r);
+    variance::<T>(&mut model, n, r);
+    // Then a temperature from the settings' values (negative, 0, tiny, huge, NaN among them):
+    // a refused one changes nothing, and the chain goes on at the new one under the same
+    // contract. (Last, so that the committed inputs reach their earlier bytes unchanged.)
+    let before = sampler.exported();
+    let temperature = param::<T>(r);
+    if !sampler.set_temperature(temperature) {
+        assert_eq!(
+            sampler.exported(),
+            before,
+            "kind {kind}: a refused T changed the state"
+        );
+    }
+    let steps = r.below(40);
+    steps_checked(&mut *sampler, &mut model, &mut rng, steps, kind, &mut tally);
+    tally
+}
+
+/// `steps` steps of `sampler`, each checked against the state contract.
+fn steps_checked<T: Real>(
+    sampler: &mut dyn Fuzzed<T>,
+    model: &mut FuzzModel,
+    rng: &mut Pcg64,
+    steps: usize,
+    kind: usize,
+    tally: &mut Tally,
+) {
     for _ in 0..steps {
         let before = sampler.exported();
         tally.steps += 1;
-        match sampler.step(&mut model, &mut rng) {
+        match sampler.step(model, rng) {
             Ok(()) => assert!(
                 sampler.finite(),
                 "kind {kind}: Ok with a non-finite state {:?}",
@@ -276,9 +313,6 @@ fn run_typed<T: Real>(r: &mut Reader) -> Tally {
             }
         }
     }
-    diagnostics::<T>(r);
-    variance::<T>(&mut model, n, r);
-    tally
 }
 
 /// Builds sampler `kind`; `None` where a constructor or setter refused (fine).

@@ -404,18 +404,16 @@ impl<'a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> Sgmgt<'a, T
     ///
     /// Errors, with the previous estimates kept: [`LayoutError::LengthMismatch`] unless there is
     /// one per coordinate; [`LayoutError::InvalidValue`] on [`Buffer::NoiseEstimates`] at the
-    /// first B̂ᵢ that is not finite, is negative, or has 2σ_θB̂ᵢ ≥ 1.
+    /// first B̂ᵢ that is not finite, is negative, or has 2σ_θB̂ᵢ ≥ T (the temperature; 1 by
+    /// default) unless σ_θB̂ᵢ = 0.
     pub fn set_noise_estimates(&mut self, noise_estimates: &'a [T]) -> Result<(), LayoutError> {
         check_len(
             Buffer::NoiseEstimates,
             self.shell.phase.len(),
             noise_estimates.len(),
         )?;
-        let sigma_theta = self.params.sigma_theta;
-        if let Some(index) = noise_estimates
-            .iter()
-            .position(|&b| !(b.is_finite() && b >= T::ZERO && T::TWO * sigma_theta * b < T::ONE))
-        {
+        let (sigma_theta, temperature) = (self.params.sigma_theta, self.params.temperature);
+        if let Some(index) = first_bad_estimate(noise_estimates, sigma_theta, temperature) {
             return Err(LayoutError::InvalidValue {
                 buffer: Buffer::NoiseEstimates,
                 index,
@@ -588,7 +586,41 @@ impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> super::discount
 }
 
 shell_chain_state!(['a, T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice] Sgmgt<'a, T, K, F, I>);
-super::temperature_from_params!([T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice] Sgmgt<'_, T, K, F, I>);
+
+/// The first per-coordinate estimate that is not finite, is negative, or has 2σ_θB̂ᵢ ≥ T (but
+/// σ_θB̂ᵢ = 0 is always valid): the θ term's velocity 1 − 2σ_θB̂ᵢ/T must stay positive.
+fn first_bad_estimate<T: Real>(estimates: &[T], sigma_theta: T, temperature: T) -> Option<usize> {
+    estimates.iter().position(|&b| {
+        let excess = T::TWO * sigma_theta * b;
+        !(b.is_finite() && b >= T::ZERO && (excess == T::ZERO || excess < temperature))
+    })
+}
+
+impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> crate::sampler::Tempered<T>
+    for Sgmgt<'_, T, K, F, I>
+{
+    fn temperature(&self) -> T {
+        self.params.temperature
+    }
+
+    /// Sets T after checking the settings with it ([`SgmgtParams::validate`]) and the
+    /// per-coordinate estimates, if set ([`Sgmgt::set_noise_estimates`]: 2σ_θB̂ᵢ < T, refused
+    /// as [`Param::NoiseEstimate`]); on an error nothing changes.
+    fn set_temperature(&mut self, temperature: T) -> Result<(), ParamError> {
+        let params = SgmgtParams {
+            temperature,
+            ..self.params
+        };
+        params.validate()?;
+        if let Some(b) = self.noise_estimates
+            && first_bad_estimate(b, params.sigma_theta, temperature).is_some()
+        {
+            return Err(ParamError::OutOfRange(Param::NoiseEstimate));
+        }
+        self.params = params;
+        Ok(())
+    }
+}
 
 /// θ, p and ξ; the step counter (the resampling clock) and the redraw counters.
 impl<T: Real, K: Kinetic<T>, F: Kinetic<T>, I: IntegratorChoice> crate::sampler::Checkpoint<T>
