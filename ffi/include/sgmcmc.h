@@ -20,14 +20,28 @@
  * - `work` is the workspace, one array of 2n (3n) elements: its contents on entry are ignored (it
  *   need not be initialised) and on return are unspecified. theta, p and xi must be finite on
  *   entry.
+ * - Temperature: every sampler draws from the tempered posterior exp(-U(theta)/T) at its
+ *   temperature T (finite, >= 0): the argument `temperature` right after `h` in every
+ *   positional step function, the last field `temperature` of sgmcmc_sgmgt_params_f32/_f64.
+ *   The injected noise is scaled by sqrt(T) and the thermostats' targets by T (see each
+ *   function and docs/temperature.md); T = 1 is the untempered posterior, bit for bit the
+ *   chain of the versions without the argument; T < 1 is a "cold" posterior; T = 0 turns the
+ *   injected noise off (SGLD becomes gradient descent). A negative or non-finite T returns
+ *   SGMCMC_ERR_BAD_TEMPERATURE with nothing changed.
  * - Every function returns SGMCMC_OK (0) or a negative SGMCMC_ERR_* code. Checks run in this
  *   order: pointers (null or misaligned), n, overlaps — a call failing one of these reads and
- *   writes nothing, not even `stats` — then parameters (first bad one in declaration order,
- *   but SGMGT checks noise_estimate right after sigma_xi), the generator state,
+ *   writes nothing, not even `stats` — then parameters (first bad one in declaration order:
+ *   h, temperature, then the sampler's own; but SGMGT checks temperature and then
+ *   noise_estimate right after sigma_xi, since the bound on noise_estimate depends on T),
+ *   the generator state,
  *   the initial state's finiteness, each before the state is touched. Errors during stepping
  *   (non-finite gradient or state) stop the call with the failed step undone: theta, p, xi
  *   (and the step counter) are exactly as after the last completed step, and `stats->steps`
  *   says how many steps completed.
+ * - ABI change: every step function takes the temperature (a `temperature` argument right after
+ *   `h`; a `temperature` field at the end of sgmcmc_sgmgt_params_f32/_f64, where a caller's
+ *   designated or positional initialiser that omits it leaves it 0, i.e. T = 0: set it to 1 for
+ *   the previous behaviour). Callers must update their calls and recompile.
  * - ABI change: mSGNHT and SGMGT take a `work` array of 3n elements (it was 2n): the third n
  *   holds the thermostats' backup that undoes a step whose result is not finite.
  * - ABI change: earlier versions of this header declared two workspace arrays, `grad` and
@@ -71,7 +85,8 @@ extern "C" {
 #define SGMCMC_ERR_BAD_STEP_SIZE (-10)
 /** Friction A (SGHMC) or diffusion A / D (SGNHT, mSGNHT) not finite or < 0. */
 #define SGMCMC_ERR_BAD_FRICTION (-11)
-/** SGHMC noise estimate B-hat not finite, < 0, or > A. */
+/** SGHMC noise estimate B-hat not finite, < 0, or > A*T; SGMGT's B-hat (or a B-hat_i) not
+ *  finite, < 0, or with 2 sigma_theta B-hat >= T (B-hat_i: >= min(1, T)). */
 #define SGMCMC_ERR_BAD_NOISE_ESTIMATE (-12)
 /** integrator is neither SGMCMC_EULER nor SGMCMC_SPLITTING. */
 #define SGMCMC_ERR_BAD_INTEGRATOR (-13)
@@ -93,6 +108,8 @@ extern "C" {
 #define SGMCMC_ERR_BAD_DECAY (-21)
 /** pSGLD's offset lambda is not finite or not > 0. */
 #define SGMCMC_ERR_BAD_OFFSET (-22)
+/** The temperature T is not finite or < 0. */
+#define SGMCMC_ERR_BAD_TEMPERATURE (-23)
 
 /* ---- integrators ---------------------------------------------------------------------------- */
 
@@ -156,69 +173,75 @@ typedef struct sgmcmc_stats {
 /* ---- SGLD ----------------------------------------------------------------------------------- */
 
 /**
- * SGLD (Welling & Teh 2011) with constant step h > 0: `steps` times
- * theta <- theta - h grad U(theta) + sqrt(2h) N(0, I).
+ * SGLD (Welling & Teh 2011) with constant step h > 0 at temperature T >= 0: `steps` times
+ * theta <- theta - h grad U(theta) + sqrt(2hT) N(0, I)
+ * (T = 1: the posterior; T = 0: gradient descent).
  * Buffers: theta (n, in/out), work (2n, workspace).
  */
-int32_t sgmcmc_sgld_f32(float h, sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta,
-                        float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
+int32_t sgmcmc_sgld_f32(float h, float temperature, sgmcmc_gradient_f32 grad_fn, void* ctx,
+                        float* theta, float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                         sgmcmc_stats* stats);
 /** The double twin of sgmcmc_sgld_f32. */
-int32_t sgmcmc_sgld_f64(double h, sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta,
-                        double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
+int32_t sgmcmc_sgld_f64(double h, double temperature, sgmcmc_gradient_f64 grad_fn, void* ctx,
+                        double* theta, double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                         sgmcmc_stats* stats);
 
 /* ---- pSGLD --------------------------------------------------------------------------------- */
 
 /**
- * Preconditioned SGLD (Li, Chen, Carlson & Carin 2016) with constant step h > 0, decay
- * 0 <= alpha < 1 (0.99 is the paper's) and offset lambda > 0 (1e-5), without the Gamma
- * correction: `steps` times
- * V <- alpha V + (1 - alpha) g*g, G = 1/(lambda + sqrt(V)), theta <- theta - h G g + sqrt(2hG) N(0, I)
- * with g the gradient, all per coordinate.
+ * Preconditioned SGLD (Li, Chen, Carlson & Carin 2016) with constant step h > 0, temperature
+ * T >= 0, decay 0 <= alpha < 1 (0.99 is the paper's) and offset lambda > 0 (1e-5), without the
+ * Gamma correction: `steps` times
+ * V <- alpha V + (1 - alpha) g*g, G = 1/(lambda + sqrt(V)), theta <- theta - h G g + sqrt(2hTG) N(0, I)
+ * with g the gradient, all per coordinate (T = 0: RMSprop).
  * Buffers: theta (n, in/out), square_mean (n, in/out: V, finite and >= 0 on entry -- zeros for
  * a new chain -- and kept by the caller between calls, like theta; a negative or non-finite
  * entry returns SGMCMC_ERR_NON_FINITE_INPUT), work (5n, workspace). Checks: as every function,
- * with square_mean where the others have p; alpha then lambda after h.
+ * with square_mean where the others have p; T, alpha, then lambda after h.
  */
-int32_t sgmcmc_psgld_f32(float h, float decay, float offset, sgmcmc_gradient_f32 grad_fn,
-                         void* ctx, float* theta, float* square_mean, float* work, size_t n,
-                         uint64_t steps, sgmcmc_rng* rng, sgmcmc_stats* stats);
+int32_t sgmcmc_psgld_f32(float h, float temperature, float decay, float offset,
+                         sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta,
+                         float* square_mean, float* work, size_t n, uint64_t steps,
+                         sgmcmc_rng* rng, sgmcmc_stats* stats);
 /** The double twin of sgmcmc_psgld_f32. */
-int32_t sgmcmc_psgld_f64(double h, double decay, double offset, sgmcmc_gradient_f64 grad_fn,
-                         void* ctx, double* theta, double* square_mean, double* work, size_t n,
-                         uint64_t steps, sgmcmc_rng* rng, sgmcmc_stats* stats);
+int32_t sgmcmc_psgld_f64(double h, double temperature, double decay, double offset,
+                         sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta,
+                         double* square_mean, double* work, size_t n, uint64_t steps,
+                         sgmcmc_rng* rng, sgmcmc_stats* stats);
 
 /* ---- SGHMC ---------------------------------------------------------------------------------- */
 
 /**
- * SGHMC (Chen et al. 2014): step h > 0, friction A >= 0, gradient-noise estimate
- * 0 <= B-hat <= A (injected noise sqrt(2(A - B-hat)h)); integrator SGMCMC_EULER or
+ * SGHMC (Chen et al. 2014): step h > 0, temperature T >= 0, friction A >= 0, gradient-noise
+ * estimate 0 <= B-hat <= A*T (injected noise sqrt(2(A*T - B-hat)h): the friction balances the
+ * diffusion A*T; the minibatch noise B-hat is not scaled); integrator SGMCMC_EULER or
  * SGMCMC_SPLITTING. Buffers: theta, p (n each, in/out; p = 0 is a fine start), work (2n).
  */
-int32_t sgmcmc_sghmc_f32(float h, float friction, float noise_estimate, int32_t integrator,
-                         sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
-                         float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
-                         sgmcmc_stats* stats);
+int32_t sgmcmc_sghmc_f32(float h, float temperature, float friction, float noise_estimate,
+                         int32_t integrator, sgmcmc_gradient_f32 grad_fn, void* ctx,
+                         float* theta, float* p, float* work, size_t n, uint64_t steps,
+                         sgmcmc_rng* rng, sgmcmc_stats* stats);
 /** The double twin of sgmcmc_sghmc_f32. */
-int32_t sgmcmc_sghmc_f64(double h, double friction, double noise_estimate, int32_t integrator,
-                         sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
-                         double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
-                         sgmcmc_stats* stats);
+int32_t sgmcmc_sghmc_f64(double h, double temperature, double friction, double noise_estimate,
+                         int32_t integrator, sgmcmc_gradient_f64 grad_fn, void* ctx,
+                         double* theta, double* p, double* work, size_t n, uint64_t steps,
+                         sgmcmc_rng* rng, sgmcmc_stats* stats);
 
 /* ---- SGNHT ---------------------------------------------------------------------------------- */
 
 /**
- * SGNHT (Ding et al. 2014), one scalar thermostat: step h > 0, diffusion A >= 0. `xi` points to
- * ONE value, the thermostat (in/out; Ding et al. start at xi = A); it persists between calls in
- * the caller's variable, also after an error. Buffers: theta, p (n each), work (2n).
+ * SGNHT (Ding et al. 2014), one scalar thermostat: step h > 0, temperature T >= 0, diffusion
+ * A >= 0 (injected noise sqrt(2ATh); the thermostat moves by (p.p/n - T) h, so it holds the
+ * kinetic temperature at T). `xi` points to ONE value, the thermostat (in/out; Ding et al.
+ * start at xi = A); it persists between calls in the caller's variable, also after an error.
+ * Buffers: theta, p (n each), work (2n).
  */
-int32_t sgmcmc_sgnht_f32(float h, float diffusion, int32_t integrator,
+int32_t sgmcmc_sgnht_f32(float h, float temperature, float diffusion, int32_t integrator,
                          sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
                          float* xi, float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                          sgmcmc_stats* stats);
 /** The double twin of sgmcmc_sgnht_f32. */
-int32_t sgmcmc_sgnht_f64(double h, double diffusion, int32_t integrator,
+int32_t sgmcmc_sgnht_f64(double h, double temperature, double diffusion, int32_t integrator,
                          sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
                          double* xi, double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                          sgmcmc_stats* stats);
@@ -226,16 +249,17 @@ int32_t sgmcmc_sgnht_f64(double h, double diffusion, int32_t integrator,
 /* ---- mSGNHT --------------------------------------------------------------------------------- */
 
 /**
- * mSGNHT (Li et al. 2016), one thermostat per coordinate: step h > 0, diffusion D >= 0.
+ * mSGNHT (Li et al. 2016), one thermostat per coordinate: step h > 0, temperature T >= 0,
+ * diffusion D >= 0 (injected noise sqrt(2DTh); xi_i moves by (p_i^2 - T) h).
  * Buffers: theta, p, xi (n each, in/out; start with xi_i = D; the chain continues from the
  * caller's xi) and work (3n).
  */
-int32_t sgmcmc_msgnht_f32(float h, float diffusion, int32_t integrator,
+int32_t sgmcmc_msgnht_f32(float h, float temperature, float diffusion, int32_t integrator,
                           sgmcmc_gradient_f32 grad_fn, void* ctx, float* theta, float* p,
                           float* xi, float* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                           sgmcmc_stats* stats);
 /** The double twin of sgmcmc_msgnht_f32. */
-int32_t sgmcmc_msgnht_f64(double h, double diffusion, int32_t integrator,
+int32_t sgmcmc_msgnht_f64(double h, double temperature, double diffusion, int32_t integrator,
                           sgmcmc_gradient_f64 grad_fn, void* ctx, double* theta, double* p,
                           double* xi, double* work, size_t n, uint64_t steps, sgmcmc_rng* rng,
                           sgmcmc_stats* stats);
@@ -246,7 +270,13 @@ int32_t sgmcmc_msgnht_f64(double h, double diffusion, int32_t integrator,
  * Parameters of SGMGT / SGMGT-D (Zhang et al. 2017) with the softened monomial-gamma kinetics
  * K_c of their eq. 12, passed by value. The core's defaults are sigma_p = 1, gamma = 1,
  * sigma_theta = sigma_xi = 0 (SGMGT; > 0 both for SGMGT-D), resampling every 100 steps,
- * splitting.
+ * splitting, temperature 1. At temperature T the diffusions inject sqrt(2 sigma T h) (sigma_p
+ * on p, sigma_xi on xi), the thermostats target T (xi_i moves by gamma((dK/dp_i)^2 - T
+ * d2K/dp_i^2)), p and xi are redrawn from exp(-K/T) and exp(-xi^2/(2T)), and theta's
+ * first-order term injects sqrt(2 sigma_theta (T - sigma_theta B-hat) h) and moves with
+ * (1 - 2 sigma_theta B-hat / T) dK/dp. The redraw from exp(-K/T) is exact for a = 1 at every T
+ * (Gamma variables); for a = 2 it is a rejection sampler whose acceptance falls at small T
+ * (docs/temperature.md).
  */
 typedef struct sgmcmc_sgmgt_params_f32 {
     float h;                      /**< step size, > 0 */
@@ -260,7 +290,9 @@ typedef struct sgmcmc_sgmgt_params_f32 {
     uint32_t resample_thermostat; /**< T_xi: redraw xi from N(0, 1) every T_xi chain steps; 0 = never */
     int32_t integrator;           /**< SGMCMC_EULER or SGMCMC_SPLITTING */
     float noise_estimate;         /**< gradient-noise estimate B-hat >= 0 for the theta term
-                                       (2 sigma_theta B-hat < 1); 0 = Zhang et al. eq. 13 as printed */
+                                       (2 sigma_theta B-hat < T); 0 = Zhang et al. eq. 13 as printed */
+    float temperature;            /**< temperature T >= 0 (1: the posterior); last, so the fields
+                                       before it keep their offsets. Set it: 0 is T = 0 */
 } sgmcmc_sgmgt_params_f32;
 
 /** The double twin of sgmcmc_sgmgt_params_f32 (same field order). */
@@ -275,7 +307,8 @@ typedef struct sgmcmc_sgmgt_params_f64 {
     uint32_t resample_momentum;   /**< T_p; 0 = never */
     uint32_t resample_thermostat; /**< T_xi; 0 = never */
     int32_t integrator;           /**< SGMCMC_EULER or SGMCMC_SPLITTING */
-    double noise_estimate;        /**< B-hat >= 0, 2 sigma_theta B-hat < 1; 0 = eq. 13 as printed */
+    double noise_estimate;        /**< B-hat >= 0, 2 sigma_theta B-hat < T; 0 = eq. 13 as printed */
+    double temperature;           /**< temperature T >= 0 (1: the posterior) */
 } sgmcmc_sgmgt_params_f64;
 
 /**
@@ -300,9 +333,10 @@ int32_t sgmcmc_sgmgt_f64(sgmcmc_sgmgt_params_f64 params, sgmcmc_gradient_f64 gra
 /**
  * SGMGT / SGMGT-D with per-coordinate gradient-noise estimates for the first-order theta term
  * (Sgmgt::set_noise_estimates in the Rust core): `noise_estimates` holds n values B-hat_i >= 0
- * with 2 sigma_theta B-hat_i < 1 and replaces params.noise_estimate coordinate by coordinate
- * (theta_i injects sqrt(2 sigma_theta h (1 - sigma_theta B-hat_i)) and moves with
- * (1 - 2 sigma_theta B-hat_i) dK/dp_i). Use it when the minibatch noise differs between
+ * with 2 sigma_theta B-hat_i < 1 and < T (both bounds: the core's per-coordinate check is 1
+ * whatever T, the tempered dynamics need T) and replaces params.noise_estimate coordinate by
+ * coordinate (theta_i injects sqrt(2 sigma_theta h (T - sigma_theta B-hat_i)) and moves with
+ * (1 - 2 sigma_theta B-hat_i / T) dK/dp_i). Use it when the minibatch noise differs between
  * coordinates. The array is only read; it is a pointer like the others (NULL or misaligned:
  * SGMCMC_ERR_NULL; overlapping any other argument: SGMCMC_ERR_OVERLAP). Its values are checked
  * last, after the initial state: a bad one returns SGMCMC_ERR_BAD_NOISE_ESTIMATE before any

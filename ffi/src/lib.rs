@@ -14,6 +14,9 @@
 //!   the lengths are checked by one function, `Call::prepare`, before anything is read or
 //!   written; then the parameters, before any state is touched.
 //! * **The gradient** is a C callback `void f(const T* theta, T* grad, size_t n, void* ctx)`.
+//! * **The temperature** T ≥ 0 of the tempered posterior e^{−U/T} (`docs/temperature.md`) is a
+//!   parameter of every sampler: the argument right after `h`, and the last field of the SGMGT
+//!   parameter structs. T = 1 is the untempered chain, bit for bit.
 //!
 //! `unsafe` appears only where the checked caller pointers become references (each block
 //! states the caller contract it relies on), and in the `#[unsafe(no_mangle)]` attributes that
@@ -80,8 +83,8 @@ pub const SGMCMC_ERR_NON_FINITE_STATE: i32 = -7;
 pub const SGMCMC_ERR_BAD_STEP_SIZE: i32 = -10;
 /// The friction A (SGHMC) or diffusion A / D (SGNHT, mSGNHT) is not finite or < 0.
 pub const SGMCMC_ERR_BAD_FRICTION: i32 = -11;
-/// SGHMC's noise estimate B̂ is not finite, < 0, or > A; SGMGT's B̂ (or a B̂ᵢ) not finite,
-/// < 0, or with 2σ_θB̂ ≥ 1.
+/// SGHMC's noise estimate B̂ is not finite, < 0, or > A·T; SGMGT's B̂ (or a B̂ᵢ) not finite,
+/// < 0, or with 2σ_θB̂ ≥ T (a B̂ᵢ also with 2σ_θB̂ᵢ ≥ 1), T the temperature.
 pub const SGMCMC_ERR_BAD_NOISE_ESTIMATE: i32 = -12;
 /// The integrator is neither 0 (Euler) nor 1 (splitting).
 pub const SGMCMC_ERR_BAD_INTEGRATOR: i32 = -13;
@@ -104,6 +107,8 @@ pub const SGMCMC_ERR_BAD_PARAMETER: i32 = -20;
 pub const SGMCMC_ERR_BAD_DECAY: i32 = -21;
 /// pSGLD's offset λ is not finite or not > 0.
 pub const SGMCMC_ERR_BAD_OFFSET: i32 = -22;
+/// The temperature T is not finite or < 0.
+pub const SGMCMC_ERR_BAD_TEMPERATURE: i32 = -23;
 
 /// The Euler integrator (first order).
 pub const SGMCMC_EULER: i32 = 0;
@@ -127,6 +132,7 @@ fn param_code(e: ParamError) -> i32 {
         Param::ThermostatDiffusion => SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION,
         Param::PreconditionerDecay => SGMCMC_ERR_BAD_DECAY,
         Param::PreconditionerOffset => SGMCMC_ERR_BAD_OFFSET,
+        Param::Temperature => SGMCMC_ERR_BAD_TEMPERATURE,
         _ => SGMCMC_ERR_BAD_PARAMETER,
     }
 }
@@ -386,8 +392,12 @@ pub struct SgmcmcSgmgtParams<T> {
     /// 0 Euler, 1 splitting.
     pub integrator: i32,
     /// Gradient-noise estimate B̂ ≥ 0 for the first-order term on θ, in SGHMC's units
-    /// (`SgmgtParams::with_noise_estimate`; 2σ_θB̂ < 1); 0 keeps eq. 13 as printed.
+    /// (`SgmgtParams::with_noise_estimate`; 2σ_θB̂ < T); 0 keeps eq. 13 as printed.
     pub noise_estimate: T,
+    /// Temperature T ≥ 0 of the tempered posterior e^{−U/T} (`SgmgtParams::with_temperature`;
+    /// 1 is the posterior itself). The last field, so that the fields before it keep their
+    /// offsets.
+    pub temperature: T,
 }
 
 /// `sgmcmc_sgmgt_params_f32`.
@@ -738,13 +748,26 @@ impl<T: Real> Chain<'_, T> {
 // The samplers: each validates its parameters, then hands its constructor to `Chain::run`
 // ------------------------------------------------------------------------------------------
 
+/// Checks h, then the temperature T, the first two arguments of every positional step function,
+/// before the sampler's other parameters, so that the first bad argument in declaration order
+/// is the one reported (the core's `validate` checks T after the sampler's own settings, e.g.
+/// SGHMC's A). SGLD's parameters are exactly h and T, checked in that order by the core's own
+/// rules (h finite and > 0, T finite and ≥ 0), so they are not restated here.
+fn check_step_and_temperature<T: Real>(h: T, temperature: T) -> Result<(), i32> {
+    SgldParams::new(h)
+        .with_temperature(temperature)
+        .validate()
+        .map_err(param_code)
+}
+
 /// # Safety
 ///
 /// The contract of the `sgmcmc_sgld_*` entry points.
-unsafe fn sgld<T: Real>(h: T, call: Call<T>) -> Result<(), i32> {
+unsafe fn sgld<T: Real>(h: T, temperature: T, call: Call<T>) -> Result<(), i32> {
     // SAFETY: the caller's contract is `prepare`'s.
     let (b, chain) = unsafe { call.prepare() }?;
-    let params = SgldParams::new(h);
+    // h, then T (`check_step_and_temperature`).
+    let params = SgldParams::new(h).with_temperature(temperature);
     params.validate().map_err(param_code)?;
     chain.run(|| Sgld::new(params, b.theta, b.work), |_, _| {})
 }
@@ -752,10 +775,20 @@ unsafe fn sgld<T: Real>(h: T, call: Call<T>) -> Result<(), i32> {
 /// # Safety
 ///
 /// The contract of the `sgmcmc_psgld_*` entry points.
-unsafe fn psgld<T: Real>(h: T, decay: T, offset: T, call: Call<T>) -> Result<(), i32> {
+unsafe fn psgld<T: Real>(
+    h: T,
+    temperature: T,
+    decay: T,
+    offset: T,
+    call: Call<T>,
+) -> Result<(), i32> {
     // SAFETY: the caller's contract is `prepare`'s.
     let (b, chain) = unsafe { call.prepare() }?;
-    let params = PsgldParams::new(h).with_decay(decay).with_offset(offset);
+    check_step_and_temperature(h, temperature)?;
+    let params = PsgldParams::new(h)
+        .with_temperature(temperature)
+        .with_decay(decay)
+        .with_offset(offset);
     params.validate().map_err(param_code)?;
     // V is the caller's `square_mean`, which `prepare` checked in the momentum's slot: read
     // when the sampler is built, written back when the call ends (after the last completed
@@ -786,6 +819,7 @@ unsafe fn psgld<T: Real>(h: T, decay: T, offset: T, call: Call<T>) -> Result<(),
 /// The contract of the `sgmcmc_sghmc_*` entry points.
 unsafe fn sghmc<T: Real>(
     h: T,
+    temperature: T,
     friction: T,
     noise_estimate: T,
     integ: i32,
@@ -793,7 +827,10 @@ unsafe fn sghmc<T: Real>(
 ) -> Result<(), i32> {
     // SAFETY: the caller's contract is `prepare`'s.
     let (b, chain) = unsafe { call.prepare() }?;
+    check_step_and_temperature(h, temperature)?;
+    // B̂ ≤ A·T is checked with B̂ (SGMCMC_ERR_BAD_NOISE_ESTIMATE).
     let params = SghmcParams::new(h)
+        .with_temperature(temperature)
         .with_friction(friction)
         .with_noise_estimate(noise_estimate);
     params.validate().map_err(param_code)?;
@@ -802,8 +839,16 @@ unsafe fn sghmc<T: Real>(
 }
 
 /// SGNHT's and mSGNHT's parameters, checked (first bad one in argument order).
-fn sgnht_params<T: Real>(h: T, diffusion: T, integ: i32) -> Result<SgnhtParams<T>, i32> {
-    let params = SgnhtParams::new(h).with_diffusion(diffusion);
+fn sgnht_params<T: Real>(
+    h: T,
+    temperature: T,
+    diffusion: T,
+    integ: i32,
+) -> Result<SgnhtParams<T>, i32> {
+    check_step_and_temperature(h, temperature)?;
+    let params = SgnhtParams::new(h)
+        .with_temperature(temperature)
+        .with_diffusion(diffusion);
     params.validate().map_err(param_code)?;
     Ok(params.with_integrator(integrator(integ)?))
 }
@@ -811,10 +856,16 @@ fn sgnht_params<T: Real>(h: T, diffusion: T, integ: i32) -> Result<SgnhtParams<T
 /// # Safety
 ///
 /// The contract of the `sgmcmc_sgnht_*` entry points.
-unsafe fn sgnht<T: Real>(h: T, diffusion: T, integ: i32, call: Call<T>) -> Result<(), i32> {
+unsafe fn sgnht<T: Real>(
+    h: T,
+    temperature: T,
+    diffusion: T,
+    integ: i32,
+    call: Call<T>,
+) -> Result<(), i32> {
     // SAFETY: the caller's contract is `prepare`'s.
     let (b, chain) = unsafe { call.prepare() }?;
-    let params = sgnht_params(h, diffusion, integ)?;
+    let params = sgnht_params(h, temperature, diffusion, integ)?;
     // `prepare` gave ξ the one value `XiLen::One` asks for. It is the caller's variable, in
     // which the thermostat persists between calls (also after an error).
     if b.xi.len() != 1 {
@@ -830,10 +881,16 @@ unsafe fn sgnht<T: Real>(h: T, diffusion: T, integ: i32, call: Call<T>) -> Resul
 /// # Safety
 ///
 /// The contract of the `sgmcmc_msgnht_*` entry points.
-unsafe fn msgnht<T: Real>(h: T, diffusion: T, integ: i32, call: Call<T>) -> Result<(), i32> {
+unsafe fn msgnht<T: Real>(
+    h: T,
+    temperature: T,
+    diffusion: T,
+    integ: i32,
+    call: Call<T>,
+) -> Result<(), i32> {
     // SAFETY: the caller's contract is `prepare`'s.
     let (b, chain) = unsafe { call.prepare() }?;
-    let params = sgnht_params(h, diffusion, integ)?;
+    let params = sgnht_params(h, temperature, diffusion, integ)?;
     // `MSgnht::new` keeps the caller's ξ, so the chain continues from it.
     chain.run(
         || MSgnht::resume(params, b.theta, b.p, b.xi, b.work),
@@ -848,13 +905,16 @@ unsafe fn sgmgt<T: Real>(q: SgmcmcSgmgtParams<T>, call: Call<T>) -> Result<(), i
     // SAFETY: the caller's contract is `prepare`'s.
     let (b, chain) = unsafe { call.prepare() }?;
     // Resampling is driven below from the caller's step counter (the sampler's own counter
-    // would restart at 0 in every call), so the sampler is built with it switched off.
+    // would restart at 0 in every call), so the sampler is built with it switched off. The
+    // temperature is a field of the struct here, checked where the core checks it: after σ_ξ
+    // and before B̂, whose bound 2σ_θB̂ < T depends on it.
     let params = SgmgtParams::new(q.h)
         .with_sigma_p(q.sigma_p)
         .with_gamma(q.gamma)
         .with_sigma_theta(q.sigma_theta)
         .with_sigma_xi(q.sigma_xi)
         .with_noise_estimate(q.noise_estimate)
+        .with_temperature(q.temperature)
         .with_resampling_steps(0, 0);
     params.validate().map_err(param_code)?;
     let kinetic = MonomialGamma::softened(q.a, q.c);
@@ -871,6 +931,21 @@ unsafe fn sgmgt<T: Real>(q: SgmcmcSgmgtParams<T>, call: Call<T>) -> Result<(), i
             let mut sampler = Sgmgt::resume(params, b.theta, b.p, b.xi, b.work)?;
             if let Some(estimates) = b.noise_estimates {
                 sampler.set_noise_estimates(estimates)?;
+                // `set_noise_estimates` bounds 2σ_θB̂ᵢ by 1 whatever the temperature, but θ's
+                // injected variance ∝ T − σ_θB̂ᵢ and its velocity factor 1 − 2σ_θB̂ᵢ/T need
+                // 2σ_θB̂ᵢ < T, the bound `validate` puts on the scalar B̂ (same test, same
+                // operations): checked here too, so that T < 1 cannot take a square root of a
+                // negative number or reverse θ's drift.
+                let (sigma_theta, temperature) = (q.sigma_theta, q.temperature);
+                if let Some(index) = estimates.iter().position(|&b| {
+                    let excess = T::TWO * sigma_theta * b;
+                    excess > T::ZERO && excess >= temperature
+                }) {
+                    return Err(Error::Layout(LayoutError::InvalidValue {
+                        buffer: Buffer::NoiseEstimates,
+                        index,
+                    }));
+                }
             }
             Ok(sampler)
         },
@@ -928,7 +1003,9 @@ macro_rules! step_fn {
 macro_rules! entry_points {
     ($t:ty, $cb:ty, $sgld:ident, $psgld:ident, $sghmc:ident, $sgnht:ident, $msgnht:ident, $sgmgt:ident, $sgmgt_noise:ident) => {
         step_fn! {
-            /// SGLD with a constant step h: `steps` steps of θ ← θ − h∇Ũ(θ) + √(2h)ζ.
+            /// SGLD with a constant step h at temperature T: `steps` steps of
+            /// θ ← θ − h∇Ũ(θ) + √(2hT)ζ (stationary law e^{−U/T}; T = 1 the posterior, T = 0
+            /// gradient descent).
             ///
             /// Buffers: `theta` (n values, in/out, finite) and `work` (2n values, workspace;
             /// contents ignored), pairwise disjoint and disjoint from `rng` and `stats`.
@@ -940,12 +1017,12 @@ macro_rules! entry_points {
             /// Every non-null pointer points to memory of its documented length, initialised
             /// (but for `work` and `stats`) and writable, that nothing else accesses during the
             /// call; `grad_fn` is safe to call with pointers to `n` values and `ctx`.
-            $sgld<$t, $cb>(h: $t; ;) |call| sgld(h, call)
+            $sgld<$t, $cb>(h: $t, temperature: $t; ;) |call| sgld(h, temperature, call)
         }
         step_fn! {
-            /// pSGLD (Li et al. 2016) with a constant step h, decay 0 ≤ α < 1 and offset λ > 0,
-            /// no Γ correction: `steps` steps of V ← αV + (1 − α)∇Ũ², G = 1/(λ + √V),
-            /// θ ← θ − hG∇Ũ + √(2hG)ζ.
+            /// pSGLD (Li et al. 2016) with a constant step h, temperature T, decay 0 ≤ α < 1
+            /// and offset λ > 0, no Γ correction: `steps` steps of V ← αV + (1 − α)∇Ũ²,
+            /// G = 1/(λ + √V), θ ← θ − hG∇Ũ + √(2hTG)ζ.
             ///
             /// Buffers: `theta` and `square_mean` (n values each, in/out; V finite and ≥ 0,
             /// zeros for a new chain, kept by the caller between calls) and `work` (5n values).
@@ -953,11 +1030,12 @@ macro_rules! entry_points {
             /// # Safety
             ///
             /// As for the SGLD entry point.
-            $psgld<$t, $cb>(h: $t, decay: $t, offset: $t; square_mean;)
-            |call| psgld(h, decay, offset, call.with_momentum(square_mean).with_work_multiple(5))
+            $psgld<$t, $cb>(h: $t, temperature: $t, decay: $t, offset: $t; square_mean;)
+            |call| psgld(h, temperature, decay, offset, call.with_momentum(square_mean).with_work_multiple(5))
         }
         step_fn! {
-            /// SGHMC with friction A ≥ 0 and noise estimate 0 ≤ B̂ ≤ A.
+            /// SGHMC at temperature T with friction A ≥ 0 and noise estimate 0 ≤ B̂ ≤ AT (injected
+            /// noise √(2(AT − B̂)h)).
             ///
             /// Buffers: `theta`, `p` (n values each, in/out, finite), `work` (2n values).
             /// `integrator`: 0 Euler, 1 splitting.
@@ -965,11 +1043,12 @@ macro_rules! entry_points {
             /// # Safety
             ///
             /// As for the SGLD entry point.
-            $sghmc<$t, $cb>(h: $t, friction: $t, noise_estimate: $t, integrator: i32; p;)
-            |call| sghmc(h, friction, noise_estimate, integrator, call.with_momentum(p))
+            $sghmc<$t, $cb>(h: $t, temperature: $t, friction: $t, noise_estimate: $t, integrator: i32; p;)
+            |call| sghmc(h, temperature, friction, noise_estimate, integrator, call.with_momentum(p))
         }
         step_fn! {
-            /// SGNHT (one scalar thermostat ξ) with diffusion A ≥ 0.
+            /// SGNHT (one scalar thermostat ξ) at temperature T with diffusion A ≥ 0 (injected
+            /// noise √(2ATh); ξ drives pᵀp/n to T).
             ///
             /// Buffers: `theta`, `p` (n values each), `work` (2n values); `xi` points to ONE
             /// value (in/out, finite), the thermostat, which persists between calls (Ding et
@@ -978,11 +1057,12 @@ macro_rules! entry_points {
             /// # Safety
             ///
             /// As for the SGLD entry point.
-            $sgnht<$t, $cb>(h: $t, diffusion: $t, integrator: i32; p, xi;)
-            |call| sgnht(h, diffusion, integrator, call.with_momentum(p).with_thermostat(xi, XiLen::One))
+            $sgnht<$t, $cb>(h: $t, temperature: $t, diffusion: $t, integrator: i32; p, xi;)
+            |call| sgnht(h, temperature, diffusion, integrator, call.with_momentum(p).with_thermostat(xi, XiLen::One))
         }
         step_fn! {
-            /// mSGNHT (one thermostat per coordinate) with diffusion D ≥ 0.
+            /// mSGNHT (one thermostat per coordinate) at temperature T with diffusion D ≥ 0
+            /// (injected noise √(2DTh); ξᵢ drives pᵢ² to T).
             ///
             /// Buffers: `theta`, `p`, `xi` (n values each, in/out, finite; start ξᵢ = D) and
             /// `work` (3n values).
@@ -990,11 +1070,12 @@ macro_rules! entry_points {
             /// # Safety
             ///
             /// As for the SGLD entry point.
-            $msgnht<$t, $cb>(h: $t, diffusion: $t, integrator: i32; p, xi;)
-            |call| msgnht(h, diffusion, integrator, call.with_momentum(p).with_thermostat(xi, XiLen::PerCoordinate))
+            $msgnht<$t, $cb>(h: $t, temperature: $t, diffusion: $t, integrator: i32; p, xi;)
+            |call| msgnht(h, temperature, diffusion, integrator, call.with_momentum(p).with_thermostat(xi, XiLen::PerCoordinate))
         }
         step_fn! {
-            /// SGMGT / SGMGT-D with the softened monomial-gamma kinetics K_c (eq. 12, a ∈ {1, 2}).
+            /// SGMGT / SGMGT-D with the softened monomial-gamma kinetics K_c (eq. 12, a ∈ {1, 2}),
+            /// at the temperature `params.temperature` (`docs/temperature.md`).
             ///
             /// Buffers: `theta`, `p`, `xi` (n values each, in/out, finite; ξ = 0 is the natural
             /// start), `work` (3n values). `step_count` (may be null = 0 at every call) is the
@@ -1011,7 +1092,7 @@ macro_rules! entry_points {
         step_fn! {
             /// As the SGMGT entry point, with per-coordinate gradient-noise estimates for the θ
             /// term (`Sgmgt::set_noise_estimates`): `noise_estimates` holds `n` values B̂ᵢ ≥ 0
-            /// with 2σ_θB̂ᵢ < 1, used in place of `params.noise_estimate`; it is only read, and
+            /// with 2σ_θB̂ᵢ < 1 and < T, used in place of `params.noise_estimate`; it is only read, and
             /// must not overlap any other argument. Checked after the initial state: a bad
             /// value returns `SGMCMC_ERR_BAD_NOISE_ESTIMATE` before any step.
             ///

@@ -39,6 +39,8 @@ enum Entry {
 #[derive(Clone, Copy)]
 struct Args<T> {
     h: T,
+    /// The temperature T of the positional entry points (SGMGT's is `sgmgt.temperature`).
+    temperature: T,
     /// A: SGHMC's friction, SGNHT's and mSGNHT's diffusion.
     friction: T,
     /// SGHMC's B̂.
@@ -77,20 +79,21 @@ macro_rules! abi {
         impl Abi for $t {
             unsafe fn call(entry: Entry, a: &Args<$t>) -> i32 {
                 let (h, f, b, integ) = (a.h, a.friction, a.noise_estimate, a.integrator);
+                let t = a.temperature;
                 let (g, ctx, theta, p, xi, work) = (a.grad, a.ctx, a.theta, a.p, a.xi, a.work);
                 let (n, steps, count, rng, stats) = (a.n, a.steps, a.count, a.rng, a.stats);
                 // SAFETY: the caller's contract is this function's.
                 unsafe {
                     match entry {
-                        Entry::Sgld => $sgld(h, g, ctx, theta, work, n, steps, rng, stats),
-                        Entry::Sghmc => {
-                            $sghmc(h, f, b, integ, g, ctx, theta, p, work, n, steps, rng, stats)
-                        }
+                        Entry::Sgld => $sgld(h, t, g, ctx, theta, work, n, steps, rng, stats),
+                        Entry::Sghmc => $sghmc(
+                            h, t, f, b, integ, g, ctx, theta, p, work, n, steps, rng, stats,
+                        ),
                         Entry::Sgnht => $sgnht(
-                            h, f, integ, g, ctx, theta, p, xi, work, n, steps, rng, stats,
+                            h, t, f, integ, g, ctx, theta, p, xi, work, n, steps, rng, stats,
                         ),
                         Entry::MSgnht => $msgnht(
-                            h, f, integ, g, ctx, theta, p, xi, work, n, steps, rng, stats,
+                            h, t, f, integ, g, ctx, theta, p, xi, work, n, steps, rng, stats,
                         ),
                         Entry::Sgmgt => $sgmgt(
                             a.sgmgt, g, ctx, theta, p, xi, work, n, steps, count, rng, stats,
@@ -246,6 +249,7 @@ fn sgmgt_params<T: Abi>(h: f64, a: f64, integrator: i32) -> SgmcmcSgmgtParams<T>
         resample_thermostat: 100,
         integrator,
         noise_estimate: T::of(0.0),
+        temperature: T::of(1.0),
     }
 }
 
@@ -268,11 +272,12 @@ impl Kind {
 }
 
 impl<T: Abi> Args<T> {
-    /// A valid call of `kind` with step size h on the chain `c`: A = 1, B̂ = 0, the default
-    /// SGMGT parameters, the chain's gradient and step counter, no ctx.
+    /// A valid call of `kind` with step size h on the chain `c`: T = 1, A = 1, B̂ = 0, the
+    /// default SGMGT parameters, the chain's gradient and step counter, no ctx.
     fn new(kind: Kind, h: f64, c: &mut Chain<T>, steps: u64, stats: *mut SgmcmcStats) -> Self {
         Args {
             h: T::of(h),
+            temperature: T::of(1.0),
             friction: T::of(1.0),
             noise_estimate: T::of(0.0),
             integrator: kind.integrator(),
@@ -723,6 +728,38 @@ fn error_codes() {
             SGMCMC_ERR_BAD_NOISE_ESTIMATE,
         ),
         (
+            "T < 0",
+            Box::new(|a| a.temperature = -1.0),
+            SGMCMC_ERR_BAD_TEMPERATURE,
+        ),
+        (
+            "T NaN",
+            Box::new(|a| a.temperature = f64::NAN),
+            SGMCMC_ERR_BAD_TEMPERATURE,
+        ),
+        (
+            "T = inf",
+            Box::new(|a| a.temperature = f64::INFINITY),
+            SGMCMC_ERR_BAD_TEMPERATURE,
+        ),
+        // B̂ ≤ A·T: with A = 1, B̂ = 0.6 is fine at T = 1 but not at T = ½.
+        (
+            "B > A·T",
+            Box::new(|a| (a.noise_estimate, a.temperature) = (0.6, 0.5)),
+            SGMCMC_ERR_BAD_NOISE_ESTIMATE,
+        ),
+        // Argument order: h, then T, then A (the core checks A before T; the ABI does not).
+        (
+            "h and T bad",
+            Box::new(|a| (a.h, a.temperature) = (0.0, f64::NAN)),
+            SGMCMC_ERR_BAD_STEP_SIZE,
+        ),
+        (
+            "T and A bad",
+            Box::new(|a| (a.temperature, a.friction) = (-1.0, -1.0)),
+            SGMCMC_ERR_BAD_TEMPERATURE,
+        ),
+        (
             "integrator 2",
             Box::new(|a| a.integrator = 2),
             SGMCMC_ERR_BAD_INTEGRATOR,
@@ -778,7 +815,7 @@ fn error_codes() {
 #[test]
 fn sgmgt_and_sgnht_parameter_codes() {
     let base = sgmgt_params::<f64>(0.02, 1.0, SGMCMC_EULER);
-    let cases: [(SgmgtParamsF64, i32); 9] = [
+    let cases: [(SgmgtParamsF64, i32); 13] = [
         (SgmgtParamsF64 { h: -1.0, ..base }, SGMCMC_ERR_BAD_STEP_SIZE),
         (
             SgmgtParamsF64 {
@@ -829,6 +866,42 @@ fn sgmgt_and_sgnht_parameter_codes() {
                 ..base
             },
             SGMCMC_ERR_BAD_STEP_SIZE,
+        ),
+        (
+            SgmgtParamsF64 {
+                temperature: -1.0,
+                ..base
+            },
+            SGMCMC_ERR_BAD_TEMPERATURE,
+        ),
+        // The temperature, though the last field, is checked right after σ_ξ (as the core
+        // does) and before B̂, a and c.
+        (
+            SgmgtParamsF64 {
+                sigma_xi: -1.0,
+                temperature: f64::NAN,
+                ..base
+            },
+            SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION,
+        ),
+        (
+            SgmgtParamsF64 {
+                noise_estimate: -1.0,
+                a: 3.0,
+                temperature: f64::INFINITY,
+                ..base
+            },
+            SGMCMC_ERR_BAD_TEMPERATURE,
+        ),
+        // 2σ_θB̂ < T: 2 · 0.2 · 1.5 = 0.6 passes at T = 1 and is refused at T = ½.
+        (
+            SgmgtParamsF64 {
+                sigma_theta: 0.2,
+                noise_estimate: 1.5,
+                temperature: 0.5,
+                ..base
+            },
+            SGMCMC_ERR_BAD_NOISE_ESTIMATE,
         ),
     ];
     for (params, code) in cases {
@@ -930,22 +1003,27 @@ fn step_errors_report_the_completed_steps() {
 
 /// The core's SGMGT-D reference chain of the noise-estimate tests: σ_θ = 0.2, σ_ξ = 0.1, h = 0.02,
 /// eq. 12 with a = 1, c = 5, resampling off, `steps` steps on the test Gaussian from zeros with
-/// the generator seeded `seed`; scalar estimate `b_hat`, or per-coordinate `estimates`.
+/// the generator seeded `seed`; scalar estimate `b_hat`, or per-coordinate `estimates`; at the
+/// default temperature, or `with_temperature(t)` for `temperature = Some(t)`.
 fn core_sgmgt_d(
     integ: Integrator,
     b_hat: f64,
     estimates: Option<&[f64]>,
+    temperature: Option<f64>,
     seed: u64,
     steps: u64,
 ) -> [[f64; N]; 3] {
     let (mut theta, mut p, mut xi, mut work) = ([0.0; N], [0.0; N], [0.0; N], [0.0; 3 * N]);
-    let prm = SgmgtParams::new(0.02)
+    let mut prm = SgmgtParams::new(0.02)
         .with_sigma_theta(0.2)
         .with_sigma_xi(0.1)
         .with_noise_estimate(b_hat)
         .with_resampling_steps(0, 0)
         .with_integrator(integ)
         .with_kinetic(MonomialGamma::softened(1.0, 5.0));
+    if let Some(t) = temperature {
+        prm = prm.with_temperature(t);
+    }
     let mut core = Sgmgt::resume(prm, &mut theta, &mut p, &mut xi, &mut work).unwrap();
     if let Some(b) = estimates {
         core.set_noise_estimates(b).unwrap();
@@ -979,7 +1057,7 @@ fn abi_passes_the_noise_estimate() {
         let mut stats = NO_STATS_PROBE;
         let params = sgmgt_d_params(code, 1.0);
         assert_eq!(call_sgmgt(params, None, &mut c, 200, &mut stats), 0);
-        let [theta, p, xi] = core_sgmgt_d(integ, 1.0, None, 11, 200);
+        let [theta, p, xi] = core_sgmgt_d(integ, 1.0, None, None, 11, 200);
         assert_eq!(theta, c.theta, "{integ:?}");
         assert_eq!(p, c.p);
         assert_eq!(xi, c.xi);
@@ -1006,7 +1084,7 @@ fn abi_passes_per_coordinate_noise_estimates() {
         let mut stats = NO_STATS_PROBE;
         let rc = call_sgmgt(params, Some(estimates.as_ptr()), &mut c, 200, &mut stats);
         assert_eq!(rc, 0);
-        let [theta, p, xi] = core_sgmgt_d(integ, 0.0, Some(&estimates), 12, 200);
+        let [theta, p, xi] = core_sgmgt_d(integ, 0.0, Some(&estimates), None, 12, 200);
         assert_eq!(theta, c.theta, "{integ:?}");
         assert_eq!(p, c.p);
         assert_eq!(xi, c.xi);
@@ -1023,6 +1101,295 @@ fn abi_passes_per_coordinate_noise_estimates() {
         let rc = call_sgmgt(params, Some(theta_ptr), &mut c, 1, &mut stats);
         assert_eq!(rc, SGMCMC_ERR_OVERLAP);
         assert_eq!(c.state(), before);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Temperature
+// ------------------------------------------------------------------------------------------
+
+/// One call as [`call`] (with the step counter), at temperature `temperature` (the positional
+/// argument, and SGMGT's field).
+fn call_at<T: Abi>(
+    kind: Kind,
+    temperature: f64,
+    c: &mut Chain<T>,
+    steps: u64,
+    stats: &mut SgmcmcStats,
+) -> i32 {
+    let mut a = Args::new(kind, h_for(kind), c, steps, stats);
+    a.temperature = T::of(temperature);
+    a.sgmgt.temperature = T::of(temperature);
+    // SAFETY: every pointer is a live array of the chain of the documented length, distinct.
+    unsafe { T::call(kind.entry(), &a) }
+}
+
+/// ∇U of the test target exactly as `gaussian` computes it (in f64, rounded to T), for the core
+/// samplers: the same gradient bits as through the ABI.
+fn core_gradient<T: Abi>(t: &[T], g: &mut [T]) {
+    for i in 0..t.len() {
+        g[i] = T::of((t[i].to() - MU[i]) / (SD[i] * SD[i]));
+    }
+}
+
+fn core_integrator(code: i32) -> Integrator {
+    match code {
+        SGMCMC_EULER => Integrator::Euler,
+        _ => Integrator::Splitting,
+    }
+}
+
+/// The core's chain of `kind` built as [`call_at`]'s ABI call builds it (h = `h_for(kind)`,
+/// A = 1, B̂ = 0; SGMGT: a = 1, c = 5, p and ξ redrawn every 100 steps by the sampler's own
+/// counter), from the same start: `steps` steps with the generator seeded `seed`. With
+/// `temperature = None` the parameters are built without `with_temperature`, as before the
+/// temperature existed; with `Some(t)`, `with_temperature(t)`. Returns θ, p and ξ.
+fn core_chain<T: Abi + Real>(
+    kind: Kind,
+    temperature: Option<f64>,
+    seed: u64,
+    steps: u64,
+) -> ([T; N], [T; N], [T; N]) {
+    let h = T::of(h_for(kind));
+    let (mut theta, mut p, mut work) =
+        ([T::default(); N], [T::default(); N], [T::default(); 3 * N]);
+    let mut xi = [T::of(xi0(kind)); N];
+    let mut model: fn(&[T], &mut [T]) = core_gradient::<T>;
+    let mut rng = SgmcmcRng::from_seed(seed);
+    let (one, t) = (T::of(1.0), temperature.map(T::of));
+    macro_rules! run {
+        ($sampler:expr) => {{
+            let mut s = $sampler.unwrap();
+            s.run(&mut model, &mut rng, steps, &mut ()).unwrap();
+        }};
+    }
+    match kind {
+        Kind::Sgld => {
+            let prm = SgldParams::new(h);
+            let prm = t.map_or(prm, |t| prm.with_temperature(t));
+            run!(Sgld::new(prm, &mut theta, &mut work[..2 * N]))
+        }
+        Kind::Sghmc(i) => {
+            let prm = SghmcParams::new(h)
+                .with_friction(one)
+                .with_noise_estimate(T::of(0.0))
+                .with_integrator(core_integrator(i));
+            let prm = t.map_or(prm, |t| prm.with_temperature(t));
+            run!(Sghmc::new(prm, &mut theta, &mut p, &mut work[..2 * N]))
+        }
+        Kind::Sgnht(i) | Kind::MSgnht(i) => {
+            let prm = SgnhtParams::new(h)
+                .with_diffusion(one)
+                .with_integrator(core_integrator(i));
+            let prm = t.map_or(prm, |t| prm.with_temperature(t));
+            if matches!(kind, Kind::Sgnht(_)) {
+                let (xi, work) = (&mut xi[..1], &mut work[..2 * N]);
+                run!(Sgnht::resume(prm, &mut theta, &mut p, xi, work))
+            } else {
+                run!(MSgnht::resume(prm, &mut theta, &mut p, &mut xi, &mut work))
+            }
+        }
+        Kind::Sgmgt(i) => {
+            let prm = SgmgtParams::new(h)
+                .with_resampling_steps(100, 100)
+                .with_integrator(core_integrator(i))
+                .with_kinetic(MonomialGamma::softened(one, T::of(5.0)));
+            let prm = t.map_or(prm, |t| prm.with_temperature(t));
+            run!(Sgmgt::resume(prm, &mut theta, &mut p, &mut xi, &mut work))
+        }
+    }
+    (theta, p, xi)
+}
+
+/// The temperature reaches every sampler as the core's `with_temperature`, for every kind ×
+/// integrator through the ABI, 250 steps (SGMGT redraws p and ξ at steps 100 and 200):
+/// T = 1 is bit for bit the core's chain built without `with_temperature` — the chain of the
+/// ABI before the argument existed — and T = ½ bit for bit the core's `with_temperature(0.5)`
+/// chain, which differs from the T = 1 one (so the argument is not ignored or misplaced).
+fn temperature_matches_the_core<T: Abi + Real>(seed: u64) {
+    let steps = 250;
+    for kind in KINDS {
+        let mut chains = Vec::new();
+        for (temperature, core_temperature) in [(1.0, None), (0.5, Some(0.5))] {
+            let mut c = Chain::<T>::new(seed, xi0(kind));
+            let mut stats = NO_STATS_PROBE;
+            let rc = call_at(kind, temperature, &mut c, steps, &mut stats);
+            assert_eq!(
+                (rc, stats.steps),
+                (SGMCMC_OK, steps),
+                "{kind:?} T = {temperature}"
+            );
+            let core = core_chain::<T>(kind, core_temperature, seed, steps);
+            assert_eq!(
+                (c.theta, c.p, c.xi),
+                core,
+                "{kind:?} {} T = {temperature}",
+                std::any::type_name::<T>()
+            );
+            chains.push(c.theta);
+        }
+        assert_ne!(chains[0], chains[1], "{kind:?}: T = ½ drew the T = 1 chain");
+    }
+}
+
+#[test]
+fn temperature_matches_the_core_bit_for_bit() {
+    temperature_matches_the_core::<f64>(21);
+    temperature_matches_the_core::<f32>(22);
+}
+
+/// SGLD at T = ½ through the ABI samples the tempered Gaussian N(μ, T·diag(σ²)): every
+/// coordinate's mean within 5 batch-means standard errors of μ and its variance E(θᵢ − μᵢ)²
+/// within 5 of the chain's exact stationary variance (both float types).
+///
+/// The expected variance, derived: on ∇U = (θ − μ)/σ² an SGLD step is the AR(1) recursion
+/// θ' − μ = ρ(θ − μ) + √(2hT)ζ with ρ = 1 − h/σ², so the stationary variance is
+/// v = 2hT/(1 − ρ²) = Tσ²/(1 − h/(2σ²)): the tempered target's Tσ² times the Euler scheme's
+/// excess, which at h = 0.02 is 4 % at σ = ½ — about 5 standard errors there, so it belongs in
+/// the expected value, not in the tolerance. The tolerance is 5 SE (a correct chain fails a
+/// coordinate with probability ~6·10⁻⁷; seeds are fixed). The chain is read every CHUNK = k
+/// steps, M = 10⁵ reads; (θ − μ)² of a stationary Gaussian AR(1) has variance 2v² and lag-j
+/// autocorrelation ρ^{2kj}, so the mean of the M reads has standard error
+/// v·√(2(1 + ρ^{2k})/((1 − ρ^{2k})M)) (3.2 % of v at σ = 2, 0.8 % at σ = ½). The batch-means SE
+/// must be below 1.5 times that (50 batches estimate an SE to ±10 %), so that a merely noisy
+/// chain cannot pass. At T = 1 instead of ½ every variance would be off by ≥ 30 SE.
+fn tempered_sgld_variance<T: Abi>(seed: u64) {
+    let temperature = 0.5;
+    let kind = Kind::Sgld;
+    let h = h_for(kind);
+    let mut c = Chain::<T>::new(seed, 0.0);
+    let mut stats = NO_STATS_PROBE;
+    assert_eq!(call_at(kind, temperature, &mut c, BURN_IN, &mut stats), 0);
+    let reads_per_batch = PER_BATCH / CHUNK as usize;
+    let (mut means, mut squares) = (vec![[0.0; N]; BATCHES], vec![[0.0; N]; BATCHES]);
+    for (mean, square) in means.iter_mut().zip(squares.iter_mut()) {
+        for _ in 0..reads_per_batch {
+            assert_eq!(call_at(kind, temperature, &mut c, CHUNK, &mut stats), 0);
+            for i in 0..N {
+                let d = c.theta[i].to() - MU[i];
+                mean[i] += c.theta[i].to() / reads_per_batch as f64;
+                square[i] += d * d / reads_per_batch as f64;
+            }
+        }
+    }
+    let reads = (BATCHES * reads_per_batch) as f64;
+    let label = std::any::type_name::<T>();
+    for (i, ((mean, mean_se), (var, var_se))) in summarise(&means)
+        .into_iter()
+        .zip(summarise(&squares))
+        .enumerate()
+    {
+        let rho = 1.0 - h / (SD[i] * SD[i]);
+        let v = temperature * SD[i] * SD[i] / (1.0 - h / (2.0 * SD[i] * SD[i]));
+        let r = rho.powi(2 * CHUNK as i32);
+        let se = v * (2.0 * (1.0 + r) / ((1.0 - r) * reads)).sqrt();
+        println!(
+            "SGLD {label} T = {temperature}: coordinate {i}: variance {var:.5} vs {v:.5} \
+             (Tσ² = {:.5}), SE {var_se:.5} (derived {se:.5}), |Δ|/SE = {:.2}; mean − μ = {:+.5} \
+             (SE {mean_se:.5})",
+            temperature * SD[i] * SD[i],
+            (var - v).abs() / var_se,
+            mean - MU[i]
+        );
+        assert!(
+            var_se < 1.5 * se,
+            "{label} {i}: variance SE {var_se} vs {se}"
+        );
+        assert!(
+            (var - v).abs() < 5.0 * var_se,
+            "{label} {i}: variance {var} vs {v}"
+        );
+        assert!(
+            (mean - MU[i]).abs() < 5.0 * mean_se,
+            "{label} {i}: mean {mean}"
+        );
+    }
+}
+
+#[test]
+fn sgld_at_half_temperature_samples_the_tempered_variance() {
+    tempered_sgld_variance::<f64>(300);
+    tempered_sgld_variance::<f32>(301);
+}
+
+/// A negative, NaN or infinite temperature: every entry point of both float types returns
+/// `SGMCMC_ERR_BAD_TEMPERATURE` before anything runs — θ, p, ξ, the generator and SGMGT's step
+/// counter unchanged bit for bit, the callback never called, the statistics at "no step".
+fn bad_temperature_changes_nothing<T: Abi>() {
+    let estimates = [T::of(0.0); N];
+    for entry in Entry::ALL {
+        let kind = match entry {
+            Entry::Sgld => Kind::Sgld,
+            Entry::Sghmc => Kind::Sghmc(SGMCMC_SPLITTING),
+            Entry::Sgnht => Kind::Sgnht(SGMCMC_SPLITTING),
+            Entry::MSgnht => Kind::MSgnht(SGMCMC_SPLITTING),
+            Entry::Sgmgt | Entry::SgmgtNoise => Kind::Sgmgt(SGMCMC_SPLITTING),
+        };
+        for bad in [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            // A chain some steps in, so that p and ξ are not their starting values.
+            let mut c = Chain::<T>::new(13, xi0(kind));
+            let mut stats = NO_STATS_PROBE;
+            assert_eq!(call(kind, h_for(kind), &mut c, 30, true, &mut stats), 0);
+            let before = c.state();
+            let mut calls = 0u64;
+            let mut a = Args::new(kind, h_for(kind), &mut c, 10, &mut stats);
+            (a.temperature, a.sgmgt.temperature) = (T::of(bad), T::of(bad));
+            a.estimates = estimates.as_ptr();
+            a.ctx = (&raw mut calls).cast();
+            // SAFETY: live arrays of the chain of the documented lengths, distinct.
+            let rc = unsafe { T::call(entry, &a) };
+            let label = format!("{entry:?} {} T = {bad}", std::any::type_name::<T>());
+            assert_eq!(rc, SGMCMC_ERR_BAD_TEMPERATURE, "{label}");
+            assert_eq!(calls, 0, "{label}: the callback ran");
+            assert_eq!(c.state(), before, "{label}: the state changed");
+            assert_eq!(stats.steps, 0, "{label}");
+            assert!(stats.kinetic_temperature.is_nan(), "{label}");
+        }
+    }
+}
+
+#[test]
+fn bad_temperature_is_refused_with_nothing_changed() {
+    bad_temperature_changes_nothing::<f64>();
+    bad_temperature_changes_nothing::<f32>();
+}
+
+/// Per-coordinate noise estimates at T = ½: the ABI's chain is the core's
+/// `with_temperature(0.5)` with `set_noise_estimates`, step for step (both integrators); an
+/// estimate with T ≤ 2σ_θB̂ᵢ < 1 — which the core's `set_noise_estimates` accepts, bounding
+/// 2σ_θB̂ᵢ by 1 whatever T, but which reverses θ's velocity factor 1 − 2σ_θB̂ᵢ/T — is refused
+/// with `SGMCMC_ERR_BAD_NOISE_ESTIMATE` before any step, as the scalar B̂ is, and passes at T = 1.
+#[test]
+fn tempered_per_coordinate_noise_estimates() {
+    // σ_θ = 0.2: 2σ_θB̂ᵢ ≤ 0.48 < ½.
+    let estimates = [0.5, 1.0, 1.2, 0.0, 0.3];
+    // 2 · 0.2 · 1.5 = 0.6: in [½, 1).
+    let bad = [0.5, 1.0, 1.5, 0.0, 0.3];
+    for (code, integ) in [
+        (SGMCMC_EULER, Integrator::Euler),
+        (SGMCMC_SPLITTING, Integrator::Splitting),
+    ] {
+        let params = SgmgtParamsF64 {
+            temperature: 0.5,
+            ..sgmgt_d_params(code, 0.0)
+        };
+        let mut c = Chain::new(14, 0.0);
+        let mut stats = NO_STATS_PROBE;
+        let rc = call_sgmgt(params, Some(estimates.as_ptr()), &mut c, 200, &mut stats);
+        assert_eq!(rc, SGMCMC_OK);
+        let [theta, p, xi] = core_sgmgt_d(integ, 0.0, Some(&estimates), Some(0.5), 14, 200);
+        assert_eq!((theta, p, xi), (c.theta, c.p, c.xi), "{integ:?}");
+
+        let before = c.state();
+        let rc = call_sgmgt(params, Some(bad.as_ptr()), &mut c, 1, &mut stats);
+        assert_eq!(rc, SGMCMC_ERR_BAD_NOISE_ESTIMATE);
+        assert_eq!((c.state(), stats.steps), (before, 0));
+        let untempered = SgmgtParamsF64 {
+            temperature: 1.0,
+            ..params
+        };
+        let rc = call_sgmgt(untempered, Some(bad.as_ptr()), &mut c, 1, &mut stats);
+        assert_eq!(rc, SGMCMC_OK);
     }
 }
 
@@ -1128,6 +1495,7 @@ fn arena_call(entry: Entry, moved: &[(Arg, usize)]) -> (i32, u64, Vec<u8>, Vec<u
     let mut calls = 0u64;
     let args = Args::<f64> {
         h: 0.05,
+        temperature: 1.0,
         friction: 1.0,
         noise_estimate: 0.0,
         integrator: SGMCMC_SPLITTING,

@@ -191,7 +191,8 @@ fn struct_layouts_match_the_header() {
                 resample_momentum,
                 resample_thermostat,
                 integrator,
-                noise_estimate
+                noise_estimate,
+                temperature
             ]
         ),
         layout!(
@@ -208,7 +209,8 @@ fn struct_layouts_match_the_header() {
                 resample_momentum,
                 resample_thermostat,
                 integrator,
-                noise_estimate
+                noise_estimate,
+                temperature
             ]
         ),
     ];

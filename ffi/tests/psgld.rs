@@ -70,6 +70,7 @@ fn calls_continue_the_cores_chain_bit_for_bit() {
         let rc = unsafe {
             sgmcmc_psgld_f64(
                 h,
+                1.0,
                 decay,
                 offset,
                 Some(gaussian),
@@ -102,6 +103,7 @@ fn calls_continue_the_cores_chain_bit_for_bit() {
         let rc = unsafe {
             sgmcmc_psgld_f32(
                 0.01,
+                1.0,
                 0.99,
                 1e-5,
                 Some(gaussian_f32),
@@ -130,9 +132,21 @@ fn calls_continue_the_cores_chain_bit_for_bit() {
     assert_eq!(core.square_mean(), &v[..]);
 }
 
-/// One call with the given settings and V over a fresh θ; returns the code, θ and V after it
-/// and the steps completed.
+/// One call at T = 1 with the given settings and V over a fresh θ; returns the code, θ and V
+/// after it and the steps completed.
 fn call(
+    decay: f64,
+    offset: f64,
+    v0: [f64; N],
+    ctx: *mut c_void,
+    model: extern "C" fn(*const f64, *mut f64, usize, *mut c_void),
+) -> (i32, [f64; N], [f64; N], u64) {
+    call_at(1.0, decay, offset, v0, ctx, model)
+}
+
+/// [`call`] at temperature `temperature`.
+fn call_at(
+    temperature: f64,
     decay: f64,
     offset: f64,
     v0: [f64; N],
@@ -146,6 +160,7 @@ fn call(
     let rc = unsafe {
         sgmcmc_psgld_f64(
             0.01,
+            temperature,
             decay,
             offset,
             Some(model),
@@ -207,6 +222,7 @@ fn each_bad_argument_has_its_code() {
         (
             sgmcmc_psgld_f64(
                 0.01,
+                1.0,
                 0.99,
                 1e-5,
                 Some(gaussian),
@@ -221,6 +237,7 @@ fn each_bad_argument_has_its_code() {
             ),
             sgmcmc_psgld_f64(
                 0.01,
+                1.0,
                 0.99,
                 1e-5,
                 Some(gaussian),
@@ -239,4 +256,42 @@ fn each_bad_argument_has_its_code() {
     // A workspace of 3n: the caller's length is not checkable, but 5n is what the header says;
     // here only the documented length is used.
     assert_eq!(theta, [0.5; N]);
+}
+
+/// The temperature reaches pSGLD as the core's `with_temperature`: 100 steps at T = ½ through
+/// the ABI are the core's `PsgldParams::with_temperature(0.5)` chain bit for bit (θ and V), and
+/// differ from the T = 1 chain. (T = 1 against the core built without `with_temperature` is
+/// `calls_continue_the_cores_chain_bit_for_bit`.) A negative, NaN or infinite T returns
+/// `SGMCMC_ERR_BAD_TEMPERATURE` with θ and V unchanged and no step; it is checked right after h,
+/// before α and λ.
+#[test]
+fn temperature_reaches_psgld_and_bad_ones_are_refused() {
+    let zero = [0.0; N];
+    let (rc, theta, v, steps) = call_at(0.5, 0.99, 1e-5, zero, null_mut(), gaussian);
+    assert_eq!((rc, steps), (SGMCMC_OK, 100));
+    let (mut t2, mut w2) = ([0.5f64; N], [0.0f64; 5 * N]);
+    let params = PsgldParams::new(0.01).with_temperature(0.5);
+    let mut core = Psgld::new(params, &mut t2, &mut w2).unwrap();
+    let mut model: fn(&[f64], &mut [f64]) = core_model;
+    core.run(&mut model, &mut SgmcmcRng::from_seed(9), 100, &mut ())
+        .unwrap();
+    assert_eq!((core.position(), core.square_mean()), (&theta[..], &v[..]));
+    let (_, untempered, _, _) = call(0.99, 1e-5, zero, null_mut(), gaussian);
+    assert_ne!(theta, untempered);
+
+    for (temperature, decay, code) in [
+        (-1.0, 0.99, SGMCMC_ERR_BAD_TEMPERATURE),
+        (f64::NAN, 0.99, SGMCMC_ERR_BAD_TEMPERATURE),
+        (f64::INFINITY, 0.99, SGMCMC_ERR_BAD_TEMPERATURE),
+        // T before α.
+        (-1.0, 1.0, SGMCMC_ERR_BAD_TEMPERATURE),
+        (0.5, 1.0, SGMCMC_ERR_BAD_DECAY),
+    ] {
+        let (rc, theta, v, steps) = call_at(temperature, decay, 1e-5, zero, null_mut(), gaussian);
+        assert_eq!(
+            (rc, theta, v, steps),
+            (code, [0.5; N], zero, 0),
+            "T = {temperature}, α = {decay}"
+        );
+    }
 }

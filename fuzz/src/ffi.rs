@@ -1,4 +1,4 @@
-//! The C ABI under the fuzzer: every entry point with pointers anywhere in one arena (overlapping, misaligned, null), any n and step count, gradients that fail.
+//! The C ABI under the fuzzer: every entry point with pointers anywhere in one arena (overlapping, misaligned, null), any n, step count and temperature, gradients that fail.
 //!
 //! Checked after every call: a call refused by the pointer, length or overlap checks
 //! (`SGMCMC_ERR_NULL`, `_LENGTH`, `_OVERLAP`) changed no byte of the arena; any other call
@@ -9,6 +9,20 @@
 use crate::{PARAMS, Reader};
 use core::ffi::c_void;
 use sgmcmc_ffi::*;
+
+/// Temperatures: 1 first (what an input's missing bytes choose: the untempered chain), cold,
+/// hot, 0 (no noise), tiny, and the refused negative and non-finite ones.
+const TEMPERATURES: [f64; 9] = [
+    1.0,
+    0.5,
+    2.0,
+    0.0,
+    1e-30,
+    -1.0,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+];
 
 /// Arena size in 8-byte words.
 const WORDS: usize = 192;
@@ -186,6 +200,9 @@ fn call(r: &mut Reader) -> bool {
     );
     let count = ptr(Role::Count) as *mut u64;
     let (res_a, res_c) = (r.below(4) as u32, r.below(4) as u32);
+    // Read after every earlier choice, so that each input's first call makes the choices it
+    // made before the temperature existed (and takes T = 1 where its bytes have run out).
+    let temperature = r.pick(&TEMPERATURES);
     // SAFETY: every non-null pointer lies in the live arena with its whole region; the arena
     // holds initialised words; nothing else touches it during the call; the callbacks accept
     // any n and our context.
@@ -205,11 +222,13 @@ fn call(r: &mut Reader) -> bool {
                     resample_thermostat: res_c,
                     integrator,
                     noise_estimate: 0.0,
+                    temperature: temperature as $t,
                 };
                 let g = Some($grad as extern "C" fn(*const $t, *mut $t, usize, *mut c_void));
                 match entry {
                     6 => $psgld(
                         h as $t,
+                        temperature as $t,
                         (a as $t).abs().min(0.999),
                         b as $t,
                         g,
@@ -224,6 +243,7 @@ fn call(r: &mut Reader) -> bool {
                     ),
                     0 => $sgld(
                         h as $t,
+                        temperature as $t,
                         g,
                         ctx_ptr,
                         f(Role::Theta),
@@ -235,6 +255,7 @@ fn call(r: &mut Reader) -> bool {
                     ),
                     1 => $sghmc(
                         h as $t,
+                        temperature as $t,
                         a as $t,
                         b as $t,
                         integrator,
@@ -250,6 +271,7 @@ fn call(r: &mut Reader) -> bool {
                     ),
                     2 => $sgnht(
                         h as $t,
+                        temperature as $t,
                         a as $t,
                         integrator,
                         g,
@@ -265,6 +287,7 @@ fn call(r: &mut Reader) -> bool {
                     ),
                     3 => $msgnht(
                         h as $t,
+                        temperature as $t,
                         a as $t,
                         integrator,
                         g,
@@ -370,6 +393,34 @@ fn call(r: &mut Reader) -> bool {
             x == y || writable[k],
             "entry {entry}: rc {rc} wrote byte {k} outside its arguments"
         );
+    }
+    // A refused temperature runs nothing: the call fails before the callback, and with
+    // `SGMCMC_ERR_BAD_TEMPERATURE` it has left the chain's state (θ, p, ξ, the step counter and
+    // the generator) as it was — only the workspace and the statistics may have been reset.
+    let cast = if single {
+        f64::from(temperature as f32)
+    } else {
+        temperature
+    };
+    if !(cast.is_finite() && cast >= 0.0) {
+        assert!(
+            rc != SGMCMC_OK && ctx.calls == 0,
+            "entry {entry}: T = {temperature} ran (rc {rc})"
+        );
+    }
+    if rc == SGMCMC_ERR_BAD_TEMPERATURE {
+        assert_eq!(ctx.calls, 0, "entry {entry}: refused T but called back");
+        for role in [Role::Theta, Role::P, Role::Xi, Role::Count, Role::Rng] {
+            if let Some(off) = offsets[role as usize]
+                && takes(role)
+            {
+                let range = off..off + lens(role);
+                assert!(
+                    before[range.clone()] == after[range],
+                    "entry {entry}: refused T but changed its state"
+                );
+            }
+        }
     }
     if rc == SGMCMC_OK
         && let Some(off) = offsets[Role::Theta as usize]

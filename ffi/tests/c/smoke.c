@@ -1,5 +1,6 @@
 /* smoke.c - links libsgmcmc_ffi.a through include/sgmcmc.h and samples a 5-d Gaussian with
- * SGNHT (f32 and f64) and mSGNHT (f32 and f64), both integrators. Exits 0 when every posterior
+ * SGNHT (f32 and f64) and mSGNHT (f32 and f64), both integrators, at temperature T = 1 (the
+ * posterior; every call here passes T = 1 but the ones checking SGMCMC_ERR_BAD_TEMPERATURE). Exits 0 when every posterior
  * mean is within 5 Monte Carlo standard errors (batch means) of the truth, the standard errors
  * are small (so a chain that is merely noisy cannot pass) and the mean kinetic temperature is
  * near 1; exits 1 otherwise. Built with -std=c99 -Wall -Wextra -Werror -pedantic by
@@ -70,7 +71,7 @@ static acc results;
 static int run_f32(int msgnht, int integrator, uint64_t seed) {
     float theta[N] = {0}, p[N] = {0}, work[3 * N]; /* workspace: contents ignored; 3n for mSGNHT (SGNHT uses 2n) */
     float xi[N] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f}; /* xi_0 = A = 1 */
-    const float h = 0.05f, a = 1.0f;
+    const float h = 0.05f, temperature = 1.0f, a = 1.0f;
     sgmcmc_rng rng;
     sgmcmc_stats stats;
     long t, calls = 0;
@@ -78,9 +79,9 @@ static int run_f32(int msgnht, int integrator, uint64_t seed) {
     sgmcmc_rng_seed(&rng, seed);
     results = (acc){{{0}}, 0.0};
     for (t = -BURN_IN; t < STEPS; ++t) {
-        int32_t rc = msgnht ? sgmcmc_msgnht_f32(h, a, integrator, grad_f32, &calls, theta, p, xi,
+        int32_t rc = msgnht ? sgmcmc_msgnht_f32(h, temperature, a, integrator, grad_f32, &calls, theta, p, xi,
                                                 work, N, 1, &rng, &stats)
-                            : sgmcmc_sgnht_f32(h, a, integrator, grad_f32, &calls, theta, p, xi,
+                            : sgmcmc_sgnht_f32(h, temperature, a, integrator, grad_f32, &calls, theta, p, xi,
                                                work, N, 1, &rng, &stats);
         if (rc != SGMCMC_OK || stats.steps != 1) {
             printf("f32 step %ld: status %d\n", t, (int)rc);
@@ -98,7 +99,7 @@ static int run_f32(int msgnht, int integrator, uint64_t seed) {
 static int run_f64(int msgnht, int integrator, uint64_t seed) {
     double theta[N] = {0}, p[N] = {0}, work[3 * N];
     double xi[N] = {1.0, 1.0, 1.0, 1.0, 1.0};
-    const double h = 0.05, a = 1.0;
+    const double h = 0.05, temperature = 1.0, a = 1.0;
     const long chunk = 10; /* several steps per call: the chain continues across calls */
     sgmcmc_rng rng;
     sgmcmc_stats stats;
@@ -107,9 +108,9 @@ static int run_f64(int msgnht, int integrator, uint64_t seed) {
     sgmcmc_rng_seed(&rng, seed);
     results = (acc){{{0}}, 0.0};
     for (t = -BURN_IN; t < STEPS; t += chunk) {
-        int32_t rc = msgnht ? sgmcmc_msgnht_f64(h, a, integrator, grad_f64, &calls, theta, p, xi,
+        int32_t rc = msgnht ? sgmcmc_msgnht_f64(h, temperature, a, integrator, grad_f64, &calls, theta, p, xi,
                                                 work, N, (uint64_t)chunk, &rng, &stats)
-                            : sgmcmc_sgnht_f64(h, a, integrator, grad_f64, &calls, theta, p, xi,
+                            : sgmcmc_sgnht_f64(h, temperature, a, integrator, grad_f64, &calls, theta, p, xi,
                                                work, N, (uint64_t)chunk, &rng, &stats);
         if (rc != SGMCMC_OK || stats.steps != (uint64_t)chunk) {
             printf("f64 step %ld: status %d\n", t, (int)rc);
@@ -135,8 +136,8 @@ static int other_entry_points(void) {
     uint64_t count32 = 0, count64 = 0;
     sgmcmc_rng rng;
     sgmcmc_stats st;
-    sgmcmc_sgmgt_params_f32 q32 = {0.02f, 1.0f, 1.0f, 0.0f, 0.0f, 2.0f, 5.0f, 100, 100, SGMCMC_SPLITTING, 0.0f};
-    sgmcmc_sgmgt_params_f64 q64 = {0.02, 1.0, 1.0, 0.01, 0.1, 1.0, 5.0, 100, 100, SGMCMC_EULER, 1.0};
+    sgmcmc_sgmgt_params_f32 q32 = {0.02f, 1.0f, 1.0f, 0.0f, 0.0f, 2.0f, 5.0f, 100, 100, SGMCMC_SPLITTING, 0.0f, 1.0f};
+    sgmcmc_sgmgt_params_f64 q64 = {0.02, 1.0, 1.0, 0.01, 0.1, 1.0, 5.0, 100, 100, SGMCMC_EULER, 1.0, 1.0};
     sgmcmc_sgmgt_params_f64 bad;
     int i;
     sgmcmc_rng_seed(&rng, 99);
@@ -148,10 +149,10 @@ static int other_entry_points(void) {
             ok = 0;                                                                            \
         }                                                                                      \
     } while (0)
-    EXPECT(sgmcmc_sgld_f32(0.02f, grad_f32, &calls, t32, w32, N, 1000, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sgld_f64(0.02, grad_f64, &calls, t64, w64, N, 1000, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sghmc_f32(0.05f, 1.0f, 0.0f, SGMCMC_SPLITTING, grad_f32, &calls, t32, p32, w32, N, 1000, &rng, &st), SGMCMC_OK, 1000);
-    EXPECT(sgmcmc_sghmc_f64(0.05, 1.0, 0.5, SGMCMC_EULER, grad_f64, &calls, t64, p64, w64, N, 1000, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sgld_f32(0.02f, 1.0f, grad_f32, &calls, t32, w32, N, 1000, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sgld_f64(0.02, 1.0, grad_f64, &calls, t64, w64, N, 1000, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sghmc_f32(0.05f, 1.0f, 1.0f, 0.0f, SGMCMC_SPLITTING, grad_f32, &calls, t32, p32, w32, N, 1000, &rng, &st), SGMCMC_OK, 1000);
+    EXPECT(sgmcmc_sghmc_f64(0.05, 1.0, 1.0, 0.5, SGMCMC_EULER, grad_f64, &calls, t64, p64, w64, N, 1000, &rng, &st), SGMCMC_OK, 1000);
     EXPECT(sgmcmc_sgmgt_f32(q32, grad_f32, &calls, t32, p32, x32, w32, N, 1000, &count32, &rng, &st), SGMCMC_OK, 1000);
     EXPECT(sgmcmc_sgmgt_f64(q64, grad_f64, &calls, t64, p64, x64, w64, N, 1000, &count64, &rng, &st), SGMCMC_OK, 1000);
     EXPECT(sgmcmc_sgmgt_f64(q64, grad_f64, &calls, t64, p64, x64, w64, N, 10, NULL, &rng, &st), SGMCMC_OK, 10);
@@ -160,10 +161,11 @@ static int other_entry_points(void) {
     {
         float v32[N] = {0}, pw32[5 * N];
         double v64[N] = {0}, pw64[5 * N];
-        EXPECT(sgmcmc_psgld_f32(0.01f, 0.99f, 1e-5f, grad_f32, &calls, t32, v32, pw32, N, 500, &rng, &st), SGMCMC_OK, 500);
-        EXPECT(sgmcmc_psgld_f64(0.01, 0.99, 1e-5, grad_f64, &calls, t64, v64, pw64, N, 500, &rng, &st), SGMCMC_OK, 500);
-        EXPECT(sgmcmc_psgld_f64(0.01, 1.0, 1e-5, grad_f64, &calls, t64, v64, pw64, N, 1, &rng, &st), SGMCMC_ERR_BAD_DECAY, 0);
-        EXPECT(sgmcmc_psgld_f64(0.01, 0.99, 0.0, grad_f64, &calls, t64, v64, pw64, N, 1, &rng, &st), SGMCMC_ERR_BAD_OFFSET, 0);
+        EXPECT(sgmcmc_psgld_f32(0.01f, 1.0f, 0.99f, 1e-5f, grad_f32, &calls, t32, v32, pw32, N, 500, &rng, &st), SGMCMC_OK, 500);
+        EXPECT(sgmcmc_psgld_f64(0.01, 1.0, 0.99, 1e-5, grad_f64, &calls, t64, v64, pw64, N, 500, &rng, &st), SGMCMC_OK, 500);
+        EXPECT(sgmcmc_psgld_f64(0.01, -1.0, 0.99, 1e-5, grad_f64, &calls, t64, v64, pw64, N, 1, &rng, &st), SGMCMC_ERR_BAD_TEMPERATURE, 0);
+        EXPECT(sgmcmc_psgld_f64(0.01, 1.0, 1.0, 1e-5, grad_f64, &calls, t64, v64, pw64, N, 1, &rng, &st), SGMCMC_ERR_BAD_DECAY, 0);
+        EXPECT(sgmcmc_psgld_f64(0.01, 1.0, 0.99, 0.0, grad_f64, &calls, t64, v64, pw64, N, 1, &rng, &st), SGMCMC_ERR_BAD_OFFSET, 0);
         for (i = 0; i < N; ++i) {
             if (!isfinite(t32[i]) || !isfinite(t64[i]) || !(v32[i] > 0.0f) || !(v64[i] > 0.0)) ok = 0;
         }
@@ -180,6 +182,8 @@ static int other_entry_points(void) {
     EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_THERMOSTAT_DIFFUSION, 0);
     bad = q64; bad.noise_estimate = 60.0; /* 2 sigma_theta B-hat = 1.2 >= 1 */
     EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_NOISE_ESTIMATE, 0);
+    bad = q64; bad.temperature = -1.0; /* the last field */
+    EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_TEMPERATURE, 0);
     bad = q64; bad.integrator = 5;
     EXPECT(sgmcmc_sgmgt_f64(bad, grad_f64, &calls, t64, p64, x64, w64, N, 1, NULL, &rng, &st), SGMCMC_ERR_BAD_INTEGRATOR, 0);
     /* Per-coordinate noise estimates: 2 * 0.01 * b < 1 for all but the refused 60. */
@@ -209,22 +213,26 @@ int main(void) {
     long calls = 0;
 
     /* A few error paths through the C declarations. */
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
                          N, 1, &rng, NULL) != SGMCMC_ERR_RNG_UNSEEDED) ok = 0;
     sgmcmc_rng_seed(&rng, 1);
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, NULL, p, &xi, work,
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 1.0f, SGMCMC_EULER, grad_f32, &calls, NULL, p, &xi, work,
                          N, 1, &rng, NULL) != SGMCMC_ERR_NULL) ok = 0;
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
                          0, 1, &rng, NULL) != SGMCMC_ERR_LENGTH) ok = 0;
-    if (sgmcmc_sgnht_f32(-0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
+    if (sgmcmc_sgnht_f32(-0.1f, 1.0f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
                          N, 1, &rng, NULL) != SGMCMC_ERR_BAD_STEP_SIZE) ok = 0;
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 7, grad_f32, &calls, theta, p, &xi, work, N, 1,
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 1.0f, 7, grad_f32, &calls, theta, p, &xi, work, N, 1,
                          &rng, NULL) != SGMCMC_ERR_BAD_INTEGRATOR) ok = 0;
+    /* The temperature is the argument after h: a negative one is refused, and checked before
+     * the diffusion (A = -1 here too). */
+    if (sgmcmc_sgnht_f32(0.1f, -1.0f, -1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, work,
+                         N, 1, &rng, NULL) != SGMCMC_ERR_BAD_TEMPERATURE) ok = 0;
     /* Overlapping arguments write nothing, not even the stats. */
     stats.steps = 42;
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, theta, N, 1,
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p, &xi, theta, N, 1,
                          &rng, &stats) != SGMCMC_ERR_OVERLAP || stats.steps != 42) ok = 0;
-    if (sgmcmc_sgnht_f32(0.1f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p,
+    if (sgmcmc_sgnht_f32(0.1f, 1.0f, 1.0f, SGMCMC_EULER, grad_f32, &calls, theta, p,
                          (float*)&stats.thermostat, work, N, 1, &rng, &stats) != SGMCMC_ERR_OVERLAP
         || stats.steps != 42) ok = 0;
     if (calls != 0) ok = 0;
