@@ -23,8 +23,9 @@
 //! network at h = 10⁻⁴ while mSGNHT-S works. We run both integrators at that protocol on every
 //! depth and over a range of h around it, and report where each fails.
 //!
-//! **Schedules** ([`schedules`]): constant, polynomial and cyclical (Zhang et al. 2020) step
-//! sizes ([`ScheduleKind`]) for SGLD, SGHMC and SGNHT, each with its own validation search.
+//! **Schedules** ([`schedules`]): constant, polynomial and cyclical (Zhang et al. 2020's
+//! cSG-MCMC, the noise off while exploring) step sizes ([`ScheduleKind`]) for SGLD, SGHMC and
+//! SGNHT, each with its own validation search.
 //! **Timing** ([`timing`]): each sampler's cost per iteration on one thread, the gradient and
 //! the sampler's own work apart.
 
@@ -52,7 +53,7 @@ use indicatif::ProgressBar;
 use rand_pcg::Pcg64;
 use sgmcmc::ParamError;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::run_scheduled;
+use sgmcmc::sampler::run_cyclical;
 use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::ops::ControlFlow;
@@ -441,7 +442,8 @@ impl<G: FnMut(&[f64], &mut [f64])> Gradient<f64> for Timed<G> {
 }
 
 /// One run of `method` at `setting` on `bnn` from the He-scaled start drawn from `seed`
-/// (p₀ ~ N(0, I)), its step size following `protocol.schedule` ([`run_scheduled`]).
+/// (p₀ ~ N(0, I)), its step size following `protocol.schedule` ([`run_cyclical`]: on the cyclical
+/// schedule the injected noise is off in each cycle's exploration stage, as in Zhang et al. 2020).
 pub fn run_one(
     bnn: &Bnn<'_>,
     held_out: (&Classification, &Classification),
@@ -470,7 +472,7 @@ pub fn run_one(
         (&mut theta, &mut start.p),
         &mut start.rng,
         |sampler, rng| {
-            run_scheduled(sampler, &schedule, 0, &mut model, rng, steps, &mut observer).map(|_| ())
+            run_cyclical(sampler, &schedule, 0, &mut model, rng, steps, &mut observer).map(|_| ())
         },
     )?;
     drop(observer);
