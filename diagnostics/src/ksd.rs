@@ -17,7 +17,7 @@
 //! why Coullon, South & Nemeth (2023) tune SG-MCMC step sizes by it. `tools/arviz/ksd_check.py`
 //! checks this implementation against a direct NumPy computation.
 
-use super::error::DiagnosticError;
+use crate::error::DiagnosticError;
 
 /// The IMQ base kernel's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,6 +35,21 @@ impl Default for Imq {
     }
 }
 
+impl Imq {
+    /// Refuses parameters outside c > 0 (finite), −1 < β < 0, where the IMQ KSD is not
+    /// convergence-determining (Gorham & Mackey 2017, Thm. 8).
+    pub(crate) fn check(self) -> Result<(), DiagnosticError> {
+        let Imq { c, beta } = self;
+        if c.is_finite() && c > 0.0 && beta > -1.0 && beta < 0.0 {
+            Ok(())
+        } else {
+            Err(DiagnosticError::InvalidArgument(
+                "the IMQ kernel needs c > 0 and -1 < beta < 0",
+            ))
+        }
+    }
+}
+
 /// The IMQ kernel Stein discrepancy of `points` (n rows of d, row-major) whose scores ∇log p are
 /// `scores` (the same layout). Requires n ≥ 1, d ≥ 1, matching lengths, finite values and a
 /// valid kernel.
@@ -44,12 +59,8 @@ pub fn imq_ksd(
     d: usize,
     kernel: Imq,
 ) -> Result<f64, DiagnosticError> {
+    kernel.check()?;
     let Imq { c, beta } = kernel;
-    if !(c.is_finite() && c > 0.0 && beta > -1.0 && beta < 0.0) {
-        return Err(DiagnosticError::InvalidArgument(
-            "the IMQ kernel needs c > 0 and -1 < beta < 0",
-        ));
-    }
     if d == 0
         || points.is_empty()
         || !points.len().is_multiple_of(d)
