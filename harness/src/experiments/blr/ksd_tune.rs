@@ -80,8 +80,8 @@ pub fn ksd_protocol(opts: &RunOptions) -> KsdProtocol {
 /// Other readings of the paper's recipe (full mode only), each changing one thing of the main
 /// protocol: no burn-in (the paper scores the whole run, from a start near the mode; ours start
 /// at random), no thinning, heavier thinning, the validation search's full run length, and a
-/// kernel scale c = 0.1 near the posterior sds (0.07–0.15 on Pima's standardised weights), where
-/// c = 1 makes the kernel nearly flat across the posterior.
+/// kernel scale c = 0.1, below the posterior sds (0.15–0.20 on the fit split; the report prints
+/// them), where c = 1 is 5–7 of them and the kernel varies little across the posterior.
 pub const KSD_READINGS: [KsdProtocol; 5] = [
     KsdProtocol {
         label: "no burn-in",
@@ -145,6 +145,13 @@ impl KsdTuneRow {
         self.ksd_h.is_some_and(|h| self.acceptable_h.contains(&h))
     }
 
+    /// How much worse by the KSD the validation search's h is than the KSD pick: their KSD
+    /// ratio (≥ 1; ∞ if the validation h diverged in the short runs).
+    pub fn validation_ksd_ratio(&self) -> Option<f64> {
+        let at = |h: f64| self.ksd.iter().find(|c| c.0 == h).map(|c| c.1);
+        Some(at(self.validation_h)? / at(self.ksd_h?)?)
+    }
+
     /// Is the KSD pick one of the stable and competitive step sizes?
     pub fn within_competitive(&self) -> bool {
         self.ksd_h.is_some_and(|h| self.competitive_h.contains(&h))
@@ -177,6 +184,9 @@ pub struct KsdTune {
     pub friction: FrictionSearch,
     /// Wall time of the runs and KSDs, seconds (reported, never tested).
     pub seconds: f64,
+    /// The smallest and largest marginal sd of the fit split's Laplace approximation: the
+    /// posterior's scale, against which the kernel's c is read.
+    pub laplace_sd: (f64, f64),
 }
 
 /// The validation search's table the comparison reads: `harness/results/blr/blr-tune.csv`.
@@ -415,6 +425,11 @@ fn search(
         rows,
         friction,
         seconds: start.elapsed().as_secs_f64(),
+        laplace_sd: problem
+            .laplace
+            .sd
+            .iter()
+            .fold((f64::INFINITY, 0.0), |(lo, hi), &x| (lo.min(x), hi.max(x))),
     })
 }
 
@@ -451,6 +466,12 @@ fn validation_range(
     ))
 }
 
+/// The KSD of the validation search's (h, A) over the KSD pick's.
+fn friction_ratio(f: &FrictionSearch) -> Option<f64> {
+    let at = |p: (f64, f64)| f.ksd.iter().find(|c| c.0 == p).map(|c| c.1);
+    Some(at(f.validation)? / at(f.ksd_pick?)?)
+}
+
 fn list(h: &[f64]) -> String {
     if h.is_empty() {
         "–".into()
@@ -476,6 +497,7 @@ pub fn ksd_tune_table(searches: &[KsdTune]) -> Table {
         "stable & competitive h",
         "KSD h acceptable?",
         "KSD h competitive?",
+        "KSD(validation h) / KSD(KSD h)",
     ]);
     for s in searches {
         for r in &s.rows {
@@ -490,6 +512,7 @@ pub fn ksd_tune_table(searches: &[KsdTune]) -> Table {
                 list(&r.competitive_h),
                 yes_no(r.within_acceptable()).into(),
                 yes_no(r.within_competitive()).into(),
+                r.validation_ksd_ratio().map_or("–".into(), |x| sig(x, 3)),
             ]);
         }
         let f = &s.friction;
@@ -508,6 +531,7 @@ pub fn ksd_tune_table(searches: &[KsdTune]) -> Table {
             String::new(),
             yes_no(f.ksd_pick.is_some_and(|p| f.acceptable.contains(&p))).into(),
             String::new(),
+            friction_ratio(f).map_or("–".into(), |x| sig(x, 3)),
         ]);
     }
     t
@@ -559,6 +583,13 @@ pub fn report(searches: &[KsdTune]) -> String {
             p.kernel.c,
             p.kernel.beta,
             k.seconds
+        );
+    }
+    if let Some(k) = searches.first() {
+        s += &format!(
+            "posterior (Laplace) marginal sds of the fit split: {}–{}\n",
+            sig(k.laplace_sd.0, 2),
+            sig(k.laplace_sd.1, 2)
         );
     }
     let t = ksd_tune_table(searches);
