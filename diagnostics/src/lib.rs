@@ -1,5 +1,4 @@
-//! Host (std) MCMC diagnostics for `sgmcmc` chains: effective sample size, split-R̂, the kernel
-//! Stein discrepancy, and a step-size search that minimises it.
+//! Host (std) MCMC diagnostics for `sgmcmc` chains: ESS, split-R̂, the kernel Stein discrepancy, and a step-size search that minimises it.
 //!
 //! The on-device, allocation-free diagnostics are `sgmcmc::diagnostics`; these are the offline
 //! ones, for a run stored whole in memory, used by the harness and by any binding:
