@@ -402,12 +402,20 @@ struct BlrArgs {
     /// 200 independent runs) on full-gradient SGNHT and SGHMC chains of the Pima posterior.
     #[arg(long)]
     ess_audit: bool,
+    /// Instead of Table 1: Pima's step sizes (and SGNHT's friction) chosen by the kernel Stein
+    /// discrepancy of short runs (Coullon, South & Nemeth 2023), against the validation
+    /// search's choice and the range it accepts (reads harness/results/blr/blr-tune.csv).
+    #[arg(long)]
+    ksd_tune: bool,
 }
 
 impl BlrArgs {
     fn mode(&self) -> blr::Mode {
         if self.ess_audit {
             return blr::Mode::EssAudit;
+        }
+        if self.ksd_tune {
+            return blr::Mode::KsdTune;
         }
         if self.ess_readings {
             return blr::Mode::EssReadings;
@@ -782,7 +790,7 @@ mod tests {
 
     /// Words an argument vector is made of: every subcommand and flag, and values that are
     /// typical, out of range, huge, negative, non-numeric or empty.
-    const WORDS: [&str; 60] = [
+    const WORDS: [&str; 61] = [
         "--kjv",
         "--replot",
         "calibration",
@@ -811,6 +819,7 @@ mod tests {
         "--quick",
         "--tune",
         "--batch-sweep",
+        "--ksd-tune",
         "--depth",
         "--schedules",
         "--timing",

@@ -238,3 +238,43 @@ fn ess_readings_quick_thinning_raises_the_ess_per_draw() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `blr --ksd-tune --quick` (Pima, 2 chains × 300 iterations per setting): every method gets a
+/// KSD pick; the validation table it compares with is read and agrees with `settings()` (the
+/// validation h is among its own acceptable ones); and the KSD at the smallest step size, whose
+/// chains have barely left their random starts, is above the KSD at the pick — the lower arm of
+/// the U-shaped curve the search relies on. In the quick run it is 9.6–24× for four methods and
+/// 2.2× for SGMGT(a=2), which after 300 iterations has converged at no h of the grid (its best
+/// KSD, 95, is 13× the others'); 1.5× is asserted, as the bound all five clear. The
+/// comparison of the picks with the validation range is the experiment's finding, reported in
+/// REPRODUCTION.md, not asserted.
+#[test]
+fn ksd_tune_quick_picks_a_step_size_per_method() {
+    let dir = std::env::temp_dir().join(format!("sgmcmc-blr-ksd-{}", std::process::id()));
+    let searches = blr::ksd_tune(&RunOptions::quick(&dir)).unwrap();
+    eprintln!("{}", blr::ksd_tune_table(&searches));
+    assert_eq!(searches.len(), 1);
+    let s = &searches[0];
+    assert_eq!(s.rows.len(), Method::ALL.len());
+    for row in &s.rows {
+        assert!(row.acceptable_h.contains(&row.validation_h), "{row:?}");
+        let best = row
+            .ksd
+            .iter()
+            .map(|&(_, k)| k)
+            .fold(f64::INFINITY, f64::min);
+        assert!(row.ksd_h.is_some() && best.is_finite(), "{row:?}");
+        assert!(
+            row.ksd[0].1 > 1.5 * best,
+            "{}: {:?}",
+            row.method.label(),
+            row.ksd
+        );
+    }
+    assert!(s.friction.ksd_pick.is_some());
+    assert!(s.friction.acceptable.contains(&s.friction.validation));
+    for f in ["blr-ksd-tune.csv", "blr-ksd-tune-cells.csv"] {
+        assert!(dir.join(f).exists(), "{f} not written");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

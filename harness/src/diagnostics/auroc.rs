@@ -15,7 +15,7 @@
 //! Reference: J. A. Hanley, B. J. McNeil (1982), "The meaning and use of the area under a
 //! receiver operating characteristic (ROC) curve", *Radiology* 143(1), 29–36.
 
-use super::error::DiagnosticError;
+use sgmcmc_diagnostics::DiagnosticError;
 
 /// AUROC of `scores` (higher = more likely positive) against `labels` (`true` = positive).
 ///

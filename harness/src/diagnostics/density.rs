@@ -98,7 +98,7 @@
 //! * P. J. Davis, P. Rabinowitz (1984), *Methods of Numerical Integration*, 2nd ed., §2.7
 //!   (Gauss–Legendre nodes and weights).
 
-use super::error::DiagnosticError;
+use sgmcmc_diagnostics::DiagnosticError;
 
 /// How the histogram and the reference density are normalised for [`Histogram::rmse`] and
 /// [`Histogram2d::rmse`] (the KL divergence always uses [`Normalization::OverRange`]).
@@ -769,8 +769,8 @@ fn rmse(
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{gamma, normals};
     use super::*;
+    use crate::diagnostics::testing::{gamma, normals};
     use rand_pcg::Pcg64;
     use sgmcmc::rng::standard_normal_f64;
     use std::f64::consts::PI;

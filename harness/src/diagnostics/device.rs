@@ -8,7 +8,7 @@
 //! [`TOLERANCE`]. Geyer's ESS over all the draws is reported beside the batch-means one (two
 //! estimators of one quantity, which agree only within their own errors).
 
-use super::ess::ess_unsplit;
+use sgmcmc_diagnostics::ess_unsplit;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -180,7 +180,7 @@ mod tests {
     #[test]
     fn a_log_of_the_cores_estimates_agrees() {
         use sgmcmc::diagnostics::{BatchMeans, RunningMoments, WindowedEss};
-        let x = super::super::testing::ar1(0.7, 3000, 5, 6);
+        let x = crate::diagnostics::testing::ar1(0.7, 3000, 5, 6);
         let (mut m, mut bm, mut w) = (
             RunningMoments::<f32>::new(),
             BatchMeans::<f32, 64>::new(),

@@ -1,15 +1,13 @@
-//! MCMC diagnostics for the harness: ESS and τ (Geyer, Sokal's window, coda's AR spectrum, replicates), split-R̂, histogram densities (KL, RMSE), moment errors, summaries.
+//! MCMC diagnostics for the harness: ESS and τ (Geyer, Sokal's window, coda's AR spectrum, replicates), split-R̂, the IMQ KSD and its step-size search from `sgmcmc-diagnostics`, and the harness's own histogram densities (KL, RMSE), moment errors, summaries.
+//!
+//! The estimators live in the `sgmcmc-diagnostics` crate and are re-exported here, so the
+//! harness has one copy of each and its call sites name them as `diagnostics::…`.
 
 mod auroc;
 mod density;
 mod device;
 mod draws;
-mod error;
-mod ess;
-mod ksd;
 mod moments;
-mod rhat;
-mod spectral;
 mod summary;
 #[cfg(test)]
 mod testing;
@@ -21,13 +19,11 @@ pub use density::{
 };
 pub use device::check_log as check_device_log;
 pub use draws::{DrawCollector, Draws};
-pub use error::DiagnosticError;
-pub use ess::{
-    EssEstimate, MIN_DRAWS, autocorrelation, autocovariance, ess, ess_first_dip, ess_unsplit,
-    integrated_autocorrelation_time,
-};
-pub use ksd::{Imq, imq_ksd};
 pub use moments::{MomentError, MomentEstimate, moment_errors, moments, moments_of};
-pub use rhat::{RhatEstimate, rhat, split_rhat};
-pub use spectral::{SpectralEss, WindowedTau, ess_from_replicates, ess_spectral_ar, tau_windowed};
+pub use sgmcmc_diagnostics::{
+    CandidateKsd, DiagnosticError, EssEstimate, Imq, KsdSearch, MIN_DRAWS, RhatEstimate,
+    RunFailure, ShortRun, SpectralEss, WindowedTau, autocorrelation, autocovariance, ess,
+    ess_first_dip, ess_from_replicates, ess_spectral_ar, ess_unsplit, imq_ksd,
+    integrated_autocorrelation_time, ksd_search, rhat, split_rhat, tau_windowed,
+};
 pub use summary::{DimSummary, Summary, quantile, summarize};

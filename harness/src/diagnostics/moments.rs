@@ -34,9 +34,10 @@
 //!   third significant figure?", *Statistical Science* 23(2), 250–260.
 //! * Stan Reference Manual, "Posterior Analysis → Estimating Monte Carlo standard error".
 
-use super::draws::{Draws, check_chains};
-use super::error::DiagnosticError;
-use super::ess::{MIN_DRAWS, ess};
+use super::draws::Draws;
+use sgmcmc_diagnostics::DiagnosticError;
+use sgmcmc_diagnostics::check_chains;
+use sgmcmc_diagnostics::{MIN_DRAWS, ess};
 
 /// Mean and variance of one dimension with their Monte Carlo standard errors.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -177,8 +178,8 @@ fn z_score(error: f64, se: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{ar1, normals};
     use super::*;
+    use crate::diagnostics::testing::{ar1, normals};
     use rand_pcg::Pcg64;
 
     /// Values 1 … 8 in two chains: x̄ = 4.5, s² = Σ(x − 4.5)²/7 = 42/7 = 6.

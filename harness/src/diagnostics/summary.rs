@@ -21,10 +21,10 @@
 //! American Statistician* 50(4), 361–365.
 
 use super::draws::Draws;
-use super::error::DiagnosticError;
 use super::moments::moments_of;
-use super::rhat::split_rhat;
-use super::spectral::ess_spectral_ar;
+use sgmcmc_diagnostics::DiagnosticError;
+use sgmcmc_diagnostics::ess_spectral_ar;
+use sgmcmc_diagnostics::split_rhat;
 use std::fmt;
 
 /// The summary of one dimension.
@@ -170,8 +170,8 @@ impl fmt::Display for Summary {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::normals;
     use super::*;
+    use crate::diagnostics::testing::normals;
     use rand_pcg::Pcg64;
 
     #[test]

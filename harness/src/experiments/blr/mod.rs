@@ -43,13 +43,17 @@
 //! how much of the ESS gap to Table 1 the minibatch accounts for. [`ess_readings`]
 //! (`blr --ess-readings`) gives Table 1's ESS under other readings of its protocol and with four
 //! estimators, and [`ess_audit`] (`blr --ess-audit`) checks the estimators against the true ESS
-//! of many independent runs.
+//! of many independent runs. [`ksd_tune`] (`blr --ksd-tune`) picks Pima's step sizes by the
+//! kernel Stein discrepancy of short runs (Coullon, South & Nemeth 2023) and compares them with
+//! the validation search's.
 //!
 //! The folder splits the experiment by concern: `problem` (the posterior and its held-out and
 //! validation splits), `run` (the chains and Table 1's numbers), `report` (tables, CSV files and
 //! trace plots), `splits` (the AUROC spread over random re-splits), `tune` (the validation
-//! search), `sweep` (the minibatch sweep) and `readings` (the ESS readings and audit).
+//! search), `sweep` (the minibatch sweep), `readings` (the ESS readings and audit) and `ksd_tune`
+//! (the KSD step-size search).
 
+mod ksd_tune;
 mod problem;
 mod readings;
 mod report;
@@ -59,6 +63,11 @@ mod splits;
 mod sweep;
 mod tune;
 
+pub use ksd_tune::{
+    FrictionSearch, KSD_BURN_IN, KSD_ITERATIONS, KSD_READINGS, KSD_THIN, KsdProtocol, KsdTune,
+    KsdTuneRow, QUICK_KSD_ITERATIONS, ksd_protocol, ksd_tune, ksd_tune_table,
+    validation_table_path,
+};
 pub use problem::Problem;
 pub use readings::{
     AUDIT_CONFIGS, AUDIT_DRAWS, AUDIT_RUNS, AuditRow, EssMedians, KEPT, READINGS, Reading,
@@ -75,7 +84,7 @@ pub use sweep::{
 };
 pub use tune::{
     SD_TOLERANCES, TUNE_C, TUNE_RESAMPLE_XI, TUNE_SIGMA_P, TUNE_SIGMA_THETA, TUNE_SIGMA_XI,
-    TUNE_STEPS, TuneCell, TuneMeans, choose, tune, tune_grid,
+    TUNE_STEPS, TuneCell, TuneMeans, acceptable, choose, competitive, tune, tune_grid,
 };
 
 use super::common::{ExperimentError, RunOptions, sig};
@@ -385,6 +394,9 @@ pub enum Mode {
     EssReadings,
     /// The ESS estimators against the true ESS ([`ess_audit`]).
     EssAudit,
+    /// The step size (and SGNHT's friction) by the KSD of short runs, against the validation
+    /// search's choice ([`ksd_tune`]).
+    KsdTune,
 }
 
 /// Runs `mode` and returns the text the CLI prints.
@@ -396,5 +408,6 @@ pub fn cli(opts: &RunOptions, mode: Mode) -> Result<String, ExperimentError> {
         Mode::BatchSweep => batch_sweep(opts).map(|rows| sweep::report(&rows, opts)),
         Mode::EssReadings => ess_readings(opts).map(|rows| readings::report(&rows, opts)),
         Mode::EssAudit => ess_audit(opts).map(|rows| readings::audit_report(&rows, opts)),
+        Mode::KsdTune => ksd_tune(opts).map(|t| ksd_tune::report(&t)),
     }
 }

@@ -47,34 +47,62 @@ pub const SD_TOLERANCES: [f64; 4] = [0.1, 0.2, 0.4, f64::INFINITY];
 /// 3. it is *accurate* within τ if |ln(sd ratio)| ≤ τ, the sample sds matching the Laplace sds
 ///    (a chain can buy ESS by running hot, which the AUROC of a posterior mean hardly sees);
 ///    τ is the first of [`SD_TOLERANCES`] for which some competitive cell is accurate;
-/// 4. among those, the one with the largest median ESS wins. Returns its index.
+/// 4. among those ([`acceptable`]), the one with the largest median ESS wins. Returns its index.
 pub fn choose(grid: &[TuneCell]) -> Option<usize> {
-    let stable: Vec<(usize, TuneMeans)> = grid
+    acceptable(grid)
+        .into_iter()
+        .max_by(|&a, &b| ess_of(grid, a).total_cmp(&ess_of(grid, b)))
+}
+
+/// The cells [`choose`] picks among (steps 1–3 of its rule: stable, competitive, and accurate
+/// within the first tolerance that admits any), in grid order: the settings the validation
+/// search deems acceptable, of which it keeps the one with the largest ESS.
+pub fn acceptable(grid: &[TuneCell]) -> Vec<usize> {
+    let competitive = competitive(grid);
+    SD_TOLERANCES
+        .iter()
+        .map(|&tol| {
+            competitive
+                .iter()
+                .copied()
+                .filter(|&i| means_of(grid, i).sd_ratio.ln().abs() <= tol)
+                .collect::<Vec<_>>()
+        })
+        .find(|cells| !cells.is_empty())
+        .unwrap_or_default()
+}
+
+/// The stable and competitive cells of [`choose`]'s rule (steps 1–2), in grid order.
+pub fn competitive(grid: &[TuneCell]) -> Vec<usize> {
+    let stable: Vec<usize> = grid
         .iter()
         .enumerate()
         .filter(|(i, c)| {
             c.diverged == 0
+                && c.means.is_some()
                 && grid
                     .get(i + 1)
                     .is_none_or(|next| next.family != c.family || next.diverged == 0)
         })
-        .filter_map(|(i, c)| c.means.map(|m| (i, m)))
+        .map(|(i, _)| i)
         .collect();
     let best = stable
         .iter()
-        .map(|(_, m)| m.auroc)
+        .map(|&i| means_of(grid, i).auroc)
         .fold(f64::NEG_INFINITY, f64::max);
-    let competitive: Vec<&(usize, TuneMeans)> = stable
-        .iter()
-        .filter(|(_, m)| m.auroc >= best - 0.02)
-        .collect();
-    SD_TOLERANCES.iter().find_map(|&tol| {
-        competitive
-            .iter()
-            .filter(|(_, m)| m.sd_ratio.ln().abs() <= tol)
-            .max_by(|a, b| a.1.ess.total_cmp(&b.1.ess))
-            .map(|(i, _)| *i)
-    })
+    stable
+        .into_iter()
+        .filter(|&i| means_of(grid, i).auroc >= best - 0.02)
+        .collect()
+}
+
+/// The means of a cell that [`competitive`] admitted (it has some).
+fn means_of(grid: &[TuneCell], i: usize) -> TuneMeans {
+    grid[i].means.expect("stable cells have means")
+}
+
+fn ess_of(grid: &[TuneCell], i: usize) -> f64 {
+    means_of(grid, i).ess
 }
 
 /// The step sizes [`tune`] tries.

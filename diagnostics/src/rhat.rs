@@ -38,8 +38,8 @@
 //!   folding, and localization: an improved R̂ for assessing convergence of MCMC", *Bayesian
 //!   Analysis* 16(2), 667–718.
 
-use super::draws::{check_chains, split_chains};
-use super::error::DiagnosticError;
+use crate::chains::{check_chains, split_chains};
+use crate::error::DiagnosticError;
 
 /// An R̂ estimate with its variance components.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -115,8 +115,8 @@ fn compute<C: AsRef<[f64]>>(chains: &[C]) -> RhatEstimate {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{ar1, fixed_two_chains, normals};
     use super::*;
+    use crate::testing::{ar1, fixed_two_chains, normals};
     use rand_pcg::Pcg64;
 
     /// Chains (1,2,3,4) and (2,3,4,5) by hand.

@@ -1,6 +1,6 @@
 //! Other readings of τ and ESS: Sokal's windowed autocorrelation sum, coda's AR spectral ESS, and the ESS of independent replicates.
 //!
-//! All three estimate the same quantity as [`super::ess`] — `τ = 1 + 2 Σ_{k≥1} ρ_k`, the factor
+//! All three estimate the same quantity as [`ess`](fn@crate::ess) — `τ = 1 + 2 Σ_{k≥1} ρ_k`, the factor
 //! by which autocorrelation inflates the variance of a chain's mean (`τ = 2π f(0)/σ²`, with `f`
 //! the spectral density) — by other routes. Papers rarely say which one they print, and on
 //! chains whose autocorrelation oscillates (a momentum sampler with little friction) the routes
@@ -24,9 +24,9 @@
 //! * R Core Team, `stats::ar.yw` (Yule–Walker with AIC order selection, `order.max =
 //!   min(n − 1, ⌊10 log₁₀ n⌋)`, innovation variance scaled by `n/(n − (p + 1))`).
 
-use super::draws::check_chains;
-use super::error::DiagnosticError;
-use super::ess::{MIN_DRAWS, autocorrelation, autocovariance};
+use crate::chains::check_chains;
+use crate::error::DiagnosticError;
+use crate::ess::{MIN_DRAWS, autocorrelation, autocovariance};
 
 /// Sokal's windowed estimate of τ.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -170,9 +170,9 @@ pub fn ess_from_replicates<C: AsRef<[f64]>>(chains: &[C]) -> Result<f64, Diagnos
 
 #[cfg(test)]
 mod tests {
-    use super::super::ess::ess_unsplit;
-    use super::super::testing::{ar1, ar2};
     use super::*;
+    use crate::ess::ess_unsplit;
+    use crate::testing::{ar1, ar2};
 
     /// The ESS audit (issue 18): on AR(1) the theory is `ESS = n(1 − φ)/(1 + φ)`; at n = 10⁵ our
     /// Geyer estimator and coda's spectral estimator must both be within 10 % of it, for an

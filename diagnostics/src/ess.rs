@@ -53,7 +53,7 @@
 //! and drops the later, mostly negative lobes, so τ̂ is too large and the ESS too small. On
 //! full-gradient SGNHT/SGHMC chains of the Pima posterior (`blr --ess-audit`) it reported 0.14–0.26
 //! of the true ESS on every weight, where coda's AR estimate
-//! ([`ess_spectral_ar`](super::ess_spectral_ar)) was within the truth's noise
+//! ([`ess_spectral_ar`](fn@crate::ess_spectral_ar)) was within the truth's noise
 //! (`docs/ess-estimators.md`). For such chains read that estimate beside this one.
 //!
 //! For one chain and `n → ∞`, `τ̂ → τ = 1 + 2 Σ_{k≥1} ρ_k`, the integrated autocorrelation time:
@@ -70,8 +70,8 @@
 //! * A. D. Sokal (1997), "Monte Carlo methods in statistical mechanics: foundations and new
 //!   algorithms", in *Functional Integration*, Springer, §3 (the variance of τ̂).
 
-use super::draws::{check_chains, split_chains};
-use super::error::DiagnosticError;
+use crate::chains::{check_chains, split_chains};
+use crate::error::DiagnosticError;
 use rustfft::FftPlanner;
 use rustfft::num_complex::Complex;
 
@@ -141,7 +141,7 @@ pub fn ess_unsplit<C: AsRef<[f64]>>(chains: &[C]) -> Result<EssEstimate, Diagnos
 ///
 /// This is the rule of the truncated-autocorrelation ESS in the public MATLAB code of
 /// Zhang et al.'s monomial-gamma HMC (2016b; `mcmc_ess_acorr.m`, threshold 0.01), the first
-/// author of Zhang et al. 2017, whose Table 1 does not say which ESS it reports; [`crate::experiments::blr`]
+/// author of Zhang et al. 2017, whose Table 1 does not say which ESS it reports; the harness's `blr` experiment
 /// shows it beside Geyer's to see how much of the gap to the paper the estimator explains. It
 /// stops at the first lag where the sample autocorrelation dips below the threshold, so for a
 /// chain whose autocorrelation oscillates (a momentum sampler with little friction) or whose
@@ -306,8 +306,8 @@ fn geyer<C: AsRef<[f64]>>(chains: &[C]) -> EssEstimate {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::ar1;
     use super::*;
+    use crate::testing::ar1;
     use std::time::Instant;
 
     #[test]
@@ -386,7 +386,7 @@ mod tests {
     /// `arviz.stats.diagnostics._ess(x)` (unsplit) on the identical arrays.
     #[test]
     fn ess_matches_arviz_on_a_fixed_two_chain_example() {
-        let x = super::super::testing::fixed_two_chains();
+        let x = crate::testing::fixed_two_chains();
         let split = ess(&x).unwrap();
         let unsplit = ess_unsplit(&x).unwrap();
         assert!((split.ess - 18.072499321449296).abs() < 1e-9, "{split:?}");
