@@ -9,6 +9,7 @@ use sgmcmc::adapt::{Calibrated, Mcem, WindowedAdaptation};
 use sgmcmc::kinetic::{AdaptiveMass, Gaussian, MonomialGamma};
 use sgmcmc::sampler::{
     ChainState, Checkpoint, Hmc, MSgnht, NoiseDiscount, Sampler, SgNphmc, Sgmgt, Sgnht, StepSize,
+    Tempered,
 };
 
 pub use crate::api::{
@@ -75,6 +76,23 @@ where
         steps,
         &mut (),
     ))
+}
+
+/// `Tempered::set_temperature` with the knobs' x, then cSG-MCMC's `run_cyclical` on the schedule
+/// the knobs choose (exploration stages at T = 0), no observer.
+#[inline(always)]
+pub fn run_cyclical<'c, T, Tag, S>(s: &mut S, mut cx: Cx<'c, T, Tag>) -> i32
+where
+    T: Real,
+    S: Sampler<T, Opaque<'c, T, Tag>> + StepSize<T> + Tempered<T>,
+{
+    tri!(s.set_temperature(cx.knobs.x));
+    let schedule = tri!(schedule(cx.knobs));
+    let (first, steps) = (cx.knobs.first, cx.knobs.steps);
+    let r =
+        sgmcmc::sampler::run_cyclical(s, &schedule, first, &mut cx.model, cx.rng, steps, &mut ());
+    cx.out.value = s.temperature();
+    status(r)
 }
 
 /// `StepSize::set_step_size`, then `step_size`.

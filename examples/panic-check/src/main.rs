@@ -7,8 +7,9 @@
 //! linalg, masses, kinetics, noise estimate, schedules, in `api.rs`). Configurations: the
 //! Euler and splitting integrators × the identity, diagonal and dense masses where the sampler
 //! takes them (`families.rs`). Entry points: the constructor (`new`), `step`, `run` (no
-//! observer), `run_scheduled`, `set_step_size`, `resample_momentum`, checkpoint `save` and
-//! `restore`, `set_inverse_mass`, the thermostat setters and each sampler's own (`entries.rs`).
+//! observer), `run_scheduled`, `run_cyclical` (after `set_temperature`), `set_step_size`,
+//! `resample_momentum`, checkpoint `save` and `restore`, `set_inverse_mass`, the thermostat
+//! setters and each sampler's own (`entries.rs`).
 //! For `f32` and `f64`:
 //!
 //! * `pc_<float>_<family>_any_dn_<entry>`: every entry point with θ, p and ξ as pointers and a
@@ -276,16 +277,19 @@ const fn variant(c: Cfg) -> Cfg {
 family!(any_sampler via with_any {
     euler = cfg(Euler, Identity),
     splitting = cfg(Splitting, Identity),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore]);
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save
+           restore]);
 
 family!(sgld via with_sgld {
     plain = cfg(Euler, Identity),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore]);
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save
+           restore]);
 
 family!(psgld via with_psgld {
     plain = cfg(Euler, Identity),
     corrected = variant(cfg(Euler, Identity)),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore]);
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save
+           restore]);
 
 family!(sghmc via with_sghmc {
     euler_identity = cfg(Euler, Identity),
@@ -294,7 +298,7 @@ family!(sghmc via with_sghmc {
     splitting_identity = cfg(Splitting, Identity),
     splitting_diagonal = cfg(Splitting, Diagonal),
     splitting_dense = cfg(Splitting, Dense),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save restore
            set_inverse_mass]);
 
 family!(sgnht via with_sgnht {
@@ -304,13 +308,13 @@ family!(sgnht via with_sgnht {
     splitting_identity = cfg(Splitting, Identity),
     splitting_diagonal = cfg(Splitting, Diagonal),
     splitting_dense = cfg(Splitting, Dense),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save restore
            set_inverse_mass set_thermostat]);
 
 family!(msgnht via with_msgnht {
     euler = cfg(Euler, Identity),
     splitting = cfg(Splitting, Identity),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save restore
            set_thermostat]);
 
 family!(sgmgt via with_sgmgt {
@@ -318,21 +322,21 @@ family!(sgmgt via with_sgmgt {
     splitting = cfg(Splitting, Identity),
     d_euler = variant(cfg(Euler, Identity)),
     d_splitting = variant(cfg(Splitting, Identity)),
-} entries [new step run run_scheduled set_step_size resample_momentum resample_thermostat
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum resample_thermostat
            set_thermostat save restore]);
 
 family!(hmc via with_hmc {
     identity = cfg(Euler, Identity),
     diagonal = cfg(Euler, Diagonal),
     dense = cfg(Euler, Dense),
-} entries [new step run run_scheduled set_step_size set_leapfrog_steps resample_momentum save
+} entries [new step run run_scheduled run_cyclical set_step_size set_leapfrog_steps resample_momentum save
            restore set_inverse_mass windowed_warm_up]);
 
 family!(sgnphmc via with_sgnphmc {
     identity = cfg(Euler, Identity),
     diagonal = cfg(Euler, Diagonal),
     dense = cfg(Euler, Dense),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save restore
            set_inverse_mass set_thermostat_mass integrate block]);
 
 family!(mcem_sghmc via with_mcem_sghmc {
@@ -340,24 +344,24 @@ family!(mcem_sghmc via with_mcem_sghmc {
     euler_dense = cfg(Euler, Dense),
     splitting_diagonal = cfg(Splitting, Diagonal),
     splitting_dense = cfg(Splitting, Dense),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore mcem_stats]);
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save restore mcem_stats]);
 
 family!(mcem_sgnht via with_mcem_sgnht {
     euler_diagonal = cfg(Euler, Diagonal),
     euler_dense = cfg(Euler, Dense),
     splitting_diagonal = cfg(Splitting, Diagonal),
     splitting_dense = cfg(Splitting, Dense),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore mcem_stats]);
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save restore mcem_stats]);
 
 family!(mcem_hmc via with_mcem_hmc {
     diagonal = cfg(Euler, Diagonal),
     dense = cfg(Euler, Dense),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore mcem_stats]);
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save restore mcem_stats]);
 
 family!(mcem_sgnphmc via with_mcem_sgnphmc {
     diagonal = cfg(Euler, Diagonal),
     dense = cfg(Euler, Dense),
-} entries [new step run run_scheduled set_step_size resample_momentum save restore mcem_stats]);
+} entries [new step run run_scheduled run_cyclical set_step_size resample_momentum save restore mcem_stats]);
 
 // The calibrated wrapper: identity mass (its friction correction needs one), diagonal or
 // dense noise shape (`variant`).
