@@ -148,7 +148,9 @@ pub struct Calibration<T> {
 /// * [`Correction::Subtract`]: SGHMC, SGNHT, mSGNHT inject √(2h(A·I − B̂)) ζ instead of
 ///   √(2hA) ζ — per coordinate for a diagonal estimate, as a matrix for a dense one — so that
 ///   injected plus gradient noise is A again in every direction. A ≥ λ_max(B̂) is needed; by
-///   default A is raised to it ([`CalibratedParams::with_raise_friction`]).
+///   default A is raised to it ([`CalibratedParams::with_raise_friction`]). At a temperature
+///   T the budget is AT (inject √(2h(AT·I − B̂)), raise A to λ_max(B̂)/T), and the friction
+///   correction's extra friction is B̂/T (`docs/temperature.md`).
 /// * [`Correction::Friction`]: the friction becomes A·I + B̂ and the injected noise stays
 ///   √(2hA) ζ (identity mass only).
 /// * SGMGT-D takes B̂ⱼ (the diagonal) in its θ term (`docs/sgmgt-noise-estimate.md`); its
