@@ -12,7 +12,8 @@
 //!   2021);
 //! * [`imq_ksd`]: the inverse-multiquadric kernel Stein discrepancy (Gorham & Mackey 2017);
 //! * [`ksd_search`]: the step-size (or friction) search of Coullon, South & Nemeth (2023), which
-//!   picks the setting whose short run has the smallest KSD.
+//!   picks the setting whose short run has the smallest KSD ([`KsdSearch::best`]), optionally
+//!   with a one-step stability margin ([`KsdSearch::best_with_margin`], not in the paper).
 //!
 //! The derivations, with references, are the module docs: [`mod@ess`], [`spectral`], [`rhat`](mod@rhat),
 //! [`ksd`], [`tuning`]; `docs/ess-estimators.md` in the repository compares the ESS estimators

@@ -28,6 +28,19 @@
 //! harness uses), the start (they start at a point near the mode), and the grid. Their
 //! successive-halving / multi-armed-bandit allocation of budgets (MAMBA) is not implemented:
 //! [`ksd_search`] is the exhaustive grid search their bandit accelerates.
+//!
+//! # Two selection rules
+//!
+//! * [`KsdSearch::best`] is **the paper's rule**: the smallest finite KSD over all candidates.
+//! * [`KsdSearch::best_with_margin`] adds a one-step **stability margin** (not in the paper):
+//!   a candidate is eligible only if its run did not fail *and* the run at the next larger step
+//!   size of its family (the candidates equal but for the step size) did not fail either; the
+//!   smallest KSD among the eligible ones wins. Why: a short run cannot see a divergence that
+//!   builds up later in a longer one (or on a larger data set, with larger gradients), and the
+//!   KSD of a stable-looking chain is often smallest just below the edge of stability, where
+//!   transport is fastest. Excluding the last stable step of each family keeps a step of
+//!   headroom; it is the rule a validation search with the same margin applies (the harness's
+//!   `blr --tune`), so the two searches can be compared on equal terms.
 
 use crate::error::DiagnosticError;
 use crate::ksd::{Imq, imq_ksd};
@@ -94,9 +107,50 @@ pub struct KsdSearch<C, E> {
 }
 
 impl<C, E> KsdSearch<C, E> {
-    /// The winning candidate, if any run succeeded.
+    /// The winning candidate under the paper's rule (the smallest finite KSD), if any run
+    /// succeeded.
     pub fn best(&self) -> Option<&CandidateKsd<C, E>> {
         self.best.map(|i| &self.candidates[i])
+    }
+
+    /// The indices of the candidates eligible under the stability margin (module docs), in
+    /// order: candidate i is eligible if its run did not fail and, when candidate i + 1 is of
+    /// the same family (`family` gives equal keys), that run did not fail either.
+    ///
+    /// The margin reads "the next larger step size" as "the next candidate", so the
+    /// `candidates` given to [`ksd_search`] must list each family contiguously, in increasing
+    /// step size (a product grid with the step size as the innermost loop). The last candidate
+    /// of a family has no larger neighbour and needs only its own run to succeed, as in a
+    /// validation search over the same grid.
+    pub fn stable_with_margin<K, F>(&self, family: F) -> Vec<usize>
+    where
+        K: PartialEq,
+        F: Fn(&C) -> K,
+    {
+        let ok = |c: &CandidateKsd<C, E>| c.failure.is_none() && c.ksd.is_finite();
+        (0..self.candidates.len())
+            .filter(|&i| {
+                let c = &self.candidates[i];
+                ok(c)
+                    && self.candidates.get(i + 1).is_none_or(|next| {
+                        family(&next.candidate) != family(&c.candidate) || ok(next)
+                    })
+            })
+            .collect()
+    }
+
+    /// The index of the smallest KSD among [`stable_with_margin`](Self::stable_with_margin)'s
+    /// candidates (the first one on a tie): the search with the stability margin. `None` if no
+    /// candidate is eligible. [`best`](Self::best) is the paper's rule without the margin.
+    pub fn best_with_margin<K, F>(&self, family: F) -> Option<usize>
+    where
+        K: PartialEq,
+        F: Fn(&C) -> K,
+    {
+        // `min_by` keeps the first of equal elements, as `best` does.
+        self.stable_with_margin(family)
+            .into_iter()
+            .min_by(|&a, &b| self.candidates[a].ksd.total_cmp(&self.candidates[b].ksd))
     }
 }
 
@@ -259,6 +313,63 @@ mod tests {
         let none = ksd_search(&[0, 1], run, Imq::default()).unwrap();
         assert_eq!(none.best, None);
         assert!(none.best().is_none());
+    }
+
+    /// The margin against the plain rule on a grid of three families, (family, h) in order:
+    /// family 0 at h = 0.1, 0.2, 0.3 with draws N(0, σ²), σ = 0.5, 1.0 and a failed run; family 1
+    /// at h = 0.1, 0.2 with σ = 2.0, 0.8; family 2 one failed run. The exact draws (σ = 1) have
+    /// the smallest KSD, so the plain rule picks (0, 0.2) — the last step before its family's
+    /// failure, which the margin excludes. The margin then picks (1, 0.2), σ = 0.8, the next
+    /// smallest KSD (≈ 0.20 against ≈ 0.10; σ = 0.5 and 2.0 give larger ones, the first test's
+    /// draws): it is its family's last step, and the failed run after it is another family's,
+    /// so it keeps its eligibility. With every candidate in one family the same slice loses
+    /// (1, 0.2) too, to the failure after it.
+    #[test]
+    fn stability_margin_excludes_the_step_below_a_failure_in_its_family() {
+        let grid: [(u8, f64, f64); 6] = [
+            (0, 0.1, 0.5),
+            (0, 0.2, 1.0),
+            (0, 0.3, f64::NAN),
+            (1, 0.1, 2.0),
+            (1, 0.2, 0.8),
+            (2, 0.1, f64::NAN),
+        ];
+        let search = ksd_search(
+            &grid,
+            |&(_, _, sigma): &(u8, f64, f64)| -> Result<ShortRun, &'static str> {
+                if sigma.is_nan() {
+                    return Err("diverged");
+                }
+                let mut rng = Pcg64::new((sigma * 1000.0) as u128, 7);
+                let x = (0..400 * 2)
+                    .map(|_| sigma * standard_normal_f64(&mut rng))
+                    .collect();
+                Ok(standard_normal_run(x, 2))
+            },
+            Imq::default(),
+        )
+        .unwrap();
+        let ksd: Vec<f64> = search.candidates.iter().map(|c| c.ksd).collect();
+        assert_eq!(search.best, Some(1), "{ksd:?}");
+        let family = |c: &(u8, f64, f64)| c.0;
+        assert_eq!(search.stable_with_margin(family), vec![0, 3, 4]);
+        assert_eq!(search.best_with_margin(family), Some(4), "{ksd:?}");
+        assert_eq!(search.stable_with_margin(|_| ()), vec![0, 3]);
+        // Nothing eligible: a single family whose only successful run is followed by a failure.
+        let none = ksd_search(
+            &[0.0, f64::NAN],
+            |&x: &f64| -> Result<ShortRun, ()> {
+                if x.is_nan() {
+                    Err(())
+                } else {
+                    Ok(standard_normal_run(vec![0.3, -0.2], 1))
+                }
+            },
+            Imq::default(),
+        )
+        .unwrap();
+        assert_eq!(none.best, Some(0));
+        assert_eq!(none.best_with_margin(|_| ()), None);
     }
 
     #[test]

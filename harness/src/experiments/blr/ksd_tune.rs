@@ -22,6 +22,19 @@
 //! Because the paper leaves the run length, burn-in, thinning and kernel scale to the user,
 //! [`KSD_READINGS`] reruns the search under other readings of them; the report gives each one's
 //! picks.
+//!
+//! Two selection rules read the same runs. The paper's ([`KsdSearch::best`]): the smallest KSD
+//! among the candidates whose chains all finished. And, for the protocols marked
+//! [`KsdProtocol::with_margin`] (the main one and the 5000-iteration one), a reading labelled
+//! "… + margin" with the validation search's one-step stability margin
+//! ([`KsdSearch::best_with_margin`]): a candidate is eligible only if no chain diverged at it
+//! nor at the next larger h of its family (for SGNHT's (h, A) search, the same A). It costs no
+//! run: the margin only changes which finished candidate wins.
+//!
+//! "The range our validation search picks" has two readings in the report: per method, the h
+//! values [`acceptable`] admits in its chosen family (the narrow one); and the span of the h
+//! values the validation search chose across the five methods ([`validation_span`], 0.005–0.05
+//! on Pima).
 
 use super::problem::Problem;
 use super::result::RunOut;
@@ -47,6 +60,9 @@ pub struct KsdProtocol {
     pub thin: usize,
     /// The IMQ kernel.
     pub kernel: Imq,
+    /// Whether the same runs are also read with the stability margin, as a reading of their own
+    /// ("`label` + margin"; [`KsdSearch::best_with_margin`]).
+    pub with_margin: bool,
 }
 
 /// Iterations of a short run: a fifth of the validation search's 5000, so the whole search
@@ -61,8 +77,8 @@ pub const KSD_THIN: usize = 2;
 pub const QUICK_KSD_ITERATIONS: usize = 300;
 
 /// The main reading: [`KSD_ITERATIONS`], [`KSD_BURN_IN`], [`KSD_THIN`], Gorham & Mackey's and
-/// Coullon et al.'s kernel (c = 1, β = −½); quick mode: [`QUICK_KSD_ITERATIONS`] with the same
-/// fraction of burn-in.
+/// Coullon et al.'s kernel (c = 1, β = −½), read with and without the stability margin; quick
+/// mode: [`QUICK_KSD_ITERATIONS`] with the same fraction of burn-in.
 pub fn ksd_protocol(opts: &RunOptions) -> KsdProtocol {
     let iterations = if opts.quick {
         QUICK_KSD_ITERATIONS
@@ -75,6 +91,7 @@ pub fn ksd_protocol(opts: &RunOptions) -> KsdProtocol {
         burn_in: iterations / 5,
         thin: KSD_THIN,
         kernel: Imq::default(),
+        with_margin: true,
     }
 }
 
@@ -82,7 +99,8 @@ pub fn ksd_protocol(opts: &RunOptions) -> KsdProtocol {
 /// protocol: no burn-in (the paper scores the whole run, from a start near the mode; ours start
 /// at random), no thinning, heavier thinning, the validation search's full run length, and a
 /// kernel scale c = 0.1, below the posterior sds (0.15–0.20 on the fit split; the report prints
-/// them), where c = 1 is 5–7 of them and the kernel varies little across the posterior.
+/// them), where c = 1 is 5–7 of them and the kernel varies little across the posterior. The
+/// 5000-iteration one is also read with the stability margin.
 pub const KSD_READINGS: [KsdProtocol; 5] = [
     KsdProtocol {
         label: "no burn-in",
@@ -90,6 +108,7 @@ pub const KSD_READINGS: [KsdProtocol; 5] = [
         burn_in: 0,
         thin: KSD_THIN,
         kernel: Imq { c: 1.0, beta: -0.5 },
+        with_margin: false,
     },
     KsdProtocol {
         label: "thin 1",
@@ -97,6 +116,7 @@ pub const KSD_READINGS: [KsdProtocol; 5] = [
         burn_in: KSD_BURN_IN,
         thin: 1,
         kernel: Imq { c: 1.0, beta: -0.5 },
+        with_margin: false,
     },
     KsdProtocol {
         label: "thin 8",
@@ -104,6 +124,7 @@ pub const KSD_READINGS: [KsdProtocol; 5] = [
         burn_in: KSD_BURN_IN,
         thin: 8,
         kernel: Imq { c: 1.0, beta: -0.5 },
+        with_margin: false,
     },
     KsdProtocol {
         label: "5000 iterations, thin 10",
@@ -111,6 +132,7 @@ pub const KSD_READINGS: [KsdProtocol; 5] = [
         burn_in: 1000,
         thin: 10,
         kernel: Imq { c: 1.0, beta: -0.5 },
+        with_margin: true,
     },
     KsdProtocol {
         label: "c = 0.1",
@@ -118,6 +140,7 @@ pub const KSD_READINGS: [KsdProtocol; 5] = [
         burn_in: KSD_BURN_IN,
         thin: KSD_THIN,
         kernel: Imq { c: 0.1, beta: -0.5 },
+        with_margin: false,
     },
 ];
 
@@ -130,7 +153,9 @@ pub struct KsdTuneRow {
     pub settings: Settings,
     /// Every h of [`TUNE_STEPS`] with its KSD (+∞ if a chain diverged).
     pub ksd: Vec<(f64, f64)>,
-    /// The h with the smallest KSD (none if every candidate diverged).
+    /// The h the reading's rule picks: the smallest KSD, among the candidates with no diverged
+    /// chain (the paper's rule) or, with the margin, among those whose next larger h had none
+    /// either; none if no candidate is eligible.
     pub ksd_h: Option<f64>,
     /// The validation search's h ([`settings`]).
     pub validation_h: f64,
@@ -157,6 +182,24 @@ impl KsdTuneRow {
     pub fn within_competitive(&self) -> bool {
         self.ksd_h.is_some_and(|h| self.competitive_h.contains(&h))
     }
+
+    /// Is the KSD pick within the span of the validation search's choices over the five
+    /// methods ([`validation_span`])?
+    pub fn within_span(&self) -> bool {
+        let (lo, hi) = validation_span();
+        self.ksd_h.is_some_and(|h| (lo..=hi).contains(&h))
+    }
+}
+
+/// The smallest and largest h the validation search chose on Pima across [`Method::ALL`]
+/// ([`settings`]): the looser reading of "the range our validation search picks".
+pub fn validation_span() -> (f64, f64) {
+    Method::ALL
+        .iter()
+        .map(|&m| settings(DataSet::Pima, m).h)
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), h| {
+            (lo.min(h), hi.max(h))
+        })
 }
 
 /// SGNHT's joint search over (h, A).
@@ -164,7 +207,7 @@ impl KsdTuneRow {
 pub struct FrictionSearch {
     /// Every (h, A) with its KSD.
     pub ksd: Vec<((f64, f64), f64)>,
-    /// The (h, A) with the smallest KSD.
+    /// The (h, A) the reading's rule picks (the margin, if any, within each A).
     pub ksd_pick: Option<(f64, f64)>,
     /// The validation search's (h, A).
     pub validation: (f64, f64),
@@ -172,22 +215,48 @@ pub struct FrictionSearch {
     pub acceptable: Vec<(f64, f64)>,
 }
 
-/// The searches under one protocol.
+/// The searches under one protocol and selection rule: a reading.
 #[derive(Clone, Debug)]
 pub struct KsdTune {
     /// The protocol.
     pub protocol: KsdProtocol,
+    /// Whether the picks apply the stability margin ([`KsdSearch::best_with_margin`]); the
+    /// paper's rule ([`KsdSearch::best`]) if not.
+    pub margin: bool,
     /// Chains pooled per candidate.
     pub chains: usize,
     /// One row per method of [`Method::ALL`].
     pub rows: Vec<KsdTuneRow>,
     /// SGNHT's (h, A) search.
     pub friction: FrictionSearch,
-    /// Wall time of the runs and KSDs, seconds (reported, never tested).
+    /// Wall time of the runs and KSDs, seconds (reported, never tested); a margin reading shares
+    /// its runs, and this time, with the protocol's plain reading.
     pub seconds: f64,
     /// The smallest and largest marginal sd of the fit split's Laplace approximation: the
     /// posterior's scale, against which the kernel's c is read.
     pub laplace_sd: (f64, f64),
+}
+
+impl KsdTune {
+    /// What the report calls this reading: the protocol's label, with " + margin" for the
+    /// stability margin.
+    pub fn label(&self) -> String {
+        if self.margin {
+            format!("{} + margin", self.protocol.label)
+        } else {
+            self.protocol.label.to_string()
+        }
+    }
+
+    /// How many of the five methods' picks [`acceptable`] admits.
+    pub fn count_acceptable(&self) -> usize {
+        self.rows.iter().filter(|r| r.within_acceptable()).count()
+    }
+
+    /// How many of the five methods' picks lie in [`validation_span`].
+    pub fn count_in_span(&self) -> usize {
+        self.rows.iter().filter(|r| r.within_span()).count()
+    }
 }
 
 /// The validation search's table the comparison reads: `harness/results/blr/blr-tune.csv`.
@@ -309,8 +378,11 @@ fn candidates() -> Vec<(Method, Settings)> {
 }
 
 /// Runs the search under the main protocol ([`ksd_protocol`]) and, in full mode, under every
-/// one of [`KSD_READINGS`]. Writes `blr-ksd-tune.csv` (the summary: one row per protocol and
-/// method) and `blr-ksd-tune-cells.csv` (every candidate's KSD) into `opts.out`.
+/// one of [`KSD_READINGS`]; returns one reading per protocol and rule (the margin readings right
+/// after their protocol's plain one). Writes `blr-ksd-tune.csv` (the summary: one row per
+/// reading and method), `blr-ksd-tune-readings.csv` (one row per reading: the picks and both
+/// in-range counts) and `blr-ksd-tune-cells.csv` (every candidate's KSD, per protocol) into
+/// `opts.out`.
 pub fn ksd_tune(opts: &RunOptions) -> Result<Vec<KsdTune>, ExperimentError> {
     opts.prepare()?;
     let validation = read_validation(&validation_table_path())?;
@@ -321,20 +393,22 @@ pub fn ksd_tune(opts: &RunOptions) -> Result<Vec<KsdTune>, ExperimentError> {
     }
     let mut out = Vec::new();
     for protocol in protocols {
-        out.push(search(opts, &problem, &validation, protocol)?);
+        out.extend(search(opts, &problem, &validation, protocol)?);
     }
     ksd_tune_table(&out).write_csv(&opts.out.join("blr-ksd-tune.csv"))?;
+    readings_table(&out).write_csv(&opts.out.join("blr-ksd-tune-readings.csv"))?;
     cells_table(&out).write_csv(&opts.out.join("blr-ksd-tune-cells.csv"))?;
     Ok(out)
 }
 
-/// One protocol's searches.
+/// One protocol's searches: its plain reading and, if [`KsdProtocol::with_margin`], its margin
+/// reading, from the same runs.
 fn search(
     opts: &RunOptions,
     problem: &Problem,
     validation: &[ValidationCell],
     protocol: KsdProtocol,
-) -> Result<KsdTune, ExperimentError> {
+) -> Result<Vec<KsdTune>, ExperimentError> {
     let start = std::time::Instant::now();
     let configs = candidates();
     let run_protocol = Protocol {
@@ -367,7 +441,10 @@ fn search(
         outs.iter().map(|chains| pool(problem, chains)).collect();
     let run = |&i: &usize| pooled[i].clone();
     let ksd_err = |e| ExperimentError::Invalid(format!("KSD search: {e}"));
-    let mut rows = Vec::new();
+    // A family for the margin: the settings other than h. `candidates` lists each family
+    // contiguously in increasing h, as `best_with_margin` needs.
+    let family = |&i: &usize| (configs[i].0, configs[i].1.sigma_p);
+    let mut methods = Vec::new();
     for method in Method::ALL {
         let chosen = settings(DataSet::Pima, method);
         let indices: Vec<usize> = (0..configs.len())
@@ -376,24 +453,13 @@ fn search(
         let found: KsdSearch<usize, String> =
             ksd_search(&indices, run, protocol.kernel).map_err(ksd_err)?;
         let (acceptable_h, competitive_h) = validation_range(validation, method)?;
-        rows.push(KsdTuneRow {
-            method,
-            settings: chosen,
-            ksd: found
-                .candidates
-                .iter()
-                .map(|c| (configs[c.candidate].1.h, c.ksd))
-                .collect(),
-            ksd_h: found.best().map(|c| configs[c.candidate].1.h),
-            validation_h: chosen.h,
-            acceptable_h,
-            competitive_h,
-        });
+        methods.push((method, chosen, found, acceptable_h, competitive_h));
     }
     let sgnht: Vec<usize> = (0..configs.len())
         .filter(|&i| configs[i].0 == Method::Sgnht)
         .collect();
-    let found = ksd_search(&sgnht, run, protocol.kernel).map_err(ksd_err)?;
+    let found_friction = ksd_search(&sgnht, run, protocol.kernel).map_err(ksd_err)?;
+    let seconds = start.elapsed().as_secs_f64();
     let h_a = |i: usize| (configs[i].1.h, configs[i].1.sigma_p);
     let grid: Vec<&ValidationCell> = validation
         .iter()
@@ -406,32 +472,74 @@ fn search(
             .and_then(|a| a.parse().ok())
             .unwrap_or(f64::NAN)
     };
-    let chosen = settings(DataSet::Pima, Method::Sgnht);
-    let friction = FrictionSearch {
-        ksd: found
-            .candidates
-            .iter()
-            .map(|c| (h_a(c.candidate), c.ksd))
-            .collect(),
-        ksd_pick: found.best().map(|c| h_a(c.candidate)),
-        validation: (chosen.h, chosen.sigma_p),
-        acceptable: acceptable(&cells)
-            .into_iter()
-            .map(|i| (grid[i].h, a_of(grid[i])))
-            .collect(),
+    let friction_acceptable: Vec<(f64, f64)> = acceptable(&cells)
+        .into_iter()
+        .map(|i| (grid[i].h, a_of(grid[i])))
+        .collect();
+    let chosen_sgnht = settings(DataSet::Pima, Method::Sgnht);
+    let laplace_sd = problem
+        .laplace
+        .sd
+        .iter()
+        .fold((f64::INFINITY, 0.0_f64), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+    let rules: &[bool] = if protocol.with_margin {
+        &[false, true]
+    } else {
+        &[false]
     };
-    Ok(KsdTune {
-        protocol,
-        chains: opts.chains,
-        rows,
-        friction,
-        seconds: start.elapsed().as_secs_f64(),
-        laplace_sd: problem
-            .laplace
-            .sd
-            .iter()
-            .fold((f64::INFINITY, 0.0), |(lo, hi), &x| (lo.min(x), hi.max(x))),
-    })
+    let readings = rules
+        .iter()
+        .map(|&margin| {
+            let pick = |found: &KsdSearch<usize, String>| -> Option<usize> {
+                let i = if margin {
+                    found.best_with_margin(family)
+                } else {
+                    found.best
+                };
+                i.map(|i| found.candidates[i].candidate)
+            };
+            let rows = methods
+                .iter()
+                .map(
+                    |(method, chosen, found, acceptable_h, competitive_h)| KsdTuneRow {
+                        method: *method,
+                        settings: *chosen,
+                        ksd: found
+                            .candidates
+                            .iter()
+                            .map(|c| (configs[c.candidate].1.h, c.ksd))
+                            .collect(),
+                        ksd_h: pick(found).map(|i| configs[i].1.h),
+                        validation_h: chosen.h,
+                        acceptable_h: acceptable_h.clone(),
+                        competitive_h: competitive_h.clone(),
+                    },
+                )
+                .collect();
+            let friction = FrictionSearch {
+                ksd: found_friction
+                    .candidates
+                    .iter()
+                    .map(|c| (h_a(c.candidate), c.ksd))
+                    .collect(),
+                ksd_pick: pick(&found_friction).map(h_a),
+                validation: (chosen_sgnht.h, chosen_sgnht.sigma_p),
+                acceptable: friction_acceptable.clone(),
+            };
+            KsdTune {
+                protocol,
+                margin,
+                chains: opts.chains,
+                rows,
+                friction,
+                seconds,
+                laplace_sd,
+            }
+        })
+        .collect();
+    Ok(readings)
 }
 
 /// The h values of `method`'s validation-chosen family that [`acceptable`] and [`competitive`]
@@ -485,8 +593,10 @@ fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
 }
 
-/// The summary: per protocol and method, the KSD pick, the validation pick and range, and
-/// whether the pick lies in it; SGNHT's (h, A) search as its own row.
+/// The summary: per reading and method, the KSD pick, the validation pick and range, and
+/// whether the pick lies in it (the method's acceptable h, its stable and competitive h, and the
+/// span of the five methods' validation choices, [`validation_span`]); SGNHT's (h, A) search as
+/// its own row.
 pub fn ksd_tune_table(searches: &[KsdTune]) -> Table {
     let mut t = Table::new([
         "protocol",
@@ -498,13 +608,14 @@ pub fn ksd_tune_table(searches: &[KsdTune]) -> Table {
         "stable & competitive h",
         "KSD h acceptable?",
         "KSD h competitive?",
+        "KSD h in validation span?",
         "KSD(validation h) / KSD(KSD h)",
     ]);
     for s in searches {
         for r in &s.rows {
             let described = r.settings.describe(r.method);
             t.row([
-                s.protocol.label.to_string(),
+                s.label(),
                 r.method.label().to_string(),
                 split_h(&described).map_or(described, |(_, rest)| rest),
                 r.ksd_h.map_or("–".into(), |h| h.to_string()),
@@ -513,13 +624,15 @@ pub fn ksd_tune_table(searches: &[KsdTune]) -> Table {
                 list(&r.competitive_h),
                 yes_no(r.within_acceptable()).into(),
                 yes_no(r.within_competitive()).into(),
+                yes_no(r.within_span()).into(),
                 r.validation_ksd_ratio().map_or("–".into(), |x| sig(x, 3)),
             ]);
         }
         let f = &s.friction;
         let pair = |(h, a): (f64, f64)| format!("h={h} A={a}");
+        let (lo, hi) = validation_span();
         t.row([
-            s.protocol.label.to_string(),
+            s.label(),
             "SGNHT (h, A)".to_string(),
             "A searched".to_string(),
             f.ksd_pick.map_or("–".into(), pair),
@@ -532,16 +645,47 @@ pub fn ksd_tune_table(searches: &[KsdTune]) -> Table {
             String::new(),
             yes_no(f.ksd_pick.is_some_and(|p| f.acceptable.contains(&p))).into(),
             String::new(),
+            yes_no(f.ksd_pick.is_some_and(|(h, _)| (lo..=hi).contains(&h))).into(),
             friction_ratio(f).map_or("–".into(), |x| sig(x, 3)),
         ]);
     }
     t
 }
 
-/// Every candidate's KSD, per protocol.
+/// One row per reading: each method's pick, how many of the five picks each reading of "the
+/// range our validation search picks" admits, and SGNHT's (h, A) pick.
+pub fn readings_table(searches: &[KsdTune]) -> Table {
+    let (lo, hi) = validation_span();
+    let mut head = vec!["reading".to_string()];
+    head.extend(Method::ALL.iter().map(|m| format!("{} h", m.label())));
+    head.push("acceptable (of 5)".into());
+    head.push(format!("in span {lo}–{hi} (of 5)"));
+    head.push("SGNHT (h, A)".into());
+    let mut t = Table::new(head);
+    for s in searches {
+        let mut row = vec![s.label()];
+        row.extend(
+            s.rows
+                .iter()
+                .map(|r| r.ksd_h.map_or("–".into(), |h| h.to_string())),
+        );
+        row.push(s.count_acceptable().to_string());
+        row.push(s.count_in_span().to_string());
+        row.push(
+            s.friction
+                .ksd_pick
+                .map_or("–".into(), |(h, a)| format!("h={h} A={a}")),
+        );
+        t.row(row);
+    }
+    t
+}
+
+/// Every candidate's KSD, per protocol (a margin reading has its protocol's KSDs, so it is left
+/// out).
 fn cells_table(searches: &[KsdTune]) -> Table {
     let mut t = Table::new(["protocol", "method", "h", "A", "KSD"]);
-    for s in searches {
+    for s in searches.iter().filter(|s| !s.margin) {
         for r in &s.rows {
             if r.method == Method::Sgnht {
                 continue; // in the (h, A) rows below
@@ -574,6 +718,14 @@ pub fn report(searches: &[KsdTune]) -> String {
     let mut s = String::new();
     for k in searches {
         let p = k.protocol;
+        if k.margin {
+            s += &format!(
+                "{}: the runs of {}, each family's h eligible only if no chain diverged at it nor at the next larger h\n",
+                k.label(),
+                p.label
+            );
+            continue;
+        }
         s += &format!(
             "{}: {} iterations ({} burn-in), every {} kept, {} chains pooled per setting, IMQ c = {}, β = {}; {:.1} s\n",
             p.label,
@@ -594,8 +746,10 @@ pub fn report(searches: &[KsdTune]) -> String {
         );
     }
     let t = ksd_tune_table(searches);
+    let (lo, hi) = validation_span();
     format!(
-        "BLR step sizes on Pima by the KSD of short runs (Coullon, South & Nemeth 2023) against the validation search\n{s}{t}\n\nKSD of every candidate (blr-ksd-tune-cells.csv):\n{}",
+        "BLR step sizes on Pima by the KSD of short runs (Coullon, South & Nemeth 2023) against the validation search\n{s}{t}\n\nPicks per reading (blr-ksd-tune-readings.csv); \"acceptable\": the method's validation-acceptable h, \"span\": the validation choices' span over the five methods, {lo}–{hi}:\n{}\n\nKSD of every candidate (blr-ksd-tune-cells.csv):\n{}",
+        readings_table(searches),
         cells_table(searches)
     )
 }

@@ -66,7 +66,7 @@ mod tune;
 pub use ksd_tune::{
     FrictionSearch, KSD_BURN_IN, KSD_ITERATIONS, KSD_READINGS, KSD_THIN, KsdProtocol, KsdTune,
     KsdTuneRow, QUICK_KSD_ITERATIONS, ksd_protocol, ksd_tune, ksd_tune_table,
-    validation_table_path,
+    readings_table as ksd_readings_table, validation_span, validation_table_path,
 };
 pub use problem::Problem;
 pub use readings::{
