@@ -191,7 +191,7 @@ fn the_window_is_the_last_w_draws() {
 
 /// A constant window has n effective draws (τ̂ = 1), and so do constant batch means. Geyer's estimator on varying windows is
 /// checked against the harness's (FFT-based, itself checked against ArviZ) on the same draws,
-/// in `harness/src/diagnostics/ess.rs`.
+/// in `diagnostics/src/ess.rs` (the `sgmcmc-diagnostics` crate).
 #[test]
 fn a_constant_window_has_n_effective_draws() {
     let mut w = WindowedEss::<f32, 8>::new();
