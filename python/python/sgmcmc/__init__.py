@@ -1,0 +1,281 @@
+"""Stochastic-gradient MCMC on sgmcmc's allocation-free Rust kernel: numpy in, ArviZ out.
+
+>>> import numpy as np, sgmcmc
+>>> model = sgmcmc.Gaussian(np.zeros(2), np.ones(2))
+>>> fit = sgmcmc.sample(model, "sgnht", step_size=0.05, chains=2, draws=500, progress=False)
+>>> fit.draws.shape
+(2, 500, 2)
+
+Gradients come from a built-in model (run entirely in Rust), a C function pointer
+(:class:`CFunction`, e.g. a numba ``cfunc``; called without the GIL), a Python callable
+(:class:`PythonModel`; takes the GIL per call), or ask/tell (:class:`Stepper`). Chains run on
+Rust threads with the GIL released; Ctrl-C stops them and keeps the draws so far.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import _sgmcmc
+from ._sgmcmc import LayoutError, SettingError, StepError, Stepper, defaults
+
+__all__ = [
+    "CFunction",
+    "Fit",
+    "Gaussian",
+    "GaussianMean",
+    "LayoutError",
+    "LinearRegression",
+    "LogisticRegression",
+    "PythonModel",
+    "SAMPLERS",
+    "SettingError",
+    "StepError",
+    "Stepper",
+    "defaults",
+    "sample",
+]
+
+#: The samplers :func:`sample` runs, by name.
+SAMPLERS = ("sgld", "psgld", "sghmc", "sgnht", "msgnht", "sgmgt", "sgmgt_d", "hmc", "sgnphmc")
+
+
+def _setting(param, message):
+    err = SettingError(message)
+    err.param = param
+    return err
+
+
+def _layout(buffer, message):
+    err = LayoutError(message)
+    err.buffer = buffer
+    return err
+
+
+def _floats(a, name, ndim):
+    arr = np.ascontiguousarray(a, dtype=np.float64)
+    if arr.ndim != ndim:
+        raise _layout(name, f"{name} must be a {ndim}-d array, not shape {arr.shape}")
+    return arr
+
+
+def Gaussian(mean, cov):
+    """The target N(mean, cov): ``cov`` a (d, d) covariance or a length-d vector of variances.
+
+    Its gradient Σ⁻¹(θ − μ) is exact (no minibatch noise)."""
+    mean = _floats(mean, "mean", 1)
+    cov = np.ascontiguousarray(cov, dtype=np.float64)
+    return _sgmcmc.gaussian(mean, cov)
+
+
+def LogisticRegression(X, y, *, prior_variance=10.0, batch_size=None, replace=False, seed=0):
+    """Bayesian logistic regression: labels ``y`` ∈ {0, 1}, prior N(0, prior_variance·I).
+
+    ``batch_size=None`` uses every row per gradient; otherwise minibatches of ``batch_size``
+    rows are drawn in Rust, without replacement unless ``replace=True``, scaled by N/b
+    (``seed`` only seeds the model's own :meth:`gradient` calls; chains draw their minibatches
+    from their own generators)."""
+    return _sgmcmc.logistic_regression(
+        _floats(X, "X", 2), _floats(y, "y", 1), prior_variance=prior_variance,
+        batch_size=batch_size, replace=replace, seed=seed,
+    )
+
+
+def LinearRegression(X, y, *, noise_variance=1.0, prior_variance=10.0, batch_size=None,
+                     replace=False, seed=0):
+    """Bayesian linear regression y ~ N(Xθ, noise_variance), prior N(0, prior_variance·I).
+
+    Minibatches as for :func:`LogisticRegression`."""
+    return _sgmcmc.linear_regression(
+        _floats(X, "X", 2), _floats(y, "y", 1), noise_variance=noise_variance,
+        prior_variance=prior_variance, batch_size=batch_size, replace=replace, seed=seed,
+    )
+
+
+def GaussianMean(X, *, noise_variance=1.0, prior_variance=10.0, batch_size=None, replace=False,
+                 seed=0):
+    """The mean θ of the rows xᵢ ~ N(θ, noise_variance·I), prior N(0, prior_variance·I).
+
+    Minibatches as for :func:`LogisticRegression`."""
+    return _sgmcmc.gaussian_mean(
+        _floats(X, "X", 2), noise_variance=noise_variance, prior_variance=prior_variance,
+        batch_size=batch_size, replace=replace, seed=seed,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class CFunction:
+    """A gradient given as a C function pointer, called from Rust threads without the GIL.
+
+    ``gradient`` is the address (an ``int``: numba's ``cfunc(...).address``, or
+    ``ctypes.cast(f, ctypes.c_void_p).value``) of a function with the C ABI's gradient signature
+    ``void grad(const double* theta, double* grad, size_t n, void* ctx)``; ``energy``
+    optionally that of ``double energy(const double* theta, size_t n, void* ctx)`` (HMC and
+    SG-NPHMC need it); ``context`` is passed as ``ctx``.
+
+    The functions must be safe to call from several threads at once (one per chain) and stay
+    alive, with ``context``, for the whole run: a wrong address or signature crashes the
+    process, as it would in C.
+    """
+
+    gradient: int
+    dim: int
+    energy: Optional[int] = None
+    context: int = 0
+    _kind = "cfunction"
+
+    @property
+    def gradient_address(self) -> int:
+        return int(self.gradient)
+
+    @property
+    def energy_address(self) -> Optional[int]:
+        return None if self.energy is None else int(self.energy)
+
+
+@dataclasses.dataclass(frozen=True)
+class PythonModel:
+    """A gradient given as a Python callable ``gradient(theta) -> array`` (NumPy, JAX,
+    PyTorch, ...), and optionally ``energy(theta) -> float`` for HMC and SG-NPHMC.
+
+    Each call takes the GIL, so chains of a Python model run one gradient at a time; the
+    README measures what that costs per step. An exception in the callable stops the chain
+    with :class:`StepError` (its ``__cause__`` is the exception), the state as before that step.
+    """
+
+    gradient: Callable[[np.ndarray], Any]
+    dim: int
+    energy: Optional[Callable[[np.ndarray], float]] = None
+    _kind = "python"
+
+
+@dataclasses.dataclass
+class Fit:
+    """The result of :func:`sample`.
+
+    ``draws`` has shape (chains, draws, dim); ``sample_stats`` maps ``step_size``,
+    ``kinetic_temperature``, ``thermostat`` and ``acceptance_rate`` to (chains, draws) arrays,
+    NaN where the sampler has no such quantity (SGLD's kinetic temperature, HMC's thermostat).
+    ``interrupted`` is True when Ctrl-C stopped the run (every chain is then cut to the
+    shortest)."""
+
+    draws: np.ndarray
+    sample_stats: dict
+    sampler: str
+    settings: dict
+    seed: int
+    interrupted: bool = False
+
+    def to_inference_data(self, names=None):
+        """The draws as ``arviz.InferenceData`` (``posterior`` and ``sample_stats`` groups).
+
+        ``names`` optionally names the parameters (default one variable ``theta`` of shape
+        (dim,))."""
+        import arviz as az
+
+        if names is None:
+            posterior = {"theta": self.draws}
+        else:
+            if len(names) != self.draws.shape[2]:
+                raise _layout(
+                    "names", f"names has {len(names)} entries for {self.draws.shape[2]} parameters")
+            posterior = {n: self.draws[:, :, i] for i, n in enumerate(names)}
+        stats = {k: v for k, v in self.sample_stats.items() if not np.all(np.isnan(v))}
+        return az.from_dict(
+            posterior=posterior,
+            sample_stats=stats,
+            attrs={"sampler": self.sampler, "seed": self.seed, "inference_library": "sgmcmc",
+                   **{f"setting_{k}": v for k, v in self.settings.items()}},
+        )
+
+
+def _progress_bar(total_label):
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # no tqdm: a plain line on stderr
+        return None
+    bar = tqdm(total=1, desc=total_label, unit="step", unit_scale=True)
+
+    def update(done, total):
+        if bar.total != total:
+            bar.total = total
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+
+    return update
+
+
+def sample(model, sampler="sgnht", *, step_size, chains=4, draws=1000, warmup=0, thin=1,
+           seed=0, init=None, calibration=None, progress=True, return_inferencedata=False,
+           **settings):
+    """Runs ``chains`` chains of ``sampler`` on ``model`` and returns their draws.
+
+    ``model`` is a built-in model (:func:`LogisticRegression`, :func:`LinearRegression`,
+    :func:`GaussianMean`, :func:`Gaussian`), a :class:`CFunction` or a :class:`PythonModel`.
+    ``sampler`` is one of :data:`SAMPLERS`; ``step_size`` and ``**settings`` are the Rust
+    API's settings of that sampler, with its defaults (:func:`defaults` lists them):
+
+    ========== ======================================================================
+    sgld       temperature=1
+    psgld      temperature=1, decay=0.99, offset=1e-5, correction=False
+    sghmc      temperature=1, friction=1, noise_estimate=0, integrator="splitting"
+    sgnht      temperature=1, diffusion=1, integrator="splitting", thermostat_rule="derived"
+    msgnht     as sgnht, one thermostat per coordinate
+    sgmgt      temperature=1, kinetic_exponent=1, softening=5, sigma_p=1, gamma=1,
+               sigma_theta=0, sigma_xi=0, noise_estimate=0, resample_momentum_steps=100,
+               resample_thermostat_steps=100, integrator="splitting"
+    sgmgt_d    as sgmgt with sigma_theta=sigma_xi=0.01
+    hmc        temperature=1, leapfrog_steps=10 (needs the potential)
+    sgnphmc    temperature=1, leapfrog_steps, thermostat_mass, energy_noise, gradient_noise
+    ========== ======================================================================
+
+    Each chain takes ``warmup`` steps, then ``draws × thin`` steps keeping every ``thin``-th
+    position. Chain c starts at ``init[c]`` (default: zeros) and draws its noise from
+    ``Pcg64::new(seed, c)`` and its minibatches from ``Pcg64::new(seed, 2⁶⁴ + c)``, so the
+    same call gives the same draws, and the Rust API with the same generators the same chain.
+
+    ``calibration`` (``True`` or a dict of ``shape`` = "dense" | "diagonal", ``correction`` =
+    "friction" | "subtract", ``weight`` = 0.02, ``raise_friction`` = True, ``refresh`` = 100)
+    wraps sghmc, sgnht, msgnht, sgmgt or sgmgt_d in the Rust API's ``Calibrated``: the
+    minibatch noise is estimated online from a built-in data model's per-example gradients and
+    discounted (Ding et al. 2014, App. D.2).
+
+    Returns a :class:`Fit`, or ``arviz.InferenceData`` with ``return_inferencedata=True``.
+    """
+    dim = getattr(model, "dim", None)
+    if init is None:
+        if dim is None:
+            raise _layout("init", "init is needed when the model does not know its dimension")
+        init = np.zeros((chains, dim))
+    else:
+        init = np.asarray(init, dtype=np.float64)
+        if init.ndim == 1:
+            init = np.tile(init, (chains, 1))
+    init = np.ascontiguousarray(init, dtype=np.float64)
+    if init.ndim != 2 or init.shape[0] != chains:
+        raise _layout("init", f"init must have shape ({chains}, dim) or (dim,), not {init.shape}")
+    for name, value in (("draws", draws), ("warmup", warmup), ("thin", thin), ("seed", seed)):
+        if not isinstance(value, (int, np.integer)) or value < 0:
+            raise _setting(name, f"{name} must be an integer ≥ 0, not {value!r}")
+    if not isinstance(chains, (int, np.integer)) or chains < 1:
+        raise _setting("chains", f"chains must be an integer ≥ 1, not {chains!r}")
+    if calibration is True:
+        calibration = {}
+    elif calibration is False:
+        calibration = None
+    settings = dict(settings, step_size=step_size)
+    callback = _progress_bar(f"{sampler} × {chains}") if progress else None
+    out = _sgmcmc.run(sampler, settings, model, init, warmup, draws, thin, seed, callback,
+                      calibration)
+    if out["interrupted"]:
+        warnings.warn(
+            f"interrupted: kept the first {out['draws'].shape[1]} draws of each chain",
+            RuntimeWarning, stacklevel=2)
+    fit = Fit(out["draws"], out["sample_stats"], sampler, settings, seed, out["interrupted"])
+    return fit.to_inference_data() if return_inferencedata else fit

@@ -1,0 +1,539 @@
+//! `run`: chains on Rust threads with the GIL released, stopped cleanly by Ctrl-C, their draws and sample statistics returned as numpy arrays.
+//!
+//! Chain c steps with the noise generator `Pcg64::new(seed, c)` and (built-in data models) the
+//! minibatch generator `Pcg64::new(seed, 2⁶⁴ + c)`: a Rust program that builds the same sampler
+//! with the same settings draws the same chain.
+
+use crate::errors::{self, build_error};
+use crate::settings::{self, Kind};
+use crate::source::{CFunctions, ChainSource, PyFunctions, Source, SourceError, Spec};
+use crate::{BuiltinModel, chain_rng, minibatch_rng};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use rand_pcg::Pcg64;
+use sgmcmc::prelude::*;
+use sgmcmc::sampler::SgNphmc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// A built sampler over one chain's buffers.
+pub enum Built<'a> {
+    Any(AnySampler<'a, f64>),
+    Hmc(Hmc<'a, f64>),
+    SgNphmc(SgNphmc<'a, f64>),
+    /// A sampler that takes the gradient noise into account ([`Calibrated`]), wrapped.
+    Calibrated(CalibratedAny<'a>),
+}
+
+/// The samplers [`Calibrated`] wraps (those with a momentum whose noise it can discount).
+pub enum CalibratedAny<'a> {
+    Sghmc(Calibrated<'a, f64, Sghmc<'a, f64>>),
+    Sgnht(Calibrated<'a, f64, Sgnht<'a, f64>>),
+    MSgnht(Calibrated<'a, f64, MSgnht<'a, f64>>),
+    Sgmgt(Calibrated<'a, f64, Sgmgt<'a, f64>>),
+}
+
+/// One chain's buffers, sized for its sampler.
+pub struct Buffers {
+    pub theta: Vec<f64>,
+    pub momentum: Vec<f64>,
+    pub thermostat: Vec<f64>,
+    pub work: Vec<f64>,
+    /// [`Calibrated`]'s running estimate and scratch (empty without calibration).
+    pub estimate: Vec<f64>,
+    pub calibrated_work: Vec<f64>,
+}
+
+impl Buffers {
+    pub fn new(kind: &Kind, calibration: Option<&CalibratedParams<f64>>, init: &[f64]) -> Self {
+        let n = init.len();
+        let (estimate, calibrated_work) = match calibration {
+            Some(c) => (
+                c.shape().len(n),
+                Calibrated::<f64, Sghmc<f64>>::workspace_len(c.shape(), n),
+            ),
+            None => (0, 0),
+        };
+        let (momentum, thermostat, work) = match kind {
+            Kind::Any(p) => {
+                let len = p.lengths(n);
+                (len.momentum, len.thermostat, len.work)
+            }
+            Kind::Hmc(_) => (n, 0, Hmc::<f64>::workspace_len(n)),
+            Kind::SgNphmc(_) => (n, 0, SgNphmc::<f64>::workspace_len(n)),
+        };
+        Buffers {
+            theta: init.to_vec(),
+            momentum: vec![0.0; momentum],
+            thermostat: vec![0.0; thermostat],
+            work: vec![0.0; work],
+            estimate: vec![0.0; estimate],
+            calibrated_work: vec![0.0; calibrated_work],
+        }
+    }
+
+    pub fn build(
+        &mut self,
+        kind: &Kind,
+        calibration: Option<&CalibratedParams<f64>>,
+    ) -> Result<Built<'_>, sgmcmc::Error> {
+        if let Some(c) = calibration {
+            let (e, w) = (&mut self.estimate, &mut self.calibrated_work);
+            let (t, p, x, k) = (
+                &mut self.theta,
+                &mut self.momentum,
+                &mut self.thermostat,
+                &mut self.work,
+            );
+            let c = *c;
+            return Ok(Built::Calibrated(match kind {
+                Kind::Any(AnyParams::Sghmc(q)) => {
+                    CalibratedAny::Sghmc(Calibrated::new(Sghmc::new(*q, t, p, k)?, c, e, w)?)
+                }
+                Kind::Any(AnyParams::Sgnht(q)) => {
+                    CalibratedAny::Sgnht(Calibrated::new(Sgnht::new(*q, t, p, x, k)?, c, e, w)?)
+                }
+                Kind::Any(AnyParams::MSgnht(q)) => {
+                    CalibratedAny::MSgnht(Calibrated::new(MSgnht::new(*q, t, p, x, k)?, c, e, w)?)
+                }
+                Kind::Any(AnyParams::Sgmgt(q)) => {
+                    CalibratedAny::Sgmgt(Calibrated::new(Sgmgt::new(*q, t, p, x, k)?, c, e, w)?)
+                }
+                // `sample` refuses the others before building (`calibratable`).
+                _ => {
+                    return Err(sgmcmc::Error::Param(ParamError::OutOfRange(
+                        Param::NoiseWeight,
+                    )));
+                }
+            }));
+        }
+        Ok(match kind {
+            Kind::Any(p) => Built::Any(AnySampler::new(
+                *p,
+                &mut self.theta,
+                &mut self.momentum,
+                &mut self.thermostat,
+                &mut self.work,
+            )?),
+            Kind::Hmc(p) => Built::Hmc(Hmc::new(
+                *p,
+                &mut self.theta,
+                &mut self.momentum,
+                &mut self.work,
+            )?),
+            Kind::SgNphmc(p) => Built::SgNphmc(SgNphmc::new(
+                *p,
+                &mut self.theta,
+                &mut self.momentum,
+                &mut self.work,
+            )?),
+        })
+    }
+}
+
+impl Built<'_> {
+    pub fn step(
+        &mut self,
+        source: &mut ChainSource<'_>,
+        rng: &mut Pcg64,
+    ) -> Result<StepStats<f64>, sgmcmc::StepError> {
+        match self {
+            Built::Any(s) => s.step(source, rng),
+            Built::Hmc(s) => s.step(source, rng),
+            Built::SgNphmc(s) => s.step(source, rng),
+            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.step(source, rng),
+            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.step(source, rng),
+            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.step(source, rng),
+            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.step(source, rng),
+        }
+    }
+
+    pub fn position(&self) -> &[f64] {
+        match self {
+            Built::Any(s) => s.position(),
+            Built::Hmc(s) => s.position(),
+            Built::SgNphmc(s) => s.position(),
+            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.position(),
+            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.position(),
+            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.position(),
+            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.position(),
+        }
+    }
+}
+
+/// What one chain produced.
+#[derive(Default)]
+struct ChainOutput {
+    draws: Vec<f64>,
+    step_size: Vec<f64>,
+    kinetic_temperature: Vec<f64>,
+    thermostat: Vec<f64>,
+    acceptance: Vec<f64>,
+    kept: usize,
+    failure: Option<Failure>,
+}
+
+enum Failure {
+    Build(sgmcmc::Error),
+    Source { step: u64, error: SourceError },
+    Step { step: u64, error: sgmcmc::StepError },
+}
+
+struct Plan {
+    warmup: u64,
+    draws: u64,
+    thin: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_chain(
+    kind: &Kind,
+    calibration: Option<&CalibratedParams<f64>>,
+    spec: &Spec,
+    init: &[f64],
+    seed: u64,
+    chain: u64,
+    plan: &Plan,
+    stop: &AtomicBool,
+    done: &AtomicU64,
+) -> ChainOutput {
+    let mut out = ChainOutput::default();
+    let source = match spec {
+        Spec::Builtin(m) => Source::Builtin(crate::models::BuiltinChain::new(
+            std::sync::Arc::clone(m),
+            minibatch_rng(seed, chain),
+        )),
+        Spec::C(c) => Source::C(*c),
+        Spec::Python(p) => Source::Python(p),
+    };
+    let mut source = ChainSource::new(source);
+    let mut buffers = Buffers::new(kind, calibration, init);
+    let mut sampler = match buffers.build(kind, calibration) {
+        Ok(s) => s,
+        Err(e) => {
+            out.failure = Some(Failure::Build(e));
+            return out;
+        }
+    };
+    let mut rng = chain_rng(seed, chain);
+    let total = plan.warmup + plan.draws * plan.thin;
+    let dim = init.len();
+    out.draws.reserve(plan.draws as usize * dim);
+    for t in 0..total {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        match sampler.step(&mut source, &mut rng) {
+            Ok(stats) => {
+                if t >= plan.warmup && (t - plan.warmup + 1).is_multiple_of(plan.thin) {
+                    out.draws.extend_from_slice(sampler.position());
+                    out.step_size.push(stats.step_size);
+                    out.kinetic_temperature
+                        .push(stats.kinetic_temperature.unwrap_or(f64::NAN));
+                    out.thermostat.push(stats.thermostat.unwrap_or(f64::NAN));
+                    out.acceptance.push(stats.acceptance.unwrap_or(f64::NAN));
+                    out.kept += 1;
+                }
+            }
+            Err(error) => {
+                out.failure = Some(match source.error.take() {
+                    Some(error) => Failure::Source { step: t, error },
+                    None => Failure::Step { step: t, error },
+                });
+                break;
+            }
+        }
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    out
+}
+
+/// The gradient source of a Python model object.
+fn spec_of(model: &Bound<'_, PyAny>) -> PyResult<Spec> {
+    if let Ok(b) = model.cast::<BuiltinModel>() {
+        return Ok(Spec::Builtin(std::sync::Arc::clone(&b.get().model)));
+    }
+    // `sgmcmc.CFunction` / `sgmcmc.PythonModel` (python/python/sgmcmc/models.py) carry
+    // `_kind` and their fields.
+    let kind: String = model
+        .getattr("_kind")
+        .and_then(|k| k.extract())
+        .map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "model must be a built-in model (sgmcmc.LogisticRegression, ...), \
+                 an sgmcmc.CFunction or an sgmcmc.PythonModel",
+            )
+        })?;
+    match kind.as_str() {
+        "cfunction" => {
+            let gradient: usize = model.getattr("gradient_address")?.extract()?;
+            let energy: Option<usize> = model.getattr("energy_address")?.extract()?;
+            let context: usize = model.getattr("context")?.extract()?;
+            if gradient == 0 {
+                return Err(errors::setting_error(
+                    "gradient",
+                    "the gradient's address is 0 (a null function pointer)".into(),
+                ));
+            }
+            Ok(Spec::C(CFunctions {
+                gradient,
+                energy: energy.filter(|&a| a != 0),
+                context,
+            }))
+        }
+        "python" => {
+            let gradient = model.getattr("gradient")?.unbind();
+            let energy = model.getattr("energy")?;
+            Ok(Spec::Python(PyFunctions {
+                gradient,
+                energy: (!energy.is_none()).then(|| energy.unbind()),
+            }))
+        }
+        other => Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "unknown model kind {other:?}"
+        ))),
+    }
+}
+
+/// The model's dimension, if it knows it.
+fn model_dim(model: &Bound<'_, PyAny>) -> Option<usize> {
+    if let Ok(b) = model.cast::<BuiltinModel>() {
+        return Some(b.get().model.dim());
+    }
+    model.getattr("dim").ok()?.extract().ok()
+}
+
+/// Runs `init.shape[0]` chains of `sampler` on `model` (see `sgmcmc.sample`, which wraps it).
+#[pyfunction]
+#[pyo3(signature = (sampler, settings, model, init, warmup, draws, thin, seed, progress=None, calibration=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn run<'py>(
+    py: Python<'py>,
+    sampler: &str,
+    settings: Bound<'py, PyDict>,
+    model: Bound<'py, PyAny>,
+    init: PyReadonlyArray2<'py, f64>,
+    warmup: u64,
+    draws: u64,
+    thin: u64,
+    seed: u64,
+    progress: Option<Bound<'py, PyAny>>,
+    calibration: Option<Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let kind = settings::parse(sampler, Some(&settings))?;
+    let spec = spec_of(&model)?;
+    let calibration = match &calibration {
+        Some(c) => {
+            let params = settings::calibration(c)?;
+            if !settings::calibratable(&kind) {
+                return Err(errors::setting_error(
+                    "calibration",
+                    format!(
+                        "calibration wraps sghmc, sgnht, msgnht, sgmgt and sgmgt_d, not {sampler}"
+                    ),
+                ));
+            }
+            if !matches!(spec, Spec::Builtin(ref m) if m.has_examples()) {
+                return Err(errors::setting_error(
+                    "calibration",
+                    "calibration needs the per-example gradients of a built-in data model \
+                     (LogisticRegression, LinearRegression, GaussianMean)"
+                        .into(),
+                ));
+            }
+            Some(params)
+        }
+        None => None,
+    };
+    if kind.needs_energy() && !spec.has_energy() {
+        return Err(errors::setting_error(
+            "energy",
+            format!("{sampler} needs the potential U(θ): give the model an energy function"),
+        ));
+    }
+    if let (Kind::Hmc(_), Spec::Builtin(m)) = (&kind, &spec)
+        && !m.full_batch()
+    {
+        return Err(errors::setting_error(
+            "batch_size",
+            "HMC's Metropolis test needs the full-data potential: build the model with \
+             batch_size=None"
+                .into(),
+        ));
+    }
+    if thin == 0 {
+        return Err(errors::setting_error("thin", "thin must be ≥ 1".into()));
+    }
+    let shape = init.shape();
+    let (chains, dim) = (shape[0], shape[1]);
+    if chains == 0 || dim == 0 {
+        return Err(errors::layout_error(
+            "init",
+            format!("init must have shape (chains ≥ 1, dim ≥ 1), not {shape:?}"),
+        ));
+    }
+    if let Some(d) = model_dim(&model)
+        && d != dim
+    {
+        return Err(errors::layout_error(
+            "init",
+            format!("init has {dim} columns, the model {d} parameters"),
+        ));
+    }
+    let init: Vec<f64> = init.as_array().iter().copied().collect();
+    if let Some(i) = init.iter().position(|v| !v.is_finite()) {
+        return Err(errors::layout_error(
+            "init",
+            format!(
+                "init holds a non-finite value at chain {}, index {}",
+                i / dim,
+                i % dim
+            ),
+        ));
+    }
+    let plan = Plan {
+        warmup,
+        draws,
+        thin,
+    };
+    let total_steps = (warmup + draws * thin) * chains as u64;
+    let stop = AtomicBool::new(false);
+    let counters: Vec<AtomicU64> = (0..chains).map(|_| AtomicU64::new(0)).collect();
+    let finished = AtomicU64::new(0);
+    let mut interrupted = false;
+    let mut callback_error: Option<PyErr> = None;
+    let progress: Option<Py<PyAny>> = progress.map(Bound::unbind);
+    let outputs: Vec<ChainOutput> = py.detach(|| {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..chains)
+                .map(|c| {
+                    let (kind, calibration, spec, plan, stop, done, finished) = (
+                        &kind,
+                        calibration.as_ref(),
+                        &spec,
+                        &plan,
+                        &stop,
+                        &counters[c],
+                        &finished,
+                    );
+                    let init = &init[c * dim..(c + 1) * dim];
+                    scope.spawn(move || {
+                        let out = run_chain(
+                            kind,
+                            calibration,
+                            spec,
+                            init,
+                            seed,
+                            c as u64,
+                            plan,
+                            stop,
+                            done,
+                        );
+                        finished.fetch_add(1, Ordering::Release);
+                        out
+                    })
+                })
+                .collect();
+            // The main thread holds no GIL while it waits; every 50 ms it takes it to report
+            // progress and to see a Ctrl-C (Python runs signal handlers on the main thread).
+            while finished.load(Ordering::Acquire) < chains as u64 {
+                std::thread::sleep(Duration::from_millis(50));
+                Python::attach(|py| {
+                    if let Err(e) = py.check_signals() {
+                        if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                            interrupted = true;
+                        } else {
+                            callback_error.get_or_insert(e);
+                        }
+                        stop.store(true, Ordering::Relaxed);
+                    }
+                    if let Some(p) = &progress {
+                        let done: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+                        if let Err(e) = p.bind(py).call1((done, total_steps)) {
+                            callback_error.get_or_insert(e);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        })
+    });
+    if let Some(p) = &progress {
+        let done: u64 = counters.iter().map(|c| c.load(Ordering::Relaxed)).sum();
+        p.bind(py).call1((done, total_steps))?;
+    }
+    if let Some(e) = callback_error {
+        return Err(e);
+    }
+    let result = collect(py, &outputs, dim, interrupted)?;
+    for (c, out) in outputs.into_iter().enumerate() {
+        if let Some(failure) = out.failure {
+            let err = match failure {
+                Failure::Build(e) => return Err(build_error(e)),
+                Failure::Source {
+                    step,
+                    error: SourceError::Python(e),
+                } => {
+                    let err = errors::StepError::new_err(format!(
+                        "chain {c}, step {step}: the gradient function raised: {}",
+                        e.value(py)
+                    ));
+                    err.set_cause(py, Some(e));
+                    (err, step)
+                }
+                Failure::Step { step, error } => (
+                    errors::StepError::new_err(format!("chain {c}, step {step}: {error}")),
+                    step,
+                ),
+            };
+            let (err, step) = err;
+            let value = err.value(py);
+            value.setattr("chain", c)?;
+            value.setattr("step", step)?;
+            value.setattr("partial", &result)?;
+            return Err(err);
+        }
+    }
+    Ok(result)
+}
+
+/// The chains' outputs as a dict of arrays (chains × draws [× dim]), cut to the shortest chain
+/// when the run was interrupted.
+fn collect<'py>(
+    py: Python<'py>,
+    outputs: &[ChainOutput],
+    dim: usize,
+    interrupted: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let chains = outputs.len();
+    let kept = outputs.iter().map(|o| o.kept).min().unwrap_or(0);
+    let d = PyDict::new(py);
+    let mut draws = Vec::with_capacity(chains * kept * dim);
+    for o in outputs {
+        draws.extend_from_slice(&o.draws[..kept * dim]);
+    }
+    d.set_item(
+        "draws",
+        PyArray1::from_vec(py, draws).reshape([chains, kept, dim])?,
+    )?;
+    let stat = |f: fn(&ChainOutput) -> &Vec<f64>| {
+        let mut v = Vec::with_capacity(chains * kept);
+        for o in outputs {
+            v.extend_from_slice(&f(o)[..kept]);
+        }
+        PyArray1::from_vec(py, v).reshape([chains, kept])
+    };
+    let stats = PyDict::new(py);
+    stats.set_item("step_size", stat(|o| &o.step_size)?)?;
+    stats.set_item("kinetic_temperature", stat(|o| &o.kinetic_temperature)?)?;
+    stats.set_item("thermostat", stat(|o| &o.thermostat)?)?;
+    stats.set_item("acceptance_rate", stat(|o| &o.acceptance)?)?;
+    d.set_item("sample_stats", stats)?;
+    d.set_item("interrupted", interrupted)?;
+    Ok(d)
+}

@@ -1,0 +1,223 @@
+//! Where a chain's gradients come from: a built-in model, a C function pointer (numba `cfunc`, ctypes), or a Python callable.
+//!
+//! A source is one chain's [`sgmcmc::Gradient`] and [`sgmcmc::Energy`]. Built-in models and C
+//! function pointers run without the GIL; a Python callable takes it for every call. A source
+//! that fails (a Python exception, a result of the wrong length) writes NaN into the gradient, so
+//! the sampler abandons the step with the state unchanged (the crate's state contract), and
+//! keeps the error for the runner to raise.
+
+use crate::models::{Builtin, BuiltinChain};
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use std::ffi::c_void;
+use std::sync::Arc;
+
+/// The C ABI's gradient: `void grad(const double* theta, double* grad, size_t n, void* ctx)`
+/// (`sgmcmc_gradient_f64` in `ffi/include/sgmcmc.h`).
+pub type CGradient = unsafe extern "C" fn(*const f64, *mut f64, usize, *mut c_void);
+/// The potential: `double energy(const double* theta, size_t n, void* ctx)`.
+pub type CEnergy = unsafe extern "C" fn(*const f64, usize, *mut c_void) -> f64;
+
+/// A gradient (and optionally a potential) given as C function-pointer addresses.
+#[derive(Clone, Copy, Debug)]
+pub struct CFunctions {
+    pub gradient: usize,
+    pub energy: Option<usize>,
+    pub context: usize,
+}
+
+/// A gradient (and optionally a potential) given as Python callables.
+#[derive(Debug)]
+pub struct PyFunctions {
+    pub gradient: Py<PyAny>,
+    pub energy: Option<Py<PyAny>>,
+}
+
+/// Where the gradients come from (shared by every chain).
+#[derive(Debug)]
+pub enum Spec {
+    Builtin(Arc<Builtin>),
+    C(CFunctions),
+    Python(PyFunctions),
+}
+
+impl Spec {
+    /// Whether the potential U is available (HMC and SG-NPHMC need it).
+    pub fn has_energy(&self) -> bool {
+        match self {
+            Spec::Builtin(_) => true,
+            Spec::C(c) => c.energy.is_some(),
+            Spec::Python(p) => p.energy.is_some(),
+        }
+    }
+}
+
+/// Why a source abandoned a step.
+#[derive(Debug)]
+pub enum SourceError {
+    /// The Python callable raised (or returned something unusable).
+    Python(PyErr),
+}
+
+/// One chain's source.
+pub enum Source<'s> {
+    Builtin(BuiltinChain),
+    C(CFunctions),
+    Python(&'s PyFunctions),
+    /// The gradient handed in by ask/tell: written once into the step that asked for it.
+    Told(&'s [f64]),
+    /// Ask/tell's probe: records the point, writes NaN (abandoning the step).
+    Probe(&'s mut Vec<f64>),
+}
+
+/// One chain's source with the error it met, if any.
+pub struct ChainSource<'s> {
+    pub source: Source<'s>,
+    pub error: Option<SourceError>,
+}
+
+impl<'s> ChainSource<'s> {
+    pub fn new(source: Source<'s>) -> Self {
+        ChainSource {
+            source,
+            error: None,
+        }
+    }
+}
+
+fn call_gradient(f: &PyFunctions, theta: &[f64], grad: &mut [f64]) -> PyResult<()> {
+    Python::attach(|py| {
+        let x = PyArray1::from_slice(py, theta);
+        let out = f.gradient.bind(py).call1((x,))?;
+        let array = out
+            .extract::<numpy::PyArrayLike1<'_, f64, numpy::AllowTypeChange>>()
+            .map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "the gradient function must return a 1-d array of floats",
+                )
+            })?;
+        let view = array.as_array();
+        if view.len() != grad.len() {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "the gradient function returned {} values for θ of length {}",
+                view.len(),
+                grad.len()
+            )));
+        }
+        for (g, v) in grad.iter_mut().zip(view.iter()) {
+            *g = *v;
+        }
+        Ok(())
+    })
+}
+
+fn call_energy(f: &Py<PyAny>, theta: &[f64]) -> PyResult<f64> {
+    Python::attach(|py| {
+        let x = PyArray1::from_slice(py, theta);
+        let out = f.bind(py).call1((x,))?;
+        let value: f64 = out.extract().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "the energy function must return a float, not {}",
+                out.get_type()
+                    .name()
+                    .map_or_else(|_| "?".to_string(), |n| n.to_string())
+            ))
+        })?;
+        Ok(value)
+    })
+}
+
+impl sgmcmc::Gradient<f64> for ChainSource<'_> {
+    fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
+        match &mut self.source {
+            Source::Builtin(chain) => chain.gradient(theta, grad),
+            Source::C(c) => {
+                // SAFETY: the caller of `sgmcmc.CFunction` promised that `gradient` is the
+                // address of a function with the C ABI's gradient signature that reads n
+                // doubles at `theta`, writes n at `grad`, may be called from any thread, and
+                // that `context` stays valid for the run (documented there). The slices are
+                // both of length n.
+                unsafe {
+                    let f: CGradient = std::mem::transmute::<usize, CGradient>(c.gradient);
+                    f(
+                        theta.as_ptr(),
+                        grad.as_mut_ptr(),
+                        theta.len(),
+                        c.context as *mut c_void,
+                    );
+                }
+            }
+            Source::Python(f) => {
+                if self.error.is_some() {
+                    grad.fill(f64::NAN);
+                } else if let Err(e) = call_gradient(f, theta, grad) {
+                    self.error = Some(SourceError::Python(e));
+                    grad.fill(f64::NAN);
+                }
+            }
+            Source::Told(told) => {
+                // One told gradient per step: a second call in the same step has none left.
+                if told.len() == grad.len() {
+                    grad.copy_from_slice(told);
+                } else {
+                    grad.fill(f64::NAN);
+                }
+                self.source = Source::Told(&[]);
+            }
+            Source::Probe(point) => {
+                point.clear();
+                point.extend_from_slice(theta);
+                grad.fill(f64::NAN);
+            }
+        }
+    }
+}
+
+impl sgmcmc::Energy<f64> for ChainSource<'_> {
+    fn energy(&mut self, theta: &[f64]) -> f64 {
+        match &mut self.source {
+            Source::Builtin(chain) => chain.energy(theta),
+            Source::C(c) => match c.energy {
+                // SAFETY: as for the gradient: the documented signature, thread safety, and a
+                // context valid for the run; θ has n entries.
+                Some(address) => unsafe {
+                    let f: CEnergy = std::mem::transmute::<usize, CEnergy>(address);
+                    f(theta.as_ptr(), theta.len(), c.context as *mut c_void)
+                },
+                None => f64::NAN,
+            },
+            Source::Python(f) => match (&f.energy, self.error.is_some()) {
+                (Some(e), false) => match call_energy(e, theta) {
+                    Ok(v) => v,
+                    Err(err) => {
+                        self.error = Some(SourceError::Python(err));
+                        f64::NAN
+                    }
+                },
+                _ => f64::NAN,
+            },
+            Source::Told(_) | Source::Probe(_) => f64::NAN,
+        }
+    }
+}
+
+impl sgmcmc::MinibatchGradient<f64> for ChainSource<'_> {
+    fn gradient_with_moments(
+        &mut self,
+        theta: &[f64],
+        grad: &mut [f64],
+        moments: sgmcmc::Moments<'_, f64>,
+    ) -> sgmcmc::Batch {
+        // `sample` allows calibration with built-in data models only; any other source
+        // reports a batch of 0 examples, which the wrapper refuses with the state unchanged.
+        let batch = match &mut self.source {
+            Source::Builtin(chain) => chain.gradient_with_moments(theta, grad, moments),
+            _ => None,
+        };
+        batch.unwrap_or(sgmcmc::Batch {
+            size: 0,
+            population: 0,
+            sampling: sgmcmc::Sampling::WithoutReplacement,
+        })
+    }
+}
