@@ -1,8 +1,9 @@
 /*
  * sgmcmc.h - C ABI of the sgmcmc stochastic-gradient MCMC kernel (crate sgmcmc-ffi).
  *
- * C99 (also valid C++). Link the static library libsgmcmc_ffi.a (built by
- * `cargo build -p sgmcmc-ffi --release`, see ffi/README.md).
+ * C99 (also valid C++). Link the static library libsgmcmc_ffi.a or the shared library
+ * libsgmcmc_ffi.so (.dylib, .dll; hosted targets), both built by
+ * `cargo build -p sgmcmc-ffi --release`, see ffi/README.md.
  *
  * Conventions
  * -----------
