@@ -171,6 +171,23 @@ impl sgmcmc::Gradient<f64> for ChainSource<'_> {
             }
         }
     }
+
+    fn hessian_diagonal(&mut self, theta: &[f64], diagonal: &mut [f64]) -> bool {
+        self.builtin_hessian(theta, diagonal)
+    }
+}
+
+impl ChainSource<'_> {
+    /// The built-in models' Hessian diagonal; other sources have none.
+    fn builtin_hessian(&mut self, theta: &[f64], diagonal: &mut [f64]) -> bool {
+        match &mut self.source {
+            Source::Builtin(chain) => {
+                chain.hessian_diagonal(theta, diagonal);
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 impl sgmcmc::Energy<f64> for ChainSource<'_> {

@@ -185,12 +185,13 @@ class Fit:
                     "names", f"names has {len(names)} entries for {self.draws.shape[2]} parameters")
             posterior = {n: self.draws[:, :, i] for i, n in enumerate(names)}
         stats = {k: v for k, v in self.sample_stats.items() if not np.all(np.isnan(v))}
-        return az.from_dict(
-            posterior=posterior,
-            sample_stats=stats,
-            attrs={"sampler": self.sampler, "seed": self.seed, "inference_library": "sgmcmc",
-                   **{f"setting_{k}": v for k, v in self.settings.items()}},
-        )
+        idata = az.from_dict(posterior=posterior, sample_stats=stats)
+        attrs = {"sampler": self.sampler, "seed": self.seed, "inference_library": "sgmcmc",
+                 "interrupted": int(self.interrupted),
+                 **{f"setting_{k}": v for k, v in self.settings.items()}}
+        for group in idata.groups():
+            idata[group].attrs.update(attrs)
+        return idata
 
 
 def _progress_bar(total_label):
@@ -232,7 +233,8 @@ def sample(model, sampler="sgnht", *, step_size, chains=4, draws=1000, warmup=0,
                resample_thermostat_steps=100, integrator="splitting"
     sgmgt_d    as sgmgt with sigma_theta=sigma_xi=0.01
     hmc        temperature=1, leapfrog_steps=10 (needs the potential)
-    sgnphmc    temperature=1, leapfrog_steps, thermostat_mass, energy_noise, gradient_noise
+    sgnphmc    temperature=1, leapfrog_steps=10, thermostat_mass=1, energy_noise=0,
+               gradient_noise=0 (needs the potential)
     ========== ======================================================================
 
     Each chain takes ``warmup`` steps, then ``draws × thin`` steps keeping every ``thin``-th

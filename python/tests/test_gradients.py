@@ -1,0 +1,153 @@
+"""The four ways of giving a gradient: built-in, a C function pointer (numba cfunc), a Python
+callable, ask/tell. The same arithmetic gives the same chain bit for bit whichever way it comes."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import sgmcmc
+from conftest import batch_means_se
+
+MEAN, VARIANCE = np.array([1.0, -0.5, 2.0]), np.array([1.0, 0.25, 4.0])
+PRECISION = 1.0 / VARIANCE
+
+
+def numpy_gradient(theta):
+    # p·(θ − μ) elementwise: the same two correctly rounded operations per coordinate as the
+    # built-in Gaussian, so the chains agree to the last bit.
+    return PRECISION * (theta - MEAN)
+
+
+def numpy_energy(theta):
+    r = theta - MEAN
+    u = 0.0
+    for i in range(3):  # the built-in's loop order (a dense row with zeros off the diagonal)
+        pr = 0.0
+        for j in range(3):
+            pr += (PRECISION[i] if i == j else 0.0) * r[j]
+        u += r[i] * pr
+    return 0.5 * u
+
+
+def builtin_fit(sampler, **kw):
+    return sgmcmc.sample(sgmcmc.Gaussian(MEAN, VARIANCE), sampler, progress=False, **kw)
+
+
+@pytest.mark.parametrize("sampler", ["sgld", "sghmc", "sgnht", "msgnht", "sgmgt_d", "hmc"])
+def test_python_callable_draws_the_builtin_chain(sampler):
+    kw = dict(step_size=0.1, chains=2, draws=200, seed=11)
+    model = sgmcmc.PythonModel(numpy_gradient, dim=3, energy=numpy_energy)
+    fit = sgmcmc.sample(model, sampler, progress=False, **kw)
+    np.testing.assert_array_equal(fit.draws, builtin_fit(sampler, **kw).draws)
+
+
+numba = pytest.importorskip("numba")
+
+
+def numba_functions():
+    from numba import carray, cfunc, types
+
+    mean, precision = MEAN.copy(), PRECISION.copy()
+    grad_sig = types.void(types.CPointer(types.double), types.CPointer(types.double),
+                          types.size_t, types.voidptr)
+
+    @cfunc(grad_sig, nopython=True)
+    def gradient(theta_ptr, grad_ptr, n, ctx):
+        theta = carray(theta_ptr, (n,))
+        grad = carray(grad_ptr, (n,))
+        for i in range(n):
+            grad[i] = precision[i] * (theta[i] - mean[i])
+
+    energy_sig = types.double(types.CPointer(types.double), types.size_t, types.voidptr)
+
+    @cfunc(energy_sig, nopython=True)
+    def energy(theta_ptr, n, ctx):
+        theta = carray(theta_ptr, (n,))
+        u = 0.0
+        for i in range(n):
+            pr = 0.0
+            for j in range(n):
+                pij = precision[i] if i == j else 0.0
+                pr += pij * (theta[j] - mean[j])
+            u += (theta[i] - mean[i]) * pr
+        return 0.5 * u
+
+    return gradient, energy
+
+
+@pytest.mark.parametrize("sampler", ["sgld", "sgnht", "sgmgt", "hmc", "sgnphmc"])
+def test_numba_cfunc_draws_the_builtin_chain(sampler):
+    gradient, energy = numba_functions()
+    model = sgmcmc.CFunction(gradient.address, dim=3, energy=energy.address)
+    kw = dict(step_size=0.1, chains=4, draws=500, seed=5)
+    fit = sgmcmc.sample(model, sampler, progress=False, **kw)
+    np.testing.assert_array_equal(fit.draws, builtin_fit(sampler, **kw).draws)
+
+
+def test_ctypes_function_pointer():
+    proto = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_double),
+                             ctypes.POINTER(ctypes.c_double), ctypes.c_size_t, ctypes.c_void_p)
+
+    def grad(theta, out, n, ctx):
+        for i in range(n):
+            out[i] = PRECISION[i] * (theta[i] - MEAN[i])
+
+    callback = proto(grad)  # kept alive for the run
+    address = ctypes.cast(callback, ctypes.c_void_p).value
+    kw = dict(step_size=0.05, chains=2, draws=300, seed=2)
+    fit = sgmcmc.sample(sgmcmc.CFunction(address, dim=3), "sgnht", progress=False, **kw)
+    np.testing.assert_array_equal(fit.draws, builtin_fit("sgnht", **kw).draws)
+
+
+def test_ask_tell_draws_the_builtin_chain():
+    model = sgmcmc.Gaussian(MEAN, VARIANCE)
+    for sampler in ["sgld", "psgld", "sghmc", "sgnht", "msgnht", "sgmgt", "sgmgt_d"]:
+        kw = dict(step_size=0.1)
+        fit = sgmcmc.sample(model, sampler, chains=1, draws=100, seed=9, init=[0.5, 0.5, 0.5],
+                            progress=False, **kw)
+        stepper = sgmcmc.Stepper(sampler, np.array([0.5, 0.5, 0.5]), seed=9, **kw)
+        told = []
+        for _ in range(100):
+            point = stepper.ask()
+            stepper.tell(model.gradient(point))
+            told.append(stepper.position)
+        np.testing.assert_array_equal(np.array(told), fit.draws[0], err_msg=sampler)
+        assert stepper.steps == 100
+
+
+def test_ask_is_idempotent_and_a_bad_tell_changes_nothing():
+    model = sgmcmc.Gaussian(MEAN, VARIANCE)
+    stepper = sgmcmc.Stepper("sgnht", np.zeros(3), seed=1, step_size=0.1)
+    a = stepper.ask()
+    np.testing.assert_array_equal(a, stepper.ask())
+    before = stepper.position
+    with pytest.raises(sgmcmc.StepError):
+        stepper.tell(np.array([np.nan, 0.0, 0.0]))
+    np.testing.assert_array_equal(stepper.position, before)
+    assert stepper.steps == 0
+    with pytest.raises(sgmcmc.LayoutError) as e:
+        stepper.tell(np.zeros(2))
+    assert e.value.buffer == "gradient"
+    # The refused tells changed nothing: the chain continues as if they never happened.
+    stepper.tell(model.gradient(stepper.ask()))
+    reference = sgmcmc.Stepper("sgnht", np.zeros(3), seed=1, step_size=0.1)
+    reference.tell(model.gradient(reference.ask()))
+    np.testing.assert_array_equal(stepper.position, reference.position)
+
+
+def test_calibrated_minibatches_have_the_posterior_moments():
+    # θ | x ~ N(m, s²I) for xᵢ ~ N(θ, I), prior N(0, 10 I): 1/s² = N + 1/10, m = Σx / (1/s²).
+    rng = np.random.default_rng(0)
+    x = rng.normal([0.5, -1.0], 1.0, size=(500, 2))
+    precision = len(x) + 0.1
+    mean, var = x.sum(axis=0) / precision, 1.0 / precision
+    model = sgmcmc.GaussianMean(x, batch_size=20)
+    fit = sgmcmc.sample(model, "sghmc", step_size=0.003, chains=4, draws=50_000, thin=2,
+                        warmup=2000, seed=1, init=mean, calibration=True, progress=False)
+    d = fit.draws
+    z_mean = (d.mean(axis=(0, 1)) - mean) / batch_means_se(d)
+    sq = (d - mean) ** 2
+    z_var = (sq.mean(axis=(0, 1)) - var) / batch_means_se(sq)
+    print("calibrated z(mean)", z_mean, "z(var)", z_var)
+    assert np.all(np.abs(z_mean) < 5) and np.all(np.abs(z_var) < 5)
