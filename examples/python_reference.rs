@@ -8,7 +8,7 @@
 
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::{SgNphmc, SgNphmcParams};
+use sgmcmc::sampler::{SgNphmc, SgNphmcParams, run_cyclical, run_scheduled};
 
 const MEAN: [f64; 3] = [1.0, -0.5, 2.0];
 const VARIANCE: [f64; 3] = [1.0, 0.25, 4.0];
@@ -43,7 +43,10 @@ fn energy(theta: &[f64]) -> f64 {
 }
 
 fn print(name: &str, chain: u64, step: usize, theta: &[f64]) {
-    let bits: Vec<String> = theta.iter().map(|t| format!("{:016x}", t.to_bits())).collect();
+    let bits: Vec<String> = theta
+        .iter()
+        .map(|t| format!("{:016x}", t.to_bits()))
+        .collect();
     println!("{name} {chain} {step} {}", bits.join(" "));
 }
 
@@ -62,8 +65,11 @@ fn main() {
         for chain in 0..2u64 {
             let len = params.lengths(3);
             let mut theta = init.to_vec();
-            let (mut p, mut xi, mut work) =
-                (vec![0.0; len.momentum], vec![0.0; len.thermostat], vec![0.0; len.work]);
+            let (mut p, mut xi, mut work) = (
+                vec![0.0; len.momentum],
+                vec![0.0; len.thermostat],
+                vec![0.0; len.work],
+            );
             let mut s = AnySampler::new(params, &mut theta, &mut p, &mut xi, &mut work).unwrap();
             let mut rng = Pcg64::new(u128::from(SEED), u128::from(chain));
             for step in 0..STEPS {
@@ -71,6 +77,45 @@ fn main() {
                 print(name, chain, step, s.position());
             }
         }
+    }
+    // Step-size schedules: SGLD on h_t = 0.1(10 + t)^−0.55 (run_scheduled), and cSG-MCMC's
+    // SGHMC on a cyclical h_t with the noise off while exploring (run_cyclical).
+    let polynomial = StepSchedule::polynomial(0.1, 10.0, 0.55).unwrap();
+    let cyclical = StepSchedule::cyclical(0.1, 10, 0.5).unwrap();
+    for chain in 0..2u64 {
+        let (mut theta, mut work) = (init.to_vec(), vec![0.0; 6]);
+        let mut s = Sgld::new(SgldParams::new(0.1), &mut theta, &mut work).unwrap();
+        let mut rng = Pcg64::new(u128::from(SEED), u128::from(chain));
+        let mut model = gradient;
+        let mut out = |step: u64, s: &mut Sgld<f64>, _: &StepStats<f64>| {
+            print("sgld_polynomial", chain, step as usize, s.position());
+        };
+        run_scheduled(
+            &mut s,
+            &polynomial,
+            0,
+            &mut model,
+            &mut rng,
+            STEPS as u64,
+            &mut out,
+        )
+        .unwrap();
+        let (mut theta, mut p, mut work) = (init.to_vec(), vec![0.0; 3], vec![0.0; 6]);
+        let mut s = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+        let mut rng = Pcg64::new(u128::from(SEED), u128::from(chain));
+        let mut out = |step: u64, s: &mut Sghmc<f64>, _: &StepStats<f64>| {
+            print("sghmc_cyclical", chain, step as usize, s.position());
+        };
+        run_cyclical(
+            &mut s,
+            &cyclical,
+            0,
+            &mut model,
+            &mut rng,
+            STEPS as u64,
+            &mut out,
+        )
+        .unwrap();
     }
     for chain in 0..2u64 {
         let mut model = Model::new(gradient, energy);

@@ -99,8 +99,9 @@ fn below(rng: &mut Pcg64, n: usize) -> usize {
     (m >> 64) as usize
 }
 
-/// One chain's evaluator of a built-in model: its minibatch generator and index buffers.
-#[derive(Debug)]
+/// One chain's evaluator of a built-in model: its minibatch generator and index buffers (its
+/// whole state: a clone continues the same minibatch sequence).
+#[derive(Clone, Debug)]
 pub struct BuiltinChain {
     model: Arc<Builtin>,
     rng: Pcg64,

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rand_pcg::Pcg64;
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::SgNphmc;
+use sgmcmc::sampler::{Checkpoint, Scalars, SgNphmc};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -149,6 +149,69 @@ impl Built<'_> {
         }
     }
 
+    /// Sets h (a schedule's h_t).
+    fn set_step_size(&mut self, h: f64) -> Result<(), ParamError> {
+        match self {
+            Built::Any(s) => s.set_step_size(h),
+            Built::Hmc(s) => s.set_step_size(h),
+            Built::SgNphmc(s) => s.set_step_size(h),
+            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.set_step_size(h),
+            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.set_step_size(h),
+            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.set_step_size(h),
+            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.set_step_size(h),
+        }
+    }
+
+    fn temperature(&self) -> f64 {
+        match self {
+            Built::Any(s) => s.temperature(),
+            Built::Hmc(s) => s.temperature(),
+            Built::SgNphmc(s) => s.temperature(),
+            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.temperature(),
+            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.temperature(),
+            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.temperature(),
+            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.temperature(),
+        }
+    }
+
+    fn set_temperature(&mut self, t: f64) -> Result<(), ParamError> {
+        match self {
+            Built::Any(s) => s.set_temperature(t),
+            Built::Hmc(s) => s.set_temperature(t),
+            Built::SgNphmc(s) => s.set_temperature(t),
+            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.set_temperature(t),
+            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.set_temperature(t),
+            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.set_temperature(t),
+            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.set_temperature(t),
+        }
+    }
+
+    /// The sampler's checkpoint (`None` for a calibrated sampler, whose running noise
+    /// estimate the Rust API does not checkpoint).
+    fn save(&self) -> Option<(Scalars<f64>, Vec<f64>)> {
+        fn save<S: Checkpoint<f64, State = Scalars<f64>>>(
+            s: &S,
+        ) -> Option<(Scalars<f64>, Vec<f64>)> {
+            let mut data = vec![0.0; s.checkpoint_len()];
+            s.save(&mut data).ok().map(|state| (state, data))
+        }
+        match self {
+            Built::Any(s) => save(s),
+            Built::Hmc(s) => save(s),
+            Built::SgNphmc(s) => save(s),
+            Built::Calibrated(_) => None,
+        }
+    }
+
+    fn restore(&mut self, state: &Scalars<f64>, data: &[f64]) -> Result<(), sgmcmc::LayoutError> {
+        match self {
+            Built::Any(s) => s.restore(state, data),
+            Built::Hmc(s) => s.restore(state, data),
+            Built::SgNphmc(s) => s.restore(state, data),
+            Built::Calibrated(_) => Err(sgmcmc::LayoutError::UnsupportedMass),
+        }
+    }
+
     pub fn position(&self) -> &[f64] {
         match self {
             Built::Any(s) => s.position(),
@@ -171,7 +234,9 @@ struct ChainOutput {
     thermostat: Vec<f64>,
     acceptance: Vec<f64>,
     kept: usize,
+    sampling_stage: Vec<f64>,
     failure: Option<Failure>,
+    saved: Option<SavedChain>,
 }
 
 enum Failure {
@@ -184,6 +249,56 @@ struct Plan {
     warmup: u64,
     draws: u64,
     thin: u64,
+    /// A step-size schedule, and whether its exploration stages run at T = 0 (cSG-MCMC).
+    schedule: Option<(StepSchedule<f64>, bool)>,
+}
+
+/// Where a chain stopped: its sampler's checkpoint, its generators and the steps it took, for
+/// `sample(..., resume=fit.state)` to continue it exactly.
+#[derive(Clone, Debug)]
+pub struct SavedChain {
+    state: Scalars<f64>,
+    data: Vec<f64>,
+    rng: Pcg64,
+    minibatches: Option<crate::models::BuiltinChain>,
+    steps: u64,
+    position: Vec<f64>,
+}
+
+/// The saved chains of a run (`Fit.state`).
+#[pyclass(module = "sgmcmc._sgmcmc", frozen)]
+pub struct ChainStates {
+    sampler: String,
+    chains: Vec<SavedChain>,
+}
+
+#[pymethods]
+impl ChainStates {
+    /// The number of chains.
+    fn __len__(&self) -> usize {
+        self.chains.len()
+    }
+
+    /// The sampler the chains were run with.
+    #[getter]
+    fn sampler(&self) -> &str {
+        &self.sampler
+    }
+
+    /// The steps each chain has taken in all.
+    #[getter]
+    fn steps(&self) -> Vec<u64> {
+        self.chains.iter().map(|c| c.steps).collect()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ChainStates(sampler={:?}, chains={}, steps={:?})",
+            self.sampler,
+            self.chains.len(),
+            self.steps()
+        )
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -194,20 +309,25 @@ fn run_chain(
     init: &[f64],
     seed: u64,
     chain: u64,
+    resume: Option<&SavedChain>,
     plan: &Plan,
     stop: &AtomicBool,
     done: &AtomicU64,
 ) -> ChainOutput {
     let mut out = ChainOutput::default();
     let source = match spec {
-        Spec::Builtin(m) => Source::Builtin(crate::models::BuiltinChain::new(
-            std::sync::Arc::clone(m),
-            minibatch_rng(seed, chain),
-        )),
+        Spec::Builtin(m) => Source::Builtin(match resume.and_then(|r| r.minibatches.clone()) {
+            Some(chain) => chain,
+            None => crate::models::BuiltinChain::new(
+                std::sync::Arc::clone(m),
+                minibatch_rng(seed, chain),
+            ),
+        }),
         Spec::C(c) => Source::C(*c),
         Spec::Python(p) => Source::Python(p),
     };
     let mut source = ChainSource::new(source);
+    let init = resume.map_or(init, |r| &r.position);
     let mut buffers = Buffers::new(kind, calibration, init);
     let mut sampler = match buffers.build(kind, calibration) {
         Ok(s) => s,
@@ -216,17 +336,56 @@ fn run_chain(
             return out;
         }
     };
-    let mut rng = chain_rng(seed, chain);
+    let (mut rng, first) = match resume {
+        Some(r) => {
+            if let Err(e) = sampler.restore(&r.state, &r.data) {
+                out.failure = Some(Failure::Build(sgmcmc::Error::Layout(e)));
+                return out;
+            }
+            (r.rng.clone(), r.steps)
+        }
+        None => (chain_rng(seed, chain), 0),
+    };
     let total = plan.warmup + plan.draws * plan.thin;
     let dim = init.len();
     out.draws.reserve(plan.draws as usize * dim);
+    let temperature = sampler.temperature();
+    let mut taken = 0;
     let mut steps = || {
         for t in 0..total {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            match sampler.step(&mut source, &mut rng) {
+            let iteration = first + t;
+            // As `sgmcmc::sampler::run_scheduled` and `run_cyclical` step: h_t, then (cSG-MCMC)
+            // T = 0 in an exploration stage, then the step.
+            let mut sampling = true;
+            let prepared = match &plan.schedule {
+                None => Ok(()),
+                Some((schedule, noise_off)) => {
+                    sampling = schedule.sampling(iteration);
+                    let stage = if sampling || !noise_off {
+                        temperature
+                    } else {
+                        0.0
+                    };
+                    sampler
+                        .set_step_size(schedule.at(iteration))
+                        .and_then(|()| {
+                            if sampler.temperature() != stage {
+                                sampler.set_temperature(stage)
+                            } else {
+                                Ok(())
+                            }
+                        })
+                }
+            };
+            let result = prepared
+                .map_err(sgmcmc::StepError::StepSize)
+                .and_then(|()| sampler.step(&mut source, &mut rng));
+            match result {
                 Ok(stats) => {
+                    taken += 1;
                     if t >= plan.warmup && (t - plan.warmup + 1).is_multiple_of(plan.thin) {
                         out.draws.extend_from_slice(sampler.position());
                         out.step_size.push(stats.step_size);
@@ -234,6 +393,7 @@ fn run_chain(
                             .push(stats.kinetic_temperature.unwrap_or(f64::NAN));
                         out.thermostat.push(stats.thermostat.unwrap_or(f64::NAN));
                         out.acceptance.push(stats.acceptance.unwrap_or(f64::NAN));
+                        out.sampling_stage.push(if sampling { 1.0 } else { 0.0 });
                         out.kept += 1;
                     }
                 }
@@ -256,6 +416,22 @@ fn run_chain(
         Python::attach(|py| py.detach(steps));
     } else {
         steps();
+    }
+    // T was accepted before the run and h does not enter its checks: restoring it cannot be
+    // refused (as in `run_cyclical`).
+    let _ = sampler.set_temperature(temperature);
+    if let Some((state, data)) = sampler.save() {
+        out.saved = Some(SavedChain {
+            state,
+            data,
+            rng,
+            minibatches: match source.source {
+                Source::Builtin(chain) => Some(chain),
+                _ => None,
+            },
+            steps: first + taken,
+            position: sampler.position().to_vec(),
+        });
     }
     out
 }
@@ -317,7 +493,7 @@ fn model_dim(model: &Bound<'_, PyAny>) -> Option<usize> {
 
 /// Runs `init.shape[0]` chains of `sampler` on `model` (see `sgmcmc.sample`, which wraps it).
 #[pyfunction]
-#[pyo3(signature = (sampler, settings, model, init, warmup, draws, thin, seed, progress=None, calibration=None))]
+#[pyo3(signature = (sampler, settings, model, init, warmup, draws, thin, seed, progress=None, calibration=None, schedule=None, first_chain=0, resume=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn run<'py>(
     py: Python<'py>,
@@ -331,8 +507,13 @@ pub fn run<'py>(
     seed: u64,
     progress: Option<Bound<'py, PyAny>>,
     calibration: Option<Bound<'py, PyDict>>,
+    schedule: Option<Bound<'py, PyDict>>,
+    first_chain: u64,
+    resume: Option<Bound<'py, ChainStates>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let kind = settings::parse(sampler, Some(&settings))?;
+    let schedule = schedule.as_ref().map(settings::schedule).transpose()?;
+    let resume = resume.map(|r| r.get().chains.clone());
     let spec = spec_of(&model)?;
     let calibration = match &calibration {
         Some(c) => {
@@ -403,10 +584,36 @@ pub fn run<'py>(
             ),
         ));
     }
+    if let Some(saved) = &resume {
+        if calibration.is_some() {
+            return Err(errors::setting_error(
+                "resume",
+                "a calibrated run cannot be resumed yet: the Rust API does not checkpoint the \
+                 running noise estimate"
+                    .into(),
+            ));
+        }
+        if saved.len() != chains {
+            return Err(errors::layout_error(
+                "init",
+                format!("resuming {} chains with init for {chains}", saved.len()),
+            ));
+        }
+        if let Some(c) = saved.iter().find(|c| c.position.len() != dim) {
+            return Err(errors::layout_error(
+                "init",
+                format!(
+                    "the saved chains have {} parameters, init {dim}",
+                    c.position.len()
+                ),
+            ));
+        }
+    }
     let plan = Plan {
         warmup,
         draws,
         thin,
+        schedule,
     };
     let total_steps = (warmup + draws * thin) * chains as u64;
     let stop = AtomicBool::new(false);
@@ -428,6 +635,7 @@ pub fn run<'py>(
                         &counters[c],
                         &finished,
                     );
+                    let resume = resume.as_ref().map(|r| &r[c]);
                     let init = &init[c * dim..(c + 1) * dim];
                     scope.spawn(move || {
                         let out = run_chain(
@@ -436,7 +644,8 @@ pub fn run<'py>(
                             spec,
                             init,
                             seed,
-                            c as u64,
+                            first_chain + c as u64,
+                            resume,
                             plan,
                             stop,
                             done,
@@ -482,6 +691,13 @@ pub fn run<'py>(
         return Err(e);
     }
     let result = collect(py, &outputs, dim, interrupted)?;
+    if outputs.iter().all(|o| o.saved.is_some()) {
+        let state = ChainStates {
+            sampler: sampler.to_string(),
+            chains: outputs.iter().filter_map(|o| o.saved.clone()).collect(),
+        };
+        result.set_item("state", Bound::new(py, state)?)?;
+    }
     for (c, out) in outputs.into_iter().enumerate() {
         if let Some(failure) = out.failure {
             let err = match failure {
@@ -544,6 +760,7 @@ fn collect<'py>(
     stats.set_item("kinetic_temperature", stat(|o| &o.kinetic_temperature)?)?;
     stats.set_item("thermostat", stat(|o| &o.thermostat)?)?;
     stats.set_item("acceptance_rate", stat(|o| &o.acceptance)?)?;
+    stats.set_item("sampling_stage", stat(|o| &o.sampling_stage)?)?;
     d.set_item("sample_stats", stats)?;
     d.set_item("interrupted", interrupted)?;
     Ok(d)

@@ -433,3 +433,37 @@ pub fn calibration(dict: &Bound<'_, PyDict>) -> PyResult<CalibratedParams<f64>> 
     }
     Ok(p)
 }
+
+/// A step-size schedule from a dict: `{"kind": "polynomial", "a", "b", "gamma"}` (h_t =
+/// a(b + t)^−γ) or `{"kind": "cyclical", "h0", "cycle", "exploration", "noise_off"}`, with
+/// whether its exploration stages run at T = 0 (cSG-MCMC, the default for a cyclical one).
+pub fn schedule(dict: &Bound<'_, PyDict>) -> PyResult<(StepSchedule<f64>, bool)> {
+    let s = Settings { dict: Some(dict) };
+    let need = |key: &str| -> PyResult<f64> {
+        s.get::<f64>(key)?
+            .ok_or_else(|| setting_error("schedule", format!("the schedule needs `{key}`")))
+    };
+    let kind: String = s.get("kind")?.unwrap_or_default();
+    let (schedule, noise_off) = match kind.as_str() {
+        "polynomial" => (
+            StepSchedule::polynomial(need("a")?, need("b")?, need("gamma")?),
+            false,
+        ),
+        "cyclical" => {
+            let cycle: u64 = s
+                .get("cycle")?
+                .ok_or_else(|| setting_error("schedule", "the schedule needs `cycle`".into()))?;
+            (
+                StepSchedule::cyclical(need("h0")?, cycle, need("exploration")?),
+                s.get::<bool>("noise_off")?.unwrap_or(true),
+            )
+        }
+        other => {
+            return Err(setting_error(
+                "schedule",
+                format!("schedule kind must be \"polynomial\" or \"cyclical\", not {other:?}"),
+            ));
+        }
+    };
+    Ok((schedule.map_err(param_error)?, noise_off))
+}

@@ -50,3 +50,20 @@ def test_a_different_seed_gives_different_draws():
     c = sgmcmc.sample(model, "sgld", step_size=0.05, chains=1, draws=5, seed=1, progress=False)
     assert not np.array_equal(a.draws, b.draws)
     np.testing.assert_array_equal(a.draws, c.draws)
+
+
+def test_schedules_draw_the_rust_chains(reference):
+    model = sgmcmc.Gaussian(MEAN, VARIANCE)
+    kw = dict(chains=2, draws=25, seed=SEED, init=[0.5, 0.5, 0.5], progress=False)
+    poly = sgmcmc.sample(model, "sgld", schedule=sgmcmc.polynomial(0.1, 10.0, 0.55), **kw)
+    cyc = sgmcmc.sample(model, "sghmc", step_size=0.1, schedule=sgmcmc.cyclical(0.1, 10, 0.5),
+                        **kw)
+    for chain in range(2):
+        for fit, name in ((poly, "sgld_polynomial"), (cyc, "sghmc_cyclical")):
+            np.testing.assert_array_equal(fit.draws[chain].view(np.uint64),
+                                          reference[(name, chain)].view(np.uint64))
+    # The cyclical run's exploration stages (the first half of each 10-step cycle).
+    np.testing.assert_array_equal(cyc.sample_stats["sampling_stage"][0][:10],
+                                  [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+    np.testing.assert_allclose(poly.sample_stats["step_size"][0],
+                               0.1 * (10.0 + np.arange(25)) ** -0.55, rtol=1e-12)

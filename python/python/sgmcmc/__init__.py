@@ -36,7 +36,9 @@ __all__ = [
     "SettingError",
     "StepError",
     "Stepper",
+    "cyclical",
     "defaults",
+    "polynomial",
     "sample",
 ]
 
@@ -107,6 +109,29 @@ def GaussianMean(X, *, noise_variance=1.0, prior_variance=10.0, batch_size=None,
     )
 
 
+def polynomial(a, b, gamma):
+    """The decaying step size h_t = a(b + t)^−γ of Welling & Teh 2011 (t counts steps from 0)."""
+    return {"kind": "polynomial", "a": float(a), "b": float(b), "gamma": float(gamma)}
+
+
+def cyclical(h0, cycle, exploration, noise_off=True):
+    """The cyclical step size of Zhang et al. 2020: h_t = h0/2 · (cos(π (t mod cycle)/cycle) + 1).
+
+    The first ``exploration`` fraction of each cycle explores, and the rest samples. With
+    ``noise_off`` (the default, cSG-MCMC's Alg. 1) the exploration steps run at temperature 0,
+    i.e. with the injected noise off. ``sample_stats["sampling_stage"]`` marks the draws of
+    sampling stages, which are the draws to keep."""
+    return {"kind": "cyclical", "h0": float(h0), "cycle": int(cycle),
+            "exploration": float(exploration), "noise_off": bool(noise_off)}
+
+
+def _initial_step(schedule):
+    if schedule["kind"] == "polynomial":
+        b = schedule["b"]
+        return schedule["a"] * b ** -schedule["gamma"] if b > 0 else schedule["a"]
+    return schedule["h0"]
+
+
 @dataclasses.dataclass(frozen=True)
 class CFunction:
     """A gradient given as a C function pointer, called from Rust threads without the GIL.
@@ -161,7 +186,8 @@ class Fit:
     ``kinetic_temperature``, ``thermostat`` and ``acceptance_rate`` to (chains, draws) arrays,
     NaN where the sampler has no such quantity (SGLD's kinetic temperature, HMC's thermostat).
     ``interrupted`` is True when Ctrl-C stopped the run (every chain is then cut to the
-    shortest)."""
+    shortest). ``state`` holds where each chain stopped; ``sample(..., resume=fit.state)``
+    continues the chains exactly (in memory; ``None`` for a calibrated run)."""
 
     draws: np.ndarray
     sample_stats: dict
@@ -169,6 +195,7 @@ class Fit:
     settings: dict
     seed: int
     interrupted: bool = False
+    state: Any = None
 
     def to_inference_data(self, names=None):
         """The draws as ``arviz.InferenceData`` (``posterior`` and ``sample_stats`` groups).
@@ -184,7 +211,10 @@ class Fit:
                 raise _layout(
                     "names", f"names has {len(names)} entries for {self.draws.shape[2]} parameters")
             posterior = {n: self.draws[:, :, i] for i, n in enumerate(names)}
-        stats = {k: v for k, v in self.sample_stats.items() if not np.all(np.isnan(v))}
+        stats = {k: v for k, v in self.sample_stats.items()
+                 if not np.all(np.isnan(v)) and k != "sampling_stage"}
+        if not np.all(self.sample_stats["sampling_stage"] == 1.0):
+            stats["sampling_stage"] = self.sample_stats["sampling_stage"].astype(bool)
         idata = az.from_dict(posterior=posterior, sample_stats=stats)
         attrs = {"sampler": self.sampler, "seed": self.seed, "inference_library": "sgmcmc",
                  "interrupted": int(self.interrupted),
@@ -212,9 +242,9 @@ def _progress_bar(total_label):
     return update
 
 
-def sample(model, sampler="sgnht", *, step_size, chains=4, draws=1000, warmup=0, thin=1,
-           seed=0, init=None, calibration=None, progress=True, return_inferencedata=False,
-           **settings):
+def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warmup=0, thin=1,
+           seed=0, init=None, calibration=None, schedule=None, resume=None, first_chain=0,
+           progress=True, return_inferencedata=False, **settings):
     """Runs ``chains`` chains of ``sampler`` on ``model`` and returns their draws.
 
     ``model`` is a built-in model (:func:`LogisticRegression`, :func:`LinearRegression`,
@@ -248,9 +278,24 @@ def sample(model, sampler="sgnht", *, step_size, chains=4, draws=1000, warmup=0,
     minibatch noise is estimated online from a built-in data model's per-example gradients and
     discounted (Ding et al. 2014, App. D.2).
 
+    ``schedule`` (:func:`polynomial` or :func:`cyclical`) sets the step size h_t of every step,
+    as the Rust API's ``run_scheduled`` and ``run_cyclical`` do; ``step_size`` may then be
+    omitted. ``resume=fit.state`` continues the chains of an earlier run exactly where they
+    stopped (their positions, momenta, thermostats, generators, minibatch order and schedule
+    clock; ``init`` and ``seed`` are then not used). ``first_chain`` numbers the chains from
+    that index, so that chains split over processes (``sgmcmc.ray``) draw what one call would.
+
     Returns a :class:`Fit`, or ``arviz.InferenceData`` with ``return_inferencedata=True``.
     """
     dim = getattr(model, "dim", None)
+    if resume is not None:
+        chains = len(resume)
+        if resume.sampler != sampler:
+            raise _setting("resume", f"the saved chains ran {resume.sampler}, not {sampler}")
+    if step_size is None:
+        if schedule is None:
+            raise _setting("step size h", f"{sampler} needs a step_size (or a schedule)")
+        step_size = _initial_step(schedule)
     if init is None:
         if dim is None:
             raise _layout("init", "init is needed when the model does not know its dimension")
@@ -262,7 +307,8 @@ def sample(model, sampler="sgnht", *, step_size, chains=4, draws=1000, warmup=0,
     init = np.ascontiguousarray(init, dtype=np.float64)
     if init.ndim != 2 or init.shape[0] != chains:
         raise _layout("init", f"init must have shape ({chains}, dim) or (dim,), not {init.shape}")
-    for name, value in (("draws", draws), ("warmup", warmup), ("thin", thin), ("seed", seed)):
+    for name, value in (("draws", draws), ("warmup", warmup), ("thin", thin), ("seed", seed),
+                        ("first_chain", first_chain)):
         if not isinstance(value, (int, np.integer)) or value < 0:
             raise _setting(name, f"{name} must be an integer ≥ 0, not {value!r}")
     if not isinstance(chains, (int, np.integer)) or chains < 1:
@@ -274,10 +320,11 @@ def sample(model, sampler="sgnht", *, step_size, chains=4, draws=1000, warmup=0,
     settings = dict(settings, step_size=step_size)
     callback = _progress_bar(f"{sampler} × {chains}") if progress else None
     out = _sgmcmc.run(sampler, settings, model, init, warmup, draws, thin, seed, callback,
-                      calibration)
+                      calibration, schedule, first_chain, resume)
     if out["interrupted"]:
         warnings.warn(
             f"interrupted: kept the first {out['draws'].shape[1]} draws of each chain",
             RuntimeWarning, stacklevel=2)
-    fit = Fit(out["draws"], out["sample_stats"], sampler, settings, seed, out["interrupted"])
+    fit = Fit(out["draws"], out["sample_stats"], sampler, settings, seed, out["interrupted"],
+              out.get("state"))
     return fit.to_inference_data() if return_inferencedata else fit

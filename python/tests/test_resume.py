@@ -1,0 +1,65 @@
+"""Checkpoint and resume: a run continued from `fit.state` is bit for bit the run that never
+stopped — positions, momenta, thermostats, generators, minibatch order, schedule clock."""
+
+import numpy as np
+import pytest
+
+import sgmcmc
+
+rng = np.random.default_rng(0)
+X = np.hstack([np.ones((200, 1)), rng.normal(size=(200, 3))])
+y = (rng.random(200) < 1 / (1 + np.exp(-X @ np.array([0.5, 1.0, -1.0, 0.0])))).astype(float)
+
+
+@pytest.mark.parametrize("sampler, kw", [
+    ("sgld", dict(schedule=sgmcmc.polynomial(0.01, 10.0, 0.55))),
+    ("psgld", dict(step_size=0.001)),
+    ("sghmc", dict(step_size=0.01, schedule=sgmcmc.cyclical(0.01, 30, 0.5))),
+    ("sgnht", dict(step_size=0.01)),
+    ("msgnht", dict(step_size=0.01, integrator="euler")),
+    ("sgmgt", dict(step_size=0.01, resample_momentum_steps=7, resample_thermostat_steps=11)),
+    ("sgmgt_d", dict(step_size=0.01)),
+    ("sgnphmc", dict(step_size=0.005)),
+])
+@pytest.mark.parametrize("replace", [False, True])
+def test_resumed_chains_continue_exactly(sampler, kw, replace):
+    model = sgmcmc.LogisticRegression(X, y, batch_size=16, replace=replace)
+    common = dict(chains=2, seed=3, progress=False, **kw)
+    whole = sgmcmc.sample(model, sampler, draws=120, **common)
+    first = sgmcmc.sample(model, sampler, draws=50, **common)
+    rest = sgmcmc.sample(model, sampler, draws=70, resume=first.state, **common)
+    np.testing.assert_array_equal(np.concatenate([first.draws, rest.draws], axis=1), whole.draws)
+    assert first.state.steps == [50, 50] and rest.state.steps == [120, 120]
+
+
+def test_hmc_and_python_gradients_resume():
+    full = sgmcmc.LogisticRegression(X, y)
+    for model in (full, sgmcmc.PythonModel(full.gradient, dim=4, energy=full.energy)):
+        whole = sgmcmc.sample(model, "hmc", step_size=0.05, chains=1, draws=40, progress=False)
+        first = sgmcmc.sample(model, "hmc", step_size=0.05, chains=1, draws=15, progress=False)
+        rest = sgmcmc.sample(model, "hmc", step_size=0.05, draws=25, resume=first.state,
+                             progress=False)
+        np.testing.assert_array_equal(np.concatenate([first.draws, rest.draws], axis=1),
+                                      whole.draws)
+
+
+def test_resume_refusals():
+    model = sgmcmc.LogisticRegression(X, y, batch_size=16)
+    fit = sgmcmc.sample(model, "sgnht", step_size=0.01, chains=2, draws=10, progress=False)
+    with pytest.raises(sgmcmc.SettingError) as e:
+        sgmcmc.sample(model, "sghmc", step_size=0.01, draws=10, resume=fit.state)
+    assert e.value.param == "resume"
+    cal = sgmcmc.sample(model, "sgnht", step_size=0.01, chains=2, draws=10, calibration=True,
+                        progress=False)
+    assert cal.state is None  # the running noise estimate is not checkpointed (yet)
+    other = sgmcmc.LogisticRegression(X[:, :3], y, batch_size=16)
+    with pytest.raises(sgmcmc.LayoutError):
+        sgmcmc.sample(other, "sgnht", step_size=0.01, draws=10, resume=fit.state)
+
+
+def test_first_chain_offsets_the_generators():
+    model = sgmcmc.Gaussian(np.zeros(2), np.ones(2))
+    four = sgmcmc.sample(model, "sgnht", step_size=0.1, chains=4, draws=30, progress=False)
+    last_two = sgmcmc.sample(model, "sgnht", step_size=0.1, chains=2, draws=30, first_chain=2,
+                             progress=False)
+    np.testing.assert_array_equal(four.draws[2:], last_two.draws)
