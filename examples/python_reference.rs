@@ -7,6 +7,8 @@
 //! package's built-in Gaussian (`python/src/models.rs`), so the numbers agree to the last bit.
 
 use rand_pcg::Pcg64;
+use sgmcmc::adapt::{Mcem, McemParams};
+use sgmcmc::kinetic::{MassBuffer, MassShape};
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::{SgNphmc, SgNphmcParams, run_cyclical, run_scheduled};
 
@@ -116,6 +118,23 @@ fn main() {
             &mut out,
         )
         .unwrap();
+    }
+    // SGHMC-EM: SGHMC with a diagonal mass from M = I, wrapped in MCEM with LP_S = 5 (one
+    // printed step is one E-step).
+    for chain in 0..2u64 {
+        let (mut theta, mut p, mut work) = (init.to_vec(), vec![0.0; 3], vec![0.0; 6]);
+        let mut inverse_mass = vec![1.0; 3];
+        let mut s = Sghmc::new(SghmcParams::new(0.1), &mut theta, &mut p, &mut work).unwrap();
+        s.set_mass(MassBuffer::diagonal(&mut inverse_mass).unwrap())
+            .unwrap();
+        let mut em_work = vec![0.0; Mcem::<f64, Sghmc<f64>>::workspace_len(3, MassShape::Diagonal)];
+        let mut em = Mcem::new(s, McemParams::new(5), &mut em_work).unwrap();
+        let mut rng = Pcg64::new(u128::from(SEED), u128::from(chain));
+        let mut model = gradient;
+        for step in 0..STEPS {
+            em.step(&mut model, &mut rng).unwrap();
+            print("sghmc_mcem", chain, step, em.position());
+        }
     }
     for chain in 0..2u64 {
         let mut model = Model::new(gradient, energy);

@@ -12,18 +12,51 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rand_pcg::Pcg64;
+use sgmcmc::adapt::{Mcem, McemParams};
+use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::{Checkpoint, Scalars, SgNphmc};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// A built sampler over one chain's buffers.
+// One per chain, built once and stepped in place: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Built<'a> {
     Any(AnySampler<'a, f64>),
     Hmc(Hmc<'a, f64>),
     SgNphmc(SgNphmc<'a, f64>),
     /// A sampler that takes the gradient noise into account ([`Calibrated`]), wrapped.
     Calibrated(CalibratedAny<'a>),
+    /// A sampler whose diagonal mass MCEM learns ([`Mcem`]), wrapped.
+    Mcem(McemAny<'a>),
+}
+
+/// The samplers [`Mcem`] wraps, each with a diagonal mass it learns.
+pub enum McemAny<'a> {
+    Hmc(Mcem<'a, f64, Hmc<'a, f64>>),
+    Sghmc(Mcem<'a, f64, Sghmc<'a, f64>>),
+    Sgnht(Mcem<'a, f64, Sgnht<'a, f64>>),
+    SgNphmc(Mcem<'a, f64, SgNphmc<'a, f64>>),
+}
+
+/// `$body` with `$s` bound to the sampler inside any [`Built`].
+macro_rules! each_built {
+    ($built:expr, $s:ident => $body:expr) => {
+        match $built {
+            Built::Any($s) => $body,
+            Built::Hmc($s) => $body,
+            Built::SgNphmc($s) => $body,
+            Built::Calibrated(CalibratedAny::Sghmc($s)) => $body,
+            Built::Calibrated(CalibratedAny::Sgnht($s)) => $body,
+            Built::Calibrated(CalibratedAny::MSgnht($s)) => $body,
+            Built::Calibrated(CalibratedAny::Sgmgt($s)) => $body,
+            Built::Mcem(McemAny::Hmc($s)) => $body,
+            Built::Mcem(McemAny::Sghmc($s)) => $body,
+            Built::Mcem(McemAny::Sgnht($s)) => $body,
+            Built::Mcem(McemAny::SgNphmc($s)) => $body,
+        }
+    };
 }
 
 /// The samplers [`Calibrated`] wraps (those with a momentum whose noise it can discount).
@@ -43,6 +76,9 @@ pub struct Buffers {
     /// [`Calibrated`]'s running estimate and scratch (empty without calibration).
     pub estimate: Vec<f64>,
     pub calibrated_work: Vec<f64>,
+    /// [`Mcem`]'s diagonal M⁻¹ (from the identity) and workspace (empty without MCEM).
+    pub inverse_mass: Vec<f64>,
+    pub mcem_work: Vec<f64>,
 }
 
 impl Buffers {
@@ -70,7 +106,63 @@ impl Buffers {
             work: vec![0.0; work],
             estimate: vec![0.0; estimate],
             calibrated_work: vec![0.0; calibrated_work],
+            inverse_mass: Vec::new(),
+            mcem_work: Vec::new(),
         }
+    }
+
+    /// Sizes the MCEM buffers (a diagonal mass, starting at M = I).
+    pub fn with_mcem(mut self) -> Self {
+        let n = self.theta.len();
+        self.inverse_mass = vec![1.0; n];
+        self.mcem_work = vec![0.0; Mcem::<f64, Sghmc<f64>>::workspace_len(n, MassShape::Diagonal)];
+        self
+    }
+
+    /// Builds `kind` wrapped in [`Mcem`] with a diagonal mass.
+    pub fn build_mcem(
+        &mut self,
+        kind: &Kind,
+        params: McemParams<f64>,
+    ) -> Result<Built<'_>, sgmcmc::Error> {
+        let bad_mass = |_| {
+            sgmcmc::Error::Layout(sgmcmc::LayoutError::InvalidValue {
+                buffer: sgmcmc::Buffer::InverseMass,
+                index: 0,
+            })
+        };
+        let mass = MassBuffer::diagonal(&mut self.inverse_mass).map_err(bad_mass)?;
+        let (t, p, x, k, w) = (
+            &mut self.theta,
+            &mut self.momentum,
+            &mut self.thermostat,
+            &mut self.work,
+            &mut self.mcem_work,
+        );
+        Ok(Built::Mcem(match kind {
+            Kind::Hmc(q) => {
+                let mut s = Hmc::new(*q, t, p, k)?;
+                s.set_mass(mass)?;
+                McemAny::Hmc(Mcem::new(s, params, w)?)
+            }
+            Kind::SgNphmc(q) => {
+                let mut s = SgNphmc::new(*q, t, p, k)?;
+                s.set_mass(mass)?;
+                McemAny::SgNphmc(Mcem::new(s, params, w)?)
+            }
+            Kind::Any(AnyParams::Sghmc(q)) => {
+                let mut s = Sghmc::new(*q, t, p, k)?;
+                s.set_mass(mass)?;
+                McemAny::Sghmc(Mcem::new(s, params, w)?)
+            }
+            Kind::Any(AnyParams::Sgnht(q)) => {
+                let mut s = Sgnht::new(*q, t, p, x, k)?;
+                s.set_mass(mass)?;
+                McemAny::Sgnht(Mcem::new(s, params, w)?)
+            }
+            // `sample` refuses the others before building (`settings::mcem_capable`).
+            _ => return Err(sgmcmc::Error::Layout(sgmcmc::LayoutError::UnsupportedMass)),
+        }))
     }
 
     pub fn build(
@@ -138,52 +230,31 @@ impl Built<'_> {
         source: &mut ChainSource<'_>,
         rng: &mut Pcg64,
     ) -> Result<StepStats<f64>, sgmcmc::StepError> {
+        each_built!(self, s => s.step(source, rng))
+    }
+
+    /// MCEM's current M⁻¹ and M-steps taken.
+    fn learned_mass(&self) -> Option<(&[f64], u64)> {
         match self {
-            Built::Any(s) => s.step(source, rng),
-            Built::Hmc(s) => s.step(source, rng),
-            Built::SgNphmc(s) => s.step(source, rng),
-            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.step(source, rng),
-            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.step(source, rng),
-            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.step(source, rng),
-            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.step(source, rng),
+            Built::Mcem(McemAny::Hmc(s)) => Some((s.inverse_mass(), s.m_steps())),
+            Built::Mcem(McemAny::Sghmc(s)) => Some((s.inverse_mass(), s.m_steps())),
+            Built::Mcem(McemAny::Sgnht(s)) => Some((s.inverse_mass(), s.m_steps())),
+            Built::Mcem(McemAny::SgNphmc(s)) => Some((s.inverse_mass(), s.m_steps())),
+            _ => None,
         }
     }
 
     /// Sets h (a schedule's h_t).
     fn set_step_size(&mut self, h: f64) -> Result<(), ParamError> {
-        match self {
-            Built::Any(s) => s.set_step_size(h),
-            Built::Hmc(s) => s.set_step_size(h),
-            Built::SgNphmc(s) => s.set_step_size(h),
-            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.set_step_size(h),
-            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.set_step_size(h),
-            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.set_step_size(h),
-            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.set_step_size(h),
-        }
+        each_built!(self, s => s.set_step_size(h))
     }
 
     fn temperature(&self) -> f64 {
-        match self {
-            Built::Any(s) => s.temperature(),
-            Built::Hmc(s) => s.temperature(),
-            Built::SgNphmc(s) => s.temperature(),
-            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.temperature(),
-            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.temperature(),
-            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.temperature(),
-            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.temperature(),
-        }
+        each_built!(self, s => s.temperature())
     }
 
     fn set_temperature(&mut self, t: f64) -> Result<(), ParamError> {
-        match self {
-            Built::Any(s) => s.set_temperature(t),
-            Built::Hmc(s) => s.set_temperature(t),
-            Built::SgNphmc(s) => s.set_temperature(t),
-            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.set_temperature(t),
-            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.set_temperature(t),
-            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.set_temperature(t),
-            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.set_temperature(t),
-        }
+        each_built!(self, s => s.set_temperature(t))
     }
 
     /// The sampler's checkpoint (`None` for a calibrated sampler, whose running noise
@@ -199,7 +270,7 @@ impl Built<'_> {
             Built::Any(s) => save(s),
             Built::Hmc(s) => save(s),
             Built::SgNphmc(s) => save(s),
-            Built::Calibrated(_) => None,
+            Built::Calibrated(_) | Built::Mcem(_) => None,
         }
     }
 
@@ -208,20 +279,12 @@ impl Built<'_> {
             Built::Any(s) => s.restore(state, data),
             Built::Hmc(s) => s.restore(state, data),
             Built::SgNphmc(s) => s.restore(state, data),
-            Built::Calibrated(_) => Err(sgmcmc::LayoutError::UnsupportedMass),
+            Built::Calibrated(_) | Built::Mcem(_) => Err(sgmcmc::LayoutError::UnsupportedMass),
         }
     }
 
     pub fn position(&self) -> &[f64] {
-        match self {
-            Built::Any(s) => s.position(),
-            Built::Hmc(s) => s.position(),
-            Built::SgNphmc(s) => s.position(),
-            Built::Calibrated(CalibratedAny::Sghmc(s)) => s.position(),
-            Built::Calibrated(CalibratedAny::Sgnht(s)) => s.position(),
-            Built::Calibrated(CalibratedAny::MSgnht(s)) => s.position(),
-            Built::Calibrated(CalibratedAny::Sgmgt(s)) => s.position(),
-        }
+        each_built!(self, s => s.position())
     }
 }
 
@@ -235,6 +298,8 @@ struct ChainOutput {
     acceptance: Vec<f64>,
     kept: usize,
     sampling_stage: Vec<f64>,
+    /// MCEM: the learned M⁻¹ at the end, and the M-steps taken.
+    learned: Option<(Vec<f64>, u64)>,
     failure: Option<Failure>,
     saved: Option<SavedChain>,
 }
@@ -305,6 +370,7 @@ impl ChainStates {
 fn run_chain(
     kind: &Kind,
     calibration: Option<&CalibratedParams<f64>>,
+    mcem: Option<&McemParams<f64>>,
     spec: &Spec,
     init: &[f64],
     seed: u64,
@@ -329,7 +395,14 @@ fn run_chain(
     let mut source = ChainSource::new(source);
     let init = resume.map_or(init, |r| &r.position);
     let mut buffers = Buffers::new(kind, calibration, init);
-    let mut sampler = match buffers.build(kind, calibration) {
+    if mcem.is_some() {
+        buffers = buffers.with_mcem();
+    }
+    let built = match mcem {
+        Some(params) => buffers.build_mcem(kind, *params),
+        None => buffers.build(kind, calibration),
+    };
+    let mut sampler = match built {
         Ok(s) => s,
         Err(e) => {
             out.failure = Some(Failure::Build(e));
@@ -420,6 +493,9 @@ fn run_chain(
     // T was accepted before the run and h does not enter its checks: restoring it cannot be
     // refused (as in `run_cyclical`).
     let _ = sampler.set_temperature(temperature);
+    out.learned = sampler
+        .learned_mass()
+        .map(|(inverse_mass, m_steps)| (inverse_mass.to_vec(), m_steps));
     if let Some((state, data)) = sampler.save() {
         out.saved = Some(SavedChain {
             state,
@@ -493,7 +569,7 @@ fn model_dim(model: &Bound<'_, PyAny>) -> Option<usize> {
 
 /// Runs `init.shape[0]` chains of `sampler` on `model` (see `sgmcmc.sample`, which wraps it).
 #[pyfunction]
-#[pyo3(signature = (sampler, settings, model, init, warmup, draws, thin, seed, progress=None, calibration=None, schedule=None, first_chain=0, resume=None))]
+#[pyo3(signature = (sampler, settings, model, init, warmup, draws, thin, seed, progress=None, calibration=None, schedule=None, first_chain=0, resume=None, mcem=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn run<'py>(
     py: Python<'py>,
@@ -510,10 +586,35 @@ pub fn run<'py>(
     schedule: Option<Bound<'py, PyDict>>,
     first_chain: u64,
     resume: Option<Bound<'py, ChainStates>>,
+    mcem: Option<Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let kind = settings::parse(sampler, Some(&settings))?;
     let schedule = schedule.as_ref().map(settings::schedule).transpose()?;
     let resume = resume.map(|r| r.get().chains.clone());
+    let mcem = match &mcem {
+        Some(d) => {
+            if !settings::mcem_capable(&kind) {
+                return Err(errors::setting_error(
+                    "mcem",
+                    format!("MCEM wraps hmc, sghmc, sgnht and sgnphmc, not {sampler}"),
+                ));
+            }
+            if calibration.is_some() {
+                return Err(errors::setting_error(
+                    "mcem",
+                    "MCEM and calibration cannot be combined".into(),
+                ));
+            }
+            Some(settings::mcem(d)?)
+        }
+        None => None,
+    };
+    if mcem.is_some() && resume.is_some() {
+        return Err(errors::setting_error(
+            "resume",
+            "an MCEM run cannot be resumed yet (its statistics are not kept in fit.state)".into(),
+        ));
+    }
     let spec = spec_of(&model)?;
     let calibration = match &calibration {
         Some(c) => {
@@ -626,6 +727,7 @@ pub fn run<'py>(
         std::thread::scope(|scope| {
             let handles: Vec<_> = (0..chains)
                 .map(|c| {
+                    let mcem = mcem.as_ref();
                     let (kind, calibration, spec, plan, stop, done, finished) = (
                         &kind,
                         calibration.as_ref(),
@@ -641,6 +743,7 @@ pub fn run<'py>(
                         let out = run_chain(
                             kind,
                             calibration,
+                            mcem,
                             spec,
                             init,
                             seed,
@@ -691,6 +794,21 @@ pub fn run<'py>(
         return Err(e);
     }
     let result = collect(py, &outputs, dim, interrupted)?;
+    if outputs.iter().all(|o| o.learned.is_some()) {
+        let mut inverse_mass = Vec::with_capacity(outputs.len() * dim);
+        let mut m_steps = Vec::with_capacity(outputs.len());
+        for o in &outputs {
+            if let Some((m, k)) = &o.learned {
+                inverse_mass.extend_from_slice(m);
+                m_steps.push(*k);
+            }
+        }
+        result.set_item(
+            "inverse_mass",
+            PyArray1::from_vec(py, inverse_mass).reshape([outputs.len(), dim])?,
+        )?;
+        result.set_item("m_steps", m_steps)?;
+    }
     if outputs.iter().all(|o| o.saved.is_some()) {
         let state = ChainStates {
             sampler: sampler.to_string(),

@@ -467,3 +467,57 @@ pub fn schedule(dict: &Bound<'_, PyDict>) -> PyResult<(StepSchedule<f64>, bool)>
     };
     Ok((schedule.map_err(param_error)?, noise_off))
 }
+
+/// Whether [`sgmcmc::adapt::Mcem`] wraps this sampler.
+pub fn mcem_capable(kind: &Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Hmc(_) | Kind::SgNphmc(_) | Kind::Any(AnyParams::Sghmc(_) | AnyParams::Sgnht(_))
+    )
+}
+
+/// [`McemParams`] from a dict: `e_steps` (LP_S, default 10), `m_step_offset` (k₀),
+/// `m_step_exponent` (α), `shrinkage` (λ), `precision_bounds` ((m_min, m_max)),
+/// `sample_count` (a fixed S_count; default the adaptive one), `bias_correction`, each
+/// defaulting to the Rust API's.
+pub fn mcem(dict: &Bound<'_, PyDict>) -> PyResult<sgmcmc::adapt::McemParams<f64>> {
+    const KEYS: [&str; 7] = [
+        "e_steps",
+        "m_step_offset",
+        "m_step_exponent",
+        "shrinkage",
+        "precision_bounds",
+        "sample_count",
+        "bias_correction",
+    ];
+    for key in dict.keys() {
+        let key: String = key.extract()?;
+        if !KEYS.contains(&key.as_str()) {
+            return Err(PyTypeError::new_err(format!(
+                "mcem takes no setting `{key}`; its settings: {}",
+                KEYS.join(", ")
+            )));
+        }
+    }
+    let s = Settings { dict: Some(dict) };
+    let mut p = sgmcmc::adapt::McemParams::new(s.get::<u32>("e_steps")?.unwrap_or(10));
+    let (k0, alpha) = p.m_step_schedule();
+    let (k0_new, alpha_new) = (s.get("m_step_offset")?, s.get("m_step_exponent")?);
+    if k0_new.is_some() || alpha_new.is_some() {
+        p = p.with_m_step_schedule(k0_new.unwrap_or(k0), alpha_new.unwrap_or(alpha));
+    }
+    if let Some(v) = s.get("shrinkage")? {
+        p = p.with_shrinkage(v);
+    }
+    if let Some((lo, hi)) = s.get::<(f64, f64)>("precision_bounds")? {
+        p = p.with_precision_bounds(lo, hi);
+    }
+    if let Some(n) = s.get::<u64>("sample_count")? {
+        p = p.with_sample_size(sgmcmc::adapt::SampleSize::Fixed(n));
+    }
+    if let Some(v) = s.get("bias_correction")? {
+        p = p.with_bias_correction(v);
+    }
+    p.validate().map_err(param_error)?;
+    Ok(p)
+}

@@ -67,3 +67,12 @@ def test_schedules_draw_the_rust_chains(reference):
                                   [0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
     np.testing.assert_allclose(poly.sample_stats["step_size"][0],
                                0.1 * (10.0 + np.arange(25)) ** -0.55, rtol=1e-12)
+
+
+def test_mcem_draws_the_rust_chain(reference):
+    fit = sgmcmc.sample(sgmcmc.Gaussian(MEAN, VARIANCE), "sghmc", step_size=0.1, chains=2,
+                        draws=25, seed=SEED, init=[0.5, 0.5, 0.5], mcem=dict(e_steps=5),
+                        progress=False)
+    for chain in range(2):
+        np.testing.assert_array_equal(fit.draws[chain].view(np.uint64),
+                                      reference[("sghmc_mcem", chain)].view(np.uint64))

@@ -196,6 +196,8 @@ class Fit:
     seed: int
     interrupted: bool = False
     state: Any = None
+    inverse_mass: Optional[np.ndarray] = None
+    m_steps: Optional[list] = None
 
     def to_inference_data(self, names=None):
         """The draws as ``arviz.InferenceData`` (``posterior`` and ``sample_stats`` groups).
@@ -244,7 +246,7 @@ def _progress_bar(total_label):
 
 def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warmup=0, thin=1,
            seed=0, init=None, calibration=None, schedule=None, resume=None, first_chain=0,
-           progress=True, return_inferencedata=False, **settings):
+           mcem=None, progress=True, return_inferencedata=False, **settings):
     """Runs ``chains`` chains of ``sampler`` on ``model`` and returns their draws.
 
     ``model`` is a built-in model (:func:`LogisticRegression`, :func:`LinearRegression`,
@@ -277,6 +279,13 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
     wraps sghmc, sgnht, msgnht, sgmgt or sgmgt_d in the Rust API's ``Calibrated``: the
     minibatch noise is estimated online from a built-in data model's per-example gradients and
     discounted (Ding et al. 2014, App. D.2).
+
+    ``mcem`` (``True`` or a dict of ``e_steps`` = 10, ``m_step_offset`` = 0,
+    ``m_step_exponent`` = 0.75, ``shrinkage`` = 0.05, ``precision_bounds`` = (1e-4, 1e4),
+    ``sample_count`` (a fixed S_count; default adaptive from 100), ``bias_correction`` = True)
+    wraps hmc, sghmc, sgnht or sgnphmc in the Rust API's ``Mcem``, which learns a diagonal
+    mass by Monte Carlo EM (Roychowdhury & Parthasarathy 2017). One recorded step is then one
+    E-step of ``e_steps`` inner steps; ``Fit.inverse_mass`` holds each chain's learned M⁻¹.
 
     ``schedule`` (:func:`polynomial` or :func:`cyclical`) sets the step size h_t of every step,
     as the Rust API's ``run_scheduled`` and ``run_cyclical`` do; ``step_size`` may then be
@@ -317,14 +326,18 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
         calibration = {}
     elif calibration is False:
         calibration = None
+    if mcem is True:
+        mcem = {}
+    elif mcem is False:
+        mcem = None
     settings = dict(settings, step_size=step_size)
     callback = _progress_bar(f"{sampler} × {chains}") if progress else None
     out = _sgmcmc.run(sampler, settings, model, init, warmup, draws, thin, seed, callback,
-                      calibration, schedule, first_chain, resume)
+                      calibration, schedule, first_chain, resume, mcem)
     if out["interrupted"]:
         warnings.warn(
             f"interrupted: kept the first {out['draws'].shape[1]} draws of each chain",
             RuntimeWarning, stacklevel=2)
     fit = Fit(out["draws"], out["sample_stats"], sampler, settings, seed, out["interrupted"],
-              out.get("state"))
+              out.get("state"), out.get("inverse_mass"), out.get("m_steps"))
     return fit.to_inference_data() if return_inferencedata else fit
