@@ -366,150 +366,226 @@ impl ChainStates {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_chain(
-    kind: &Kind,
-    calibration: Option<&CalibratedParams<f64>>,
-    mcem: Option<&McemParams<f64>>,
-    spec: &Spec,
-    init: &[f64],
+/// What a chain is built from (shared by every chain of a run).
+struct Setup<'r> {
+    kind: &'r Kind,
+    calibration: Option<&'r CalibratedParams<f64>>,
+    mcem: Option<&'r McemParams<f64>>,
+    spec: &'r Spec,
     seed: u64,
-    chain: u64,
-    resume: Option<&SavedChain>,
-    plan: &Plan,
-    stop: &AtomicBool,
-    done: &AtomicU64,
-) -> ChainOutput {
-    let mut out = ChainOutput::default();
-    let source = match spec {
-        Spec::Builtin(m) => Source::Builtin(match resume.and_then(|r| r.minibatches.clone()) {
-            Some(chain) => chain,
-            None => crate::models::BuiltinChain::new(
-                std::sync::Arc::clone(m),
-                minibatch_rng(seed, chain),
-            ),
-        }),
-        Spec::C(c) => Source::C(*c),
-        Spec::Python(p) => Source::Python(p),
-    };
-    let mut source = ChainSource::new(source);
-    let init = resume.map_or(init, |r| &r.position);
-    let mut buffers = Buffers::new(kind, calibration, init);
-    if mcem.is_some() {
-        buffers = buffers.with_mcem();
-    }
-    let built = match mcem {
-        Some(params) => buffers.build_mcem(kind, *params),
-        None => buffers.build(kind, calibration),
-    };
-    let mut sampler = match built {
-        Ok(s) => s,
-        Err(e) => {
-            out.failure = Some(Failure::Build(e));
-            return out;
+    plan: &'r Plan,
+}
+
+impl Setup<'_> {
+    /// A chain's buffers, sized for its sampler and wrappers, holding `init` (or the saved θ).
+    fn buffers(&self, init: &[f64], resume: Option<&SavedChain>) -> Buffers {
+        let init = resume.map_or(init, |r| &r.position);
+        let buffers = Buffers::new(self.kind, self.calibration, init);
+        if self.mcem.is_some() {
+            buffers.with_mcem()
+        } else {
+            buffers
         }
-    };
-    let (mut rng, first) = match resume {
-        Some(r) => {
+    }
+}
+
+/// One chain in progress: built by [`ChainRun::start`], stepped by [`ChainRun::step`] (so that
+/// several chains can share a thread), ended by [`ChainRun::finish`].
+struct ChainRun<'b> {
+    out: ChainOutput,
+    source: ChainSource<'b>,
+    sampler: Option<Built<'b>>,
+    rng: Pcg64,
+    first: u64,
+    temperature: f64,
+    taken: u64,
+    running: bool,
+}
+
+impl<'b> ChainRun<'b> {
+    fn start(
+        setup: &Setup<'b>,
+        buffers: &'b mut Buffers,
+        chain: u64,
+        resume: Option<&SavedChain>,
+    ) -> Self {
+        let source = match setup.spec {
+            Spec::Builtin(m) => Source::Builtin(match resume.and_then(|r| r.minibatches.clone()) {
+                Some(chain) => chain,
+                None => crate::models::BuiltinChain::new(
+                    std::sync::Arc::clone(m),
+                    minibatch_rng(setup.seed, chain),
+                ),
+            }),
+            Spec::C(c) => Source::C(*c),
+            Spec::Python(p) => Source::Python(p),
+        };
+        let mut run = ChainRun {
+            out: ChainOutput::default(),
+            source: ChainSource::new(source),
+            sampler: None,
+            rng: chain_rng(setup.seed, chain),
+            first: 0,
+            temperature: 1.0,
+            taken: 0,
+            running: false,
+        };
+        let built = match setup.mcem {
+            Some(params) => buffers.build_mcem(setup.kind, *params),
+            None => buffers.build(setup.kind, setup.calibration),
+        };
+        let mut sampler = match built {
+            Ok(s) => s,
+            Err(e) => {
+                run.out.failure = Some(Failure::Build(e));
+                return run;
+            }
+        };
+        if let Some(r) = resume {
             if let Err(e) = sampler.restore(&r.state, &r.data) {
-                out.failure = Some(Failure::Build(sgmcmc::Error::Layout(e)));
-                return out;
+                run.out.failure = Some(Failure::Build(sgmcmc::Error::Layout(e)));
+                return run;
             }
-            (r.rng.clone(), r.steps)
+            run.rng = r.rng.clone();
+            run.first = r.steps;
         }
-        None => (chain_rng(seed, chain), 0),
-    };
+        let plan = setup.plan;
+        run.out
+            .draws
+            .reserve(plan.draws as usize * sampler.position().len());
+        run.temperature = sampler.temperature();
+        run.sampler = Some(sampler);
+        run.running = true;
+        run
+    }
+
+    /// Step `t` of the run (0 for the first after `warmup`'s start); records the draw when the
+    /// plan keeps it. False once the chain has stopped (a failure, or not started).
+    fn step(&mut self, t: u64, plan: &Plan) -> bool {
+        let Some(sampler) = self.sampler.as_mut().filter(|_| self.running) else {
+            return false;
+        };
+        let iteration = self.first + t;
+        // As `sgmcmc::sampler::run_scheduled` and `run_cyclical` step: h_t, then (cSG-MCMC)
+        // T = 0 in an exploration stage, then the step.
+        let mut sampling = true;
+        let prepared = match &plan.schedule {
+            None => Ok(()),
+            Some((schedule, noise_off)) => {
+                sampling = schedule.sampling(iteration);
+                let stage = if sampling || !noise_off {
+                    self.temperature
+                } else {
+                    0.0
+                };
+                sampler
+                    .set_step_size(schedule.at(iteration))
+                    .and_then(|()| {
+                        if sampler.temperature() != stage {
+                            sampler.set_temperature(stage)
+                        } else {
+                            Ok(())
+                        }
+                    })
+            }
+        };
+        let result = prepared
+            .map_err(sgmcmc::StepError::StepSize)
+            .and_then(|()| sampler.step(&mut self.source, &mut self.rng));
+        let out = &mut self.out;
+        match result {
+            Ok(stats) => {
+                self.taken += 1;
+                if t >= plan.warmup && (t - plan.warmup + 1).is_multiple_of(plan.thin) {
+                    out.draws.extend_from_slice(sampler.position());
+                    out.step_size.push(stats.step_size);
+                    out.kinetic_temperature
+                        .push(stats.kinetic_temperature.unwrap_or(f64::NAN));
+                    out.thermostat.push(stats.thermostat.unwrap_or(f64::NAN));
+                    out.acceptance.push(stats.acceptance.unwrap_or(f64::NAN));
+                    out.sampling_stage.push(if sampling { 1.0 } else { 0.0 });
+                    out.kept += 1;
+                }
+                true
+            }
+            Err(error) => {
+                out.failure = Some(match self.source.error.take() {
+                    Some(error) => Failure::Source { step: t, error },
+                    None => Failure::Step { step: t, error },
+                });
+                self.running = false;
+                false
+            }
+        }
+    }
+
+    /// The chain's output, with its final state for a resume.
+    fn finish(mut self) -> ChainOutput {
+        let Some(mut sampler) = self.sampler else {
+            return self.out;
+        };
+        // T was accepted before the run and h does not enter its checks: restoring it cannot be
+        // refused (as in `run_cyclical`).
+        let _ = sampler.set_temperature(self.temperature);
+        self.out.learned = sampler
+            .learned_mass()
+            .map(|(inverse_mass, m_steps)| (inverse_mass.to_vec(), m_steps));
+        if let Some((state, data)) = sampler.save() {
+            self.out.saved = Some(SavedChain {
+                state,
+                data,
+                rng: self.rng,
+                minibatches: match self.source.source {
+                    Source::Builtin(chain) => Some(chain),
+                    _ => None,
+                },
+                steps: self.first + self.taken,
+                position: sampler.position().to_vec(),
+            });
+        }
+        self.out
+    }
+}
+
+/// Runs chains `chains` (their global indices) to the end of the plan, round-robin one step
+/// each, on the calling thread.
+fn run_chains(
+    setup: &Setup<'_>,
+    chains: &[usize],
+    first_chain: u64,
+    init: &[f64],
+    resume: Option<&[SavedChain]>,
+    stop: &AtomicBool,
+    done: &[AtomicU64],
+) -> Vec<ChainOutput> {
+    let dim = init.len() / done.len().max(1);
+    let mut buffers: Vec<Buffers> = chains
+        .iter()
+        .map(|&c| setup.buffers(&init[c * dim..(c + 1) * dim], resume.map(|r| &r[c])))
+        .collect();
+    let mut runs: Vec<ChainRun<'_>> = buffers
+        .iter_mut()
+        .zip(chains)
+        .map(|(b, &c)| ChainRun::start(setup, b, first_chain + c as u64, resume.map(|r| &r[c])))
+        .collect();
+    let plan = setup.plan;
     let total = plan.warmup + plan.draws * plan.thin;
-    let dim = init.len();
-    out.draws.reserve(plan.draws as usize * dim);
-    let temperature = sampler.temperature();
-    let mut taken = 0;
-    let mut steps = || {
-        for t in 0..total {
-            if stop.load(Ordering::Relaxed) {
-                break;
-            }
-            let iteration = first + t;
-            // As `sgmcmc::sampler::run_scheduled` and `run_cyclical` step: h_t, then (cSG-MCMC)
-            // T = 0 in an exploration stage, then the step.
-            let mut sampling = true;
-            let prepared = match &plan.schedule {
-                None => Ok(()),
-                Some((schedule, noise_off)) => {
-                    sampling = schedule.sampling(iteration);
-                    let stage = if sampling || !noise_off {
-                        temperature
-                    } else {
-                        0.0
-                    };
-                    sampler
-                        .set_step_size(schedule.at(iteration))
-                        .and_then(|()| {
-                            if sampler.temperature() != stage {
-                                sampler.set_temperature(stage)
-                            } else {
-                                Ok(())
-                            }
-                        })
-                }
-            };
-            let result = prepared
-                .map_err(sgmcmc::StepError::StepSize)
-                .and_then(|()| sampler.step(&mut source, &mut rng));
-            match result {
-                Ok(stats) => {
-                    taken += 1;
-                    if t >= plan.warmup && (t - plan.warmup + 1).is_multiple_of(plan.thin) {
-                        out.draws.extend_from_slice(sampler.position());
-                        out.step_size.push(stats.step_size);
-                        out.kinetic_temperature
-                            .push(stats.kinetic_temperature.unwrap_or(f64::NAN));
-                        out.thermostat.push(stats.thermostat.unwrap_or(f64::NAN));
-                        out.acceptance.push(stats.acceptance.unwrap_or(f64::NAN));
-                        out.sampling_stage.push(if sampling { 1.0 } else { 0.0 });
-                        out.kept += 1;
-                    }
-                }
-                Err(error) => {
-                    out.failure = Some(match source.error.take() {
-                        Some(error) => Failure::Source { step: t, error },
-                        None => Failure::Step { step: t, error },
-                    });
-                    break;
-                }
-            }
-            done.fetch_add(1, Ordering::Relaxed);
+    for t in 0..total {
+        if stop.load(Ordering::Relaxed) {
+            break;
         }
-    };
-    if matches!(spec, Spec::Python(_)) {
-        // A Python gradient takes the GIL at every call. Attached once for the whole chain and
-        // detached around the steps, the thread keeps its Python thread state, so each call
-        // only re-takes the GIL instead of creating and destroying a thread state (which cost
-        // about 15 µs per call here).
-        Python::attach(|py| py.detach(steps));
-    } else {
-        steps();
+        let mut any = false;
+        for (run, &c) in runs.iter_mut().zip(chains) {
+            if run.step(t, plan) {
+                done[c].fetch_add(1, Ordering::Relaxed);
+                any = true;
+            }
+        }
+        if !any {
+            break;
+        }
     }
-    // T was accepted before the run and h does not enter its checks: restoring it cannot be
-    // refused (as in `run_cyclical`).
-    let _ = sampler.set_temperature(temperature);
-    out.learned = sampler
-        .learned_mass()
-        .map(|(inverse_mass, m_steps)| (inverse_mass.to_vec(), m_steps));
-    if let Some((state, data)) = sampler.save() {
-        out.saved = Some(SavedChain {
-            state,
-            data,
-            rng,
-            minibatches: match source.source {
-                Source::Builtin(chain) => Some(chain),
-                _ => None,
-            },
-            steps: first + taken,
-            position: sampler.position().to_vec(),
-        });
-    }
-    out
+    runs.into_iter().map(ChainRun::finish).collect()
 }
 
 /// The gradient source of a Python model object.
@@ -723,38 +799,47 @@ pub fn run<'py>(
     let mut interrupted = false;
     let mut callback_error: Option<PyErr> = None;
     let progress: Option<Py<PyAny>> = progress.map(Bound::unbind);
+    let setup = Setup {
+        kind: &kind,
+        calibration: calibration.as_ref(),
+        mcem: mcem.as_ref(),
+        spec: &spec,
+        seed,
+        plan: &plan,
+    };
+    // One thread per chain, except for a Python gradient: every call needs the GIL, so its
+    // chains take turns on one thread (4 chains on 4 threads, contending for the GIL, took 2.5×
+    // as long per step as one chain). That thread stays attached to Python and detaches around
+    // the steps, so each call re-takes the GIL without creating a thread state (15 µs a call).
+    let groups: Vec<Vec<usize>> = if matches!(spec, Spec::Python(_)) {
+        vec![(0..chains).collect()]
+    } else {
+        (0..chains).map(|c| vec![c]).collect()
+    };
+    let python = matches!(spec, Spec::Python(_));
     let outputs: Vec<ChainOutput> = py.detach(|| {
         std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..chains)
-                .map(|c| {
-                    let mcem = mcem.as_ref();
-                    let (kind, calibration, spec, plan, stop, done, finished) = (
-                        &kind,
-                        calibration.as_ref(),
-                        &spec,
-                        &plan,
+            let handles: Vec<_> = groups
+                .iter()
+                .map(|group| {
+                    let (setup, init, resume, stop, counters, finished) = (
+                        &setup,
+                        &init,
+                        resume.as_deref(),
                         &stop,
-                        &counters[c],
+                        &counters,
                         &finished,
                     );
-                    let resume = resume.as_ref().map(|r| &r[c]);
-                    let init = &init[c * dim..(c + 1) * dim];
                     scope.spawn(move || {
-                        let out = run_chain(
-                            kind,
-                            calibration,
-                            mcem,
-                            spec,
-                            init,
-                            seed,
-                            first_chain + c as u64,
-                            resume,
-                            plan,
-                            stop,
-                            done,
-                        );
-                        finished.fetch_add(1, Ordering::Release);
-                        out
+                        let run =
+                            || run_chains(setup, group, first_chain, init, resume, stop, counters);
+                        let outs = if python {
+                            Python::attach(|py| py.detach(run))
+                        } else {
+                            run()
+                        };
+                        finished.fetch_add(group.len() as u64, Ordering::Release);
+                        outs
                     })
                 })
                 .collect();
@@ -782,7 +867,11 @@ pub fn run<'py>(
             }
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_default())
+                .zip(&groups)
+                .flat_map(|(h, group)| {
+                    h.join()
+                        .unwrap_or_else(|_| group.iter().map(|_| ChainOutput::default()).collect())
+                })
                 .collect()
         })
     });
