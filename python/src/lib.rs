@@ -2,6 +2,7 @@
 //!
 //! The Python package (`python/python/sgmcmc`) wraps it; its README is the user's guide.
 
+mod built;
 mod errors;
 mod models;
 mod runner;

@@ -8,8 +8,8 @@
 //! The six stochastic-gradient samplers take one gradient per step; HMC and SG-NPHMC, which
 //! take several and the potential, are not offered here.
 
+use crate::built::{Buffers, Built};
 use crate::errors::{self, build_error};
-use crate::runner::{Buffers, Built};
 use crate::settings::{self, Kind};
 use crate::source::{ChainSource, Source};
 use crate::{chain_rng, to_vec1};
@@ -17,7 +17,7 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use rand_pcg::Pcg64;
-use sgmcmc::sampler::{Checkpoint, Scalars};
+use sgmcmc::sampler::Scalars;
 
 /// A chain stepped by ask/tell.
 #[pyclass(module = "sgmcmc._sgmcmc")]
@@ -35,8 +35,9 @@ impl Stepper {
     /// Builds the sampler over the buffers and restores the last step's state.
     fn sampler(&mut self) -> PyResult<Built<'_>> {
         let mut built = self.buffers.build(&self.kind, None).map_err(build_error)?;
-        if let (Some((state, data)), Built::Any(s)) = (&self.saved, &mut built) {
-            s.restore(state, data)
+        if let Some((state, data)) = &self.saved {
+            built
+                .restore(state, data)
                 .map_err(|e| build_error(sgmcmc::Error::Layout(e)))?;
         }
         Ok(built)
@@ -130,16 +131,7 @@ impl Stepper {
             let mut sampler = self.sampler()?;
             let mut source = ChainSource::new(Source::Told(&told));
             let result = sampler.step(&mut source, &mut rng);
-            let saved = match (&result, &sampler) {
-                (Ok(_), Built::Any(s)) => {
-                    let mut data = vec![0.0; s.checkpoint_len()];
-                    let state = s
-                        .save(&mut data)
-                        .map_err(|e| build_error(sgmcmc::Error::Layout(e)))?;
-                    Some((state, data))
-                }
-                _ => None,
-            };
+            let saved = if result.is_ok() { sampler.save() } else { None };
             (result, saved)
         };
         match result {
