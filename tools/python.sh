@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 t0=$(date +%s)
-(cd python && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings && cargo test --quiet)
-echo "python: fmt + clippy + the crate's unit tests $(($(date +%s) - t0)) s"
+(cd python && cargo fmt --check && cargo clippy --quiet --all-targets -- -D warnings)
+echo "python: fmt + clippy $(($(date +%s) - t0)) s"
 VENV_HOME="$PWD/python"
 # shellcheck source=venv.sh
 source tools/venv.sh

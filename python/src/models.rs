@@ -16,6 +16,9 @@
 //! | Gaussian mean, xᵢ ~ N(θ, σ²I) | ‖θ − xᵢ‖²/(2σ²) | (θ − xᵢ)/σ² |
 //!
 //! The Gaussian target N(μ, Σ) has no data: U(θ) = ½(θ − μ)ᵀΣ⁻¹(θ − μ), its gradient exact.
+//!
+//! Tested from Python (`tests/test_models.py`: gradients against central differences of the
+//! potential, minibatch gradients unbiased with and without replacement).
 
 use rand_core::Rng;
 use rand_pcg::Pcg64;
@@ -382,78 +385,5 @@ fn example_energy(m: &DataModel, i: usize, theta: &[f64]) -> f64 {
             let s: f64 = x.iter().zip(theta).map(|(xa, t)| (t - xa) * (t - xa)).sum();
             0.5 * s / noise_variance
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn model(batch: Option<usize>, replace: bool) -> Builtin {
-        Builtin::Data(DataModel {
-            likelihood: Likelihood::Logistic,
-            x: (0..40).map(|k| ((k * 7 % 11) as f64 - 5.0) / 3.0).collect(),
-            y: (0..20).map(|k| f64::from(k % 3 == 0)).collect(),
-            examples: 20,
-            dim: 2,
-            prior_variance: 10.0,
-            batch,
-            replace,
-        })
-    }
-
-    #[test]
-    fn gradient_is_the_derivative_of_the_energy() {
-        let m = model(None, false);
-        let mut chain = BuiltinChain::new(Arc::new(m), Pcg64::new(1, 2));
-        let theta = [0.3, -0.7];
-        let mut g = [0.0; 2];
-        chain.gradient(&theta, &mut g);
-        for k in 0..2 {
-            let (mut up, mut down) = (theta, theta);
-            up[k] += 1e-6;
-            down[k] -= 1e-6;
-            let fd = (chain.energy(&up) - chain.energy(&down)) / 2e-6;
-            assert!((fd - g[k]).abs() < 1e-6, "{fd} {}", g[k]);
-        }
-    }
-
-    #[test]
-    fn minibatches_average_to_the_full_gradient() {
-        // Without replacement the estimate is unbiased: its mean over many draws tends to ∇U
-        // with error ~ sd/√draws; 20 000 draws of a batch of 5 of 20 rows.
-        for replace in [false, true] {
-            let (full, mini) = (model(None, false), model(Some(5), replace));
-            let theta = [0.3, -0.7];
-            let mut g_full = [0.0; 2];
-            BuiltinChain::new(Arc::new(full), Pcg64::new(1, 2)).gradient(&theta, &mut g_full);
-            let mut chain = BuiltinChain::new(Arc::new(mini), Pcg64::new(3, 4));
-            let (mut mean, mut sq) = ([0.0; 2], [0.0; 2]);
-            let draws = 20_000;
-            for _ in 0..draws {
-                let mut g = [0.0; 2];
-                chain.gradient(&theta, &mut g);
-                for k in 0..2 {
-                    mean[k] += g[k] / draws as f64;
-                    sq[k] += g[k] * g[k] / draws as f64;
-                }
-            }
-            for k in 0..2 {
-                let se = ((sq[k] - mean[k] * mean[k]) / draws as f64).sqrt();
-                assert!((mean[k] - g_full[k]).abs() < 5.0 * se, "{replace} {k}");
-            }
-        }
-    }
-
-    /// Each of 7 values is drawn ~ Binomial(7000, 1/7) times: mean 1000, sd 29; the band
-    /// 800–1200 is ±6.8 sd, and a biased or out-of-range draw moves a count far outside it.
-    #[test]
-    fn below_is_in_range() {
-        let mut rng = Pcg64::new(5, 6);
-        let mut seen = [0usize; 7];
-        for _ in 0..7000 {
-            seen[below(&mut rng, 7)] += 1;
-        }
-        assert!(seen.iter().all(|&c| c > 800 && c < 1200), "{seen:?}");
     }
 }
