@@ -181,9 +181,10 @@ impl<'b> ChainRun<'b> {
             run.first = r.steps;
         }
         let plan = setup.plan;
-        run.out
-            .draws
-            .reserve(plan.draws as usize * sampler.position().len());
+        // The kept draws, reserved up to 2²⁰ values (8 MB): a huge `draws` grows as it fills
+        // rather than claiming its memory up front.
+        let wanted = (plan.draws as usize).saturating_mul(sampler.position().len());
+        run.out.draws.reserve(wanted.min(1 << 20));
         run.temperature = sampler.temperature();
         run.sampler = Some(sampler);
         run.running = true;

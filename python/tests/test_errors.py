@@ -182,3 +182,12 @@ def test_defaults_are_the_rust_api_defaults():
         (0.01, 0.01, 1.0, 5.0)
     assert sgmcmc.defaults("hmc") == dict(temperature=1.0, leapfrog_steps=10)
     assert set(sgmcmc.SAMPLERS) == {s for s in sgmcmc.SAMPLERS if sgmcmc.defaults(s) is not None}
+
+
+def test_exceptions_pickle_with_their_attributes():
+    import pickle
+
+    with pytest.raises(sgmcmc.SettingError) as e:
+        run(step_size=-1.0)
+    again = pickle.loads(pickle.dumps(e.value))
+    assert type(again) is sgmcmc.SettingError and again.param == "step size h"

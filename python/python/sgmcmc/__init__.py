@@ -23,6 +23,12 @@ import numpy as np
 from . import _sgmcmc
 from ._sgmcmc import LayoutError, SettingError, StepError, Stepper, defaults
 
+# The extension creates these classes as `_sgmcmc.X`, a module name that does not import, so
+# pickle (multiprocessing, Ray) could not find them; they are `sgmcmc.X` to users.
+for _cls in (LayoutError, SettingError, StepError):
+    _cls.__module__ = "sgmcmc"
+del _cls
+
 __all__ = [
     "CFunction",
     "Fit",

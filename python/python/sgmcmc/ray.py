@@ -30,11 +30,8 @@ a factory instead).
 
 **Seeds.** Chain c of the whole run draws from ``Pcg64::new(seed, c)`` (and its minibatches from
 ``Pcg64::new(seed, 2⁶⁴ + c)``), exactly as chain c of one ``sgmcmc.sample(..., seed=seed)``
-call, however the chains are split over tasks, when :func:`sgmcmc.sample` takes
-``first_chain`` (:data:`HAS_FIRST_CHAIN`). Without it, task k runs its chains with its own seed
-derived from (seed, k) by ``numpy.random.SeedSequence``: the run is still reproducible and its
-chains are independent, but they are not those of a single-process call. The result records
-which (``fit.ray_tasks`` and the InferenceData attribute ``ray_seeding``).
+call, however the chains are split over tasks: each task runs its block with
+:func:`sgmcmc.sample`'s ``first_chain``. ``fit.ray_tasks`` records the split.
 
 **An existing cluster.** Connect before calling, and these functions use that connection::
 
@@ -60,7 +57,6 @@ else ``.options()`` of a Ray remote function takes.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from typing import Any, Sequence
 
 import numpy as np
@@ -68,11 +64,8 @@ import ray
 
 import sgmcmc
 
-__all__ = ["HAS_FIRST_CHAIN", "Model", "consensus", "map_posteriors", "sample"]
+__all__ = ["Model", "consensus", "map_posteriors", "sample"]
 
-#: Whether :func:`sgmcmc.sample` takes ``first_chain`` (chain numbering offset), which makes a
-#: split run bit for bit a single-process run.
-HAS_FIRST_CHAIN = "first_chain" in inspect.signature(sgmcmc.sample).parameters
 
 _BUILTINS = {
     "gaussian": "Gaussian",
@@ -139,19 +132,13 @@ def _build(spec):
     return spec()
 
 
-def _derived_seed(seed, k):
-    return int(np.random.SeedSequence([int(seed), int(k)]).generate_state(1, np.uint64)[0])
-
-
 @ray.remote
 def _run_block(spec, sampler, seed, first_chain, chains, init, kwargs):
     model = _build(spec)
-    if HAS_FIRST_CHAIN:
-        fit = sgmcmc.sample(model, sampler, chains=chains, seed=seed, first_chain=first_chain,
-                            init=init, progress=False, **kwargs)
-    else:
-        fit = sgmcmc.sample(model, sampler, chains=chains, seed=seed, init=init,
-                            progress=False, **kwargs)
+    fit = sgmcmc.sample(model, sampler, chains=chains, seed=seed, first_chain=first_chain,
+                        init=init, progress=False, **kwargs)
+    # `fit.state` (the chains' checkpoints) lives in the worker's memory and does not pickle.
+    fit.state = None
     return fit, ray.get_runtime_context().get_node_id()
 
 
@@ -175,13 +162,13 @@ def _merge(fits, infos, names, return_inferencedata):
     kept = draws.shape[1]
     stats = {k: np.concatenate([f.sample_stats[k][:, :kept] for f in fits])
              for k in first.sample_stats}
-    fit = sgmcmc.Fit(draws, stats, first.sampler, first.settings, infos[0]["run_seed"],
+    fit = sgmcmc.Fit(draws, stats, first.sampler, first.settings, infos[0]["seed"],
                      any(f.interrupted for f in fits))
     fit.ray_tasks = infos
     if not return_inferencedata:
         return fit
     idata = fit.to_inference_data(names)
-    attrs = {"ray_seeding": infos[0]["seeding"], "ray_tasks": len(infos),
+    attrs = {"ray_tasks": len(infos),
              "ray_nodes": len({i["node_id"] for i in infos})}
     for group in idata.groups():
         idata[group].attrs.update(attrs)
@@ -253,12 +240,10 @@ def sample(model, sampler="sgnht", *, chains, tasks=None, seed=0, init=None, nam
     spec_ref = ray.put(spec)  # one copy in the object store, read by every task
     refs, infos = [], []
     for k, (start, size) in enumerate(_split(chains, tasks)):
-        task_seed = seed if HAS_FIRST_CHAIN else _derived_seed(seed, k)
         refs.append(_resources(num_cpus, ray_options).remote(
-            spec_ref, sampler, task_seed, start, size, _init_block(init, start, size),
+            spec_ref, sampler, seed, start, size, _init_block(init, start, size),
             sample_kwargs))
-        infos.append({"first_chain": start, "chains": size, "seed": task_seed, "run_seed": seed,
-                      "seeding": "first_chain" if HAS_FIRST_CHAIN else "per_task_seed"})
+        infos.append({"first_chain": start, "chains": size, "seed": seed})
     results = _get(refs)
     for info, (_, node) in zip(infos, results):
         info["node_id"] = node
@@ -272,9 +257,8 @@ def map_posteriors(specs: Sequence[Any], sampler="sgnht", *, chains=1, seed=0, o
 
     ``overrides`` is an optional list, one dict per spec, of :func:`sgmcmc.sample` arguments that
     replace ``**sample_kwargs`` for that spec (a step size per shard, a grid over a sampler
-    setting). Posterior i's chains are chains ``i·chains … (i+1)·chains − 1`` of ``seed`` (with
-    ``first_chain``; otherwise the seed derived from (seed, i)), so no two posteriors share
-    noise. ``num_cpus`` and ``ray_options`` as for :func:`sample`; ``ray_options`` may also be a
+    setting). Posterior i's chains are chains ``i·chains … (i+1)·chains − 1`` of ``seed``, so
+    no two posteriors share noise. ``num_cpus`` and ``ray_options`` as for :func:`sample`; ``ray_options`` may also be a
     list, one dict per spec (e.g. a node-affinity ``scheduling_strategy`` that runs each shard's
     task on the node holding its data, with a factory spec that loads the shard there).
 
@@ -296,13 +280,10 @@ def map_posteriors(specs: Sequence[Any], sampler="sgnht", *, chains=1, seed=0, o
     for i, spec in enumerate(specs):
         kwargs = dict(sample_kwargs, **(overrides[i] if overrides is not None else {}))
         init = kwargs.pop("init", None)
-        task_seed = seed if HAS_FIRST_CHAIN else _derived_seed(seed, i)
         options = ray_options[i] if per_spec else ray_options
         refs.append(_resources(num_cpus, options).remote(
-            ray.put(spec), sampler, task_seed, i * chains, chains, init, kwargs))
-        infos.append({"first_chain": i * chains, "chains": chains, "seed": task_seed,
-                      "run_seed": seed,
-                      "seeding": "first_chain" if HAS_FIRST_CHAIN else "per_task_seed"})
+            ray.put(spec), sampler, seed, i * chains, chains, init, kwargs))
+        infos.append({"first_chain": i * chains, "chains": chains, "seed": seed})
     results = _get(refs)
     out = []
     for info, (fit, node) in zip(infos, results):
