@@ -235,7 +235,7 @@ class Fit:
 def _progress_bar(total_label):
     try:
         from tqdm.auto import tqdm
-    except ImportError:  # no tqdm: a plain line on stderr
+    except ImportError:  # no tqdm: no progress bar
         return None
     bar = tqdm(total=1, desc=total_label, unit="step", unit_scale=True)
 
