@@ -23,9 +23,9 @@ largest |mean - ref mean| / ref sd and the sd ratio furthest from 1.
 other processes on a shared machine (all in wall_s_all), with its process CPU time / wall time
 (cpu_over_wall: all threads; about 1 per busy core when nothing else competes).
 
-The Python callable's per-step overhead: the NumPy gradient function alone per call (timeit, the
-fastest of 5 x 20 000 calls) vs the wall time per step through sgmcmc with 1 chain (the fastest of
---reps runs of 20 000 steps).
+The Python callable's per-step overhead: the NumPy gradient function alone per call (timeit) vs
+the wall time per step through sgmcmc with 1 chain, interleaved over 10 rounds (3 x 5000 calls,
+then 5000 steps), the least of each.
 
 Writes JSON (--out) with one record per method.
 """
@@ -115,7 +115,7 @@ def numba_gradient(X, y):
 
 def numba_streams_check():
     """numba's np.random from 4 foreign OS threads calling a cfunc at once (ctypes releases the
-    GIL, as Rust's threads run without it): are the 4 streams distinct?"""
+    GIL), then from sgmcmc's 4 Rust threads: are the 4 streams distinct?"""
     from numba import carray, cfunc, types
 
     @cfunc(types.void(types.CPointer(types.double), types.size_t), nopython=True)
@@ -140,7 +140,24 @@ def numba_streams_check():
         t.join()
     distinct = len({o.tobytes() for o in outs}) == 4
     shared = any(np.intersect1d(outs[a], outs[b]).size for a in range(4) for b in range(a + 1, 4))
-    return bool(distinct and not shared)
+
+    # The same from sgmcmc's 4 Rust threads: SGLD at temperature 0 (no injected noise) with the
+    # gradient -u, u ~ U(0, 1) from np.random, so each chain's path is the running sum of its
+    # thread's stream: 4 distinct paths from the same start.
+    import sgmcmc
+    sig = types.void(types.CPointer(types.double), types.CPointer(types.double), types.size_t,
+                     types.voidptr)
+
+    @cfunc(sig, nopython=True)
+    def uniform(theta_ptr, grad_ptr, n, ctx):
+        g = carray(grad_ptr, (n,))
+        for i in range(n):
+            g[i] = -np.random.random()
+
+    fit = sgmcmc.sample(sgmcmc.CFunction(uniform.address, 2), "sgld", step_size=1.0,
+                        temperature=0.0, chains=4, draws=1000, progress=False)
+    rust_distinct = len({np.asarray(fit.draws)[c].tobytes() for c in range(4)}) == 4
+    return bool(distinct and not shared and rust_distinct)
 
 
 def numpy_gradient(X, y):
@@ -215,7 +232,8 @@ def table(paths):
                 f"{r['overhead_us_per_step']:.1f} µs), 4 chains "
                 f"{r['us_per_step_all_chains']:.1f} µs per step of all 4.")
         if "numba_streams_independent" in r:
-            lines.append(f"* numba np.random from 4 foreign threads at once: streams "
+            lines.append(f"* numba np.random in a cfunc from 4 threads at once (Python threads "
+                         f"through ctypes, and sgmcmc's Rust threads): streams "
                          f"{'distinct' if r['numba_streams_independent'] else 'NOT distinct'}.")
     return "\n".join(lines)
 
@@ -280,10 +298,6 @@ def main():
         elif method == "python":
             fn = numpy_gradient(X, y)
             model = sgmcmc.PythonModel(fn, X.shape[1])
-            theta = np.full(X.shape[1], 0.1)
-            n = 20000
-            rec["gradient_alone_us"] = min(timeit.repeat(lambda: fn(theta), number=n,
-                                                         repeat=5)) / n * 1e6
         else:
             raise SystemExit(f"unknown method {method}")
         # Untimed short run: first-call costs (page faults, thread start, numba's first call).
@@ -303,13 +317,19 @@ def main():
         rec["steps_per_chain"] = args.warmup + args.draws
         rec["us_per_step_all_chains"] = seconds / (args.warmup + args.draws) * 1e6
         if method == "python":
-            steps, one = 20000, []
-            for _ in range(args.reps):
+            # Interleaved, so that both see the same load: 10 rounds of the function alone
+            # (3 x 5000 calls) and of one chain of 5000 steps; the least of each.
+            theta = np.full(X.shape[1], 0.1)
+            steps, alone, one = 5000, [], []
+            for _ in range(10):
+                alone.append(min(timeit.repeat(lambda: fn(theta), number=steps, repeat=3))
+                             / steps * 1e6)
                 t = time.perf_counter()
                 sgmcmc.sample(model, "sgnht", chains=1, draws=steps, seed=args.seed,
                               progress=False, **settings)
                 one.append((time.perf_counter() - t) / steps * 1e6)
-            rec["one_chain_us_per_step"] = min(one)  # as the gradient alone: the least disturbed
+            rec["gradient_alone_us"] = min(alone)
+            rec["one_chain_us_per_step"] = min(one)
             rec["overhead_us_per_step"] = rec["one_chain_us_per_step"] - rec["gradient_alone_us"]
         print(f"[python_pima] {method} cores={args.cores}: {seconds:.2f} s, "
               f"min ESS {rec['min_ess']:.0f}, ESS/s {rec['ess_per_s']:.0f}, "
