@@ -195,9 +195,10 @@ def _get(refs):
         cause = err.cause
         if not isinstance(cause, Exception):
             raise
-        # The extension's exception classes are named `_sgmcmc.X`, which does not import by
-        # that name, so they cross the process boundary as copies of the class (cloudpickle by
-        # value): raise the package's own class, with the copy's arguments and attributes.
+        # The package's exception classes pickle by reference (`sgmcmc.X`), so a task's error
+        # arrives as the package's own class. Should a worker run a build whose classes are
+        # still named `_sgmcmc.X`, they arrive as copies of the class (cloudpickle by value):
+        # raise the package's own class then, with the copy's arguments and attributes.
         own = getattr(sgmcmc, type(cause).__name__, None)
         if (own in (sgmcmc.SettingError, sgmcmc.LayoutError, sgmcmc.StepError)
                 and type(cause) is not own):
