@@ -110,6 +110,8 @@ pub struct BuiltinChain {
     rng: Pcg64,
     permutation: Vec<usize>,
     rows: Vec<usize>,
+    /// One example's gradient, for the per-example moments (allocated once, not per step).
+    example_gradient: Vec<f64>,
     /// Whether `rows` holds the minibatch of the last gradient (for the energy at that θ).
     drawn: bool,
 }
@@ -121,10 +123,12 @@ impl BuiltinChain {
             Builtin::Data(m) => ((0..m.examples).collect(), Vec::with_capacity(m.examples)),
             Builtin::Gaussian(_) => (Vec::new(), Vec::new()),
         };
+        let example_gradient = vec![0.0; model.dim()];
         BuiltinChain {
             model,
             rng,
             permutation,
+            example_gradient,
             rows,
             drawn: false,
         }
@@ -257,14 +261,15 @@ impl BuiltinChain {
         let d = theta.len();
         moments.sum.fill(0.0);
         moments.squares.fill(0.0);
-        let mut gi = vec![0.0; d];
         for &i in &self.rows {
+            let gi = &mut self.example_gradient;
             gi.fill(0.0);
-            add_example_gradient(m, i, theta, &mut gi, 1.0);
+            add_example_gradient(m, i, theta, gi, 1.0);
+            let gi: &[f64] = gi;
             for (a, &ga) in gi.iter().enumerate() {
                 moments.sum[a] += ga;
                 if moments.dense {
-                    for (q, &gb) in moments.squares[a * d..(a + 1) * d].iter_mut().zip(&gi) {
+                    for (q, &gb) in moments.squares[a * d..(a + 1) * d].iter_mut().zip(gi) {
                         *q += ga * gb;
                     }
                 } else {
