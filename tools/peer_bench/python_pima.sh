@@ -22,14 +22,8 @@ command -v taskset >/dev/null || { echo "python_pima.sh: taskset (util-linux) is
 # shellcheck source=venv.sh
 source "$HERE/venv.sh"
 
-busy_ticks() { awk 'NR==1{print $2+$3+$4+$7+$8+$9; exit}' /proc/stat; }
-WAIT_IDLE="${WAIT_IDLE:-0}"
-waited=0
-while (( waited < WAIT_IDLE )); do
-  a=$(busy_ticks); sleep 5; b=$(busy_ticks); waited=$((waited + 5))
-  if (( b - a < 50 )); then break; fi
-  echo "python_pima.sh: machine busy ($(( (b - a) / 5 ))% of one core); waiting (${waited}s/${WAIT_IDLE}s)" >&2
-done
+# shellcheck source=wait_idle.sh
+source "$HERE/wait_idle.sh" python_pima.sh
 
 mkdir -p "$OUT"
 NCPU="$(nproc)"

@@ -25,17 +25,9 @@ command -v taskset >/dev/null || { echo "run.sh: taskset (util-linux) is require
 source "$HERE/venv.sh"
 
 # --- optional: wait (up to $WAIT_IDLE seconds) for the machine to go idle ---
-# Other processes on a 2-core box distort the timings; the bench retries rows
-# that were disturbed, but starting on an idle machine is better.
-busy_ticks() { awk 'NR==1{print $2+$3+$4+$7+$8+$9; exit}' /proc/stat; }
-WAIT_IDLE="${WAIT_IDLE:-0}"
-waited=0
-while (( waited < WAIT_IDLE )); do
-  a=$(busy_ticks); sleep 5; b=$(busy_ticks); waited=$((waited + 5))
-  # < 0.1 core busy over 5 s (USER_HZ = 100 on Linux)
-  if (( b - a < 50 )); then break; fi
-  echo "run.sh: machine busy ($(( (b - a) / 5 ))% of one core); waiting (${waited}s/${WAIT_IDLE}s)" >&2
-done
+# The bench retries rows that were disturbed, but starting on an idle machine is better.
+# shellcheck source=wait_idle.sh
+source "$HERE/wait_idle.sh" run.sh
 
 mkdir -p "$OUTDIR"
 rm -f "$TMP"
