@@ -406,6 +406,7 @@ fn _sgmcmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(settings::defaults, m)?)?;
     m.add_function(wrap_pyfunction!(runner::run, m)?)?;
     m.add_function(wrap_pyfunction!(sgmcmc_dispatch_level, m)?)?;
+    m.add_function(wrap_pyfunction!(set_max_isa, m)?)?;
     Ok(())
 }
 
@@ -413,4 +414,24 @@ fn _sgmcmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 fn sgmcmc_dispatch_level() -> String {
     format!("{:?}", sgmcmc::dispatch::active())
+}
+
+/// Caps the instruction-set level of every later step and built-in gradient in this process
+/// ("Baseline", "Avx2" or "Avx512"; a cap above this CPU's level changes nothing): for checking
+/// that results do not depend on the CPU, and for timing one level against another.
+#[pyfunction]
+fn set_max_isa(level: &str) -> PyResult<()> {
+    use sgmcmc::dispatch::Isa;
+    let isa = match level {
+        "Baseline" => Isa::Baseline,
+        "Avx2" => Isa::Avx2,
+        "Avx512" => Isa::Avx512,
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown level {level:?}: \"Baseline\", \"Avx2\" or \"Avx512\""
+            )));
+        }
+    };
+    sgmcmc::dispatch::set_max(isa);
+    Ok(())
 }
