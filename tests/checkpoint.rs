@@ -14,7 +14,7 @@ use rand_pcg::Pcg64;
 use sgmcmc::adapt::{Mcem, McemParams, SampleSize};
 use sgmcmc::kinetic::{MassBuffer, MassShape};
 use sgmcmc::prelude::*;
-use sgmcmc::sampler::Checkpoint;
+use sgmcmc::sampler::{Checkpoint, Scalars};
 use std::any::Any;
 
 const N: usize = 5;
@@ -364,4 +364,72 @@ fn every_sampler_resumes_bit_for_bit_f32() {
     for (name, build) in builds!(f32) {
         check::<f32>(&name, build);
     }
+}
+
+/// SG-NPHMC after a few steps: its checkpoint's scalars have every optional value (s, q, H₀,
+/// the cached U and Q), and its chain resumed from the words continues bit for bit.
+fn sgnphmc_words<T: Real>() {
+    let params = SgNphmcParams::new(T::from_f64(0.05)).with_leapfrog_steps(3);
+    let mut first = Bufs::<T>::new(1.0);
+    let mut s = SgNphmc::new(params, &mut first.theta, &mut first.p, &mut first.work).unwrap();
+    let (mut model, mut rng) = (Minibatch::default(), Pcg64::new(5, 1));
+    for _ in 0..7 {
+        s.step(&mut model, &mut rng).unwrap();
+    }
+    let mut data = vec![T::ZERO; s.checkpoint_len()];
+    let state = Checkpoint::save(&s, &mut data).unwrap();
+    let words = state.to_words();
+    // Every optional scalar is present: the tag's mask is full.
+    assert_eq!(words[0] & 0b1_1111, 0b1_1111);
+    let read = Scalars::<T>::from_words(&words).unwrap();
+    assert_eq!(read, state);
+    let mut fresh = Bufs::<T>::new(-3.0);
+    let mut resumed =
+        SgNphmc::new(params, &mut fresh.theta, &mut fresh.p, &mut fresh.work).unwrap();
+    Checkpoint::restore(&mut resumed, &read, &data).unwrap();
+    let (mut model2, mut rng2) = (model.clone(), rng.clone());
+    for _ in 0..5 {
+        s.step(&mut model, &mut rng).unwrap();
+        resumed.step(&mut model2, &mut rng2).unwrap();
+    }
+    assert_eq!(bits(s.position()), bits(resumed.position()));
+
+    // Refusals, each naming the word: another format's tag, a set word of an absent scalar, a
+    // non-finite scalar.
+    let invalid = |index| {
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        })
+    };
+    let mut bad = words;
+    bad[0] ^= 1 << 40;
+    assert_eq!(Scalars::<T>::from_words(&bad), invalid(0));
+    let mut bad = words;
+    bad[0] &= !(1 << 2);
+    assert_eq!(Scalars::<T>::from_words(&bad), invalid(6));
+    let mut bad = words;
+    bad[4] = f64::NAN.to_bits();
+    assert_eq!(Scalars::<T>::from_words(&bad), invalid(4));
+    let mut bad = words;
+    bad[8] = f64::INFINITY.to_bits();
+    assert_eq!(Scalars::<T>::from_words(&bad), invalid(8));
+}
+
+#[test]
+fn scalars_round_trip_through_words() {
+    sgnphmc_words::<f64>();
+    sgnphmc_words::<f32>();
+    // Words of an f64 value that f32 does not hold exactly are refused as f32 (not rounded).
+    let mut words = Scalars::<f64>::default().to_words();
+    words[0] |= 1;
+    words[4] = 0.1f64.to_bits();
+    assert!(Scalars::<f64>::from_words(&words).is_ok());
+    assert_eq!(
+        Scalars::<f32>::from_words(&words),
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index: 4
+        })
+    );
 }

@@ -1,6 +1,6 @@
 //! One chain's buffers and the sampler built over them: any of the nine samplers, bare or wrapped in `Calibrated` or `Mcem`, behind one enum.
 
-use rand_pcg::Pcg64;
+use crate::rng::CountedPcg;
 use sgmcmc::adapt::{Mcem, McemParams};
 use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::*;
@@ -218,7 +218,7 @@ impl Built<'_> {
     pub fn step(
         &mut self,
         source: &mut ChainSource<'_>,
-        rng: &mut Pcg64,
+        rng: &mut CountedPcg,
     ) -> Result<StepStats<f64>, sgmcmc::StepError> {
         each_built!(self, s => s.step(source, rng))
     }

@@ -5,6 +5,7 @@
 mod built;
 mod errors;
 mod models;
+mod rng;
 mod runner;
 mod settings;
 mod source;
@@ -13,18 +14,18 @@ mod stepper;
 use models::{Builtin, BuiltinChain, DataModel, GaussianTarget, Likelihood};
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
-use rand_pcg::Pcg64;
+use rng::CountedPcg;
 use std::sync::{Arc, Mutex};
 
 /// The generator of chain `chain`'s minibatches: `Pcg64::new(seed, 2⁶⁴ + chain)` (its
 /// sampler's noise is `Pcg64::new(seed, chain)`).
-pub fn minibatch_rng(seed: u64, chain: u64) -> Pcg64 {
-    Pcg64::new(u128::from(seed), (1u128 << 64) + u128::from(chain))
+pub fn minibatch_rng(seed: u64, chain: u64) -> CountedPcg {
+    CountedPcg::new(u128::from(seed), (1u128 << 64) + u128::from(chain))
 }
 
 /// The generator of chain `chain`'s noise: `Pcg64::new(seed, chain)`, as a Rust caller writes it.
-pub fn chain_rng(seed: u64, chain: u64) -> Pcg64 {
-    Pcg64::new(u128::from(seed), u128::from(chain))
+pub fn chain_rng(seed: u64, chain: u64) -> CountedPcg {
+    CountedPcg::new(u128::from(seed), u128::from(chain))
 }
 
 fn to_vec1(a: &PyReadonlyArray1<'_, f64>) -> Vec<f64> {
@@ -399,6 +400,7 @@ fn _sgmcmc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("StepError", py.get_type::<errors::StepError>())?;
     m.add_class::<BuiltinModel>()?;
     m.add_class::<stepper::Stepper>()?;
+    m.add_class::<runner::ChainStates>()?;
     m.add_function(wrap_pyfunction!(gaussian, m)?)?;
     m.add_function(wrap_pyfunction!(logistic_regression, m)?)?;
     m.add_function(wrap_pyfunction!(linear_regression, m)?)?;

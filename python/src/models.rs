@@ -20,8 +20,8 @@
 //! Tested from Python (`tests/test_models.py`: gradients against central differences of the
 //! potential, minibatch gradients unbiased with and without replacement).
 
+use crate::rng::CountedPcg;
 use rand_core::Rng;
-use rand_pcg::Pcg64;
 use sgmcmc::{Batch, Moments, Sampling};
 use std::sync::Arc;
 
@@ -90,7 +90,7 @@ impl Builtin {
 }
 
 /// A uniform integer in [0, n), n ≥ 1 (Lemire 2019's multiply-and-reject: unbiased).
-fn below(rng: &mut Pcg64, n: usize) -> usize {
+fn below(rng: &mut CountedPcg, n: usize) -> usize {
     let n = n as u64;
     let mut m = u128::from(rng.next_u64()) * u128::from(n);
     if (m as u64) < n {
@@ -102,66 +102,164 @@ fn below(rng: &mut Pcg64, n: usize) -> usize {
     (m >> 64) as usize
 }
 
-/// One chain's evaluator of a built-in model: its minibatch generator and index buffers (its
-/// whole state: a clone continues the same minibatch sequence).
+/// A minibatch sequence, saved: the generator, the permutation the partial shuffles have
+/// left, the last minibatch and whether there was one.
 #[derive(Clone, Debug)]
-pub struct BuiltinChain {
-    model: Arc<Builtin>,
-    rng: Pcg64,
-    permutation: Vec<usize>,
-    rows: Vec<usize>,
-    /// One example's gradient, for the per-example moments (allocated once, not per step).
-    example_gradient: Vec<f64>,
-    /// Whether `rows` holds the minibatch of the last gradient (for the energy at that θ).
-    drawn: bool,
+pub struct MinibatchState {
+    pub rng: CountedPcg,
+    pub permutation: Vec<usize>,
+    pub rows: Vec<usize>,
+    pub drawn: bool,
 }
 
-impl BuiltinChain {
-    /// The evaluator of `model` with the minibatch generator `rng`.
-    pub fn new(model: Arc<Builtin>, rng: Pcg64) -> Self {
-        let (permutation, rows) = match &*model {
-            Builtin::Data(m) => ((0..m.examples).collect(), Vec::with_capacity(m.examples)),
-            Builtin::Gaussian(_) => (Vec::new(), Vec::new()),
-        };
-        let example_gradient = vec![0.0; model.dim()];
-        BuiltinChain {
-            model,
+/// One chain's minibatches of b of N examples, drawn with or without replacement from its own
+/// generator (the built-in data models', and a `CFunction` given `examples`): its whole state,
+/// so a clone continues the same sequence.
+#[derive(Clone, Debug)]
+pub struct Minibatches {
+    rng: CountedPcg,
+    examples: usize,
+    /// b; `None` or ≥ N for the full data.
+    batch: Option<usize>,
+    replace: bool,
+    permutation: Vec<usize>,
+    /// The rows of the last gradient.
+    pub rows: Vec<usize>,
+    /// Whether `rows` holds the minibatch of the last gradient (for the energy at that θ).
+    pub drawn: bool,
+}
+
+impl Minibatches {
+    pub fn new(examples: usize, batch: Option<usize>, replace: bool, rng: CountedPcg) -> Self {
+        Minibatches {
             rng,
-            permutation,
-            example_gradient,
-            rows,
+            examples,
+            batch,
+            replace,
+            permutation: (0..examples).collect(),
+            rows: Vec::with_capacity(examples),
             drawn: false,
         }
     }
 
+    /// Where the sequence stands, for a saved chain.
+    pub fn state(&self) -> MinibatchState {
+        MinibatchState {
+            rng: self.rng.clone(),
+            permutation: self.permutation.clone(),
+            rows: self.rows.clone(),
+            drawn: self.drawn,
+        }
+    }
+
+    /// This sequence continued from `state`; `None` when the state was not saved from a
+    /// sequence over as many examples (its permutation is not one of 0..N, or a row is out of
+    /// range).
+    pub fn resumed(mut self, state: &MinibatchState) -> Option<Self> {
+        let examples = self.examples;
+        let mut seen = vec![false; examples];
+        let is_permutation = state.permutation.len() == examples
+            && state
+                .permutation
+                .iter()
+                .all(|&i| i < examples && !std::mem::replace(&mut seen[i], true));
+        if !is_permutation || state.rows.iter().any(|&i| i >= examples) {
+            return None;
+        }
+        self.rng = state.rng.clone();
+        self.permutation.clone_from(&state.permutation);
+        self.rows.clone_from(&state.rows);
+        self.drawn = state.drawn;
+        Some(self)
+    }
+
     /// Draws the next minibatch into `rows` (all rows for the full data).
-    fn draw(&mut self, m: &DataModel) {
+    pub fn draw(&mut self) {
         self.rows.clear();
-        match m.batch {
-            Some(b) if b < m.examples => {
-                if m.replace {
+        match self.batch {
+            Some(b) if b < self.examples => {
+                if self.replace {
                     for _ in 0..b {
-                        let i = below(&mut self.rng, m.examples);
+                        let i = below(&mut self.rng, self.examples);
                         self.rows.push(i);
                     }
                 } else {
                     // A partial Fisher–Yates shuffle: the first b entries are a uniform random
                     // b-subset whatever order the permutation was left in by the last call.
                     for j in 0..b {
-                        let k = j + below(&mut self.rng, m.examples - j);
+                        let k = j + below(&mut self.rng, self.examples - j);
                         self.permutation.swap(j, k);
                     }
                     self.rows.extend_from_slice(&self.permutation[..b]);
                 }
             }
-            _ => self.rows.extend(0..m.examples),
+            _ => self.rows.extend(0..self.examples),
         }
         self.drawn = true;
     }
 
-    /// The minibatch's scale N/b.
-    fn scale(&self, m: &DataModel) -> f64 {
-        m.examples as f64 / self.rows.len() as f64
+    /// Draws a minibatch unless the last gradient's is still there (for the energy).
+    pub fn draw_if_none(&mut self) {
+        if !self.drawn {
+            self.draw();
+        }
+    }
+
+    /// The scale N/b of the last minibatch.
+    pub fn scale(&self) -> f64 {
+        self.examples as f64 / self.rows.len() as f64
+    }
+
+    /// How the last minibatch was drawn, for the calibration's moments.
+    pub fn batch(&self) -> Batch {
+        Batch {
+            size: self.rows.len(),
+            population: self.examples,
+            sampling: if self.replace {
+                Sampling::WithReplacement
+            } else {
+                Sampling::WithoutReplacement
+            },
+        }
+    }
+}
+
+/// One chain's evaluator of a built-in model: its minibatches (its whole state: a clone
+/// continues the same minibatch sequence).
+#[derive(Clone, Debug)]
+pub struct BuiltinChain {
+    model: Arc<Builtin>,
+    batches: Minibatches,
+    /// One example's gradient, for the per-example moments (allocated once, not per step).
+    example_gradient: Vec<f64>,
+}
+
+impl BuiltinChain {
+    /// The evaluator of `model` with the minibatch generator `rng`.
+    pub fn new(model: Arc<Builtin>, rng: CountedPcg) -> Self {
+        let batches = match &*model {
+            Builtin::Data(m) => Minibatches::new(m.examples, m.batch, m.replace, rng),
+            Builtin::Gaussian(_) => Minibatches::new(0, None, false, rng),
+        };
+        let example_gradient = vec![0.0; model.dim()];
+        BuiltinChain {
+            model,
+            batches,
+            example_gradient,
+        }
+    }
+
+    /// Where its minibatch sequence stands, for a saved chain.
+    pub fn minibatch_state(&self) -> MinibatchState {
+        self.batches.state()
+    }
+
+    /// The evaluator of `model` continuing a saved minibatch sequence; `None` when the state
+    /// was not saved from a model with as many examples.
+    pub fn resumed(model: Arc<Builtin>, state: &MinibatchState) -> Option<Self> {
+        let mut chain = BuiltinChain::new(model, state.rng.clone());
+        chain.batches = chain.batches.resumed(state)?;
+        Some(chain)
     }
 
     /// Writes ∇Ũ(θ) on a fresh minibatch into `grad`.
@@ -170,10 +268,10 @@ impl BuiltinChain {
         match &*model {
             Builtin::Gaussian(g) => gaussian_gradient(g, theta, grad),
             Builtin::Data(m) => {
-                self.draw(m);
+                self.batches.draw();
                 grad.fill(0.0);
-                batch_gradient_sum(m, &self.rows, theta, grad);
-                let (scale, inv) = (self.scale(m), 1.0 / m.prior_variance);
+                batch_gradient_sum(m, &self.batches.rows, theta, grad);
+                let (scale, inv) = (self.batches.scale(), 1.0 / m.prior_variance);
                 for (g, t) in grad.iter_mut().zip(theta) {
                     *g = scale * *g + inv * t;
                 }
@@ -188,12 +286,12 @@ impl BuiltinChain {
         match &*model {
             Builtin::Gaussian(g) => gaussian_energy(g, theta),
             Builtin::Data(m) => {
-                if !self.drawn {
-                    self.draw(m);
-                }
-                let sum: f64 = self.rows.iter().map(|&i| example_energy(m, i, theta)).sum();
+                self.batches.draw_if_none();
+                let sum: f64 = (self.batches.rows.iter())
+                    .map(|&i| example_energy(m, i, theta))
+                    .sum();
                 let prior = 0.5 * theta.iter().map(|t| t * t).sum::<f64>() / m.prior_variance;
-                self.scale(m) * sum + prior
+                self.batches.scale() * sum + prior
             }
         }
     }
@@ -209,11 +307,9 @@ impl BuiltinChain {
                 }
             }
             Builtin::Data(m) => {
-                if !self.drawn {
-                    self.draw(m);
-                }
+                self.batches.draw_if_none();
                 diagonal.fill(0.0);
-                for &i in &self.rows {
+                for &i in &self.batches.rows {
                     let x = &m.x[i * m.dim..(i + 1) * m.dim];
                     match m.likelihood {
                         Likelihood::Logistic => {
@@ -235,7 +331,7 @@ impl BuiltinChain {
                         }
                     }
                 }
-                let (scale, inv) = (self.scale(m), 1.0 / m.prior_variance);
+                let (scale, inv) = (self.batches.scale(), 1.0 / m.prior_variance);
                 for h in diagonal.iter_mut() {
                     *h = scale * *h + inv;
                 }
@@ -255,11 +351,11 @@ impl BuiltinChain {
         let Builtin::Data(m) = &*model else {
             return None;
         };
-        self.draw(m);
+        self.batches.draw();
         let d = theta.len();
         moments.sum.fill(0.0);
         moments.squares.fill(0.0);
-        for &i in &self.rows {
+        for &i in &self.batches.rows {
             let gi = &mut self.example_gradient;
             gi.fill(0.0);
             add_example_gradient(m, i, theta, gi, 1.0);
@@ -275,19 +371,11 @@ impl BuiltinChain {
                 }
             }
         }
-        let (scale, inv) = (self.scale(m), 1.0 / m.prior_variance);
+        let (scale, inv) = (self.batches.scale(), 1.0 / m.prior_variance);
         for ((g, s), t) in grad.iter_mut().zip(moments.sum.iter()).zip(theta) {
             *g = scale * s + inv * t;
         }
-        Some(Batch {
-            size: self.rows.len(),
-            population: m.examples,
-            sampling: if m.replace {
-                Sampling::WithReplacement
-            } else {
-                Sampling::WithoutReplacement
-            },
-        })
+        Some(self.batches.batch())
     }
 }
 

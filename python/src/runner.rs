@@ -6,16 +6,20 @@
 
 use crate::built::{Buffers, Built};
 use crate::errors::{self, build_error};
+use crate::models::Minibatches;
+use crate::rng::CountedPcg;
 use crate::settings::{self, Kind};
-use crate::source::{CFunctions, ChainSource, PyFunctions, Source, SourceError, Spec};
+use crate::source::{
+    CChain, CFunctions, ChainSource, PyFunctions, RowSpec, Source, SourceError, Spec,
+};
 use crate::{BuiltinModel, chain_rng, minibatch_rng};
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rand_pcg::Pcg64;
 use sgmcmc::adapt::McemParams;
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::Scalars;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -55,8 +59,8 @@ struct Plan {
 pub struct SavedChain {
     state: Scalars<f64>,
     data: Vec<f64>,
-    rng: Pcg64,
-    minibatches: Option<crate::models::BuiltinChain>,
+    rng: CountedPcg,
+    minibatches: Option<crate::models::MinibatchState>,
     steps: u64,
     position: Vec<f64>,
 }
@@ -87,6 +91,27 @@ impl ChainStates {
         self.chains.iter().map(|c| c.steps).collect()
     }
 
+    /// The state as bytes (a versioned little-endian format that `from_bytes` reads back),
+    /// e.g. to write it to a file. `pickle` uses it too.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, &self.encode())
+    }
+
+    /// The state `to_bytes` wrote; `LayoutError` (buffer "state") for anything else.
+    #[staticmethod]
+    fn from_bytes(data: &[u8]) -> PyResult<Self> {
+        ChainStates::decode(data)
+            .map_err(|why| errors::layout_error("state", format!("not a saved state: {why}")))
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, pyo3::types::PyBytes>,))> {
+        let py = slf.py();
+        let rebuild = slf.get_type().getattr("from_bytes")?;
+        Ok((rebuild, (slf.get().to_bytes(py),)))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "ChainStates(sampler={:?}, chains={}, steps={:?})",
@@ -94,6 +119,196 @@ impl ChainStates {
             self.chains.len(),
             self.steps()
         )
+    }
+}
+
+/// The first bytes of [`ChainStates::encode`]: a name, then the format's version.
+const STATE_MAGIC: &[u8; 12] = b"sgmcmc-state";
+const STATE_VERSION: u32 = 1;
+
+impl ChainStates {
+    /// The state as bytes: the magic and version, the sampler's name, then per chain its steps,
+    /// the sampler's scalars (`Scalars::to_words`) and checkpoint data, its noise generator
+    /// (state, stream, steps taken), its position and, for a built-in data model, its
+    /// minibatch generator, permutation, last minibatch and whether it was drawn. Integers and
+    /// floats little-endian, lengths as u64.
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(STATE_MAGIC);
+        out.extend_from_slice(&STATE_VERSION.to_le_bytes());
+        put_u64(&mut out, self.sampler.len() as u64);
+        out.extend_from_slice(self.sampler.as_bytes());
+        put_u64(&mut out, self.chains.len() as u64);
+        for c in &self.chains {
+            put_u64(&mut out, c.steps);
+            for w in c.state.to_words() {
+                put_u64(&mut out, w);
+            }
+            put_floats(&mut out, &c.data);
+            put_rng(&mut out, &c.rng);
+            put_floats(&mut out, &c.position);
+            match &c.minibatches {
+                None => out.push(0),
+                Some(m) => {
+                    out.push(1);
+                    put_rng(&mut out, &m.rng);
+                    put_u64(&mut out, m.permutation.len() as u64);
+                    m.permutation
+                        .iter()
+                        .for_each(|&i| put_u64(&mut out, i as u64));
+                    put_u64(&mut out, m.rows.len() as u64);
+                    m.rows.iter().for_each(|&i| put_u64(&mut out, i as u64));
+                    out.push(u8::from(m.drawn));
+                }
+            }
+        }
+        out
+    }
+
+    /// Reads [`ChainStates::encode`]'s bytes, or says what is wrong with them. The sampler's
+    /// checkpoint data is checked when a run restores it (`Checkpoint::restore`), the
+    /// minibatch state against the model then too.
+    fn decode(bytes: &[u8]) -> Result<Self, String> {
+        let mut r = Reader { bytes, at: 0 };
+        if r.take(STATE_MAGIC.len())? != STATE_MAGIC {
+            return Err("it does not start with \"sgmcmc-state\"".into());
+        }
+        let version = u32::from_le_bytes(r.array()?);
+        if version != STATE_VERSION {
+            return Err(format!(
+                "format version {version}; this sgmcmc reads {STATE_VERSION}"
+            ));
+        }
+        let name_len = r.len()?;
+        let sampler = std::str::from_utf8(r.take(name_len)?)
+            .map_err(|_| "the sampler's name is not UTF-8")?
+            .to_string();
+        let count = r.len()?;
+        let mut chains = Vec::new();
+        for chain in 0..count {
+            let steps = r.u64()?;
+            let mut words = [0u64; sgmcmc::sampler::SCALARS_WORDS];
+            for w in words.iter_mut() {
+                *w = r.u64()?;
+            }
+            let state = Scalars::<f64>::from_words(&words)
+                .map_err(|e| format!("chain {chain}'s sampler scalars: {e}"))?;
+            let data = r.floats()?;
+            let rng = r.rng()?;
+            let position = r.floats()?;
+            if let Some(i) = position.iter().position(|v| !v.is_finite()) {
+                return Err(format!("chain {chain}'s position is not finite at {i}"));
+            }
+            let minibatches = match r.take(1)?[0] {
+                0 => None,
+                1 => {
+                    let rng = r.rng()?;
+                    let permutation = r.indices()?;
+                    let rows = r.indices()?;
+                    let drawn = match r.take(1)?[0] {
+                        0 => false,
+                        1 => true,
+                        b => return Err(format!("chain {chain}: a flag byte of {b}")),
+                    };
+                    Some(crate::models::MinibatchState {
+                        rng,
+                        permutation,
+                        rows,
+                        drawn,
+                    })
+                }
+                b => return Err(format!("chain {chain}: a flag byte of {b}")),
+            };
+            chains.push(SavedChain {
+                state,
+                data,
+                rng,
+                minibatches,
+                steps,
+                position,
+            });
+        }
+        if r.at != bytes.len() {
+            return Err(format!("{} bytes after the last chain", bytes.len() - r.at));
+        }
+        Ok(ChainStates { sampler, chains })
+    }
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_floats(out: &mut Vec<u8>, values: &[f64]) {
+    put_u64(out, values.len() as u64);
+    values
+        .iter()
+        .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
+}
+
+fn put_rng(out: &mut Vec<u8>, rng: &CountedPcg) {
+    let (state, stream, steps) = rng.parts();
+    for v in [state, stream, steps] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// A cursor over [`ChainStates::encode`]'s bytes; every read checks the length left.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.bytes.len())
+            .ok_or_else(|| format!("it ends early (at byte {})", self.bytes.len()))?;
+        let piece = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(piece)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], String> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+
+    fn u64(&mut self) -> Result<u64, String> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    /// A length, which must fit in what is left (8 bytes per entry at least), so that a
+    /// corrupt length cannot ask for a huge allocation.
+    fn len(&mut self) -> Result<usize, String> {
+        let n = self.u64()?;
+        let left = (self.bytes.len() - self.at) as u64;
+        if n > left {
+            return Err(format!("a length of {n} with {left} bytes left"));
+        }
+        Ok(n as usize)
+    }
+
+    fn floats(&mut self) -> Result<Vec<f64>, String> {
+        let n = self.len()?;
+        (0..n)
+            .map(|_| Ok(f64::from_le_bytes(self.array()?)))
+            .collect()
+    }
+
+    fn indices(&mut self) -> Result<Vec<usize>, String> {
+        let n = self.len()?;
+        (0..n)
+            .map(|_| usize::try_from(self.u64()?).map_err(|_| "an index too large".to_string()))
+            .collect()
+    }
+
+    fn rng(&mut self) -> Result<CountedPcg, String> {
+        let [state, stream, steps] = [(); 3].map(|()| self.array::<16>().map(u128::from_le_bytes));
+        Ok(CountedPcg::resumed(state?, stream?, steps?))
     }
 }
 
@@ -126,7 +341,7 @@ struct ChainRun<'b> {
     out: ChainOutput,
     source: ChainSource<'b>,
     sampler: Option<Built<'b>>,
-    rng: Pcg64,
+    rng: CountedPcg,
     first: u64,
     temperature: f64,
     taken: u64,
@@ -141,14 +356,33 @@ impl<'b> ChainRun<'b> {
         resume: Option<&SavedChain>,
     ) -> Self {
         let source = match setup.spec {
-            Spec::Builtin(m) => Source::Builtin(match resume.and_then(|r| r.minibatches.clone()) {
-                Some(chain) => chain,
-                None => crate::models::BuiltinChain::new(
-                    std::sync::Arc::clone(m),
-                    minibatch_rng(setup.seed, chain),
-                ),
-            }),
-            Spec::C(c) => Source::C(*c),
+            // A saved sequence was checked against this model by `run` (`check_resume`).
+            Spec::Builtin(m) => Source::Builtin(
+                resume
+                    .and_then(|r| r.minibatches.as_ref())
+                    .and_then(|s| crate::models::BuiltinChain::resumed(Arc::clone(m), s))
+                    .unwrap_or_else(|| {
+                        crate::models::BuiltinChain::new(
+                            Arc::clone(m),
+                            minibatch_rng(setup.seed, chain),
+                        )
+                    }),
+            ),
+            Spec::C(c) => Source::C(CChain::new(
+                *c,
+                c.rows.map(|r| {
+                    let fresh = Minibatches::new(
+                        r.examples,
+                        r.batch,
+                        r.replace,
+                        minibatch_rng(setup.seed, chain),
+                    );
+                    resume
+                        .and_then(|s| s.minibatches.as_ref())
+                        .and_then(|s| fresh.clone().resumed(s))
+                        .unwrap_or(fresh)
+                }),
+            )),
             Spec::Python(p) => Source::Python(p),
         };
         let mut run = ChainRun {
@@ -268,7 +502,8 @@ impl<'b> ChainRun<'b> {
                 data,
                 rng: self.rng,
                 minibatches: match self.source.source {
-                    Source::Builtin(chain) => Some(chain),
+                    Source::Builtin(chain) => Some(chain.minibatch_state()),
+                    Source::C(chain) => chain.batches.as_ref().map(Minibatches::state),
                     _ => None,
                 },
                 steps: self.first + self.taken,
@@ -347,10 +582,40 @@ fn spec_of(model: &Bound<'_, PyAny>) -> PyResult<Spec> {
                     "the gradient's address is 0 (a null function pointer)".into(),
                 ));
             }
+            let examples: Option<usize> = model.getattr("examples")?.extract()?;
+            let batch: Option<usize> = model.getattr("batch_size")?.extract()?;
+            let replace: bool = model.getattr("replace")?.extract()?;
+            let rows = match (examples, batch) {
+                (None, None) => None,
+                (None, Some(_)) => {
+                    return Err(errors::setting_error(
+                        "batch_size",
+                        "a C function's batch_size needs examples (the N to draw from)".into(),
+                    ));
+                }
+                (Some(0), _) => {
+                    return Err(errors::setting_error(
+                        "examples",
+                        "a C function's examples must be at least 1".into(),
+                    ));
+                }
+                (Some(_), Some(0)) => {
+                    return Err(errors::setting_error(
+                        "batch_size",
+                        "a C function's batch_size must be at least 1".into(),
+                    ));
+                }
+                (Some(examples), batch) => Some(RowSpec {
+                    examples,
+                    batch,
+                    replace,
+                }),
+            };
             Ok(Spec::C(CFunctions {
                 gradient,
                 energy: energy.filter(|&a| a != 0),
                 context,
+                rows,
             }))
         }
         "python" => {
@@ -516,6 +781,35 @@ pub fn run<'py>(
                     c.position.len()
                 ),
             ));
+        }
+        // A sequence of minibatches drawn here (a built-in data model's, or a C function's
+        // given `examples`) continues only from one over as many examples.
+        let examples = match &spec {
+            Spec::Builtin(m) => match &**m {
+                crate::models::Builtin::Data(d) => Some(d.examples),
+                crate::models::Builtin::Gaussian(_) => None,
+            },
+            Spec::C(c) => c.rows.map(|r| r.examples),
+            Spec::Python(_) => None,
+        };
+        if let Some(n) = examples {
+            let rng = minibatch_rng(0, 0);
+            let fits = |c: &SavedChain| {
+                c.minibatches.as_ref().is_some_and(|s| {
+                    Minibatches::new(n, None, false, rng.clone())
+                        .resumed(s)
+                        .is_some()
+                })
+            };
+            if let Some(c) = saved.iter().position(|c| !fits(c)) {
+                return Err(errors::layout_error(
+                    "resume",
+                    format!(
+                        "chain {c} was not saved from a model whose minibatches sgmcmc draws \
+                         from {n} examples: its minibatch sequence cannot continue here"
+                    ),
+                ));
+            }
         }
     }
     let plan = Plan {

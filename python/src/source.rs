@@ -6,7 +6,7 @@
 //! the sampler abandons the step with the state unchanged (the crate's state contract), and
 //! keeps the error for the runner to raise.
 
-use crate::models::{Builtin, BuiltinChain};
+use crate::models::{Builtin, BuiltinChain, Minibatches};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use std::ffi::c_void;
@@ -18,12 +18,59 @@ pub type CGradient = unsafe extern "C" fn(*const f64, *mut f64, usize, *mut c_vo
 /// The potential: `double energy(const double* theta, size_t n, void* ctx)`.
 pub type CEnergy = unsafe extern "C" fn(*const f64, usize, *mut c_void) -> f64;
 
-/// A gradient (and optionally a potential) given as C function-pointer addresses.
+/// The gradient on rows drawn by sgmcmc: `void grad(const double* theta, double* grad, size_t n,
+/// const int64_t* rows, size_t batch, void* ctx)`.
+pub type CRowsGradient =
+    unsafe extern "C" fn(*const f64, *mut f64, usize, *const i64, usize, *mut c_void);
+/// The potential on the rows of the last gradient: `double energy(const double* theta, size_t
+/// n, const int64_t* rows, size_t batch, void* ctx)`.
+pub type CRowsEnergy =
+    unsafe extern "C" fn(*const f64, usize, *const i64, usize, *mut c_void) -> f64;
+
+/// Minibatches that sgmcmc draws for a C function: b of N examples, with or without
+/// replacement.
+#[derive(Clone, Copy, Debug)]
+pub struct RowSpec {
+    pub examples: usize,
+    pub batch: Option<usize>,
+    pub replace: bool,
+}
+
+/// A gradient (and optionally a potential) given as C function-pointer addresses, with the
+/// rows signature when `rows` is set.
 #[derive(Clone, Copy, Debug)]
 pub struct CFunctions {
     pub gradient: usize,
     pub energy: Option<usize>,
     pub context: usize,
+    pub rows: Option<RowSpec>,
+}
+
+/// One chain's C functions, with its minibatches when sgmcmc draws them.
+#[derive(Clone, Debug)]
+pub struct CChain {
+    pub functions: CFunctions,
+    pub batches: Option<Minibatches>,
+    /// The last minibatch as the C functions read it (int64).
+    rows: Vec<i64>,
+}
+
+impl CChain {
+    pub fn new(functions: CFunctions, batches: Option<Minibatches>) -> Self {
+        CChain {
+            functions,
+            batches,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Copies the minibatch's rows into the int64 buffer the C functions read.
+    fn sync_rows(&mut self) {
+        if let Some(b) = &self.batches {
+            self.rows.clear();
+            self.rows.extend(b.rows.iter().map(|&i| i as i64));
+        }
+    }
 }
 
 /// A gradient (and optionally a potential) given as Python callables.
@@ -62,7 +109,7 @@ pub enum SourceError {
 /// One chain's source.
 pub enum Source<'s> {
     Builtin(BuiltinChain),
-    C(CFunctions),
+    C(CChain),
     Python(&'s PyFunctions),
     /// The gradient handed in by ask/tell: written once into the step that asked for it.
     Told(&'s [f64]),
@@ -131,7 +178,29 @@ impl sgmcmc::Gradient<f64> for ChainSource<'_> {
     fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
         match &mut self.source {
             Source::Builtin(chain) => chain.gradient(theta, grad),
-            Source::C(c) => {
+            Source::C(chain) if chain.batches.is_some() => {
+                if let Some(b) = chain.batches.as_mut() {
+                    b.draw();
+                }
+                chain.sync_rows();
+                let c = &chain.functions;
+                // SAFETY: as below, with the rows signature `sgmcmc.CFunction` documents for a
+                // model given `examples`: it also reads `batch` int64 row indices at `rows`,
+                // each in 0..examples (drawn here).
+                unsafe {
+                    let f: CRowsGradient = std::mem::transmute::<usize, CRowsGradient>(c.gradient);
+                    f(
+                        theta.as_ptr(),
+                        grad.as_mut_ptr(),
+                        theta.len(),
+                        chain.rows.as_ptr(),
+                        chain.rows.len(),
+                        c.context as *mut c_void,
+                    );
+                }
+            }
+            Source::C(chain) => {
+                let c = &chain.functions;
                 // SAFETY: the caller of `sgmcmc.CFunction` promised that `gradient` is the
                 // address of a function with the C ABI's gradient signature that reads n
                 // doubles at `theta`, writes n at `grad`, may be called from any thread, and
@@ -194,12 +263,40 @@ impl sgmcmc::Energy<f64> for ChainSource<'_> {
     fn energy(&mut self, theta: &[f64]) -> f64 {
         match &mut self.source {
             Source::Builtin(chain) => chain.energy(theta),
-            Source::C(c) => match c.energy {
+            Source::C(chain) if chain.batches.is_some() => match chain.functions.energy {
+                Some(address) => {
+                    if let Some(b) = chain.batches.as_mut()
+                        && !b.drawn
+                    {
+                        b.draw();
+                        chain.sync_rows();
+                    }
+                    let c = &chain.functions;
+                    // SAFETY: as for the rows gradient: the documented signature, thread
+                    // safety, a context valid for the run; θ has n entries, `rows` batch.
+                    unsafe {
+                        let f: CRowsEnergy = std::mem::transmute::<usize, CRowsEnergy>(address);
+                        f(
+                            theta.as_ptr(),
+                            theta.len(),
+                            chain.rows.as_ptr(),
+                            chain.rows.len(),
+                            c.context as *mut c_void,
+                        )
+                    }
+                }
+                None => f64::NAN,
+            },
+            Source::C(chain) => match chain.functions.energy {
                 // SAFETY: as for the gradient: the documented signature, thread safety, and a
                 // context valid for the run; θ has n entries.
                 Some(address) => unsafe {
                     let f: CEnergy = std::mem::transmute::<usize, CEnergy>(address);
-                    f(theta.as_ptr(), theta.len(), c.context as *mut c_void)
+                    f(
+                        theta.as_ptr(),
+                        theta.len(),
+                        chain.functions.context as *mut c_void,
+                    )
                 },
                 None => f64::NAN,
             },

@@ -10,13 +10,13 @@
 
 use crate::built::{Buffers, Built};
 use crate::errors::{self, build_error};
+use crate::rng::CountedPcg;
 use crate::settings::{self, Kind};
 use crate::source::{ChainSource, Source};
 use crate::{chain_rng, to_vec1};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use rand_pcg::Pcg64;
 use sgmcmc::sampler::Scalars;
 
 /// A chain stepped by ask/tell.
@@ -26,7 +26,7 @@ pub struct Stepper {
     buffers: Buffers,
     /// The sampler's scalars and buffers after the last step (`None` before the first).
     saved: Option<(Scalars<f64>, Vec<f64>)>,
-    rng: Pcg64,
+    rng: CountedPcg,
     asked: Option<Vec<f64>>,
     steps: u64,
 }

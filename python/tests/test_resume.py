@@ -63,3 +63,71 @@ def test_first_chain_offsets_the_generators():
     last_two = sgmcmc.sample(model, "sgnht", step_size=0.1, chains=2, draws=30, first_chain=2,
                              progress=False)
     np.testing.assert_array_equal(four.draws[2:], last_two.draws)
+
+
+@pytest.mark.parametrize("sampler, kw", [
+    ("sgld", dict(schedule=sgmcmc.polynomial(0.01, 10.0, 0.55))),
+    ("sgnht", dict(step_size=0.01)),
+    ("sgmgt_d", dict(step_size=0.01)),
+    ("sgnphmc", dict(step_size=0.005)),
+])
+@pytest.mark.parametrize("replace", [False, True])
+def test_pickled_state_resumes_in_another_process_exactly(tmp_path, sampler, kw, replace):
+    """The state goes through pickle into a fresh interpreter (no memory shared with this
+    one), which continues the run: bit for bit the run that never stopped."""
+    import pickle
+    import subprocess
+    import sys
+
+    model = sgmcmc.LogisticRegression(X, y, batch_size=16, replace=replace)
+    common = dict(chains=2, seed=3, progress=False, **kw)
+    whole = sgmcmc.sample(model, sampler, draws=120, **common)
+    first = sgmcmc.sample(model, sampler, draws=50, **common)
+    (tmp_path / "state.pkl").write_bytes(pickle.dumps(first.state))
+    np.savez(tmp_path / "data.npz", X=X, y=y)
+    script = f"""
+import pickle, numpy as np, sgmcmc
+d = np.load({str(tmp_path / "data.npz")!r})
+model = sgmcmc.LogisticRegression(d["X"], d["y"], batch_size=16, replace={replace})
+state = pickle.loads(open({str(tmp_path / "state.pkl")!r}, "rb").read())
+rest = sgmcmc.sample(model, {sampler!r}, draws=70, resume=state, **pickle.loads({pickle.dumps(common)!r}))
+np.save({str(tmp_path / "rest.npy")!r}, rest.draws)
+"""
+    subprocess.run([sys.executable, "-c", script], check=True)
+    rest = np.load(tmp_path / "rest.npy")
+    np.testing.assert_array_equal(np.concatenate([first.draws, rest], axis=1), whole.draws)
+
+
+def test_state_bytes_round_trip_and_refusals():
+    model = sgmcmc.LogisticRegression(X, y, batch_size=16)
+    fit = sgmcmc.sample(model, "sgnht", step_size=0.01, chains=2, draws=10, progress=False)
+    data = fit.state.to_bytes()
+    again = type(fit.state).from_bytes(data)
+    assert again.to_bytes() == data and again.steps == [10, 10] and again.sampler == "sgnht"
+    bad = {
+        "truncated": data[:-1],
+        "extended": data + b"\0",
+        "magic": b"x" + data[1:],
+        "version": data[:12] + (2).to_bytes(4, "little") + data[16:],
+        "empty": b"",
+    }
+    for what, b in bad.items():
+        with pytest.raises(sgmcmc.LayoutError) as e:
+            type(fit.state).from_bytes(b)
+        assert e.value.buffer == "state", what
+    # A NaN in the first chain's thermostat scalar (word 4 of its scalars, after the header,
+    # the name and the chain's step count) is refused by name.
+    at = 12 + 4 + 8 + len("sgnht") + 8 + 8 + 4 * 8
+    nan = bytearray(data)
+    nan[at:at + 8] = np.float64(np.nan).tobytes()
+    with pytest.raises(sgmcmc.LayoutError, match="scalars"):
+        type(fit.state).from_bytes(bytes(nan))
+
+
+def test_a_saved_minibatch_sequence_needs_a_model_of_as_many_examples():
+    model = sgmcmc.LogisticRegression(X, y, batch_size=16)
+    fit = sgmcmc.sample(model, "sgnht", step_size=0.01, chains=2, draws=10, progress=False)
+    fewer = sgmcmc.LogisticRegression(X[:150], y[:150], batch_size=16)
+    with pytest.raises(sgmcmc.LayoutError) as e:
+        sgmcmc.sample(fewer, "sgnht", step_size=0.01, draws=10, resume=fit.state)
+    assert e.value.buffer == "resume"

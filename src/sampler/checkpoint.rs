@@ -133,7 +133,103 @@ pub struct Scalars<T> {
     pub(crate) thermostat_mass: Option<T>,
 }
 
+/// The first word of [`Scalars::to_words`]: "SGSC", format version 1, then a presence mask.
+const SCALARS_TAG: u64 = 0x5347_5343_0001_0000;
+/// The bits of the tag's presence mask: one per optional scalar.
+const SCALARS_MASK: u64 = 0b1_1111;
+
+/// The length of [`Scalars::to_words`].
+pub const SCALARS_WORDS: usize = 9;
+
 impl<T: Real> Scalars<T> {
+    /// The scalars as plain words, for storing a checkpoint outside the process (a file, a
+    /// message to another machine): a tag with the format version and which scalars are
+    /// present, the three counters, then each scalar as the bits of its `f64` value (an `f32`
+    /// widens exactly), 0 when absent. [`Scalars::from_words`] reads them back exactly.
+    ///
+    /// ```
+    /// use sgmcmc::prelude::*;
+    /// use sgmcmc::sampler::{Checkpoint, SCALARS_WORDS, Scalars};
+    ///
+    /// let (mut theta, mut p, mut xi, mut work) = ([0.5f32; 2], [0.0; 2], [1.0; 1], [0.0; 4]);
+    /// let mut sgnht = Sgnht::new(SgnhtParams::new(0.01), &mut theta, &mut p, &mut xi, &mut work)
+    ///     .unwrap();
+    /// let mut rng = rand_pcg::Pcg64::new(3, 0);
+    /// sgnht.run(&mut |t: &[f32], g: &mut [f32]| g.copy_from_slice(t), &mut rng, 5, &mut ())
+    ///     .unwrap();
+    /// let mut data = vec![0.0f32; sgnht.checkpoint_len()];
+    /// let state = sgnht.save(&mut data).unwrap();
+    /// let words: [u64; SCALARS_WORDS] = state.to_words();
+    /// assert_eq!(Scalars::<f32>::from_words(&words), Ok(state));
+    /// ```
+    pub fn to_words(&self) -> [u64; SCALARS_WORDS] {
+        let optional = [
+            self.thermostat,
+            self.thermostat_momentum,
+            self.energy_level,
+            self.energy,
+            self.thermostat_mass,
+        ];
+        let mut words = [0u64; SCALARS_WORDS];
+        words[0] = SCALARS_TAG;
+        words[1] = self.steps;
+        words[2] = self.redrawn.0;
+        words[3] = self.redrawn.1;
+        for (k, value) in optional.iter().enumerate() {
+            if let Some(v) = value {
+                words[0] |= 1 << k;
+                words[4 + k] = v.to_f64().to_bits();
+            }
+        }
+        words
+    }
+
+    /// Reads [`Scalars::to_words`] back. [`LayoutError::InvalidValue`] on
+    /// [`Buffer::Checkpoint`] (at the index of the offending word) for a tag of another format
+    /// or version, a word set for an absent scalar, a scalar that is not finite, or an `f64`
+    /// that the float type `T` does not hold exactly (words written for `f64` read as `f32`).
+    pub fn from_words(words: &[u64; SCALARS_WORDS]) -> Result<Self, LayoutError> {
+        let invalid = |index| LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        };
+        if words[0] & !SCALARS_MASK != SCALARS_TAG {
+            return Err(invalid(0));
+        }
+        let mut optional = [None; 5];
+        for (k, slot) in optional.iter_mut().enumerate() {
+            let word = words[4 + k];
+            if words[0] & (1 << k) == 0 {
+                if word != 0 {
+                    return Err(invalid(4 + k));
+                }
+                continue;
+            }
+            let wide = f64::from_bits(word);
+            let value = T::from_f64(wide);
+            if !wide.is_finite() || value.to_f64().to_bits() != word {
+                return Err(invalid(4 + k));
+            }
+            *slot = Some(value);
+        }
+        let [
+            thermostat,
+            thermostat_momentum,
+            energy_level,
+            energy,
+            thermostat_mass,
+        ] = optional;
+        Ok(Scalars {
+            steps: words[1],
+            redrawn: (words[2], words[3]),
+            thermostat,
+            thermostat_momentum,
+            energy_level,
+            energy,
+            thermostat_mass,
+        })
+    }
+
     /// Whether every value present is finite (a checkpoint of a finite state).
     pub(crate) fn finite(&self) -> bool {
         [

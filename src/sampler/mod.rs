@@ -24,9 +24,9 @@ pub(crate) mod shell;
 mod temperature;
 
 pub use checkpoint::Checkpoint;
-#[doc(hidden)] // the opaque `Checkpoint::State` of the samplers: kept, not read
-pub use checkpoint::Scalars;
 pub(crate) use checkpoint::{Rollback, SavedState, read_parts, write_parts};
+#[doc(hidden)] // the opaque `Checkpoint::State` of the samplers: kept, not read
+pub use checkpoint::{SCALARS_WORDS, Scalars};
 pub(crate) use discount::Discount;
 #[doc(hidden)] // a sealed bound of `Calibrated`: which samplers it wraps
 pub use discount::NoiseDiscount;

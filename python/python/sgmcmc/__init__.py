@@ -21,7 +21,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from . import _sgmcmc
-from ._sgmcmc import LayoutError, SettingError, StepError, Stepper, defaults
+from ._sgmcmc import ChainStates, LayoutError, SettingError, StepError, Stepper, defaults
 
 # The extension creates these classes as `_sgmcmc.X`, a module name that does not import, so
 # pickle (multiprocessing, Ray) could not find them; they are `sgmcmc.X` to users.
@@ -31,6 +31,7 @@ del _cls
 
 __all__ = [
     "CFunction",
+    "ChainStates",
     "Fit",
     "Gaussian",
     "GaussianMean",
@@ -148,6 +149,17 @@ class CFunction:
     optionally that of ``double energy(const double* theta, size_t n, void* ctx)`` (HMC and
     SG-NPHMC need it); ``context`` is passed as ``ctx``.
 
+    **Minibatches drawn by sgmcmc.** Given ``examples`` (N) and ``batch_size`` (b), sgmcmc draws
+    each gradient's b rows itself, with or without ``replace``-ment, from chain c's minibatch
+    generator ``Pcg64(seed, 2**64 + c)`` exactly as the built-in models do, and passes them in:
+    the signatures are then ``void grad(const double* theta, double* grad, size_t n,
+    const int64_t* rows, size_t batch, void* ctx)`` and ``double energy(const double* theta,
+    size_t n, const int64_t* rows, size_t batch, void* ctx)`` (the energy on the last
+    gradient's rows). The function returns the minibatch estimate itself (N/b times the rows'
+    sum, plus the prior's term). Such a chain is reproducible from ``seed`` and resumes with
+    ``fit.state``; a function that draws its own rows (numba's ``np.random`` is seeded from OS
+    entropy per thread) is neither. ``examples`` alone passes all N rows at every call.
+
     The functions must be safe to call from several threads at once (one per chain) and stay
     alive, with ``context``, for the whole run: a wrong address or signature crashes the
     process, as it would in C.
@@ -157,6 +169,9 @@ class CFunction:
     dim: int
     energy: Optional[int] = None
     context: int = 0
+    examples: Optional[int] = None
+    batch_size: Optional[int] = None
+    replace: bool = False
     _kind = "cfunction"
 
     @property
