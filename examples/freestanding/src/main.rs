@@ -50,8 +50,8 @@ mod rt;
 
 use rand_pcg::Pcg64;
 use rt::outln;
-use sgmcmc::rng::standard_normal_f32;
 use sgmcmc::prelude::*;
+use sgmcmc::rng::standard_normal_f32;
 
 const DIM: usize = 4;
 /// The target N(μ, diag(σ²)); both exactly representable in f32.

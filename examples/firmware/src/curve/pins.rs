@@ -324,8 +324,8 @@ fn schemes<T: Pin, I: IntegratorChoice>(scheme: &str, model: &mut Tridiagonal) -
         let name = stem("sgmgt-d-softened-a1");
         let (mut theta, mut p) = (start::<T>(THETA), start::<T>(MOMENTUM));
         let (mut xi, mut work) = (start::<T>(XI), [T::ZERO; 3 * N]);
-        let sampler = Ok::<_, Error>(MonomialGamma::softened(c!(1.0), c!(5.0)))
-            .and_then(|kinetic| {
+        let sampler =
+            Ok::<_, Error>(MonomialGamma::softened(c!(1.0), c!(5.0))).and_then(|kinetic| {
                 let params = SgmgtParams::new(c!(0.05))
                     .with_sigma_theta(c!(0.1))
                     .with_sigma_xi(c!(0.05))

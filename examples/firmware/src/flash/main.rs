@@ -47,24 +47,66 @@ macro_rules! flash {
 type Sgmgt32<'a, I> = Sgmgt<'a, f32, MonomialGamma<f32>, Gaussian<'static, f32>, I>;
 
 flash!(flash_sgld, Sgld<'_, f32>);
-flash!(flash_sghmc_euler_identity, Sghmc<'_, f32, Euler, IdentityMass>);
-flash!(flash_sghmc_euler_diagonal, Sghmc<'_, f32, Euler, DiagonalMass<'_, f32>>);
-flash!(flash_sghmc_euler_dense, Sghmc<'_, f32, Euler, DenseMass<'_, f32>>);
-flash!(flash_sghmc_splitting_identity, Sghmc<'_, f32, Splitting, IdentityMass>);
-flash!(flash_sghmc_splitting_diagonal, Sghmc<'_, f32, Splitting, DiagonalMass<'_, f32>>);
-flash!(flash_sghmc_splitting_dense, Sghmc<'_, f32, Splitting, DenseMass<'_, f32>>);
-flash!(flash_sgnht_euler_identity, Sgnht<'_, f32, Euler, IdentityMass>);
-flash!(flash_sgnht_euler_diagonal, Sgnht<'_, f32, Euler, DiagonalMass<'_, f32>>);
-flash!(flash_sgnht_euler_dense, Sgnht<'_, f32, Euler, DenseMass<'_, f32>>);
-flash!(flash_sgnht_splitting_identity, Sgnht<'_, f32, Splitting, IdentityMass>);
-flash!(flash_sgnht_splitting_diagonal, Sgnht<'_, f32, Splitting, DiagonalMass<'_, f32>>);
-flash!(flash_sgnht_splitting_dense, Sgnht<'_, f32, Splitting, DenseMass<'_, f32>>);
+flash!(
+    flash_sghmc_euler_identity,
+    Sghmc<'_, f32, Euler, IdentityMass>
+);
+flash!(
+    flash_sghmc_euler_diagonal,
+    Sghmc<'_, f32, Euler, DiagonalMass<'_, f32>>
+);
+flash!(
+    flash_sghmc_euler_dense,
+    Sghmc<'_, f32, Euler, DenseMass<'_, f32>>
+);
+flash!(
+    flash_sghmc_splitting_identity,
+    Sghmc<'_, f32, Splitting, IdentityMass>
+);
+flash!(
+    flash_sghmc_splitting_diagonal,
+    Sghmc<'_, f32, Splitting, DiagonalMass<'_, f32>>
+);
+flash!(
+    flash_sghmc_splitting_dense,
+    Sghmc<'_, f32, Splitting, DenseMass<'_, f32>>
+);
+flash!(
+    flash_sgnht_euler_identity,
+    Sgnht<'_, f32, Euler, IdentityMass>
+);
+flash!(
+    flash_sgnht_euler_diagonal,
+    Sgnht<'_, f32, Euler, DiagonalMass<'_, f32>>
+);
+flash!(
+    flash_sgnht_euler_dense,
+    Sgnht<'_, f32, Euler, DenseMass<'_, f32>>
+);
+flash!(
+    flash_sgnht_splitting_identity,
+    Sgnht<'_, f32, Splitting, IdentityMass>
+);
+flash!(
+    flash_sgnht_splitting_diagonal,
+    Sgnht<'_, f32, Splitting, DiagonalMass<'_, f32>>
+);
+flash!(
+    flash_sgnht_splitting_dense,
+    Sgnht<'_, f32, Splitting, DenseMass<'_, f32>>
+);
 flash!(flash_msgnht_euler_identity, MSgnht<'_, f32, Euler>);
 flash!(flash_msgnht_splitting_identity, MSgnht<'_, f32, Splitting>);
 flash!(flash_sgmgt_d_euler_monomial_gamma, Sgmgt32<'_, Euler>);
-flash!(flash_sgmgt_d_splitting_monomial_gamma, Sgmgt32<'_, Splitting>);
+flash!(
+    flash_sgmgt_d_splitting_monomial_gamma,
+    Sgmgt32<'_, Splitting>
+);
 flash!(flash_hmc_leapfrog_identity, Hmc<'_, f32, IdentityMass>);
-flash!(flash_hmc_leapfrog_diagonal, Hmc<'_, f32, DiagonalMass<'_, f32>>);
+flash!(
+    flash_hmc_leapfrog_diagonal,
+    Hmc<'_, f32, DiagonalMass<'_, f32>>
+);
 flash!(flash_hmc_leapfrog_dense, Hmc<'_, f32, DenseMass<'_, f32>>);
 
 /// The buffers of one sampler.
@@ -112,7 +154,13 @@ fn run(which: usize) -> bool {
     }
     macro_rules! sgnht {
         ($i:expr, $xi:expr) => {
-            Sgnht::resume(SgnhtParams::new(h).with_integrator($i), theta, p, $xi, work2)
+            Sgnht::resume(
+                SgnhtParams::new(h).with_integrator($i),
+                theta,
+                p,
+                $xi,
+                work2,
+            )
         };
     }
     let (diag, dense, dense_eigen) = (
@@ -133,53 +181,137 @@ fn run(which: usize) -> bool {
     }
     match which {
         0 => go!(flash_sgld, Sgld::new(SgldParams::new(h), theta, work2)),
-        1 => go!(flash_sghmc_euler_identity, sghmc!(Euler).and_then(|s| Ok(s.with_mass(IdentityMass)?))),
+        1 => go!(
+            flash_sghmc_euler_identity,
+            sghmc!(Euler).and_then(|s| Ok(s.with_mass(IdentityMass)?))
+        ),
         2 => match diag {
-            Ok(d) => go!(flash_sghmc_euler_diagonal, sghmc!(Euler).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_sghmc_euler_diagonal,
+                sghmc!(Euler).and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
         3 => match dense {
-            Ok(d) => go!(flash_sghmc_euler_dense, sghmc!(Euler).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_sghmc_euler_dense,
+                sghmc!(Euler).and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
-        4 => go!(flash_sghmc_splitting_identity, sghmc!(Splitting).and_then(|s| Ok(s.with_mass(IdentityMass)?))),
+        4 => go!(
+            flash_sghmc_splitting_identity,
+            sghmc!(Splitting).and_then(|s| Ok(s.with_mass(IdentityMass)?))
+        ),
         5 => match diag {
-            Ok(d) => go!(flash_sghmc_splitting_diagonal, sghmc!(Splitting).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_sghmc_splitting_diagonal,
+                sghmc!(Splitting).and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
         6 => match DenseMass::with_eigen(&mut b.precision, &mut b.dense_work, &mut b.eigen, D) {
-            Ok(d) => go!(flash_sghmc_splitting_dense, sghmc!(Splitting).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_sghmc_splitting_dense,
+                sghmc!(Splitting).and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
-        7 => go!(flash_sgnht_euler_identity, sgnht!(Euler, xi0).and_then(|s| Ok(s.with_mass(IdentityMass)?))),
+        7 => go!(
+            flash_sgnht_euler_identity,
+            sgnht!(Euler, xi0).and_then(|s| Ok(s.with_mass(IdentityMass)?))
+        ),
         8 => match diag {
-            Ok(d) => go!(flash_sgnht_euler_diagonal, sgnht!(Euler, xi0).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_sgnht_euler_diagonal,
+                sgnht!(Euler, xi0).and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
         9 => match dense {
-            Ok(d) => go!(flash_sgnht_euler_dense, sgnht!(Euler, xi0).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_sgnht_euler_dense,
+                sgnht!(Euler, xi0).and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
-        10 => go!(flash_sgnht_splitting_identity, sgnht!(Splitting, xi0).and_then(|s| Ok(s.with_mass(IdentityMass)?))),
+        10 => go!(
+            flash_sgnht_splitting_identity,
+            sgnht!(Splitting, xi0).and_then(|s| Ok(s.with_mass(IdentityMass)?))
+        ),
         11 => match diag {
-            Ok(d) => go!(flash_sgnht_splitting_diagonal, sgnht!(Splitting, xi0).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_sgnht_splitting_diagonal,
+                sgnht!(Splitting, xi0).and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
         12 => match DenseMass::with_eigen(&mut b.precision, &mut b.dense_work, &mut b.eigen, D) {
-            Ok(d) => go!(flash_sgnht_splitting_dense, sgnht!(Splitting, xi0).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_sgnht_splitting_dense,
+                sgnht!(Splitting, xi0).and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
-        13 => go!(flash_msgnht_euler_identity, MSgnht::resume(SgnhtParams::new(h).with_integrator(Euler), theta, p, xi, &mut b.work[..3 * D])),
-        14 => go!(flash_msgnht_splitting_identity, MSgnht::resume(SgnhtParams::new(h).with_integrator(Splitting), theta, p, xi, &mut b.work[..3 * D])),
-        15 => go!(flash_sgmgt_d_euler_monomial_gamma, Sgmgt::resume(SgmgtParams::sgmgt_d(h).with_integrator(Euler), theta, p, xi, &mut b.work[..3 * D])),
-        16 => go!(flash_sgmgt_d_splitting_monomial_gamma, Sgmgt::resume(SgmgtParams::sgmgt_d(h).with_integrator(Splitting), theta, p, xi, &mut b.work[..3 * D])),
-        17 => go!(flash_hmc_leapfrog_identity, Hmc::new(HmcParams::new(h), theta, p, &mut b.work[..]).and_then(|s| Ok(s.with_mass(IdentityMass)?))),
+        13 => go!(
+            flash_msgnht_euler_identity,
+            MSgnht::resume(
+                SgnhtParams::new(h).with_integrator(Euler),
+                theta,
+                p,
+                xi,
+                &mut b.work[..3 * D]
+            )
+        ),
+        14 => go!(
+            flash_msgnht_splitting_identity,
+            MSgnht::resume(
+                SgnhtParams::new(h).with_integrator(Splitting),
+                theta,
+                p,
+                xi,
+                &mut b.work[..3 * D]
+            )
+        ),
+        15 => go!(
+            flash_sgmgt_d_euler_monomial_gamma,
+            Sgmgt::resume(
+                SgmgtParams::sgmgt_d(h).with_integrator(Euler),
+                theta,
+                p,
+                xi,
+                &mut b.work[..3 * D]
+            )
+        ),
+        16 => go!(
+            flash_sgmgt_d_splitting_monomial_gamma,
+            Sgmgt::resume(
+                SgmgtParams::sgmgt_d(h).with_integrator(Splitting),
+                theta,
+                p,
+                xi,
+                &mut b.work[..3 * D]
+            )
+        ),
+        17 => go!(
+            flash_hmc_leapfrog_identity,
+            Hmc::new(HmcParams::new(h), theta, p, &mut b.work[..])
+                .and_then(|s| Ok(s.with_mass(IdentityMass)?))
+        ),
         18 => match diag {
-            Ok(d) => go!(flash_hmc_leapfrog_diagonal, Hmc::new(HmcParams::new(h), theta, p, &mut b.work[..]).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_hmc_leapfrog_diagonal,
+                Hmc::new(HmcParams::new(h), theta, p, &mut b.work[..])
+                    .and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
         _ => match dense {
-            Ok(d) => go!(flash_hmc_leapfrog_dense, Hmc::new(HmcParams::new(h), theta, p, &mut b.work[..]).and_then(|s| Ok(s.with_mass(d)?))),
+            Ok(d) => go!(
+                flash_hmc_leapfrog_dense,
+                Hmc::new(HmcParams::new(h), theta, p, &mut b.work[..])
+                    .and_then(|s| Ok(s.with_mass(d)?))
+            ),
             Err(_) => false,
         },
     }

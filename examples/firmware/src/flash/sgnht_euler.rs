@@ -62,15 +62,26 @@ fn main() -> ! {
     let (mut theta, mut p, mut work) = ([0.0f32; D], [0.0f32; D], [0.0f32; 2 * D]);
     let params = SgnhtParams::new(h).with_integrator(Euler);
     let mut xi = params.initial_thermostat();
-    let mut ok = match Sgnht::resume(params, &mut theta, &mut p, core::slice::from_mut(&mut xi), &mut work)
-        .and_then(|s| Ok(s.with_mass(IdentityMass)?))
+    let mut ok = match Sgnht::resume(
+        params,
+        &mut theta,
+        &mut p,
+        core::slice::from_mut(&mut xi),
+        &mut work,
+    )
+    .and_then(|s| Ok(s.with_mass(IdentityMass)?))
     {
         Ok(mut s) => crate_step(&mut s, &mut Model, &mut rng()),
         Err(_) => false,
     };
     let (mut theta, mut p, mut g, mut xi) = ([0.0f32; D], [0.0f32; D], [0.0f32; D], 1.0f32);
     let step = reference::Sgnht::new(h, 1.0);
-    reference_step(&step, (&mut theta, &mut p, &mut xi, &mut g), &mut Model, &mut rng());
+    reference_step(
+        &step,
+        (&mut theta, &mut p, &mut xi, &mut g),
+        &mut Model,
+        &mut rng(),
+    );
     ok &= xi.is_finite();
     common::finish(ok)
 }
