@@ -22,7 +22,7 @@ pub enum Built<'a> {
     Mcem(McemAny<'a>),
 }
 
-/// The samplers [`Mcem`] wraps, each with a diagonal mass it learns.
+/// The samplers [`Mcem`] wraps, each with the (diagonal or dense) mass it learns.
 pub enum McemAny<'a> {
     Hmc(Mcem<'a, f64, Hmc<'a, f64>>),
     Sghmc(Mcem<'a, f64, Sghmc<'a, f64>>),
@@ -66,9 +66,13 @@ pub struct Buffers {
     /// [`Calibrated`]'s running estimate and scratch (empty without calibration).
     pub estimate: Vec<f64>,
     pub calibrated_work: Vec<f64>,
-    /// [`Mcem`]'s diagonal M⁻¹ (from the identity) and workspace (empty without MCEM).
+    /// [`Mcem`]'s M⁻¹ (diagonal, or dense d × d; from the identity), a dense mass's work
+    /// buffer and eigendecomposition, and MCEM's workspace (all empty without MCEM).
     pub inverse_mass: Vec<f64>,
+    pub mass_work: Vec<f64>,
+    pub eigen: Vec<f64>,
     pub mcem_work: Vec<f64>,
+    pub mass_shape: MassShape,
 }
 
 impl Buffers {
@@ -97,19 +101,40 @@ impl Buffers {
             estimate: vec![0.0; estimate],
             calibrated_work: vec![0.0; calibrated_work],
             inverse_mass: Vec::new(),
+            mass_work: Vec::new(),
+            eigen: Vec::new(),
             mcem_work: Vec::new(),
+            mass_shape: MassShape::Diagonal,
         }
     }
 
-    /// Sizes the MCEM buffers (a diagonal mass, starting at M = I).
-    pub fn with_mcem(mut self) -> Self {
+    /// Sizes the MCEM buffers for a mass of `shape`, starting at M = I. A dense mass carries
+    /// its eigendecomposition (`MassBuffer::dense_with_eigen`), so that the splitting
+    /// integrators can take it.
+    pub fn with_mcem(mut self, shape: MassShape) -> Self {
         let n = self.theta.len();
-        self.inverse_mass = vec![1.0; n];
-        self.mcem_work = vec![0.0; Mcem::<f64, Sghmc<f64>>::workspace_len(n, MassShape::Diagonal)];
+        // `settings::mcem` gives Diagonal or Dense; an identity would be learned as a diagonal.
+        let shape = match shape {
+            MassShape::Dense => MassShape::Dense,
+            MassShape::Diagonal | MassShape::Identity => MassShape::Diagonal,
+        };
+        self.mass_shape = shape;
+        match shape {
+            MassShape::Diagonal | MassShape::Identity => self.inverse_mass = vec![1.0; n],
+            MassShape::Dense => {
+                self.inverse_mass = vec![0.0; n * n];
+                for i in 0..n {
+                    self.inverse_mass[i * n + i] = 1.0;
+                }
+                self.mass_work = vec![0.0; MassBuffer::<f64>::dense_work_len(n)];
+                self.eigen = vec![0.0; 2 * n * n + n];
+            }
+        }
+        self.mcem_work = vec![0.0; Mcem::<f64, Sghmc<f64>>::workspace_len(n, shape)];
         self
     }
 
-    /// Builds `kind` wrapped in [`Mcem`] with a diagonal mass.
+    /// Builds `kind` wrapped in [`Mcem`] with the mass [`Buffers::with_mcem`] sized.
     pub fn build_mcem(
         &mut self,
         kind: &Kind,
@@ -121,7 +146,19 @@ impl Buffers {
                 index: 0,
             })
         };
-        let mass = MassBuffer::diagonal(&mut self.inverse_mass).map_err(bad_mass)?;
+        let n = self.theta.len();
+        let mass = match self.mass_shape {
+            MassShape::Diagonal | MassShape::Identity => {
+                MassBuffer::diagonal(&mut self.inverse_mass)
+            }
+            MassShape::Dense => MassBuffer::dense_with_eigen(
+                &mut self.inverse_mass,
+                &mut self.mass_work,
+                &mut self.eigen,
+                n,
+            ),
+        }
+        .map_err(bad_mass)?;
         let (t, p, x, k, w) = (
             &mut self.theta,
             &mut self.momentum,

@@ -17,6 +17,7 @@ use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use sgmcmc::adapt::McemParams;
+use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::Scalars;
 use std::sync::Arc;
@@ -316,7 +317,7 @@ impl<'a> Reader<'a> {
 struct Setup<'r> {
     kind: &'r Kind,
     calibration: Option<&'r CalibratedParams<f64>>,
-    mcem: Option<&'r McemParams<f64>>,
+    mcem: Option<&'r (McemParams<f64>, MassShape)>,
     spec: &'r Spec,
     seed: u64,
     plan: &'r Plan,
@@ -327,8 +328,8 @@ impl Setup<'_> {
     fn buffers(&self, init: &[f64], resume: Option<&SavedChain>) -> Buffers {
         let init = resume.map_or(init, |r| &r.position);
         let buffers = Buffers::new(self.kind, self.calibration, init);
-        if self.mcem.is_some() {
-            buffers.with_mcem()
+        if let Some((_, shape)) = self.mcem {
+            buffers.with_mcem(*shape)
         } else {
             buffers
         }
@@ -396,7 +397,7 @@ impl<'b> ChainRun<'b> {
             running: false,
         };
         let built = match setup.mcem {
-            Some(params) => buffers.build_mcem(setup.kind, *params),
+            Some((params, _)) => buffers.build_mcem(setup.kind, *params),
             None => buffers.build(setup.kind, setup.calibration),
         };
         let mut sampler = match built {
@@ -932,7 +933,16 @@ pub fn run<'py>(
         }
         result.set_item(
             "inverse_mass",
-            PyArray1::from_vec(py, inverse_mass).reshape([outputs.len(), dim])?,
+            // (chains, d) for a diagonal M⁻¹, (chains, d, d) for a dense one.
+            if inverse_mass.len() == outputs.len() * dim * dim && dim > 1 {
+                PyArray1::from_vec(py, inverse_mass)
+                    .reshape([outputs.len(), dim, dim])?
+                    .into_any()
+            } else {
+                PyArray1::from_vec(py, inverse_mass)
+                    .reshape([outputs.len(), dim])?
+                    .into_any()
+            },
         )?;
         result.set_item("m_steps", m_steps)?;
     }

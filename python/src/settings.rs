@@ -479,9 +479,13 @@ pub fn mcem_capable(kind: &Kind) -> bool {
 /// [`McemParams`] from a dict: `e_steps` (LP_S, default 10), `m_step_offset` (k₀),
 /// `m_step_exponent` (α), `shrinkage` (λ), `precision_bounds` ((m_min, m_max)),
 /// `sample_count` (a fixed S_count; default the adaptive one), `bias_correction`, each
-/// defaulting to the Rust API's.
-pub fn mcem(dict: &Bound<'_, PyDict>) -> PyResult<sgmcmc::adapt::McemParams<f64>> {
-    const KEYS: [&str; 7] = [
+/// defaulting to the Rust API's; and `shape`, the learned mass's ("diagonal", the default, or
+/// "dense").
+pub fn mcem(
+    dict: &Bound<'_, PyDict>,
+) -> PyResult<(sgmcmc::adapt::McemParams<f64>, sgmcmc::kinetic::MassShape)> {
+    const KEYS: [&str; 8] = [
+        "shape",
         "e_steps",
         "m_step_offset",
         "m_step_exponent",
@@ -519,5 +523,15 @@ pub fn mcem(dict: &Bound<'_, PyDict>) -> PyResult<sgmcmc::adapt::McemParams<f64>
         p = p.with_bias_correction(v);
     }
     p.validate().map_err(param_error)?;
-    Ok(p)
+    let shape = match s.get::<String>("shape")?.as_deref() {
+        None | Some("diagonal") => sgmcmc::kinetic::MassShape::Diagonal,
+        Some("dense") => sgmcmc::kinetic::MassShape::Dense,
+        Some(other) => {
+            return Err(crate::errors::setting_error(
+                "shape",
+                format!("mcem's shape is \"diagonal\" or \"dense\", not {other:?}"),
+            ));
+        }
+    };
+    Ok((p, shape))
 }

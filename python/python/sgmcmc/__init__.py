@@ -303,10 +303,12 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
 
     ``mcem`` (``True`` or a dict of ``e_steps`` = 10, ``m_step_offset`` = 0,
     ``m_step_exponent`` = 0.75, ``shrinkage`` = 0.05, ``precision_bounds`` = (1e-4, 1e4),
-    ``sample_count`` (a fixed S_count; default adaptive from 100), ``bias_correction`` = True)
-    wraps hmc, sghmc, sgnht or sgnphmc in the Rust API's ``Mcem``, which learns a diagonal
-    mass by Monte Carlo EM (Roychowdhury & Parthasarathy 2017). One recorded step is then one
-    E-step of ``e_steps`` inner steps; ``Fit.inverse_mass`` holds each chain's learned M⁻¹.
+    ``sample_count`` (a fixed S_count; default adaptive from 100), ``bias_correction`` = True,
+    ``shape`` = "diagonal" or "dense") wraps hmc, sghmc, sgnht or sgnphmc in the Rust API's
+    ``Mcem``, which learns the mass by Monte Carlo EM (Roychowdhury & Parthasarathy 2017). One
+    recorded step is then one E-step of ``e_steps`` inner steps; ``Fit.inverse_mass`` holds each
+    chain's learned M⁻¹, (chains, dim) for a diagonal mass and (chains, dim, dim) for a dense
+    one.
 
     ``schedule`` (:func:`polynomial` or :func:`cyclical`) sets the step size h_t of every step,
     as the Rust API's ``run_scheduled`` and ``run_cyclical`` do; ``step_size`` may then be
