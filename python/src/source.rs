@@ -99,6 +99,102 @@ impl Spec {
     }
 }
 
+/// What a step asks of ask/tell's caller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// ∇Ũ at the point.
+    Gradient,
+    /// Ũ at the point (HMC, SG-NPHMC).
+    Energy,
+    /// The diagonal of ∇²Ũ at the point (pSGLD's Γ correction).
+    HessianDiagonal,
+}
+
+impl Need {
+    pub fn name(self) -> &'static str {
+        match self {
+            Need::Gradient => "gradient",
+            Need::Energy => "energy",
+            Need::HessianDiagonal => "hessian_diagonal",
+        }
+    }
+}
+
+/// Ask/tell's source for one step: every request of the step (a gradient, the potential, a
+/// Hessian diagonal, at a point) is answered from `answers` in order; the first request past
+/// them is recorded as `pending` and answered with NaN, and so is everything after it. A step
+/// run from the same state and generator makes the same requests, so a step re-run with one
+/// more answer each time reaches its end after as many runs as it has requests.
+#[derive(Debug, Default)]
+pub struct Replay {
+    /// The answers told in this step, each with the point it was asked at.
+    pub answers: Vec<(Vec<f64>, Answer)>,
+    /// The requests served in the current run of the step.
+    served: usize,
+    /// The first request without an answer in the current run.
+    pub pending: Option<(Need, Vec<f64>)>,
+    /// A request that did not match its told answer (another kind, or another point): the
+    /// step cannot be replayed.
+    pub mismatch: bool,
+}
+
+/// A told answer.
+#[derive(Clone, Debug)]
+pub enum Answer {
+    Vector(Need, Vec<f64>),
+    Energy(f64),
+}
+
+impl Replay {
+    /// Starts a run of the step (the answers stay).
+    pub fn rewind(&mut self) {
+        self.served = 0;
+        self.pending = None;
+        self.mismatch = false;
+    }
+
+    /// The answer to request `served` if it is told and matches `need` at `theta`.
+    fn next(&mut self, need: Need, theta: &[f64]) -> Option<&Answer> {
+        if self.pending.is_some() || self.mismatch {
+            return None;
+        }
+        let Some((point, answer)) = self.answers.get(self.served) else {
+            self.pending = Some((need, theta.to_vec()));
+            return None;
+        };
+        let kind = match answer {
+            Answer::Vector(n, _) => *n,
+            Answer::Energy(_) => Need::Energy,
+        };
+        // Bitwise: a replayed step computes the same points exactly.
+        let same_point = point.len() == theta.len()
+            && point
+                .iter()
+                .zip(theta)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+        if kind != need || !same_point {
+            self.mismatch = true;
+            return None;
+        }
+        self.served += 1;
+        Some(answer)
+    }
+
+    fn vector(&mut self, need: Need, theta: &[f64], out: &mut [f64]) {
+        match self.next(need, theta) {
+            Some(Answer::Vector(_, v)) if v.len() == out.len() => out.copy_from_slice(v),
+            _ => out.fill(f64::NAN),
+        }
+    }
+
+    fn energy(&mut self, theta: &[f64]) -> f64 {
+        match self.next(Need::Energy, theta) {
+            Some(Answer::Energy(u)) => *u,
+            _ => f64::NAN,
+        }
+    }
+}
+
 /// Why a source abandoned a step.
 #[derive(Debug)]
 pub enum SourceError {
@@ -111,10 +207,9 @@ pub enum Source<'s> {
     Builtin(BuiltinChain),
     C(CChain),
     Python(&'s PyFunctions),
-    /// The gradient handed in by ask/tell: written once into the step that asked for it.
-    Told(&'s [f64]),
-    /// Ask/tell's probe: records the point, writes NaN (abandoning the step).
-    Probe(&'s mut Vec<f64>),
+    /// Ask/tell: the answers told so far in this step, replayed in order, and a probe at the
+    /// first request without one.
+    Replay(&'s mut Replay),
 }
 
 /// One chain's source with the error it met, if any.
@@ -224,24 +319,15 @@ impl sgmcmc::Gradient<f64> for ChainSource<'_> {
                     grad.fill(f64::NAN);
                 }
             }
-            Source::Told(told) => {
-                // One told gradient per step: a second call in the same step has none left.
-                if told.len() == grad.len() {
-                    grad.copy_from_slice(told);
-                } else {
-                    grad.fill(f64::NAN);
-                }
-                self.source = Source::Told(&[]);
-            }
-            Source::Probe(point) => {
-                point.clear();
-                point.extend_from_slice(theta);
-                grad.fill(f64::NAN);
-            }
+            Source::Replay(replay) => replay.vector(Need::Gradient, theta, grad),
         }
     }
 
     fn hessian_diagonal(&mut self, theta: &[f64], diagonal: &mut [f64]) -> bool {
+        if let Source::Replay(replay) = &mut self.source {
+            replay.vector(Need::HessianDiagonal, theta, diagonal);
+            return true;
+        }
         self.builtin_hessian(theta, diagonal)
     }
 }
@@ -310,7 +396,7 @@ impl sgmcmc::Energy<f64> for ChainSource<'_> {
                 },
                 _ => f64::NAN,
             },
-            Source::Told(_) | Source::Probe(_) => f64::NAN,
+            Source::Replay(replay) => replay.energy(theta),
         }
     }
 }

@@ -1,22 +1,26 @@
-//! Ask/tell stepping: the sampler says where it needs the next gradient, the caller computes it anywhere (JAX on a GPU, another process) and hands it back, and the step is taken.
+//! Ask/tell stepping: the sampler says where it needs the next gradient (or potential), the caller computes it anywhere (JAX on a GPU, another process) and hands it back, and the step is taken.
 //!
-//! `ask` runs the next step with a probe for a gradient: the probe records the point and
-//! answers NaN, so the sampler abandons the step and leaves its state as it was (the crate's
-//! state contract), and the generator is put back. `tell` runs the same step again from the same
-//! generator state with the told gradient; the step is computed exactly as with a built-in
-//! gradient, so the chain is bit for bit the chain `sample` draws (`tests/test_ask_tell.py`).
-//! The six stochastic-gradient samplers take one gradient per step; HMC and SG-NPHMC, which
-//! take several and the potential, are not offered here.
+//! A step is run from its saved starting state with the answers told so far, replayed in
+//! order ([`Replay`]); the first request without an answer records its kind and point and is
+//! answered with NaN, and the run is thrown away (the sampler is rebuilt from the saved state
+//! for every run, and the generator is a copy). `ask` returns that point; `tell` adds its answer
+//! and runs the step again, which either asks for more or reaches the end and is kept. The
+//! stochastic-gradient samplers make one request per step (two for pSGLD with its Γ
+//! correction: the gradient, then the Hessian diagonal); HMC and SG-NPHMC make one per leapfrog
+//! step and the potentials, so an L-step trajectory takes L + 2 asks and O(L²) replayed
+//! leapfrog steps, cheap beside the gradients themselves. With the same answers, the chain is
+//! bit for bit the chain `sample` draws (`tests/test_gradients.py`).
 
 use crate::built::{Buffers, Built};
 use crate::errors::{self, build_error};
 use crate::rng::CountedPcg;
 use crate::settings::{self, Kind};
-use crate::source::{ChainSource, Source};
+use crate::source::{Answer, ChainSource, Need, Replay, Source};
 use crate::{chain_rng, to_vec1};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use sgmcmc::prelude::StepStats;
 use sgmcmc::sampler::Scalars;
 
 /// A chain stepped by ask/tell.
@@ -24,30 +28,85 @@ use sgmcmc::sampler::Scalars;
 pub struct Stepper {
     kind: Kind,
     buffers: Buffers,
-    /// The sampler's scalars and buffers after the last step (`None` before the first).
-    saved: Option<(Scalars<f64>, Vec<f64>)>,
+    /// The sampler's scalars and buffers at the start of the next step.
+    saved: (Scalars<f64>, Vec<f64>),
     rng: CountedPcg,
-    asked: Option<Vec<f64>>,
+    /// The next step's told answers and its pending request.
+    replay: Replay,
     steps: u64,
 }
 
+/// The sampler of `kind` over `buffers`, restored to `saved`.
+fn restored<'b>(
+    buffers: &'b mut Buffers,
+    kind: &Kind,
+    saved: &(Scalars<f64>, Vec<f64>),
+) -> PyResult<Built<'b>> {
+    let mut built = buffers.build(kind, None).map_err(build_error)?;
+    built
+        .restore(&saved.0, &saved.1)
+        .map_err(|e| build_error(sgmcmc::Error::Layout(e)))?;
+    Ok(built)
+}
+
 impl Stepper {
-    /// Builds the sampler over the buffers and restores the last step's state.
-    fn sampler(&mut self) -> PyResult<Built<'_>> {
-        let mut built = self.buffers.build(&self.kind, None).map_err(build_error)?;
-        if let Some((state, data)) = &self.saved {
-            built
-                .restore(state, data)
-                .map_err(|e| build_error(sgmcmc::Error::Layout(e)))?;
+    /// Runs the next step with the answers told so far: `Some` with its statistics when it
+    /// reached its end (then kept), `None` when it asked for one more answer (`replay.pending`).
+    fn attempt(&mut self) -> PyResult<Option<StepStats<f64>>> {
+        self.replay.rewind();
+        let mut rng = self.rng.clone();
+        let (result, saved) = {
+            let mut sampler = restored(&mut self.buffers, &self.kind, &self.saved)?;
+            let mut source = ChainSource::new(Source::Replay(&mut self.replay));
+            let result = sampler.step(&mut source, &mut rng);
+            let saved = sampler.save();
+            (result, saved)
+        };
+        if self.replay.mismatch {
+            self.replay = Replay::default();
+            return Err(errors::StepError::new_err(format!(
+                "step {}: the replayed step asked for another quantity or point than was told \
+                 (its answers were dropped; ask again)",
+                self.steps
+            )));
         }
-        Ok(built)
+        if self.replay.pending.is_some() {
+            return Ok(None);
+        }
+        match (result, saved) {
+            (Ok(stats), Some(saved)) => {
+                self.saved = saved;
+                self.rng = rng;
+                self.replay = Replay::default();
+                self.steps += 1;
+                Ok(Some(stats))
+            }
+            (Ok(_), None) => Err(errors::StepError::new_err(
+                "the sampler's state could not be saved after the step",
+            )),
+            (Err(e), _) => {
+                // The last answer made the step fail (a non-finite gradient, say): it is taken
+                // back, so the same request is pending again.
+                if let Some((point, answer)) = self.replay.answers.pop() {
+                    let need = match answer {
+                        Answer::Vector(need, _) => need,
+                        Answer::Energy(_) => Need::Energy,
+                    };
+                    self.replay.pending = Some((need, point));
+                }
+                Err(errors::StepError::new_err(format!(
+                    "step {}: {e} (the chain is as before the step; tell again)",
+                    self.steps
+                )))
+            }
+        }
     }
 }
 
 #[pymethods]
 impl Stepper {
-    /// A chain of `sampler` (one of the stochastic-gradient samplers) from `init`, with the noise
-    /// generator `Pcg64::new(seed, chain)` as in `sample`; `settings` as `sample` takes them.
+    /// A chain of `sampler` from `init`, with the noise generator `Pcg64::new(seed, chain)` as
+    /// in `sample`; `settings` as `sample` takes them.
     #[new]
     #[pyo3(signature = (sampler, init, *, seed=0, chain=0, **settings))]
     fn new(
@@ -58,108 +117,101 @@ impl Stepper {
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let kind = settings::parse(sampler, settings)?;
-        if kind.needs_energy() {
-            return Err(errors::setting_error(
-                "sampler",
-                format!(
-                    "{sampler} takes several gradients and the potential per step: ask/tell \
-                     offers the stochastic-gradient samplers (sgld, psgld, sghmc, sgnht, msgnht, \
-                     sgmgt, sgmgt_d)"
-                ),
-            ));
-        }
         let init = to_vec1(&init);
-        let mut stepper = Stepper {
-            buffers: Buffers::new(&kind, None, &init),
-            kind,
-            saved: None,
-            rng: chain_rng(seed, chain),
-            asked: None,
-            steps: 0,
-        };
+        let mut buffers = Buffers::new(&kind, None, &init);
         // Build once now, so that a bad θ fails here rather than at the first ask.
-        stepper.sampler()?;
-        Ok(stepper)
+        let saved = buffers
+            .build(&kind, None)
+            .map_err(build_error)?
+            .save()
+            .ok_or_else(|| errors::StepError::new_err("the sampler's state cannot be saved"))?;
+        Ok(Stepper {
+            buffers,
+            kind,
+            saved,
+            rng: chain_rng(seed, chain),
+            replay: Replay::default(),
+            steps: 0,
+        })
     }
 
-    /// The point θ' at which the next step needs ∇Ũ (for the splitting integrators, not the
-    /// current θ). Asking again without a tell returns the same point.
+    /// The point θ' at which the next step needs something (`needs` says what: for the
+    /// splitting integrators a gradient not at the current θ). Asking again without a tell
+    /// returns the same point.
     fn ask<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        if let Some(point) = &self.asked {
-            return Ok(PyArray1::from_slice(py, point));
-        }
-        let mut rng = self.rng.clone();
-        let mut point = Vec::new();
-        let result = {
-            let mut sampler = self.sampler()?;
-            let mut source = ChainSource::new(Source::Probe(&mut point));
-            sampler.step(&mut source, &mut rng).map(|_| ())
-        };
-        if result.is_ok() || point.is_empty() {
+        if self.replay.pending.is_none() && self.attempt()?.is_some() {
             return Err(errors::StepError::new_err(
-                "the sampler took a step without asking for a gradient",
+                "the sampler took a step without asking for anything",
             ));
         }
-        let out = PyArray1::from_slice(py, &point);
-        self.asked = Some(point);
-        Ok(out)
+        match &self.replay.pending {
+            Some((_, point)) => Ok(PyArray1::from_slice(py, point)),
+            None => Err(errors::StepError::new_err("the step asked for nothing")),
+        }
     }
 
-    /// Takes the step with ∇Ũ(θ') = `gradient` at the point `ask` returned; returns the step's
-    /// statistics. A non-finite gradient raises `StepError` and leaves the chain as it was
-    /// (ask again, tell again).
+    /// What the point `ask` returned needs: "gradient" (∇Ũ), "energy" (Ũ, for HMC and
+    /// SG-NPHMC) or "hessian_diagonal" (pSGLD's Γ correction); `None` before `ask`.
+    #[getter]
+    fn needs(&self) -> Option<&'static str> {
+        self.replay.pending.as_ref().map(|(need, _)| need.name())
+    }
+
+    /// Hands back what `needs` asked for at the point `ask` returned: an array of θ's length,
+    /// or a float for "energy". Returns the step's statistics when this completed the step,
+    /// `None` when the step needs more (ask again). A non-finite answer raises `StepError` and
+    /// leaves the chain as it was (tell again).
     fn tell<'py>(
         &mut self,
         py: Python<'py>,
-        gradient: PyReadonlyArray1<'_, f64>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        if self.asked.is_none() {
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some((need, point)) = self.replay.pending.clone() else {
             return Err(pyo3::exceptions::PyRuntimeError::new_err(
-                "tell before ask: call ask() for the point of the next gradient first",
+                "tell before ask: call ask() for the point of the next request first",
             ));
-        }
-        let told = to_vec1(&gradient);
-        let n = self.buffers.theta.len();
-        if told.len() != n {
-            return Err(errors::layout_error(
-                "gradient",
-                format!("the gradient has length {}, θ {n}", told.len()),
-            ));
-        }
-        let mut rng = self.rng.clone();
-        let (result, saved) = {
-            let mut sampler = self.sampler()?;
-            let mut source = ChainSource::new(Source::Told(&told));
-            let result = sampler.step(&mut source, &mut rng);
-            let saved = if result.is_ok() { sampler.save() } else { None };
-            (result, saved)
         };
-        match result {
-            Ok(stats) => {
-                self.saved = saved;
-                self.rng = rng;
-                self.asked = None;
-                self.steps += 1;
-                let d = PyDict::new(py);
-                d.set_item("step_size", stats.step_size)?;
-                d.set_item("kinetic_temperature", stats.kinetic_temperature)?;
-                d.set_item("thermostat", stats.thermostat)?;
-                Ok(d)
+        let answer = match need {
+            Need::Energy => Answer::Energy(value.extract::<f64>().map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(
+                    "the step needs the potential Ũ here: tell a float",
+                )
+            })?),
+            Need::Gradient | Need::HessianDiagonal => {
+                let array: PyReadonlyArray1<'_, f64> = value.extract().map_err(|_| {
+                    pyo3::exceptions::PyTypeError::new_err(format!(
+                        "the step needs the {} here: tell a 1-d float64 array",
+                        need.name()
+                    ))
+                })?;
+                let told = to_vec1(&array);
+                let n = self.buffers.theta.len();
+                if told.len() != n {
+                    return Err(errors::layout_error(
+                        need.name(),
+                        format!("the {} has length {}, θ {n}", need.name(), told.len()),
+                    ));
+                }
+                Answer::Vector(need, told)
             }
-            Err(e) => {
-                // The buffers were rebuilt from `saved` at the next call; nothing to undo.
-                Err(errors::StepError::new_err(format!(
-                    "step {}: {e}",
-                    self.steps
-                )))
-            }
-        }
+        };
+        self.replay.answers.push((point, answer));
+        self.replay.pending = None;
+        let Some(stats) = self.attempt()? else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("step_size", stats.step_size)?;
+        d.set_item("kinetic_temperature", stats.kinetic_temperature)?;
+        d.set_item("thermostat", stats.thermostat)?;
+        d.set_item("acceptance_rate", stats.acceptance)?;
+        Ok(Some(d))
     }
 
     /// The current θ.
     #[getter]
     fn position<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let sampler = self.sampler()?;
+        let sampler = restored(&mut self.buffers, &self.kind, &self.saved)?;
         Ok(PyArray1::from_slice(py, sampler.position()))
     }
 

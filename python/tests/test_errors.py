@@ -158,10 +158,20 @@ def test_a_refused_step_keeps_the_partial_draws():
     assert np.all(np.isfinite(e.value.partial["draws"]))
 
 
-def test_stepper_refuses_hmc_and_tell_before_ask():
-    with pytest.raises(sgmcmc.SettingError) as e:
-        sgmcmc.Stepper("hmc", np.zeros(2), step_size=0.1)
-    assert e.value.param == "sampler"
+def test_stepper_refuses_tell_before_ask_and_the_wrong_kind_of_answer():
+    s = sgmcmc.Stepper("hmc", np.zeros(2), step_size=0.1)
+    with pytest.raises(RuntimeError, match="tell before ask"):
+        s.tell(0.0)
+    s.ask()
+    assert s.needs == "gradient"  # HMC's first step needs ∇U(θ₀) and U(θ₀)
+    with pytest.raises(TypeError, match="array"):
+        s.tell("a string")
+    # A tell that leaves the step unfinished has already found its next request.
+    assert s.tell(np.zeros(2)) is None and s.needs == "energy"
+    s.ask()
+    with pytest.raises(TypeError, match="float"):
+        s.tell(np.zeros(2))
+    assert s.tell(0.5) is None
     s = sgmcmc.Stepper("sgld", np.zeros(2), step_size=0.1)
     with pytest.raises(RuntimeError, match="tell before ask"):
         s.tell(np.zeros(2))

@@ -100,20 +100,44 @@ def test_ctypes_function_pointer():
     np.testing.assert_array_equal(fit.draws, builtin_fit("sgnht", **kw).draws)
 
 
-def test_ask_tell_draws_the_builtin_chain():
+def ask_tell_step(stepper, model):
+    """One step by ask/tell, answering whatever it needs from `model` (the Gaussian's Hessian
+    diagonal is its precision); the number of requests it made."""
+    requests = 0
+    while True:
+        point = stepper.ask()
+        requests += 1
+        need = stepper.needs
+        answer = {"gradient": lambda: model.gradient(point),
+                  "energy": lambda: model.energy(point),
+                  "hessian_diagonal": lambda: PRECISION.copy()}[need]()
+        if stepper.tell(answer) is not None:
+            return requests
+
+
+@pytest.mark.parametrize("sampler, kw", [
+    ("sgld", {}), ("psgld", {}), ("psgld", dict(correction=True)), ("sghmc", {}),
+    ("sgnht", {}), ("msgnht", {}), ("sgmgt", {}), ("sgmgt_d", {}),
+    ("hmc", dict(leapfrog_steps=4)), ("sgnphmc", dict(leapfrog_steps=4)),
+])
+def test_ask_tell_draws_the_builtin_chain(sampler, kw):
+    """Every sampler by ask/tell, including HMC and SG-NPHMC (several gradients and the
+    potential per step) and pSGLD with its Γ correction (the Hessian diagonal): bit for bit
+    the chain `sample` draws with the built-in model."""
     model = sgmcmc.Gaussian(MEAN, VARIANCE)
-    for sampler in ["sgld", "psgld", "sghmc", "sgnht", "msgnht", "sgmgt", "sgmgt_d"]:
-        kw = dict(step_size=0.1)
-        fit = sgmcmc.sample(model, sampler, chains=1, draws=100, seed=9, init=[0.5, 0.5, 0.5],
-                            progress=False, **kw)
-        stepper = sgmcmc.Stepper(sampler, np.array([0.5, 0.5, 0.5]), seed=9, **kw)
-        told = []
-        for _ in range(100):
-            point = stepper.ask()
-            stepper.tell(model.gradient(point))
-            told.append(stepper.position)
-        np.testing.assert_array_equal(np.array(told), fit.draws[0], err_msg=sampler)
-        assert stepper.steps == 100
+    kw = dict(step_size=0.1, **kw)
+    fit = sgmcmc.sample(model, sampler, chains=1, draws=60, seed=9, init=[0.5, 0.5, 0.5],
+                        progress=False, **kw)
+    stepper = sgmcmc.Stepper(sampler, np.array([0.5, 0.5, 0.5]), seed=9, **kw)
+    told, requests = [], []
+    for _ in range(60):
+        requests.append(ask_tell_step(stepper, model))
+        told.append(stepper.position)
+    np.testing.assert_array_equal(np.array(told), fit.draws[0], err_msg=sampler)
+    assert stepper.steps == 60
+    print(sampler, kw, "requests per step", sorted(set(requests)))
+    if sampler in ("hmc", "sgnphmc"):
+        assert max(requests) > 2  # several gradients and the potential per step
 
 
 def test_ask_is_idempotent_and_a_bad_tell_changes_nothing():
