@@ -4,9 +4,12 @@
 Bayesian logistic regression on all 532 rows of harness/data/pima_{train,test}.csv, intercept +
 standardised features (python/README.md's example), prior N(0, 10 I), minibatch 32 drawn without
 replacement, SGNHT (Euler integrator, h = --step-size, diffusion A = --diffusion), 4 chains of
---warmup + --draws steps each, no thinning. Three ways of giving the gradient:
+--warmup + --draws steps each, no thinning. Four ways of giving the gradient (five rows):
 
 * builtin: sgmcmc.LogisticRegression(X, y, batch_size=32), minibatches drawn in Rust;
+* cfunc_rows: a numba cfunc behind sgmcmc.CFunction(examples=532, batch_size=32): sgmcmc draws
+           the 32 rows (as for the built-in model, so reproducible from the seed) and passes
+           them in; cfunc_rows_fastmath: the same function compiled with fastmath=True;
 * cfunc:   a numba cfunc behind sgmcmc.CFunction, which draws its own 32 rows without
            replacement per call with numba's np.random (per-thread state in nopython code, so
            the 4 Rust threads calling it concurrently get independent streams; checked below);
@@ -19,7 +22,7 @@ weights; ESS/s = min ESS / wall s. Accuracy against a full-batch HMC reference (
 steps of 0.05, 4 x 20 000 draws after 500 warm-up, cached in out/pima_hmc_reference.json): the
 largest |mean - ref mean| / ref sd and the sd ratio furthest from 1.
 
---reps timed runs per method (same seed); the least wall time is reported, the least disturbed by
+--reps timed runs per method (same seed; at most 5 for the Python callable); the least wall time is reported, the least disturbed by
 other processes on a shared machine (all in wall_s_all), with its process CPU time / wall time
 (cpu_over_wall: all threads; about 1 per busy core when nothing else competes).
 
@@ -113,6 +116,38 @@ def numba_gradient(X, y):
     return grad
 
 
+def numba_rows_gradient(X, y, fastmath):
+    """The cfunc on rows sgmcmc draws (CFunction(examples=N, batch_size=32)): the same ∇U on the
+    32 rows passed in, so no sampling inside numba and the chain is reproducible from the seed.
+    With fastmath, LLVM may reassociate the dot products' sums (and vectorise them)."""
+    from numba import carray, cfunc, types
+
+    N, D = X.shape
+    scale = N / BATCH
+    sig = types.void(types.CPointer(types.double), types.CPointer(types.double), types.size_t,
+                     types.CPointer(types.int64), types.size_t, types.voidptr)
+
+    @cfunc(sig, nopython=True, fastmath=fastmath, error_model="numpy")
+    def grad(theta_ptr, grad_ptr, n, rows_ptr, b, ctx):
+        theta = carray(theta_ptr, (n,))
+        g = carray(grad_ptr, (n,))
+        rows = carray(rows_ptr, (b,))
+        for i in range(n):
+            g[i] = 0.0
+        for k in range(b):
+            r = rows[k]
+            z = 0.0
+            for i in range(n):
+                z += X[r, i] * theta[i]
+            s = 1.0 / (1.0 + np.exp(-z)) - y[r]
+            for i in range(n):
+                g[i] += s * X[r, i]
+        for i in range(n):
+            g[i] = scale * g[i] + theta[i] / PRIOR_VAR
+
+    return grad
+
+
 def numba_streams_check():
     """numba's np.random from 4 foreign OS threads calling a cfunc at once (ctypes releases the
     GIL), then from sgmcmc's 4 Rust threads: are the 4 streams distinct?"""
@@ -197,12 +232,15 @@ def table(paths):
             recs += json.load(f)
     base = next(r for r in recs if r["method"] == "blackjax" and r["cores"] == "1")["ess_per_s"]
     builtin = {r["cores"]: r["ess_per_s"] for r in recs if r["method"] == "builtin"}
-    label = {"builtin": "built-in `LogisticRegression`", "cfunc": "numba `cfunc`",
+    label = {"builtin": "built-in `LogisticRegression`",
+             "cfunc_rows_fastmath": "numba `cfunc(fastmath=True)`, rows drawn by sgmcmc",
+             "cfunc_rows": "numba `cfunc`, rows drawn by sgmcmc",
+             "cfunc": "numba `cfunc`, rows drawn in numba",
              "python": "Python callable (NumPy)"}
     r0 = recs[0]
     lines = [f"SGNHT, h = {r0['step_size']}, A = {r0['diffusion']} (Euler), minibatch {BATCH}, "
              f"{r0['chains']} chains × ({r0['warmup']} warm-up + {r0['draws']} kept) steps, no "
-             "thinning; the wall time includes the warm-up steps (the least of 5 timed runs; cpu/wall is the process's CPU time over it). "
+             "thinning; the wall time includes the warm-up steps (the least of 15 timed runs, 5 for the Python callable, 1 for blackjax without replacement; cpu/wall is the process's CPU time over it). "
              "ESS: ArviZ bulk ESS, min over the 8 weights. Accuracy against full-batch HMC "
              "(4 × 20 000 draws).", "",
              "| method | cores | wall s to 10⁵ draws | min ESS | ESS/s | × blackjax (1 core) "
@@ -243,15 +281,16 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True)
     p.add_argument("--cores", default="1", help="label for the CPU set this process runs on")
-    p.add_argument("--methods", default="builtin,cfunc,python")
+    p.add_argument("--methods", default="builtin,cfunc_rows_fastmath,cfunc_rows,cfunc,python")
     p.add_argument("--step-size", type=float, default=0.005)
     p.add_argument("--diffusion", type=float, default=10.0)
     p.add_argument("--chains", type=int, default=4)
     p.add_argument("--draws", type=int, default=25000)
     p.add_argument("--warmup", type=int, default=1000)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--reps", type=int, default=5,
-                   help="timed runs per method (same seed); the least wall time is reported")
+    p.add_argument("--reps", type=int, default=15,
+                   help="timed runs per method (same seed; at most 5 for the Python callable); "
+                        "the least wall time is reported")
     p.add_argument("--summarise", metavar="JSON",
                    help="instead of sampling: add ESS and accuracy to blackjax_pima.py's JSON "
                         "(its draws file) and write the record to --out")
@@ -295,6 +334,12 @@ def main():
             rec["compile_s"] = time.perf_counter() - t
             rec["numba_streams_independent"] = numba_streams_check()
             model = sgmcmc.CFunction(g.address, X.shape[1])
+        elif method in ("cfunc_rows", "cfunc_rows_fastmath"):
+            t = time.perf_counter()
+            g = numba_rows_gradient(X, y, fastmath=method.endswith("fastmath"))
+            rec["compile_s"] = time.perf_counter() - t
+            model = sgmcmc.CFunction(g.address, X.shape[1], examples=X.shape[0],
+                                     batch_size=BATCH)
         elif method == "python":
             fn = numpy_gradient(X, y)
             model = sgmcmc.PythonModel(fn, X.shape[1])
@@ -304,7 +349,8 @@ def main():
         sgmcmc.sample(model, "sgnht", chains=args.chains, draws=200, warmup=0, seed=99,
                       progress=False, **settings)
         walls, cpus = [], []
-        for _ in range(args.reps):
+        # The Python callable takes seconds a run, and its spread is small beside that.
+        for _ in range(min(args.reps, 5) if method == "python" else args.reps):
             t, c = time.perf_counter(), time.process_time()
             fit = sgmcmc.sample(model, "sgnht", chains=args.chains, draws=args.draws,
                                 warmup=args.warmup, seed=args.seed, progress=False, **settings)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sgmcmc from Python against blackjax's sgnht on Pima (issue 35's "Speed" must-show):
 # wall time to 10^5 draws (4 chains x 25 000, after 1 000 warm-up steps that are timed too) and
-# ESS per second, for the built-in model, a numba cfunc, a Python callable and blackjax.
+# ESS per second, for the built-in model, a numba cfunc (on rows sgmcmc draws, and drawing its
+# own), a Python callable and blackjax.
 #
 #   tools/peer_bench/python_pima.sh                 # -> out/python_pima.md (and out/*.json)
 #   WAIT_IDLE=600 tools/peer_bench/python_pima.sh    # first wait up to 10 min for an idle box
@@ -37,11 +38,13 @@ echo "python_pima.sh: $(uptime)" >&2
 "${ONE[@]}" "$SGMCMC_PY" "$HERE/python_pima.py" --cores 1 --out "$OUT/python_pima_sgmcmc_1.json"
 "${MANY[@]}" "$SGMCMC_PY" "$HERE/python_pima.py" --cores "$NCPU" --out "$OUT/python_pima_sgmcmc_$NCPU.json"
 
-"${ONE[@]}" "$PY" "$HERE/blackjax_pima.py" --cores 1 --out "$OUT/python_pima_blackjax_1.raw.json" \
+# blackjax with replacement gets as many timed runs as sgmcmc's fast methods (15; the least
+# is reported); without replacement one run takes 10-20 s, so one.
+"${ONE[@]}" "$PY" "$HERE/blackjax_pima.py" --cores 1 --reps 15 --out "$OUT/python_pima_blackjax_1.raw.json" \
   --draws-out "$OUT/python_pima_blackjax_1.npz"
 "${ONE[@]}" "$PY" "$HERE/blackjax_pima.py" --cores 1 --without-replacement --reps 1 \
   --out "$OUT/python_pima_blackjax_norepl_1.raw.json" --draws-out "$OUT/python_pima_blackjax_norepl_1.npz"
-"${MANY[@]}" "$PY" "$HERE/blackjax_pima.py" --cores "$NCPU" \
+"${MANY[@]}" "$PY" "$HERE/blackjax_pima.py" --cores "$NCPU" --reps 15 \
   --out "$OUT/python_pima_blackjax_$NCPU.raw.json" --draws-out "$OUT/python_pima_blackjax_$NCPU.npz"
 for f in blackjax_1 blackjax_norepl_1 "blackjax_$NCPU"; do
   "$SGMCMC_PY" "$HERE/python_pima.py" --summarise "$OUT/python_pima_$f.raw.json" \
