@@ -282,8 +282,8 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(self.array()?))
     }
 
-    /// A length, which must fit in what is left (8 bytes per entry at least), so that a
-    /// corrupt length cannot ask for a huge allocation.
+    /// A length, at most the bytes left (every entry takes at least one), so that a corrupt
+    /// length cannot ask for more memory than a few times the input's size.
     fn len(&mut self) -> Result<usize, String> {
         let n = self.u64()?;
         let left = (self.bytes.len() - self.at) as u64;
