@@ -8,10 +8,16 @@
 //! own "batch" counter, saved with the chain), so an extra or missing model call after a resume —
 //! HMC re-evaluating U and ∇U on its first step used to be one — changes every later number.
 //! A restored sampler also refuses a checkpoint of the wrong length or with a non-finite value,
-//! and is then unchanged.
+//! and is then unchanged. The calibrated wrapper (`adapt::Calibrated`) over SGHMC, SGNHT, mSGNHT
+//! and SGMGT-D, diagonal and dense, friction and subtract, refreshing B̂'s eigendecomposition every
+//! 3 steps, resumes bit for bit at k ∈ {0, 1, 2, 4, 7, 23, 24, 37} too, scalars included.
 
 use rand_pcg::Pcg64;
-use sgmcmc::adapt::{Mcem, McemParams, SampleSize};
+use sgmcmc::adapt::{
+    CALIBRATED_SCALARS_WORDS, Calibrated, CalibratedParams, CalibratedScalars, Correction, Mcem,
+    McemParams, NoiseShape, SampleSize,
+};
+use sgmcmc::gradient::{Batch, MinibatchGradient, Moments, Sampling};
 use sgmcmc::kinetic::{MassBuffer, MassShape};
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::{Checkpoint, Scalars};
@@ -56,10 +62,61 @@ impl<T: Real> Energy<T> for Minibatch {
     }
 }
 
+/// The same minibatch with its per-example moments, for the calibrated wrappers: b = 4
+/// examples of a population of 40, whose gradients wⱼθⱼ/N + noise share a term across the
+/// coordinates (so that a dense estimate has off-diagonal entries) and depend on the call count.
+impl<T: Real> MinibatchGradient<T> for Minibatch {
+    fn gradient_with_moments(&mut self, theta: &[T], grad: &mut [T], m: Moments<'_, T>) -> Batch {
+        const B: usize = 4;
+        const POP: usize = 40;
+        self.calls += 1;
+        let n = theta.len();
+        let c = self.calls as f64;
+        let mut sum = vec![0.0f64; n];
+        let mut squares = vec![0.0f64; if m.dense { n * n } else { n }];
+        let mut e = vec![0.0f64; n];
+        for i in 0..B {
+            let shared = 0.2 * (1.3 * c + 2.1 * i as f64).sin();
+            for (j, e) in e.iter_mut().enumerate() {
+                let w = 1.0 + j as f64;
+                *e = w * theta[j].to_f64() / POP as f64
+                    + shared
+                    + 0.15 * (0.7 * c + 1.1 * i as f64 + 0.9 * j as f64).cos();
+            }
+            for r in 0..n {
+                sum[r] += e[r];
+                if m.dense {
+                    for q in 0..n {
+                        squares[r * n + q] += e[r] * e[q];
+                    }
+                } else {
+                    squares[r] += e[r] * e[r];
+                }
+            }
+        }
+        for (g, &s) in grad.iter_mut().zip(&sum) {
+            *g = T::from_f64(s * (POP / B) as f64);
+        }
+        for (o, &s) in m.sum.iter_mut().zip(&sum) {
+            *o = T::from_f64(s);
+        }
+        for (o, &s) in m.squares.iter_mut().zip(&squares) {
+            *o = T::from_f64(s);
+        }
+        Batch {
+            size: B,
+            population: POP,
+            sampling: Sampling::WithoutReplacement,
+        }
+    }
+}
+
 /// What the test needs of a sampler, object-safe (the checkpoint's scalar part boxed).
 trait Chain<T: Real> {
     fn go(&mut self, model: &mut Minibatch, rng: &mut Pcg64);
     fn save(&self) -> (Vec<T>, Box<dyn Any>);
+    /// The checkpoint's scalar part, printed (`Debug` prints every float exactly).
+    fn scalars(&self) -> String;
     fn restore(&mut self, data: &[T], state: &dyn Any) -> Result<(), LayoutError>;
     fn len(&self) -> usize;
 }
@@ -77,6 +134,10 @@ where
         let mut data = vec![T::ZERO; self.checkpoint_len()];
         let state = Checkpoint::save(self, &mut data).expect("save");
         (data, Box::new(state))
+    }
+    fn scalars(&self) -> String {
+        let mut data = vec![T::ZERO; self.checkpoint_len()];
+        format!("{:?}", Checkpoint::save(self, &mut data).expect("save"))
     }
     fn restore(&mut self, data: &[T], state: &dyn Any) -> Result<(), LayoutError> {
         let state = state.downcast_ref::<S::State>().expect("same sampler");
@@ -99,6 +160,10 @@ struct Bufs<T> {
     mass_work: Vec<T>,
     eigen: Vec<T>,
     em_work: Vec<T>,
+    /// `Calibrated`'s V̄ (n², or n of it) and scratch (dense: 4n + 3n², or 4n of it), filled
+    /// with `start` (V̄ is zeroed by `Calibrated::new`; the scratch is not).
+    estimate: Vec<T>,
+    cal_work: Vec<T>,
 }
 
 impl<T: Real> Bufs<T> {
@@ -123,6 +188,8 @@ impl<T: Real> Bufs<T> {
             mass_work: vec![T::ZERO; MassBuffer::<T>::dense_work_len(N)],
             eigen: vec![T::ZERO; 2 * N * N + N],
             em_work: vec![T::ZERO; Mcem::<T, Hmc<T>>::workspace_len(N, MassShape::Dense)],
+            estimate: vec![T::from_f64(start); N * N],
+            cal_work: vec![T::from_f64(start); 4 * N + 3 * N * N],
         }
     }
 }
@@ -132,7 +199,7 @@ type Build<T> = fn(&mut Bufs<T>) -> Box<dyn Chain<T> + '_>;
 
 /// The final state (θ and the checkpoint's data) after `STEPS` steps, with a checkpoint and
 /// resume after `k` of them if given.
-fn run<T: Real>(build: Build<T>, k: Option<usize>) -> (Vec<u64>, u64) {
+fn run<T: Real>(build: Build<T>, k: Option<usize>) -> (Vec<u64>, u64, String) {
     let mut model = Minibatch::default();
     let mut rng = Pcg64::new(42, 7);
     let mut first = Bufs::<T>::new(1.0);
@@ -141,7 +208,7 @@ fn run<T: Real>(build: Build<T>, k: Option<usize>) -> (Vec<u64>, u64) {
         for _ in 0..STEPS {
             chain.go(&mut model, &mut rng);
         }
-        return (bits(&chain.save().0), model.calls);
+        return (bits(&chain.save().0), model.calls, chain.scalars());
     };
     for _ in 0..k {
         chain.go(&mut model, &mut rng);
@@ -158,7 +225,7 @@ fn run<T: Real>(build: Build<T>, k: Option<usize>) -> (Vec<u64>, u64) {
     for _ in k..STEPS {
         resumed.go(&mut model, &mut rng);
     }
-    (bits(&resumed.save().0), model.calls)
+    (bits(&resumed.save().0), model.calls, resumed.scalars())
 }
 
 fn bits<T: Real>(a: &[T]) -> Vec<u64> {
@@ -167,8 +234,13 @@ fn bits<T: Real>(a: &[T]) -> Vec<u64> {
 
 /// Straight against resumed at every checkpoint, and the restore's refusals.
 fn check<T: Real>(name: &str, build: Build<T>) {
+    check_at(name, build, &CHECKPOINTS);
+}
+
+/// [`check`] at the checkpoints `ks`.
+fn check_at<T: Real>(name: &str, build: Build<T>, ks: &[usize]) {
     let straight = run::<T>(build, None);
-    for k in CHECKPOINTS {
+    for &k in ks {
         assert_eq!(
             run::<T>(build, Some(k)),
             straight,
@@ -430,6 +502,291 @@ fn scalars_round_trip_through_words() {
         Err(LayoutError::InvalidValue {
             buffer: Buffer::Checkpoint,
             index: 4
+        })
+    );
+}
+
+// ---- The calibrated wrapper (`adapt::Calibrated`) ----
+
+/// Checkpoints of the calibrated chains (refresh 3): k = 0, the first step (before any
+/// estimate), and steps between and at the dense friction correction's eigendecompositions.
+const CAL_CHECKPOINTS: [usize; 8] = [0, 1, 2, 4, 7, 23, 24, 37];
+
+/// A calibrated sampler over `b`'s estimate and scratch: `$shape` (`Diagonal`/`Dense`),
+/// `$correction` (`Friction`/`Subtract`), raising A or not, refresh 3.
+macro_rules! calibrated {
+    ($b:ident, $sampler:expr, $shape:ident, $correction:ident, $raise:expr) => {{
+        let params = CalibratedParams::new()
+            .with_shape(NoiseShape::$shape)
+            .with_correction(Correction::$correction)
+            .with_raise_friction($raise)
+            .with_refresh(3);
+        let (est, work) = match NoiseShape::$shape {
+            NoiseShape::Diagonal => (N, 4 * N),
+            NoiseShape::Dense => (N * N, 4 * N + 3 * N * N),
+        };
+        Box::new(
+            Calibrated::new(
+                $sampler,
+                params,
+                &mut $b.estimate[..est],
+                &mut $b.cal_work[..work],
+            )
+            .unwrap(),
+        )
+    }};
+}
+
+/// Every wrapped sampler × shape × correction (SGMGT-D takes both corrections: it discounts in
+/// its θ term either way), and SGHMC subtracting without raising A (scaled-down estimates).
+macro_rules! calibrated_builds {
+    ($t:ty) => {{
+        let mut v: Vec<(String, Build<$t>)> = Vec::new();
+        macro_rules! each {
+            ($shape:ident, $correction:ident, $tag:literal) => {
+                v.push((concat!("sghmc-", $tag).into(), |b| {
+                    let params = SghmcParams::new(<$t>::from_f64(0.05));
+                    let s = Sghmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..2 * N]);
+                    calibrated!(b, s.unwrap(), $shape, $correction, true)
+                }));
+                v.push((concat!("sgnht-", $tag).into(), |b| {
+                    let params = SgnhtParams::new(<$t>::from_f64(0.05));
+                    let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi_scalar);
+                    let s =
+                        Sgnht::resume(params, t, p, std::slice::from_mut(xi), &mut b.work[..2 * N]);
+                    calibrated!(b, s.unwrap(), $shape, $correction, true)
+                }));
+                v.push((concat!("msgnht-", $tag).into(), |b| {
+                    let params = SgnhtParams::new(<$t>::from_f64(0.05));
+                    let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
+                    let s = MSgnht::resume(params, t, p, xi, &mut b.work[..3 * N]);
+                    calibrated!(b, s.unwrap(), $shape, $correction, true)
+                }));
+                v.push((concat!("sgmgt-d-", $tag).into(), |b| {
+                    let params =
+                        SgmgtParams::sgmgt_d(<$t>::from_f64(0.05)).with_resampling_steps(5, 3);
+                    let (t, p, xi) = (&mut b.theta, &mut b.p, &mut b.xi);
+                    let s = Sgmgt::resume(params, t, p, xi, &mut b.work[..3 * N]);
+                    calibrated!(b, s.unwrap(), $shape, $correction, true)
+                }));
+            };
+        }
+        each!(Diagonal, Friction, "diag-friction");
+        each!(Diagonal, Subtract, "diag-subtract");
+        each!(Dense, Friction, "dense-friction");
+        each!(Dense, Subtract, "dense-subtract");
+        v.push(("sghmc-dense-subtract-scaled".into(), |b| {
+            let params = SghmcParams::new(<$t>::from_f64(0.05)).with_friction(<$t>::from_f64(0.01));
+            let s = Sghmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..2 * N]);
+            calibrated!(b, s.unwrap(), Dense, Subtract, false)
+        }));
+        v.push(("sghmc-diag-subtract-scaled".into(), |b| {
+            let params = SghmcParams::new(<$t>::from_f64(0.05)).with_friction(<$t>::from_f64(0.01));
+            let s = Sghmc::new(params, &mut b.theta, &mut b.p, &mut b.work[..2 * N]);
+            calibrated!(b, s.unwrap(), Diagonal, Subtract, false)
+        }));
+        v
+    }};
+}
+
+/// Straight against resumed, the common refusals, and a NaN in V̄ (and in B̂'s
+/// eigendecomposition, where it is saved) refused by its index with nothing changed.
+fn check_calibrated<T: Real>(name: &str, build: Build<T>) {
+    check_at(name, build, &CAL_CHECKPOINTS);
+    let dense = name.contains("-dense-");
+    let estimate = if dense { N * N } else { N };
+    let eigen = if dense && name.contains("-friction") && !name.starts_with("sgmgt") {
+        N * N + N
+    } else {
+        0
+    };
+    let mut b = Bufs::<T>::new(1.0);
+    let mut chain = build(&mut b);
+    let (mut model, mut rng) = (Minibatch::default(), Pcg64::new(1, 1));
+    for _ in 0..5 {
+        chain.go(&mut model, &mut rng);
+    }
+    let (data, state) = chain.save();
+    let before = chain.scalars();
+    // A below the estimate's bound, not raised: the estimate was scaled down to fit.
+    if name.ends_with("-scaled") {
+        assert!(before.contains("clamped: true"), "{name}: {before}");
+    }
+    let own = data.len() - estimate - eigen;
+    // V̄ is non-zero after five steps.
+    assert!(
+        data[own..own + estimate].iter().any(|&x| x != T::ZERO),
+        "{name}"
+    );
+    let mut at = vec![own, own + estimate - 1];
+    if eigen > 0 {
+        at.push(data.len() - 1);
+    }
+    for index in at {
+        let mut bad = data.clone();
+        bad[index] = T::from_f64(f64::NAN);
+        assert_eq!(
+            chain.restore(&bad, &*state).err(),
+            Some(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index
+            }),
+            "{name}"
+        );
+    }
+    assert_eq!(
+        chain.restore(&data[1..], &*state).err(),
+        Some(LayoutError::LengthMismatch {
+            buffer: Buffer::Checkpoint,
+            expected: data.len(),
+            found: data.len() - 1
+        }),
+        "{name}"
+    );
+    assert_eq!(
+        bits(&chain.save().0),
+        bits(&data),
+        "{name}: refused restore"
+    );
+    assert_eq!(chain.scalars(), before, "{name}: refused restore");
+}
+
+#[test]
+fn calibrated_resumes_bit_for_bit_f64() {
+    for (name, build) in calibrated_builds!(f64) {
+        check_calibrated::<f64>(&name, build);
+    }
+}
+
+#[test]
+fn calibrated_resumes_bit_for_bit_f32() {
+    for (name, build) in calibrated_builds!(f32) {
+        check_calibrated::<f32>(&name, build);
+    }
+}
+
+/// A dense friction-corrected SGHMC after `k` steps: its scalars through words, a resumed
+/// chain bit for bit, `last()` the same, and each refusal of `from_words`.
+fn calibrated_words<T: Real>(k: usize) {
+    let params = CalibratedParams::new().with_refresh(3);
+    let mut first = Bufs::<T>::new(1.0);
+    let s = Sghmc::new(
+        SghmcParams::new(T::from_f64(0.05)),
+        &mut first.theta,
+        &mut first.p,
+        &mut first.work[..2 * N],
+    )
+    .unwrap();
+    let mut c = Calibrated::new(s, params, &mut first.estimate, &mut first.cal_work).unwrap();
+    let (mut model, mut rng) = (Minibatch::default(), Pcg64::new(5, 1));
+    for _ in 0..k {
+        c.step(&mut model, &mut rng).unwrap();
+    }
+    let mut data = vec![T::ZERO; c.checkpoint_len()];
+    let state = Checkpoint::save(&c, &mut data).unwrap();
+    let words = state.to_words();
+    let read = CalibratedScalars::<T>::from_words(&words).unwrap();
+    assert_eq!(read, state);
+    assert_eq!(read.to_words(), words);
+    let mut fresh = Bufs::<T>::new(-3.0);
+    let s = Sghmc::new(
+        SghmcParams::new(T::from_f64(0.05)),
+        &mut fresh.theta,
+        &mut fresh.p,
+        &mut fresh.work[..2 * N],
+    )
+    .unwrap();
+    let mut resumed = Calibrated::new(s, params, &mut fresh.estimate, &mut fresh.cal_work).unwrap();
+    Checkpoint::restore(&mut resumed, &read, &data).unwrap();
+    assert_eq!(resumed.last(), c.last());
+    assert_eq!(resumed.estimate().updates(), c.estimate().updates());
+    let (mut model2, mut rng2) = (model.clone(), rng.clone());
+    for _ in 0..7 {
+        c.step(&mut model, &mut rng).unwrap();
+        resumed.step(&mut model2, &mut rng2).unwrap();
+        assert_eq!(resumed.last(), c.last());
+    }
+    assert_eq!(bits(c.position()), bits(resumed.position()));
+    assert_eq!(
+        bits(c.estimate().variance()),
+        bits(resumed.estimate().variance())
+    );
+
+    let invalid = |index| {
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        })
+    };
+    // The flags: the clamped bit round-trips; the steps since the refresh must be absent
+    // (0) without their flag and fit a u32 with it.
+    let mut flipped = words;
+    flipped[0] ^= 2;
+    assert_eq!(
+        CalibratedScalars::<T>::from_words(&flipped)
+            .unwrap()
+            .to_words(),
+        flipped
+    );
+    let mut bad = words;
+    bad[0] ^= 1 << 40;
+    assert_eq!(CalibratedScalars::<T>::from_words(&bad), invalid(0));
+    // A sampler's `Scalars` words where a calibrated tag belongs.
+    let mut bad = words;
+    bad[0] = bad[1];
+    assert_eq!(CalibratedScalars::<T>::from_words(&bad), invalid(0));
+    // The sampler's words are checked as the sampler's: its tag is word 1.
+    let mut bad = words;
+    bad[1] ^= 1 << 40;
+    assert_eq!(CalibratedScalars::<T>::from_words(&bad), invalid(1));
+    let mut bad = words;
+    bad[0] &= !1;
+    bad[11] = 2;
+    assert_eq!(CalibratedScalars::<T>::from_words(&bad), invalid(11));
+    let mut bad = words;
+    bad[0] |= 1;
+    bad[11] = u64::from(u32::MAX) + 1;
+    assert_eq!(CalibratedScalars::<T>::from_words(&bad), invalid(11));
+    let mut bad = words;
+    bad[12] = f64::NAN.to_bits();
+    assert_eq!(CalibratedScalars::<T>::from_words(&bad), invalid(12));
+    let mut bad = words;
+    bad[13] = f64::INFINITY.to_bits();
+    assert_eq!(CalibratedScalars::<T>::from_words(&bad), invalid(13));
+}
+
+#[test]
+fn calibrated_scalars_round_trip_through_words() {
+    assert_eq!(CALIBRATED_SCALARS_WORDS, 14);
+    for k in [0, 1, 5, 8] {
+        calibrated_words::<f64>(k);
+        calibrated_words::<f32>(k);
+    }
+    // Words of an f64 A that f32 does not hold exactly are refused as f32 (not rounded).
+    let mut first = Bufs::<f64>::new(1.0);
+    let s = Sghmc::new(
+        SghmcParams::new(0.05),
+        &mut first.theta,
+        &mut first.p,
+        &mut first.work[..2 * N],
+    )
+    .unwrap();
+    let c = Calibrated::new(
+        s,
+        CalibratedParams::new(),
+        &mut first.estimate,
+        &mut first.cal_work,
+    )
+    .unwrap();
+    let mut data = vec![0.0; c.checkpoint_len()];
+    let mut words = Checkpoint::save(&c, &mut data).unwrap().to_words();
+    words[12] = 0.1f64.to_bits();
+    assert!(CalibratedScalars::<f64>::from_words(&words).is_ok());
+    assert_eq!(
+        CalibratedScalars::<f32>::from_words(&words),
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index: 12
         })
     );
 }

@@ -8,7 +8,9 @@ use crate::lanes::copy_into;
 use crate::linalg::cholesky_in_place;
 use crate::real::Real;
 use crate::rows::{Fitted, carve, rows, rows_mut};
-use crate::sampler::{Discount, NoiseDiscount, Sampler, StepStats};
+use crate::sampler::{
+    Checkpoint, Discount, NoiseDiscount, SCALARS_WORDS, Sampler, Scalars, StepStats, read_parts,
+};
 use rand_core::Rng;
 
 /// How [`Calibrated`] makes the momentum's total diffusion equal its friction again
@@ -674,6 +676,271 @@ fn lower_times_in_place<T: Real>(l: &[T], n: usize, x: &mut [T], sd: T) {
         if let Some(a) = x.get_mut(r) {
             *a = sd * v;
         }
+    }
+}
+
+/// The scalar part of a [`Calibrated`] checkpoint ([`Checkpoint::State`]): the wrapped
+/// sampler's scalars, and the wrapper's own.
+///
+/// A calibrated chain's future depends on more than its sampler: the running estimate V̄ (in
+/// the checkpoint's data, with its update count here, which sets the next average's weight
+/// max(λ, 1/t)), and, with the friction correction of Ding et al. 2014, App. D.2 and a dense
+/// estimate, the eigendecomposition of B̂ that is reused for `refresh` steps (in the data, with
+/// the steps since it here): a resumed chain that recomputed it early would differ in the last
+/// bits. The last step's [`Calibration`] is kept so that [`Calibrated::last`] reports the same
+/// after a restore. (The raised friction is not state: each step recomputes it from the
+/// sampler's own A, which the wrapper never changes.)
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct CalibratedScalars<T> {
+    /// The wrapped sampler's scalars.
+    pub(crate) sampler: Scalars<T>,
+    /// The updates averaged into V̄.
+    pub(crate) updates: u64,
+    /// Steps since the dense B̂'s eigendecomposition; `None` before one.
+    pub(crate) since_refresh: Option<u32>,
+    /// What the last step used.
+    pub(crate) last: Calibration<T>,
+}
+
+/// The first word of [`CalibratedScalars::to_words`]: "SGCA", format version 1, then two flags.
+const CALIBRATED_TAG: u64 = 0x5347_4341_0001_0000;
+/// The tag's flag bits: `since_refresh` present, the last step clamped.
+const CALIBRATED_FLAGS: u64 = 0b11;
+/// Where the sampler's [`SCALARS_WORDS`] words start in [`CalibratedScalars::to_words`].
+const SAMPLER_WORDS_AT: usize = 1;
+/// The first of the wrapper's own words, after the sampler's.
+const OWN_WORDS_AT: usize = SAMPLER_WORDS_AT + SCALARS_WORDS;
+
+/// The length of [`CalibratedScalars::to_words`]: the tag, the sampler's scalars
+/// (`sgmcmc::sampler::SCALARS_WORDS`), the update count, the steps since the refresh, A and c.
+pub const CALIBRATED_SCALARS_WORDS: usize = OWN_WORDS_AT + 4;
+
+impl<T: Real> CalibratedScalars<T> {
+    /// The scalars as plain words, for storing a calibrated checkpoint outside the process
+    /// (with its data as `f64`s): a tag with the format version and the flags (the steps since
+    /// the refresh present, the last step clamped), the sampler's own words, the update count,
+    /// the steps since the refresh (0 when absent), then the last step's A and c as the bits of
+    /// their `f64` values (an `f32` widens exactly). [`CalibratedScalars::from_words`] reads
+    /// them back exactly.
+    ///
+    /// ```
+    /// use sgmcmc::adapt::{CALIBRATED_SCALARS_WORDS, CalibratedScalars};
+    /// use sgmcmc::prelude::*;
+    ///
+    /// let mut model = |t: &[f32], g: &mut [f32], m: Moments<'_, f32>| {
+    ///     // Two examples, gradients t − 1 and t + 1 (times N/b = 5).
+    ///     g[0] = 10.0 * t[0];
+    ///     m.sum[0] = 2.0 * t[0];
+    ///     m.squares[0] = (t[0] - 1.0).powi(2) + (t[0] + 1.0).powi(2);
+    ///     Batch { size: 2, population: 10, sampling: Sampling::WithoutReplacement }
+    /// };
+    /// let (mut theta, mut p, mut work) = ([0.5f32], [0.0], [0.0; 2]);
+    /// let sghmc = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
+    /// let (mut estimate, mut scratch) = ([0.0; 1], [0.0; 7]);
+    /// let mut sampler =
+    ///     Calibrated::new(sghmc, CalibratedParams::new(), &mut estimate, &mut scratch).unwrap();
+    /// let mut rng = rand_pcg::Pcg64::new(3, 0);
+    /// for _ in 0..5 {
+    ///     sampler.step(&mut model, &mut rng).unwrap();
+    /// }
+    /// let mut data = vec![0.0f32; sampler.checkpoint_len()];
+    /// let state = sampler.save(&mut data).unwrap();
+    /// let words: [u64; CALIBRATED_SCALARS_WORDS] = state.to_words();
+    /// assert_eq!(CalibratedScalars::<f32>::from_words(&words), Ok(state));
+    /// ```
+    pub fn to_words(&self) -> [u64; CALIBRATED_SCALARS_WORDS] {
+        let mut words = [0u64; CALIBRATED_SCALARS_WORDS];
+        words[0] = CALIBRATED_TAG;
+        for (w, &s) in words
+            .iter_mut()
+            .skip(SAMPLER_WORDS_AT)
+            .zip(&self.sampler.to_words())
+        {
+            *w = s;
+        }
+        if let Some(k) = self.since_refresh {
+            words[0] |= 1;
+            words[OWN_WORDS_AT + 1] = u64::from(k);
+        }
+        if self.last.clamped {
+            words[0] |= 2;
+        }
+        words[OWN_WORDS_AT] = self.updates;
+        words[OWN_WORDS_AT + 2] = self.last.friction.to_f64().to_bits();
+        words[OWN_WORDS_AT + 3] = self.last.bound.to_f64().to_bits();
+        words
+    }
+
+    /// Reads [`CalibratedScalars::to_words`] back. [`LayoutError::InvalidValue`] on
+    /// [`Buffer::Checkpoint`] (at the index of the offending word) for a tag of another format
+    /// or version, the sampler's words refused as the sampler's own `from_words` refuses them,
+    /// steps since the refresh that are set while absent or do not fit a `u32`, or an A or c
+    /// that is not finite or that the float type `T` does not hold exactly (words written for
+    /// `f64` read as `f32`).
+    pub fn from_words(words: &[u64; CALIBRATED_SCALARS_WORDS]) -> Result<Self, LayoutError> {
+        let invalid = |index| LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        };
+        if words[0] & !CALIBRATED_FLAGS != CALIBRATED_TAG {
+            return Err(invalid(0));
+        }
+        let mut inner = [0u64; SCALARS_WORDS];
+        for (w, &s) in inner.iter_mut().zip(words.iter().skip(SAMPLER_WORDS_AT)) {
+            *w = s;
+        }
+        let sampler = Scalars::from_words(&inner).map_err(|e| match e {
+            LayoutError::InvalidValue { buffer, index } => LayoutError::InvalidValue {
+                buffer,
+                index: index.saturating_add(SAMPLER_WORDS_AT),
+            },
+            other => other,
+        })?;
+        let since = words[OWN_WORDS_AT + 1];
+        let since_refresh = if words[0] & 1 == 0 {
+            if since != 0 {
+                return Err(invalid(OWN_WORDS_AT + 1));
+            }
+            None
+        } else {
+            Some(u32::try_from(since).map_err(|_| invalid(OWN_WORDS_AT + 1))?)
+        };
+        let read = |index: usize| {
+            let word = words[index];
+            let wide = f64::from_bits(word);
+            let value = T::from_f64(wide);
+            if wide.is_finite() && value.to_f64().to_bits() == word {
+                Ok(value)
+            } else {
+                Err(invalid(index))
+            }
+        };
+        Ok(CalibratedScalars {
+            sampler,
+            updates: words[OWN_WORDS_AT],
+            since_refresh,
+            last: Calibration {
+                friction: read(OWN_WORDS_AT + 2)?,
+                bound: read(OWN_WORDS_AT + 3)?,
+                clamped: words[0] & 2 != 0,
+            },
+        })
+    }
+}
+
+impl<T: Real, S: NoiseDiscount<T>> Calibrated<'_, T, S> {
+    /// Whether B̂'s eigendecomposition persists in `work` between steps (the friction
+    /// correction of a momentum sampler with a dense estimate): V, then λ, at the start of the
+    /// workspace's tail, n² + n entries (the Jacobi matrix after them is scratch).
+    fn eigen_len(&self) -> usize {
+        let n = self.estimate.dim();
+        let persists = S::MOMENTUM
+            && self.correction == Correction::Friction
+            && self.estimate.shape() == NoiseShape::Dense;
+        if persists {
+            n.saturating_mul(n).saturating_add(n)
+        } else {
+            0
+        }
+    }
+
+    /// The workspace's persistent part (`eigen_len` entries): the tail after Σgᵢ, Σgᵢgᵢᵀ, the
+    /// shaped noise and B̂ⱼ (`step`'s carving).
+    fn eigen_at(&self) -> usize {
+        let n = self.estimate.dim();
+        n.saturating_mul(3)
+            .saturating_add(self.estimate.shape().len(n))
+    }
+
+    /// The wrapper's own lengths in the checkpoint's data: V̄, then the eigendecomposition.
+    fn own_lens(&self) -> [usize; 2] {
+        [self.estimate.variance().len(), self.eigen_len()]
+    }
+}
+
+/// A calibrated chain's checkpoint: the wrapped sampler's (its data first), then V̄ and, for
+/// the friction correction with a dense estimate, B̂'s eigendecomposition V, λ (n² + n; zeros
+/// before the first one). The scalars are [`CalibratedScalars`].
+impl<T, S> Checkpoint<T> for Calibrated<'_, T, S>
+where
+    T: Real,
+    S: NoiseDiscount<T> + Checkpoint<T, State = Scalars<T>>,
+{
+    type State = CalibratedScalars<T>;
+
+    fn checkpoint_len(&self) -> usize {
+        self.own_lens()
+            .iter()
+            .fold(self.sampler.checkpoint_len(), |n, &l| n.saturating_add(l))
+    }
+
+    fn save(&self, out: &mut [T]) -> Result<Self::State, LayoutError> {
+        let expected = self.checkpoint_len();
+        if out.len() != expected {
+            return Err(LayoutError::LengthMismatch {
+                buffer: Buffer::Checkpoint,
+                expected,
+                found: out.len(),
+            });
+        }
+        let [mean_len, eigen_len] = self.own_lens();
+        let mut rest = out;
+        let head = carve(&mut rest, self.sampler.checkpoint_len());
+        let sampler = self.sampler.save(head)?;
+        copy_into(carve(&mut rest, mean_len), self.estimate.variance());
+        let eigen = carve(&mut rest, eigen_len);
+        // Before the first decomposition the tail holds nothing the chain reads: zeros, so
+        // that a checkpoint is a function of the chain's state alone.
+        if self.since_refresh.is_some() {
+            let at = self.eigen_at();
+            copy_into(eigen, self.work.fitted(at..at.saturating_add(eigen_len)));
+        } else {
+            eigen.fill(T::ZERO);
+        }
+        Ok(CalibratedScalars {
+            sampler,
+            updates: self.estimate.updates(),
+            since_refresh: self.since_refresh,
+            last: self.last,
+        })
+    }
+
+    /// Everything is checked — the length, V̄ and the eigendecomposition finite, the last A and
+    /// c finite, then the sampler's own part by the sampler — before anything changes.
+    fn restore(&mut self, state: &Self::State, data: &[T]) -> Result<(), LayoutError> {
+        let inner = self.sampler.checkpoint_len();
+        let expected = self.checkpoint_len();
+        if data.len() != expected {
+            return Err(LayoutError::LengthMismatch {
+                buffer: Buffer::Checkpoint,
+                expected,
+                found: data.len(),
+            });
+        }
+        let (head, own) = data.split_fitted(inner.min(data.len()));
+        if let Some(k) = own.iter().position(|x| !x.is_finite()) {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: inner.saturating_add(k),
+            });
+        }
+        let [mean, eigen] = read_parts(own, self.own_lens(), 0)?;
+        if !(state.last.friction.is_finite() && state.last.bound.is_finite()) {
+            return Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: 0,
+            });
+        }
+        // The sampler checks its part before it changes anything; after it nothing can fail.
+        self.sampler.restore(&state.sampler, head)?;
+        self.estimate.import(mean, state.updates);
+        let at = self.eigen_at();
+        let len = eigen.len();
+        copy_into(self.work.fitted_mut(at..at.saturating_add(len)), eigen);
+        self.since_refresh = state.since_refresh;
+        self.last = state.last;
+        Ok(())
     }
 }
 

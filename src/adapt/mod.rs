@@ -42,7 +42,10 @@ mod noise;
 mod scale;
 mod windowed;
 
-pub use calibrated::{Calibrated, CalibratedParams, Calibration, Correction};
+pub use calibrated::{
+    CALIBRATED_SCALARS_WORDS, Calibrated, CalibratedParams, CalibratedScalars, Calibration,
+    Correction,
+};
 pub use dual_averaging::{AdaptationStop, DualAveraging};
 #[doc(hidden)] // a sealed bound of `Mcem`: which samplers it wraps
 pub use mcem::EmSampler;

@@ -124,6 +124,13 @@ impl<'a, T: Real> NoiseEstimate<'a, T> {
         self.updates
     }
 
+    /// Puts back a checkpoint's V̄ and update count ([`crate::adapt::Calibrated`]'s restore,
+    /// which has checked `mean`: `shape.len(n)` finite entries).
+    pub(crate) fn import(&mut self, mean: &[T], updates: u64) {
+        crate::lanes::copy_into(self.mean, mean);
+        self.updates = updates;
+    }
+
     /// Forgets every update (V̄ = 0).
     pub fn reset(&mut self) {
         self.mean.fill(T::ZERO);
