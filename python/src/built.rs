@@ -1,6 +1,7 @@
 //! One chain's buffers and the sampler built over them: any of the nine samplers, bare or wrapped in `Calibrated` or `Mcem`, behind one enum.
 
 use crate::rng::CountedPcg;
+use sgmcmc::adapt::CalibratedScalars;
 use sgmcmc::adapt::{Mcem, McemParams};
 use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::*;
@@ -55,6 +56,14 @@ pub enum CalibratedAny<'a> {
     Sgnht(Calibrated<'a, f64, Sgnht<'a, f64>>),
     MSgnht(Calibrated<'a, f64, MSgnht<'a, f64>>),
     Sgmgt(Calibrated<'a, f64, Sgmgt<'a, f64>>),
+}
+
+/// The scalar part of a saved chain: a bare sampler's, or a calibrated one's (the wrapped
+/// sampler's and the running noise estimate's counters).
+#[derive(Clone, Copy, Debug)]
+pub enum SavedScalars {
+    Plain(Scalars<f64>),
+    Calibrated(CalibratedScalars<f64>),
 }
 
 /// One chain's buffers, sized for its sampler.
@@ -284,33 +293,51 @@ impl Built<'_> {
         each_built!(self, s => s.set_temperature(t))
     }
 
-    /// The sampler's checkpoint (`None` for a calibrated sampler, whose running noise
-    /// estimate the Rust API does not checkpoint).
-    pub fn save(&self) -> Option<(Scalars<f64>, Vec<f64>)> {
-        fn save<S: Checkpoint<f64, State = Scalars<f64>>>(
+    /// The sampler's checkpoint (`None` for an MCEM wrapper, whose scalars the binding does
+    /// not carry: `McemScalars` has no public encoding).
+    pub fn save(&self) -> Option<(SavedScalars, Vec<f64>)> {
+        fn save<S: Checkpoint<f64>>(
             s: &S,
-        ) -> Option<(Scalars<f64>, Vec<f64>)> {
+            wrap: fn(S::State) -> SavedScalars,
+        ) -> Option<(SavedScalars, Vec<f64>)> {
             let mut data = vec![0.0; s.checkpoint_len()];
-            s.save(&mut data).ok().map(|state| (state, data))
+            s.save(&mut data).ok().map(|state| (wrap(state), data))
         }
+        let (plain, calibrated) = (SavedScalars::Plain, SavedScalars::Calibrated);
         match self {
-            Built::Any(s) => save(s),
-            Built::Hmc(s) => save(s),
-            Built::SgNphmc(s) => save(s),
-            Built::Calibrated(_) | Built::Mcem(_) => None,
+            Built::Any(s) => save(s, plain),
+            Built::Hmc(s) => save(s, plain),
+            Built::SgNphmc(s) => save(s, plain),
+            Built::Calibrated(CalibratedAny::Sghmc(s)) => save(s, calibrated),
+            Built::Calibrated(CalibratedAny::Sgnht(s)) => save(s, calibrated),
+            Built::Calibrated(CalibratedAny::MSgnht(s)) => save(s, calibrated),
+            Built::Calibrated(CalibratedAny::Sgmgt(s)) => save(s, calibrated),
+            Built::Mcem(_) => None,
         }
     }
 
     pub fn restore(
         &mut self,
-        state: &Scalars<f64>,
+        state: &SavedScalars,
         data: &[f64],
     ) -> Result<(), sgmcmc::LayoutError> {
-        match self {
-            Built::Any(s) => s.restore(state, data),
-            Built::Hmc(s) => s.restore(state, data),
-            Built::SgNphmc(s) => s.restore(state, data),
-            Built::Calibrated(_) | Built::Mcem(_) => Err(sgmcmc::LayoutError::UnsupportedMass),
+        use SavedScalars::{Calibrated as C, Plain as P};
+        // A state saved by another kind of sampler (bare against calibrated) is refused as
+        // invalid checkpoint data, like one of another length.
+        let other = sgmcmc::LayoutError::InvalidValue {
+            buffer: sgmcmc::Buffer::Checkpoint,
+            index: 0,
+        };
+        match (self, state) {
+            (Built::Any(s), P(state)) => s.restore(state, data),
+            (Built::Hmc(s), P(state)) => s.restore(state, data),
+            (Built::SgNphmc(s), P(state)) => s.restore(state, data),
+            (Built::Calibrated(CalibratedAny::Sghmc(s)), C(state)) => s.restore(state, data),
+            (Built::Calibrated(CalibratedAny::Sgnht(s)), C(state)) => s.restore(state, data),
+            (Built::Calibrated(CalibratedAny::MSgnht(s)), C(state)) => s.restore(state, data),
+            (Built::Calibrated(CalibratedAny::Sgmgt(s)), C(state)) => s.restore(state, data),
+            (Built::Mcem(_), _) => Err(sgmcmc::LayoutError::UnsupportedMass),
+            _ => Err(other),
         }
     }
 

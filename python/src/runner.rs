@@ -4,7 +4,7 @@
 //! minibatch generator `Pcg64::new(seed, 2⁶⁴ + c)`: a Rust program that builds the same sampler
 //! with the same settings draws the same chain.
 
-use crate::built::{Buffers, Built};
+use crate::built::{Buffers, Built, SavedScalars};
 use crate::errors::{self, build_error};
 use crate::models::Minibatches;
 use crate::rng::CountedPcg;
@@ -58,7 +58,7 @@ struct Plan {
 /// `sample(..., resume=fit.state)` to continue it exactly.
 #[derive(Clone, Debug)]
 pub struct SavedChain {
-    state: Scalars<f64>,
+    state: SavedScalars,
     data: Vec<f64>,
     rng: CountedPcg,
     minibatches: Option<crate::models::MinibatchState>,
@@ -129,7 +129,8 @@ const STATE_VERSION: u32 = 1;
 
 impl ChainStates {
     /// The state as bytes: the magic and version, the sampler's name, then per chain its steps,
-    /// the sampler's scalars (`Scalars::to_words`) and checkpoint data, its noise generator
+    /// the sampler's scalars (a kind byte, then `Scalars::to_words` or, for a calibrated
+    /// sampler, `CalibratedScalars::to_words`) and checkpoint data, its noise generator
     /// (state, stream, steps taken), its position and, for a built-in data model, its
     /// minibatch generator, permutation, last minibatch and whether it was drawn. Integers and
     /// floats little-endian, lengths as u64.
@@ -142,8 +143,16 @@ impl ChainStates {
         put_u64(&mut out, self.chains.len() as u64);
         for c in &self.chains {
             put_u64(&mut out, c.steps);
-            for w in c.state.to_words() {
-                put_u64(&mut out, w);
+            // The scalars' kind, then their words (`Scalars` 9, `CalibratedScalars` 14).
+            match &c.state {
+                SavedScalars::Plain(s) => {
+                    out.push(0);
+                    s.to_words().iter().for_each(|&w| put_u64(&mut out, w));
+                }
+                SavedScalars::Calibrated(s) => {
+                    out.push(1);
+                    s.to_words().iter().for_each(|&w| put_u64(&mut out, w));
+                }
             }
             put_floats(&mut out, &c.data);
             put_rng(&mut out, &c.rng);
@@ -188,12 +197,14 @@ impl ChainStates {
         let mut chains = Vec::new();
         for chain in 0..count {
             let steps = r.u64()?;
-            let mut words = [0u64; sgmcmc::sampler::SCALARS_WORDS];
-            for w in words.iter_mut() {
-                *w = r.u64()?;
-            }
-            let state = Scalars::<f64>::from_words(&words)
-                .map_err(|e| format!("chain {chain}'s sampler scalars: {e}"))?;
+            let bad = |e: sgmcmc::LayoutError| format!("chain {chain}'s sampler scalars: {e}");
+            let state = match r.take(1)?[0] {
+                0 => SavedScalars::Plain(Scalars::from_words(&r.words()?).map_err(bad)?),
+                1 => SavedScalars::Calibrated(
+                    sgmcmc::adapt::CalibratedScalars::from_words(&r.words()?).map_err(bad)?,
+                ),
+                b => return Err(format!("chain {chain}: a scalars kind byte of {b}")),
+            };
             let data = r.floats()?;
             let rng = r.rng()?;
             let position = r.floats()?;
@@ -291,6 +302,14 @@ impl<'a> Reader<'a> {
             return Err(format!("a length of {n} with {left} bytes left"));
         }
         Ok(n as usize)
+    }
+
+    fn words<const N: usize>(&mut self) -> Result<[u64; N], String> {
+        let mut words = [0u64; N];
+        for w in words.iter_mut() {
+            *w = self.u64()?;
+        }
+        Ok(words)
     }
 
     fn floats(&mut self) -> Result<Vec<f64>, String> {
@@ -760,12 +779,18 @@ pub fn run<'py>(
         ));
     }
     if let Some(saved) = &resume {
-        if calibration.is_some() {
+        let calibrated = saved
+            .iter()
+            .any(|c| matches!(c.state, SavedScalars::Calibrated(_)));
+        if calibrated != calibration.is_some() {
             return Err(errors::setting_error(
                 "resume",
-                "a calibrated run cannot be resumed yet: the Rust API does not checkpoint the \
-                 running noise estimate"
-                    .into(),
+                if calibrated {
+                    "the state was saved from a calibrated run: resume it with calibration"
+                } else {
+                    "the state was saved from a run without calibration: resume it without"
+                }
+                .into(),
             ));
         }
         if saved.len() != chains {

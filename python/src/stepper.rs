@@ -11,7 +11,7 @@
 //! leapfrog steps, cheap beside the gradients themselves. With the same answers, the chain is
 //! bit for bit the chain `sample` draws (`tests/test_gradients.py`).
 
-use crate::built::{Buffers, Built};
+use crate::built::{Buffers, Built, SavedScalars};
 use crate::errors::{self, build_error};
 use crate::rng::CountedPcg;
 use crate::settings::{self, Kind};
@@ -21,7 +21,6 @@ use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use sgmcmc::prelude::StepStats;
-use sgmcmc::sampler::Scalars;
 
 /// A chain stepped by ask/tell.
 #[pyclass(module = "sgmcmc._sgmcmc")]
@@ -29,7 +28,7 @@ pub struct Stepper {
     kind: Kind,
     buffers: Buffers,
     /// The sampler's scalars and buffers at the start of the next step.
-    saved: (Scalars<f64>, Vec<f64>),
+    saved: (SavedScalars, Vec<f64>),
     rng: CountedPcg,
     /// The next step's told answers and its pending request.
     replay: Replay,
@@ -40,7 +39,7 @@ pub struct Stepper {
 fn restored<'b>(
     buffers: &'b mut Buffers,
     kind: &Kind,
-    saved: &(Scalars<f64>, Vec<f64>),
+    saved: &(SavedScalars, Vec<f64>),
 ) -> PyResult<Built<'b>> {
     let mut built = buffers.build(kind, None).map_err(build_error)?;
     built

@@ -51,7 +51,14 @@ def test_resume_refusals():
     assert e.value.param == "resume"
     cal = sgmcmc.sample(model, "sgnht", step_size=0.01, chains=2, draws=10, calibration=True,
                         progress=False)
-    assert cal.state is None  # the running noise estimate is not checkpointed (yet)
+    # A calibrated state resumes only with calibration, and a bare one only without.
+    with pytest.raises(sgmcmc.SettingError) as e:
+        sgmcmc.sample(model, "sgnht", step_size=0.01, draws=10, resume=cal.state)
+    assert e.value.param == "resume"
+    with pytest.raises(sgmcmc.SettingError) as e:
+        sgmcmc.sample(model, "sgnht", step_size=0.01, draws=10, resume=fit.state,
+                      calibration=True)
+    assert e.value.param == "resume"
     other = sgmcmc.LogisticRegression(X[:, :3], y, batch_size=16)
     with pytest.raises(sgmcmc.LayoutError):
         sgmcmc.sample(other, "sgnht", step_size=0.01, draws=10, resume=fit.state)
@@ -116,8 +123,9 @@ def test_state_bytes_round_trip_and_refusals():
             type(fit.state).from_bytes(b)
         assert e.value.buffer == "state", what
     # A NaN in the first chain's thermostat scalar (word 4 of its scalars, after the header,
-    # the name and the chain's step count) is refused by name.
-    at = 12 + 4 + 8 + len("sgnht") + 8 + 8 + 4 * 8
+    # the name, the chain count, the chain's step count and its scalars' kind byte) is refused
+    # by name.
+    at = 12 + 4 + 8 + len("sgnht") + 8 + 8 + 1 + 4 * 8
     nan = bytearray(data)
     nan[at:at + 8] = np.float64(np.nan).tobytes()
     with pytest.raises(sgmcmc.LayoutError, match="scalars"):
@@ -131,3 +139,24 @@ def test_a_saved_minibatch_sequence_needs_a_model_of_as_many_examples():
     with pytest.raises(sgmcmc.LayoutError) as e:
         sgmcmc.sample(fewer, "sgnht", step_size=0.01, draws=10, resume=fit.state)
     assert e.value.buffer == "resume"
+
+
+@pytest.mark.parametrize("sampler", ["sghmc", "sgnht", "msgnht", "sgmgt_d"])
+@pytest.mark.parametrize("calibration", [
+    dict(shape="diagonal", correction="friction", refresh=3),
+    dict(shape="dense", correction="friction", refresh=3),
+    dict(shape="dense", correction="subtract"),
+])
+def test_calibrated_chains_resume_exactly(sampler, calibration):
+    """A calibrated run (the Rust API's Calibrated checkpoint: the running noise estimate, its
+    count, the dense estimate's eigendecomposition between refreshes) continued from a pickled
+    state is the run that never stopped, bit for bit."""
+    import pickle
+
+    model = sgmcmc.LogisticRegression(X, y, batch_size=16)
+    common = dict(chains=2, seed=5, step_size=0.01, calibration=calibration, progress=False)
+    whole = sgmcmc.sample(model, sampler, draws=100, **common)
+    first = sgmcmc.sample(model, sampler, draws=37, **common)
+    state = pickle.loads(pickle.dumps(first.state))
+    rest = sgmcmc.sample(model, sampler, draws=63, resume=state, **common)
+    np.testing.assert_array_equal(np.concatenate([first.draws, rest.draws], axis=1), whole.draws)
