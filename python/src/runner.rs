@@ -92,6 +92,43 @@ impl ChainStates {
         self.chains.iter().map(|c| c.steps).collect()
     }
 
+    /// The chains `start..stop` (a slice with step 1), e.g. one task's share of a run.
+    fn __getitem__(&self, index: &Bound<'_, pyo3::types::PySlice>) -> PyResult<Self> {
+        let idx = index.indices(self.chains.len() as isize)?;
+        if idx.step != 1 {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "ChainStates takes slices of consecutive chains (step 1)",
+            ));
+        }
+        let (start, stop) = (idx.start as usize, (idx.stop.max(idx.start)) as usize);
+        Ok(ChainStates {
+            sampler: self.sampler.clone(),
+            chains: self.chains[start..stop].to_vec(),
+        })
+    }
+
+    /// The chains of `states`, one after another (the states of one sampler).
+    #[staticmethod]
+    fn concat(states: Vec<PyRef<'_, ChainStates>>) -> PyResult<Self> {
+        let Some(first) = states.first() else {
+            return Err(errors::layout_error(
+                "state",
+                "nothing to concatenate".into(),
+            ));
+        };
+        let sampler = first.sampler.clone();
+        if let Some(other) = states.iter().find(|s| s.sampler != sampler) {
+            return Err(errors::layout_error(
+                "state",
+                format!("states of {sampler} and {} cannot be joined", other.sampler),
+            ));
+        }
+        Ok(ChainStates {
+            sampler,
+            chains: states.iter().flat_map(|s| s.chains.clone()).collect(),
+        })
+    }
+
     /// The state as bytes (a versioned little-endian format that `from_bytes` reads back),
     /// e.g. to write it to a file. `pickle` uses it too.
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {

@@ -194,3 +194,21 @@ def test_errors(cluster):
     assert isinstance(e.value.__cause__, ray.exceptions.RayTaskError)
     with pytest.raises(sgmcmc.LayoutError):
         sray.consensus([np.zeros((1, 10, 2)), np.zeros((1, 9, 2))])
+
+
+def test_a_split_run_resumes_over_other_tasks_exactly(cluster):
+    """Ray chains come back with their pickled states (fit.state), and a resumed run may split
+    them over another number of tasks: 40 draws on 2 tasks, then 60 more on 3 tasks, are bit
+    for bit 100 draws of one process (built-in data model: minibatch order included)."""
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(200, 2)) + np.array([1.0, -1.0])
+    spec = sray.Model("gaussian_mean", x, batch_size=10)
+    kw = dict(step_size=0.01, seed=6)
+    first = sray.sample(spec, "sgnht", chains=3, tasks=2, draws=40, **kw)
+    assert len(first.state) == 3 and first.state.steps == [40, 40, 40]
+    rest = sray.sample(spec, "sgnht", chains=3, tasks=3, draws=60, resume=first.state, **kw)
+    whole = sgmcmc.sample(spec.build(), "sgnht", chains=3, draws=100, progress=False, **kw)
+    np.testing.assert_array_equal(np.concatenate([first.draws, rest.draws], axis=1), whole.draws)
+    # Slices and concatenation of states keep the chains in order.
+    joined = sgmcmc.ChainStates.concat([first.state[:1], first.state[1:]])
+    assert joined.to_bytes() == first.state.to_bytes()

@@ -133,12 +133,11 @@ def _build(spec):
 
 
 @ray.remote
-def _run_block(spec, sampler, seed, first_chain, chains, init, kwargs):
+def _run_block(spec, sampler, seed, first_chain, chains, init, kwargs, resume=None):
     model = _build(spec)
     fit = sgmcmc.sample(model, sampler, chains=chains, seed=seed, first_chain=first_chain,
-                        init=init, progress=False, **kwargs)
-    # `fit.state` (the chains' checkpoints) lives in the worker's memory and does not pickle.
-    fit.state = None
+                        init=init, progress=False, resume=resume, **kwargs)
+    # `fit.state` (the chains' checkpoints) pickles, so it comes back with the draws.
     return fit, ray.get_runtime_context().get_node_id()
 
 
@@ -162,8 +161,11 @@ def _merge(fits, infos, names, return_inferencedata):
     kept = draws.shape[1]
     stats = {k: np.concatenate([f.sample_stats[k][:, :kept] for f in fits])
              for k in first.sample_stats}
+    states = [f.state for f in fits]
+    state = (sgmcmc.ChainStates.concat(states) if all(s is not None for s in states)
+             else None)
     fit = sgmcmc.Fit(draws, stats, first.sampler, first.settings, infos[0]["seed"],
-                     any(f.interrupted for f in fits))
+                     any(f.interrupted for f in fits), state)
     fit.ray_tasks = infos
     if not return_inferencedata:
         return fit
@@ -210,7 +212,8 @@ def _get(refs):
 
 
 def sample(model, sampler="sgnht", *, chains, tasks=None, seed=0, init=None, names=None,
-           return_inferencedata=False, num_cpus=1, ray_options=None, **sample_kwargs):
+           return_inferencedata=False, num_cpus=1, ray_options=None, resume=None,
+           **sample_kwargs):
     """Runs ``chains`` chains of ``sampler`` as ``tasks`` Ray tasks and merges them.
 
     ``model`` is a :class:`Model`, a zero-argument callable returning a model, or a
@@ -223,8 +226,11 @@ def sample(model, sampler="sgnht", *, chains, tasks=None, seed=0, init=None, nam
     ``ray_options`` (a dict for ``.options()`` of the remote function: ``resources``,
     ``runtime_env``, ``scheduling_strategy``, ...) overrides that.
 
+    ``resume`` is an earlier run's ``fit.state`` (its ``chains`` chains, from this function or
+    :func:`sgmcmc.sample`): each task continues its block of them, bit for bit.
+
     Returns one :class:`sgmcmc.Fit` whose draws are (chains, draws, dim), chain c being chain c
-    of the whole run, or its ``arviz.InferenceData`` (``names`` as for
+    of the whole run (``fit.state`` holds every chain's state, for ``resume``), or its ``arviz.InferenceData`` (``names`` as for
     :meth:`sgmcmc.Fit.to_inference_data`) with ``return_inferencedata=True``. ``fit.ray_tasks``
     lists each task's first chain, chain count, seed and the Ray node it ran on."""
     spec = _check_spec(model)
@@ -235,6 +241,8 @@ def sample(model, sampler="sgnht", *, chains, tasks=None, seed=0, init=None, nam
         tasks = max(1, min(chains, int(ray.cluster_resources().get("CPU", 1))))
     if not isinstance(tasks, (int, np.integer)) or not 1 <= tasks <= chains:
         raise sgmcmc._setting("tasks", f"tasks must be an integer in 1..={chains}, not {tasks!r}")
+    if resume is not None and len(resume) != chains:
+        raise sgmcmc._layout("init", f"resuming {len(resume)} chains with chains={chains}")
     if init is not None and np.ndim(init) == 2 and np.shape(init)[0] != chains:
         raise sgmcmc._layout("init", f"init must have shape ({chains}, dim) or (dim,), "
                              f"not {np.shape(init)}")
@@ -243,7 +251,7 @@ def sample(model, sampler="sgnht", *, chains, tasks=None, seed=0, init=None, nam
     for k, (start, size) in enumerate(_split(chains, tasks)):
         refs.append(_resources(num_cpus, ray_options).remote(
             spec_ref, sampler, seed, start, size, _init_block(init, start, size),
-            sample_kwargs))
+            sample_kwargs, None if resume is None else resume[start:start + size]))
         infos.append({"first_chain": start, "chains": size, "seed": seed})
     results = _get(refs)
     for info, (_, node) in zip(infos, results):
