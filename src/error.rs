@@ -550,3 +550,395 @@ impl fmt::Display for LinalgError {
 }
 
 impl core::error::Error for LinalgError {}
+
+/// Every [`Param`] in a fixed order: a parameter's index here is its code in
+/// [`StepError::to_words`] (append new parameters at the end; never reorder).
+pub(crate) const PARAMS: [Param; 44] = [
+    Param::StepSize,
+    Param::Friction,
+    Param::Diffusion,
+    Param::NoiseEstimate,
+    Param::LeapfrogSteps,
+    Param::InnerSteps,
+    Param::DecayScale,
+    Param::DecayOffset,
+    Param::DecayExponent,
+    Param::MomentumWeight,
+    Param::CycleLength,
+    Param::ExplorationFraction,
+    Param::Thermostat,
+    Param::FrictionScale,
+    Param::ThetaDiffusion,
+    Param::MomentumDiffusion,
+    Param::ThermostatDiffusion,
+    Param::MonomialExponent,
+    Param::Softening,
+    Param::InverseMass,
+    Param::ThermostatMass,
+    Param::EnergyNoise,
+    Param::GradientNoise,
+    Param::MStepOffset,
+    Param::MStepExponent,
+    Param::Shrinkage,
+    Param::PrecisionBounds,
+    Param::SubsampleRate,
+    Param::SubsampleExponent,
+    Param::ConfidenceLevel,
+    Param::SampleGrowth,
+    Param::SampleCount,
+    Param::NoiseWeight,
+    Param::EstimateRefresh,
+    Param::TargetAcceptance,
+    Param::AdaptationRate,
+    Param::AdaptationOffset,
+    Param::AdaptationDecay,
+    Param::PreconditionerDecay,
+    Param::PreconditionerOffset,
+    Param::ScaleWeight,
+    Param::RefreshPeriod,
+    Param::AdaptationWindow,
+    Param::Temperature,
+];
+
+/// Every [`Buffer`] in a fixed order: a buffer's index here is its code in
+/// [`StepError::to_words`] (append new buffers at the end; never reorder).
+pub(crate) const BUFFERS: [Buffer; 9] = [
+    Buffer::Theta,
+    Buffer::Momentum,
+    Buffer::Thermostat,
+    Buffer::Workspace,
+    Buffer::InverseMass,
+    Buffer::NoiseEstimates,
+    Buffer::ThermostatMomentum,
+    Buffer::Checkpoint,
+    Buffer::Preconditioner,
+];
+
+impl Param {
+    /// The parameter's index in [`PARAMS`] (an exhaustive match: a new parameter does not
+    /// compile until it has its code; the unit tests check the two agree).
+    pub(crate) const fn code(self) -> u64 {
+        match self {
+            Param::StepSize => 0,
+            Param::Friction => 1,
+            Param::Diffusion => 2,
+            Param::NoiseEstimate => 3,
+            Param::LeapfrogSteps => 4,
+            Param::InnerSteps => 5,
+            Param::DecayScale => 6,
+            Param::DecayOffset => 7,
+            Param::DecayExponent => 8,
+            Param::MomentumWeight => 9,
+            Param::CycleLength => 10,
+            Param::ExplorationFraction => 11,
+            Param::Thermostat => 12,
+            Param::FrictionScale => 13,
+            Param::ThetaDiffusion => 14,
+            Param::MomentumDiffusion => 15,
+            Param::ThermostatDiffusion => 16,
+            Param::MonomialExponent => 17,
+            Param::Softening => 18,
+            Param::InverseMass => 19,
+            Param::ThermostatMass => 20,
+            Param::EnergyNoise => 21,
+            Param::GradientNoise => 22,
+            Param::MStepOffset => 23,
+            Param::MStepExponent => 24,
+            Param::Shrinkage => 25,
+            Param::PrecisionBounds => 26,
+            Param::SubsampleRate => 27,
+            Param::SubsampleExponent => 28,
+            Param::ConfidenceLevel => 29,
+            Param::SampleGrowth => 30,
+            Param::SampleCount => 31,
+            Param::NoiseWeight => 32,
+            Param::EstimateRefresh => 33,
+            Param::TargetAcceptance => 34,
+            Param::AdaptationRate => 35,
+            Param::AdaptationOffset => 36,
+            Param::AdaptationDecay => 37,
+            Param::PreconditionerDecay => 38,
+            Param::PreconditionerOffset => 39,
+            Param::ScaleWeight => 40,
+            Param::RefreshPeriod => 41,
+            Param::AdaptationWindow => 42,
+            Param::Temperature => 43,
+        }
+    }
+}
+
+impl Buffer {
+    /// The buffer's index in [`BUFFERS`] (an exhaustive match, as [`Param::code`]).
+    pub(crate) const fn code(self) -> u64 {
+        match self {
+            Buffer::Theta => 0,
+            Buffer::Momentum => 1,
+            Buffer::Thermostat => 2,
+            Buffer::Workspace => 3,
+            Buffer::InverseMass => 4,
+            Buffer::NoiseEstimates => 5,
+            Buffer::ThermostatMomentum => 6,
+            Buffer::Checkpoint => 7,
+            Buffer::Preconditioner => 8,
+        }
+    }
+}
+
+/// A `usize` as a `u64` (exact on every target this crate supports: `usize` has at most 64 bits).
+fn wide(x: usize) -> u64 {
+    u64::try_from(x).unwrap_or(u64::MAX)
+}
+
+/// The number of words of [`StepError::to_words`].
+pub(crate) const STEP_ERROR_WORDS: usize = 4;
+
+impl LinalgError {
+    /// The error as a kind code (word 0) and its up to two `usize` fields (words 1 and 2, 0 when
+    /// absent): `DimensionMismatch` 0 (expected, found), `NonFinite` 1 (index), `NotSymmetric`
+    /// 2 (row, col), `NotPositiveDefinite` 3 (pivot), `ReadOnly` 4.
+    pub(crate) fn to_words(self) -> [u64; 3] {
+        match self {
+            LinalgError::DimensionMismatch { expected, found } => [0, wide(expected), wide(found)],
+            LinalgError::NonFinite { index } => [1, wide(index), 0],
+            LinalgError::NotSymmetric { row, col } => [2, wide(row), wide(col)],
+            LinalgError::NotPositiveDefinite { pivot } => [3, wide(pivot), 0],
+            LinalgError::ReadOnly => [4, 0, 0],
+        }
+    }
+
+    /// Reads [`LinalgError::to_words`] back; `Err` names the first word that is not what
+    /// `to_words` writes (an unknown kind, a field that does not fit a `usize`, a word set that
+    /// the kind does not use).
+    pub(crate) fn from_words(words: &[u64; 3]) -> Result<Self, usize> {
+        let [kind, a, b] = *words;
+        let size = |index: usize, w: u64| usize::try_from(w).map_err(|_| index);
+        let e = match kind {
+            0 => LinalgError::DimensionMismatch {
+                expected: size(1, a)?,
+                found: size(2, b)?,
+            },
+            1 => LinalgError::NonFinite { index: size(1, a)? },
+            2 => LinalgError::NotSymmetric {
+                row: size(1, a)?,
+                col: size(2, b)?,
+            },
+            3 => LinalgError::NotPositiveDefinite { pivot: size(1, a)? },
+            4 => LinalgError::ReadOnly,
+            _ => return Err(0),
+        };
+        first_difference(&e.to_words(), words).map_or(Ok(e), Err)
+    }
+}
+
+/// The index of the first word where `a` and `b` differ.
+fn first_difference(a: &[u64], b: &[u64]) -> Option<usize> {
+    a.iter().zip(b).position(|(x, y)| x != y)
+}
+
+impl StepError {
+    /// The error as [`STEP_ERROR_WORDS`] plain words, exactly (for an MCEM checkpoint's
+    /// [`crate::adapt::McemScalars::to_words`]): word 0 the variant's code (its position in the
+    /// enum's declaration, 0 = `StepSize` … 13 = `NonFiniteHessian`), then its payload, 0 where
+    /// a variant has none:
+    /// * `StepSize(e)`: word 1 the kind of `e` (0 `NonFinite`, 1 `OutOfRange`), word 2 the
+    ///   [`Param`]'s code (its index in [`PARAMS`]);
+    /// * `MassLayout(e)`, `MassEstimate(e)`: words 1–3 [`LinalgError::to_words`];
+    /// * `NonFiniteState { buffer, index }`: word 1 the [`Buffer`]'s code (its index in
+    ///   [`BUFFERS`]), word 2 the index;
+    /// * every other variant: its fields in declaration order from word 1.
+    pub(crate) fn to_words(self) -> [u64; STEP_ERROR_WORDS] {
+        match self {
+            StepError::StepSize(e) => match e {
+                ParamError::NonFinite(p) => [0, 0, p.code(), 0],
+                ParamError::OutOfRange(p) => [0, 1, p.code(), 0],
+            },
+            StepError::BatchTooSmall { size } => [1, wide(size), 0, 0],
+            StepError::BatchExceedsPopulation { size, population } => {
+                [2, wide(size), wide(population), 0]
+            }
+            StepError::NegativeSquares { index } => [3, wide(index), 0, 0],
+            StepError::NonFiniteNoiseEstimate { index } => [4, wide(index), 0, 0],
+            StepError::TooFewMomentumSamples { count } => [5, count, 0, 0],
+            StepError::MassLayout(e) => {
+                let [k, a, b] = e.to_words();
+                [6, k, a, b]
+            }
+            StepError::MassEstimate(e) => {
+                let [k, a, b] = e.to_words();
+                [7, k, a, b]
+            }
+            StepError::NonFiniteGradient { index } => [8, wide(index), 0, 0],
+            StepError::NonFiniteEnergy => [9, 0, 0, 0],
+            StepError::NonFiniteState { buffer, index } => [10, buffer.code(), wide(index), 0],
+            StepError::ThermostatBreakdown => [11, 0, 0, 0],
+            StepError::NoHessianDiagonal => [12, 0, 0, 0],
+            StepError::NonFiniteHessian { index } => [13, wide(index), 0, 0],
+        }
+    }
+
+    /// Reads [`StepError::to_words`] back exactly; `Err` names the first word that is not what
+    /// `to_words` writes: an unknown variant, kind, parameter or buffer code, a field that does
+    /// not fit a `usize`, or a word set that the variant does not use.
+    pub(crate) fn from_words(words: &[u64; STEP_ERROR_WORDS]) -> Result<Self, usize> {
+        let [variant, a, b, c] = *words;
+        let size = |index: usize, w: u64| usize::try_from(w).map_err(|_| index);
+        let linalg =
+            || LinalgError::from_words(&[a, b, c]).map_err(|index| index.saturating_add(1));
+        let e = match variant {
+            0 => {
+                let param = usize::try_from(b)
+                    .ok()
+                    .and_then(|k| PARAMS.get(k))
+                    .copied()
+                    .ok_or(2usize)?;
+                StepError::StepSize(match a {
+                    0 => ParamError::NonFinite(param),
+                    1 => ParamError::OutOfRange(param),
+                    _ => return Err(1),
+                })
+            }
+            1 => StepError::BatchTooSmall { size: size(1, a)? },
+            2 => StepError::BatchExceedsPopulation {
+                size: size(1, a)?,
+                population: size(2, b)?,
+            },
+            3 => StepError::NegativeSquares { index: size(1, a)? },
+            4 => StepError::NonFiniteNoiseEstimate { index: size(1, a)? },
+            5 => StepError::TooFewMomentumSamples { count: a },
+            6 => StepError::MassLayout(linalg()?),
+            7 => StepError::MassEstimate(linalg()?),
+            8 => StepError::NonFiniteGradient { index: size(1, a)? },
+            9 => StepError::NonFiniteEnergy,
+            10 => StepError::NonFiniteState {
+                buffer: usize::try_from(a)
+                    .ok()
+                    .and_then(|k| BUFFERS.get(k))
+                    .copied()
+                    .ok_or(1usize)?,
+                index: size(2, b)?,
+            },
+            11 => StepError::ThermostatBreakdown,
+            12 => StepError::NoHessianDiagonal,
+            13 => StepError::NonFiniteHessian { index: size(1, a)? },
+            _ => return Err(0),
+        };
+        first_difference(&e.to_words(), words).map_or(Ok(e), Err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    #[test]
+    fn every_param_has_its_table_index() {
+        for (k, &p) in PARAMS.iter().enumerate() {
+            assert_eq!(p.code(), k as u64, "{p:?}");
+        }
+        // Distinct entries: with the exhaustive match, every variant has its slot.
+        for (i, p) in PARAMS.iter().enumerate() {
+            assert!(!PARAMS[..i].contains(p), "{p:?} twice");
+        }
+    }
+
+    #[test]
+    fn every_buffer_has_its_table_index() {
+        for (k, &b) in BUFFERS.iter().enumerate() {
+            assert_eq!(b.code(), k as u64, "{b:?}");
+        }
+        for (i, b) in BUFFERS.iter().enumerate() {
+            assert!(!BUFFERS[..i].contains(b), "{b:?} twice");
+        }
+    }
+
+    fn linalg_errors() -> [LinalgError; 5] {
+        [
+            LinalgError::DimensionMismatch {
+                expected: usize::MAX,
+                found: 7,
+            },
+            LinalgError::NonFinite { index: 3 },
+            LinalgError::NotSymmetric { row: 5, col: 2 },
+            LinalgError::NotPositiveDefinite { pivot: 9 },
+            LinalgError::ReadOnly,
+        ]
+    }
+
+    /// Every variant of `StepError` with every payload the tables allow.
+    fn step_errors() -> Vec<StepError> {
+        let mut v = Vec::new();
+        for &p in &PARAMS {
+            v.push(StepError::StepSize(ParamError::NonFinite(p)));
+            v.push(StepError::StepSize(ParamError::OutOfRange(p)));
+        }
+        v.push(StepError::BatchTooSmall { size: 1 });
+        v.push(StepError::BatchExceedsPopulation {
+            size: 11,
+            population: 10,
+        });
+        v.push(StepError::NegativeSquares { index: 4 });
+        v.push(StepError::NonFiniteNoiseEstimate { index: 6 });
+        v.push(StepError::TooFewMomentumSamples { count: u64::MAX });
+        for e in linalg_errors() {
+            v.push(StepError::MassLayout(e));
+            v.push(StepError::MassEstimate(e));
+        }
+        v.push(StepError::NonFiniteGradient { index: 2 });
+        v.push(StepError::NonFiniteEnergy);
+        for &buffer in &BUFFERS {
+            v.push(StepError::NonFiniteState { buffer, index: 8 });
+        }
+        v.push(StepError::ThermostatBreakdown);
+        v.push(StepError::NoHessianDiagonal);
+        v.push(StepError::NonFiniteHessian { index: 12 });
+        v
+    }
+
+    #[test]
+    fn linalg_error_words_round_trip() {
+        for e in linalg_errors() {
+            assert_eq!(LinalgError::from_words(&e.to_words()), Ok(e), "{e:?}");
+        }
+        assert_eq!(LinalgError::from_words(&[5, 0, 0]), Err(0));
+        assert_eq!(LinalgError::from_words(&[4, 1, 0]), Err(1));
+        assert_eq!(LinalgError::from_words(&[1, 3, 1]), Err(2));
+    }
+
+    #[test]
+    fn step_error_words_round_trip_for_every_variant() {
+        let all = step_errors();
+        // Every variant code 0..=13 is covered.
+        for code in 0..14u64 {
+            assert!(all.iter().any(|e| e.to_words()[0] == code), "{code}");
+        }
+        for (i, e) in all.iter().enumerate() {
+            let words = e.to_words();
+            assert_eq!(StepError::from_words(&words), Ok(*e), "{e:?}");
+            // Distinct errors, distinct words.
+            assert!(all[..i].iter().all(|f| f.to_words() != words), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn step_error_words_refused() {
+        // Unknown variant, ParamError kind, Param code, Buffer code, LinalgError kind.
+        assert_eq!(StepError::from_words(&[14, 0, 0, 0]), Err(0));
+        assert_eq!(StepError::from_words(&[0, 2, 0, 0]), Err(1));
+        assert_eq!(
+            StepError::from_words(&[0, 0, PARAMS.len() as u64, 0]),
+            Err(2)
+        );
+        assert_eq!(
+            StepError::from_words(&[10, BUFFERS.len() as u64, 0, 0]),
+            Err(1)
+        );
+        assert_eq!(StepError::from_words(&[6, 5, 0, 0]), Err(1));
+        // Words a variant does not use.
+        assert_eq!(StepError::from_words(&[9, 1, 0, 0]), Err(1));
+        assert_eq!(StepError::from_words(&[1, 1, 1, 0]), Err(2));
+        assert_eq!(StepError::from_words(&[0, 0, 0, 1]), Err(3));
+        assert_eq!(StepError::from_words(&[7, 3, 1, 1]), Err(3));
+        assert_eq!(StepError::from_words(&[7, 4, 0, 1]), Err(3));
+    }
+}

@@ -14,8 +14,8 @@
 
 use rand_pcg::Pcg64;
 use sgmcmc::adapt::{
-    CALIBRATED_SCALARS_WORDS, Calibrated, CalibratedParams, CalibratedScalars, Correction, Mcem,
-    McemParams, NoiseShape, SampleSize,
+    CALIBRATED_SCALARS_WORDS, Calibrated, CalibratedParams, CalibratedScalars, Correction,
+    MCEM_SCALARS_WORDS, Mcem, McemParams, McemScalars, NoiseShape, SampleSize,
 };
 use sgmcmc::gradient::{Batch, MinibatchGradient, Moments, Sampling};
 use sgmcmc::kinetic::{MassBuffer, MassShape};
@@ -214,6 +214,9 @@ fn run<T: Real>(build: Build<T>, k: Option<usize>) -> (Vec<u64>, u64, String) {
         chain.go(&mut model, &mut rng);
     }
     let (data, state) = chain.save();
+    // An MCEM checkpoint goes through its plain words and f64 data (as a Python binding stores
+    // it): the chain resumes from the decoded state.
+    let (data, state) = through_words::<T>(data, state);
     let (saved_model, saved_rng) = (model.clone(), rng.clone());
     drop(chain);
     // Scramble the first chain's buffers: nothing may be read from them any more.
@@ -226,6 +229,20 @@ fn run<T: Real>(build: Build<T>, k: Option<usize>) -> (Vec<u64>, u64, String) {
         resumed.go(&mut model, &mut rng);
     }
     (bits(&resumed.save().0), model.calls, resumed.scalars())
+}
+
+/// An MCEM wrapper's checkpoint (its scalars `McemScalars<T, Scalars<T>>`) encoded as words and
+/// `f64` data and decoded again: the decoding must equal the state. Any other checkpoint as it is.
+fn through_words<T: Real>(data: Vec<T>, state: Box<dyn Any>) -> (Vec<T>, Box<dyn Any>) {
+    let Some(s) = state.downcast_ref::<McemScalars<T, Scalars<T>>>() else {
+        return (data, state);
+    };
+    let words: [u64; MCEM_SCALARS_WORDS] = s.to_words();
+    let decoded = McemScalars::<T, Scalars<T>>::from_words(&words);
+    assert_eq!(decoded, Ok(*s));
+    let wide: Vec<f64> = data.iter().map(|x| x.to_f64()).collect();
+    let data = wide.iter().map(|&x| T::from_f64(x)).collect();
+    (data, Box::new(decoded.unwrap()))
 }
 
 fn bits<T: Real>(a: &[T]) -> Vec<u64> {
@@ -261,6 +278,8 @@ fn check_at<T: Real>(name: &str, build: Build<T>, ks: &[usize]) {
     // index (issue 33, F6: it was named by the start of that part). (Not every sampler's last
     // entry must be finite: HMC's is p, which a proposal redraws.)
     if name.contains("-em-") {
+        // (Its scalars are the ones `run` sends through their words.)
+        assert!(state.is::<McemScalars<T, Scalars<T>>>(), "{name}");
         let mut bad = data.clone();
         let last = bad.len() - 1;
         bad[last] = T::from_f64(f64::NAN);
@@ -787,6 +806,209 @@ fn calibrated_scalars_round_trip_through_words() {
         Err(LayoutError::InvalidValue {
             buffer: Buffer::Checkpoint,
             index: 12
+        })
+    );
+}
+
+// ---- MCEM scalars as plain words (`McemScalars::to_words`) ----
+
+/// SGHMC-EM (diagonal, S_count 4, LP_S 2) on a model whose gradients are so large that the
+/// momenta's squares overflow: the M-steps' covariance estimates are rejected, so the checkpoint's
+/// `last_m_step_error` is `Some`. Its scalars round-trip through their words, the chain resumed
+/// from the decoded state over fresh buffers continues bit for bit, and each refusal of
+/// `from_words` names its word.
+fn mcem_words_with_failed_m_step<T: Real + 'static>(huge: f64) {
+    fn build<T: Real>(b: &mut Bufs<T>) -> Mcem<'_, T, Sghmc<'_, T>> {
+        let mut s = Sghmc::new(
+            SghmcParams::new(T::from_f64(0.05)),
+            &mut b.theta,
+            &mut b.p,
+            &mut b.work[..2 * N],
+        )
+        .unwrap();
+        s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).unwrap())
+            .unwrap();
+        let em = McemParams::new(2).with_sample_size(SampleSize::fixed(4).unwrap());
+        let len = Mcem::<T, Sghmc<T>>::workspace_len(N, MassShape::Diagonal);
+        Mcem::new(s, em, &mut b.em_work[..len]).unwrap()
+    }
+    let mut first = Bufs::<T>::new(1.0);
+    let mut em = build(&mut first);
+    // U(θ) = K Σ|θᵢ|: a gradient ±K flips the momenta between about ±hK, whose squares overflow.
+    let k = T::from_f64(huge);
+    let mut model = move |t: &[T], g: &mut [T]| {
+        for (g, &t) in g.iter_mut().zip(t) {
+            *g = if t < T::ZERO { -k } else { k };
+        }
+    };
+    let mut rng = Pcg64::new(9, 3);
+    // Up to the first failed M-step, which resets the overflowed statistics (a checkpoint
+    // mid-batch holds them non-finite, and `restore` refuses such data).
+    for _ in 0..40 {
+        let _ = em.step(&mut model, &mut rng);
+        if em.m_step_failures() > 0 {
+            break;
+        }
+    }
+    let failure = em.last_m_step_error();
+    assert!(failure.is_some(), "no M-step failed");
+    assert!(em.m_step_failures() >= 1);
+    let mut data = vec![T::ZERO; em.checkpoint_len()];
+    let state = Checkpoint::save(&em, &mut data).unwrap();
+    let words = state.to_words();
+    assert_eq!(words[0] & 4, 4, "the error's flag");
+    let decoded = McemScalars::<T, Scalars<T>>::from_words(&words);
+    assert_eq!(decoded, Ok(state));
+    let mut fresh = Bufs::<T>::new(-3.0);
+    let mut resumed = build(&mut fresh);
+    Checkpoint::restore(&mut resumed, &decoded.unwrap(), &data).unwrap();
+    assert_eq!(resumed.last_m_step_error(), failure);
+    assert_eq!(resumed.m_step_failures(), em.m_step_failures());
+    let mut rng2 = rng.clone();
+    for _ in 0..9 {
+        let a = em.step(&mut model, &mut rng);
+        let b = resumed.step(&mut model, &mut rng2);
+        assert_eq!(a.is_ok(), b.is_ok());
+    }
+    let mut d1 = vec![T::ZERO; em.checkpoint_len()];
+    let mut d2 = vec![T::ZERO; em.checkpoint_len()];
+    let s1 = Checkpoint::save(&em, &mut d1).unwrap();
+    let s2 = Checkpoint::save(&resumed, &mut d2).unwrap();
+    assert_eq!(bits(&d1), bits(&d2));
+    assert_eq!(format!("{s1:?}"), format!("{s2:?}"));
+    assert_eq!(s1.to_words(), s2.to_words());
+
+    let invalid = |index| {
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        })
+    };
+    let refused = |change: &dyn Fn(&mut [u64; MCEM_SCALARS_WORDS]), index: usize| {
+        let mut bad = words;
+        change(&mut bad);
+        assert_eq!(
+            McemScalars::<T, Scalars<T>>::from_words(&bad),
+            invalid(index),
+            "word {index}"
+        );
+    };
+    // The tag: another format or version, an unknown flag.
+    refused(&|w| w[0] ^= 1 << 40, 0);
+    refused(&|w| w[0] ^= 1 << 16, 0);
+    refused(&|w| w[0] |= 8, 0);
+    // The sampler's words, refused as `Scalars::from_words` refuses them (SGHMC has no
+    // thermostat: its word, the sampler's 5th, is the 6th here).
+    refused(&|w| w[5] = 1, 5);
+    refused(&|w| w[1] ^= 1 << 40, 1);
+    // A fixed S_count with S_I or z set.
+    refused(&|w| w[15] = 1, 15);
+    refused(&|w| w[16] = 1.0f64.to_bits(), 16);
+    // Non-finite floats: z of an adaptive rule, ν, d, q's mean and m2, κ.
+    refused(
+        &|w| {
+            w[0] |= 1;
+            w[15] = 2;
+            w[16] = f64::NAN.to_bits();
+        },
+        16,
+    );
+    refused(&|w| w[17] = f64::NAN.to_bits(), 17);
+    refused(&|w| w[18] = f64::INFINITY.to_bits(), 18);
+    refused(&|w| w[24] = f64::NEG_INFINITY.to_bits(), 24);
+    refused(&|w| w[25] = f64::NAN.to_bits(), 25);
+    refused(
+        &|w| {
+            w[0] |= 2;
+            w[26] = f64::NAN.to_bits();
+        },
+        26,
+    );
+    // κ's word set while absent.
+    refused(
+        &|w| {
+            w[0] &= !2;
+            w[26] = 1;
+        },
+        26,
+    );
+    // The M-step error: absent with its words set, an unknown variant, a word its variant does
+    // not use, an unknown linear-algebra kind.
+    refused(&|w| w[0] &= !4, 28);
+    refused(&|w| w[28] = 99, 28);
+    refused(
+        &|w| {
+            w[28] = 9; // NonFiniteEnergy: no payload
+            w[29] = 0;
+            w[30] = 0;
+            w[31] = 1;
+        },
+        31,
+    );
+    refused(
+        &|w| {
+            w[28] = 7; // MassEstimate(LinalgError) with an unknown kind
+            w[29] = 17;
+        },
+        29,
+    );
+    refused(
+        &|w| {
+            w[28] = 0; // StepSize(ParamError) with an unknown Param
+            w[29] = 1;
+            w[30] = 1000;
+            w[31] = 0;
+        },
+        30,
+    );
+    refused(
+        &|w| {
+            w[28] = 10; // NonFiniteState with an unknown Buffer
+            w[29] = 1000;
+            w[30] = 0;
+            w[31] = 0;
+        },
+        29,
+    );
+    // Every error variant the words can carry reads back (the crate's unit tests cover every
+    // payload); here two more through the public wrapper.
+    let mut ok = words;
+    ok[28..32].copy_from_slice(&[0, 1, 26, 0]); // StepSize(OutOfRange(PrecisionBounds))
+    let read = McemScalars::<T, Scalars<T>>::from_words(&ok).unwrap();
+    assert_eq!(read.to_words(), ok);
+    ok[28..32].copy_from_slice(&[5, 1, 0, 0]); // TooFewMomentumSamples { count: 1 }
+    let read = McemScalars::<T, Scalars<T>>::from_words(&ok).unwrap();
+    assert_eq!(read.to_words(), ok);
+}
+
+#[test]
+fn mcem_scalars_round_trip_through_words() {
+    mcem_words_with_failed_m_step::<f64>(1e300);
+    mcem_words_with_failed_m_step::<f32>(1e30);
+    // An f64 ν that f32 does not hold exactly is refused as f32 (not rounded); the other words
+    // (a fixed S_count, ν = 1, d = 2) read as either.
+    let mut first = Bufs::<f64>::new(1.0);
+    let mut s = Sghmc::new(
+        SghmcParams::new(0.05),
+        &mut first.theta,
+        &mut first.p,
+        &mut first.work[..2 * N],
+    )
+    .unwrap();
+    s.set_mass(MassBuffer::diagonal(&mut first.inv_diag).unwrap())
+        .unwrap();
+    let len = Mcem::<f64, Sghmc<f64>>::workspace_len(N, MassShape::Diagonal);
+    let params = McemParams::new(2).with_sample_size(SampleSize::fixed(4).unwrap());
+    let em = Mcem::new(s, params, &mut first.em_work[..len]).unwrap();
+    let mut data = vec![0.0; em.checkpoint_len()];
+    let mut words = Checkpoint::save(&em, &mut data).unwrap().to_words();
+    words[17] = 1.1f64.to_bits();
+    assert!(McemScalars::<f64, Scalars<f64>>::from_words(&words).is_ok());
+    assert_eq!(
+        McemScalars::<f32, Scalars<f32>>::from_words(&words),
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index: 17
         })
     );
 }

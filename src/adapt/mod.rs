@@ -49,8 +49,7 @@ pub use calibrated::{
 pub use dual_averaging::{AdaptationStop, DualAveraging};
 #[doc(hidden)] // a sealed bound of `Mcem`: which samplers it wraps
 pub use mcem::EmSampler;
-#[doc(hidden)] // the opaque `Checkpoint::State` of `Mcem`: kept, not read
-pub use mcem::McemScalars;
+pub use mcem::{MCEM_SCALARS_WORDS, McemScalars};
 pub use mcem::{Mcem, McemParams, NphmcEStep, SampleSize};
 pub use noise::{NoiseEstimate, NoiseShape};
 pub use scale::GradientScale;

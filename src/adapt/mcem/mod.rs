@@ -17,14 +17,18 @@ pub use e_step::{EmSampler, NphmcEStep};
 use m_step::MStepParams;
 pub use sample_size::SampleSize;
 
-use crate::error::{Buffer, Error, LayoutError, LinalgError, Param, ParamError, StepError};
+use crate::error::{
+    Buffer, Error, LayoutError, LinalgError, Param, ParamError, STEP_ERROR_WORDS, StepError,
+};
 use crate::gradient::Gradient;
 use crate::integrator::state::{check_len, checked_gradient};
 use crate::kinetic::{AdaptiveMass, MassShape};
 use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::rows::{Fitted, carve};
-use crate::sampler::{ChainState, Checkpoint, Sampler, StepStats, read_parts, write_parts};
+use crate::sampler::{
+    ChainState, Checkpoint, SCALARS_WORDS, Sampler, Scalars, StepStats, read_parts, write_parts,
+};
 use crate::validate::positive;
 use e_step::sealed::TestFunction;
 use m_step::MStep;
@@ -812,6 +816,212 @@ where
         self.m_step_failures = state.m_step_failures;
         self.last_m_step_error = state.last_m_step_error;
         Ok(())
+    }
+}
+
+/// The first word of [`McemScalars::to_words`]: "SGEM", format version 1, then three flags.
+const MCEM_TAG: u64 = 0x5347_454D_0001_0000;
+/// The tag's flag bits: the sample size adaptive, κ present, an M-step error present.
+const MCEM_FLAGS: u64 = 0b111;
+/// Where the sampler's [`SCALARS_WORDS`] words start in [`McemScalars::to_words`].
+const SAMPLER_WORDS_AT: usize = 1;
+/// The first of the wrapper's own words, after the sampler's.
+const OWN_WORDS_AT: usize = SAMPLER_WORDS_AT + SCALARS_WORDS;
+/// Where the last M-step error's [`STEP_ERROR_WORDS`] words start.
+const ERROR_WORDS_AT: usize = OWN_WORDS_AT + 18;
+
+/// The length of [`McemScalars::to_words`]: the tag, the sampler's scalars
+/// (`sgmcmc::sampler::SCALARS_WORDS`), the wrapper's eighteen words and the last M-step error's
+/// four.
+pub const MCEM_SCALARS_WORDS: usize = ERROR_WORDS_AT + STEP_ERROR_WORDS;
+
+impl<T: Real> McemScalars<T, Scalars<T>> {
+    /// The scalars of an MCEM wrapper around HMC, SGHMC, SGNHT or SG-NPHMC as plain words, for
+    /// storing its checkpoint outside the process (with its data as `f64`s). Floats are the
+    /// bits of their `f64` values (an `f32` widens exactly), an absent value 0:
+    ///
+    /// | word | content |
+    /// |---|---|
+    /// | 0 | tag: "SGEM", version 1, flags (bit 0 the sample size adaptive, bit 1 κ present, bit 2 an M-step error present) |
+    /// | 1–9 | the sampler's scalars (`sgmcmc::sampler::Scalars::to_words`) |
+    /// | 10–13 | the sample counts of the moments, the test statistics and the post-M-step means; the M-steps taken |
+    /// | 14–16 | S_count; for the adaptive rule S_I and z_{1−α/2} |
+    /// | 17–20 | the subsampling offsets: ν, d, the index s and the offset t_s |
+    /// | 21–22 | the next subsampled step, the steps into the batch |
+    /// | 23–25 | SG-NPHMC's q statistics: count, mean, m2 |
+    /// | 26 | the last κ |
+    /// | 27 | the failed M-steps |
+    /// | 28–31 | the last M-step error: its variant's code (its position in [`StepError`]'s declaration), then its payload (a [`crate::Param`] or [`crate::Buffer`] as its position in its enum's declaration, a [`crate::LinalgError`] as its variant's position and its fields), 0 where none |
+    ///
+    /// [`McemScalars::from_words`] reads them back exactly.
+    ///
+    /// ```
+    /// use sgmcmc::adapt::{MCEM_SCALARS_WORDS, Mcem, McemParams, McemScalars, SampleSize};
+    /// use sgmcmc::kinetic::{MassBuffer, MassShape};
+    /// use sgmcmc::prelude::*;
+    /// use sgmcmc::sampler::Checkpoint;
+    ///
+    /// let (mut theta, mut p, mut work, mut inv_mass) = ([0.5f32; 2], [0.0; 2], [0.0; 4], [1.0; 2]);
+    /// let mut sghmc = Sghmc::new(SghmcParams::new(0.05), &mut theta, &mut p, &mut work).unwrap();
+    /// sghmc.set_mass(MassBuffer::diagonal(&mut inv_mass).unwrap()).unwrap();
+    /// let mut buf = vec![0.0; Mcem::<f32, Sghmc<f32>>::workspace_len(2, MassShape::Diagonal)];
+    /// let params = McemParams::new(2).with_sample_size(SampleSize::fixed(4).unwrap());
+    /// let mut em = Mcem::new(sghmc, params, &mut buf).unwrap();
+    /// let mut rng = rand_pcg::Pcg64::new(3, 0);
+    /// for _ in 0..5 {
+    ///     em.run(&mut |t: &[f32], g: &mut [f32]| g.copy_from_slice(t), &mut rng, 1, &mut ())
+    ///         .unwrap();
+    /// }
+    /// let mut data = vec![0.0f32; em.checkpoint_len()];
+    /// let state = em.save(&mut data).unwrap();
+    /// let words: [u64; MCEM_SCALARS_WORDS] = state.to_words();
+    /// assert_eq!(McemScalars::from_words(&words), Ok(state));
+    /// ```
+    pub fn to_words(&self) -> [u64; MCEM_SCALARS_WORDS] {
+        let bits = |x: T| x.to_f64().to_bits();
+        let mut words = [0u64; MCEM_SCALARS_WORDS];
+        words[0] = MCEM_TAG;
+        for (w, &s) in words
+            .iter_mut()
+            .skip(SAMPLER_WORDS_AT)
+            .zip(&self.sampler.to_words())
+        {
+            *w = s;
+        }
+        let o = OWN_WORDS_AT;
+        words[o] = self.moments;
+        words[o + 1] = self.test;
+        words[o + 2] = self.post;
+        words[o + 3] = self.m_steps;
+        match self.sample_size {
+            SampleSize::Fixed(count) => words[o + 4] = count,
+            SampleSize::Adaptive { count, growth, z } => {
+                words[0] |= 1;
+                words[o + 4] = count;
+                words[o + 5] = growth;
+                words[o + 6] = bits(z);
+            }
+        }
+        let (rate, exponent, index, offset) = self.offsets.to_parts();
+        words[o + 7] = bits(rate);
+        words[o + 8] = bits(exponent);
+        words[o + 9] = index;
+        words[o + 10] = offset;
+        words[o + 11] = self.next_offset;
+        words[o + 12] = self.in_batch;
+        let (count, mean, m2) = self.q_stats;
+        words[o + 13] = count;
+        words[o + 14] = bits(mean);
+        words[o + 15] = bits(m2);
+        if let Some(kappa) = self.last_kappa {
+            words[0] |= 2;
+            words[o + 16] = bits(kappa);
+        }
+        words[o + 17] = self.m_step_failures;
+        if let Some(e) = self.last_m_step_error {
+            words[0] |= 4;
+            for (w, &s) in words.iter_mut().skip(ERROR_WORDS_AT).zip(&e.to_words()) {
+                *w = s;
+            }
+        }
+        words
+    }
+
+    /// Reads [`McemScalars::to_words`] back. [`LayoutError::InvalidValue`] on
+    /// [`Buffer::Checkpoint`] (at the index of the offending word) for a tag of another format
+    /// or version or with unknown flags, the sampler's words refused as
+    /// `Scalars::from_words` refuses them, a word set for an absent value (S_I and z of a
+    /// fixed sample size, κ, the M-step error), a float that is not finite or that the float
+    /// type `T` does not hold exactly (words written for `f64` read as `f32`), or an M-step error
+    /// that is not one `to_words` writes (an unknown variant, parameter, buffer or linear-algebra
+    /// code, a field that does not fit a `usize`, a word the variant does not use).
+    pub fn from_words(words: &[u64; MCEM_SCALARS_WORDS]) -> Result<Self, LayoutError> {
+        let invalid = |index| LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        };
+        if words[0] & !MCEM_FLAGS != MCEM_TAG {
+            return Err(invalid(0));
+        }
+        let mut inner = [0u64; SCALARS_WORDS];
+        for (w, &s) in inner.iter_mut().zip(words.iter().skip(SAMPLER_WORDS_AT)) {
+            *w = s;
+        }
+        let sampler = Scalars::from_words(&inner).map_err(|e| match e {
+            LayoutError::InvalidValue { buffer, index } => LayoutError::InvalidValue {
+                buffer,
+                index: index.saturating_add(SAMPLER_WORDS_AT),
+            },
+            other => other,
+        })?;
+        let o = OWN_WORDS_AT;
+        let read = |index: usize| {
+            let word = words[index];
+            let wide = f64::from_bits(word);
+            let value = T::from_f64(wide);
+            if wide.is_finite() && value.to_f64().to_bits() == word {
+                Ok(value)
+            } else {
+                Err(invalid(index))
+            }
+        };
+        let absent = |index: usize| {
+            if words[index] == 0 {
+                Ok(())
+            } else {
+                Err(invalid(index))
+            }
+        };
+        let sample_size = if words[0] & 1 == 0 {
+            absent(o + 5)?;
+            absent(o + 6)?;
+            SampleSize::Fixed(words[o + 4])
+        } else {
+            SampleSize::Adaptive {
+                count: words[o + 4],
+                growth: words[o + 5],
+                z: read(o + 6)?,
+            }
+        };
+        let offsets =
+            PoissonOffsets::from_parts((read(o + 7)?, read(o + 8)?, words[o + 9], words[o + 10]));
+        let q_stats = (words[o + 13], read(o + 14)?, read(o + 15)?);
+        let last_kappa = if words[0] & 2 == 0 {
+            absent(o + 16)?;
+            None
+        } else {
+            Some(read(o + 16)?)
+        };
+        let mut error = [0u64; STEP_ERROR_WORDS];
+        for (w, &s) in error.iter_mut().zip(words.iter().skip(ERROR_WORDS_AT)) {
+            *w = s;
+        }
+        let last_m_step_error = if words[0] & 4 == 0 {
+            if let Some(k) = error.iter().position(|&w| w != 0) {
+                return Err(invalid(ERROR_WORDS_AT.saturating_add(k)));
+            }
+            None
+        } else {
+            Some(
+                StepError::from_words(&error)
+                    .map_err(|k| invalid(ERROR_WORDS_AT.saturating_add(k)))?,
+            )
+        };
+        Ok(McemScalars {
+            sampler,
+            moments: words[o],
+            test: words[o + 1],
+            post: words[o + 2],
+            m_steps: words[o + 3],
+            sample_size,
+            offsets,
+            next_offset: words[o + 11],
+            in_batch: words[o + 12],
+            q_stats,
+            last_kappa,
+            m_step_failures: words[o + 17],
+            last_m_step_error,
+        })
     }
 }
 

@@ -98,6 +98,22 @@ impl<T: Real> PoissonOffsets<T> {
         self.index
     }
 
+    /// All four fields, for a checkpoint's words: ν, d, the index s and the offset t_s.
+    pub(crate) fn to_parts(self) -> (T, T, u64, u64) {
+        (self.rate, self.exponent, self.index, self.offset)
+    }
+
+    /// The offsets from [`PoissonOffsets::to_parts`], unchecked (a checkpoint restores them as
+    /// saved).
+    pub(crate) fn from_parts((rate, exponent, index, offset): (T, T, u64, u64)) -> Self {
+        PoissonOffsets {
+            rate,
+            exponent,
+            index,
+            offset,
+        }
+    }
+
     /// Restarts at s = 0, t₀ = 0 (at the start of each MCEM batch).
     pub(crate) fn reset(&mut self) {
         self.index = 0;
