@@ -1,7 +1,7 @@
 //! One chain's buffers and the sampler built over them: any of the nine samplers, bare or wrapped in `Calibrated` or `Mcem`, behind one enum.
 
 use crate::rng::CountedPcg;
-use sgmcmc::adapt::CalibratedScalars;
+use sgmcmc::adapt::{CalibratedScalars, McemScalars};
 use sgmcmc::adapt::{Mcem, McemParams};
 use sgmcmc::kinetic::MassShape;
 use sgmcmc::prelude::*;
@@ -58,12 +58,14 @@ pub enum CalibratedAny<'a> {
     Sgmgt(Calibrated<'a, f64, Sgmgt<'a, f64>>),
 }
 
-/// The scalar part of a saved chain: a bare sampler's, or a calibrated one's (the wrapped
-/// sampler's and the running noise estimate's counters).
+/// The scalar part of a saved chain: a bare sampler's, a calibrated one's (the wrapped
+/// sampler's and the running noise estimate's counters), or an MCEM wrapper's (the wrapped
+/// sampler's, and the wrapper's counters, sample-size rule and last M-step error).
 #[derive(Clone, Copy, Debug)]
 pub enum SavedScalars {
     Plain(Scalars<f64>),
     Calibrated(CalibratedScalars<f64>),
+    Mcem(McemScalars<f64, Scalars<f64>>),
 }
 
 /// One chain's buffers, sized for its sampler.
@@ -293,8 +295,7 @@ impl Built<'_> {
         each_built!(self, s => s.set_temperature(t))
     }
 
-    /// The sampler's checkpoint (`None` for an MCEM wrapper, whose scalars the binding does
-    /// not carry: `McemScalars` has no public encoding).
+    /// The sampler's checkpoint, bare or wrapped.
     pub fn save(&self) -> Option<(SavedScalars, Vec<f64>)> {
         fn save<S: Checkpoint<f64>>(
             s: &S,
@@ -303,7 +304,11 @@ impl Built<'_> {
             let mut data = vec![0.0; s.checkpoint_len()];
             s.save(&mut data).ok().map(|state| (wrap(state), data))
         }
-        let (plain, calibrated) = (SavedScalars::Plain, SavedScalars::Calibrated);
+        let (plain, calibrated, mcem) = (
+            SavedScalars::Plain,
+            SavedScalars::Calibrated,
+            SavedScalars::Mcem,
+        );
         match self {
             Built::Any(s) => save(s, plain),
             Built::Hmc(s) => save(s, plain),
@@ -312,7 +317,10 @@ impl Built<'_> {
             Built::Calibrated(CalibratedAny::Sgnht(s)) => save(s, calibrated),
             Built::Calibrated(CalibratedAny::MSgnht(s)) => save(s, calibrated),
             Built::Calibrated(CalibratedAny::Sgmgt(s)) => save(s, calibrated),
-            Built::Mcem(_) => None,
+            Built::Mcem(McemAny::Hmc(s)) => save(s, mcem),
+            Built::Mcem(McemAny::Sghmc(s)) => save(s, mcem),
+            Built::Mcem(McemAny::Sgnht(s)) => save(s, mcem),
+            Built::Mcem(McemAny::SgNphmc(s)) => save(s, mcem),
         }
     }
 
@@ -321,7 +329,7 @@ impl Built<'_> {
         state: &SavedScalars,
         data: &[f64],
     ) -> Result<(), sgmcmc::LayoutError> {
-        use SavedScalars::{Calibrated as C, Plain as P};
+        use SavedScalars::{Calibrated as C, Mcem as M, Plain as P};
         // A state saved by another kind of sampler (bare against calibrated) is refused as
         // invalid checkpoint data, like one of another length.
         let other = sgmcmc::LayoutError::InvalidValue {
@@ -336,7 +344,10 @@ impl Built<'_> {
             (Built::Calibrated(CalibratedAny::Sgnht(s)), C(state)) => s.restore(state, data),
             (Built::Calibrated(CalibratedAny::MSgnht(s)), C(state)) => s.restore(state, data),
             (Built::Calibrated(CalibratedAny::Sgmgt(s)), C(state)) => s.restore(state, data),
-            (Built::Mcem(_), _) => Err(sgmcmc::LayoutError::UnsupportedMass),
+            (Built::Mcem(McemAny::Hmc(s)), M(state)) => s.restore(state, data),
+            (Built::Mcem(McemAny::Sghmc(s)), M(state)) => s.restore(state, data),
+            (Built::Mcem(McemAny::Sgnht(s)), M(state)) => s.restore(state, data),
+            (Built::Mcem(McemAny::SgNphmc(s)), M(state)) => s.restore(state, data),
             _ => Err(other),
         }
     }

@@ -167,7 +167,8 @@ const STATE_VERSION: u32 = 1;
 impl ChainStates {
     /// The state as bytes: the magic and version, the sampler's name, then per chain its steps,
     /// the sampler's scalars (a kind byte, then `Scalars::to_words` or, for a calibrated
-    /// sampler, `CalibratedScalars::to_words`) and checkpoint data, its noise generator
+    /// sampler, `CalibratedScalars::to_words`, for MCEM `McemScalars::to_words`) and
+    /// checkpoint data, its noise generator
     /// (state, stream, steps taken), its position and, for a built-in data model, its
     /// minibatch generator, permutation, last minibatch and whether it was drawn. Integers and
     /// floats little-endian, lengths as u64.
@@ -188,6 +189,10 @@ impl ChainStates {
                 }
                 SavedScalars::Calibrated(s) => {
                     out.push(1);
+                    s.to_words().iter().for_each(|&w| put_u64(&mut out, w));
+                }
+                SavedScalars::Mcem(s) => {
+                    out.push(2);
                     s.to_words().iter().for_each(|&w| put_u64(&mut out, w));
                 }
             }
@@ -239,6 +244,9 @@ impl ChainStates {
                 0 => SavedScalars::Plain(Scalars::from_words(&r.words()?).map_err(bad)?),
                 1 => SavedScalars::Calibrated(
                     sgmcmc::adapt::CalibratedScalars::from_words(&r.words()?).map_err(bad)?,
+                ),
+                2 => SavedScalars::Mcem(
+                    sgmcmc::adapt::McemScalars::from_words(&r.words()?).map_err(bad)?,
                 ),
                 b => return Err(format!("chain {chain}: a scalars kind byte of {b}")),
             };
@@ -739,11 +747,23 @@ pub fn run<'py>(
         }
         None => None,
     };
-    if mcem.is_some() && resume.is_some() {
-        return Err(errors::setting_error(
-            "resume",
-            "an MCEM run cannot be resumed yet (its statistics are not kept in fit.state)".into(),
-        ));
+    if let Some(saved) = &resume {
+        // An MCEM state resumes only with `mcem` (its shape is checked by the restore, as the
+        // checkpoint's length), and a bare or calibrated one only without.
+        let from_mcem = saved
+            .iter()
+            .any(|c| matches!(c.state, SavedScalars::Mcem(_)));
+        if from_mcem != mcem.is_some() {
+            return Err(errors::setting_error(
+                "resume",
+                if from_mcem {
+                    "the state was saved from an MCEM run: resume it with mcem"
+                } else {
+                    "the state was saved from a run without MCEM: resume it without"
+                }
+                .into(),
+            ));
+        }
     }
     let spec = spec_of(&model)?;
     let calibration = match &calibration {

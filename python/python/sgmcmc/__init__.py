@@ -208,7 +208,7 @@ class Fit:
     NaN where the sampler has no such quantity (SGLD's kinetic temperature, HMC's thermostat).
     ``interrupted`` is True when Ctrl-C stopped the run (every chain is then cut to the
     shortest). ``state`` holds where each chain stopped; ``sample(..., resume=fit.state)``
-    continues the chains exactly, and it pickles (``None`` for an MCEM run)."""
+    continues the chains exactly, and it pickles."""
 
     draws: np.ndarray
     sample_stats: dict
