@@ -89,39 +89,6 @@ impl Builtin {
     }
 }
 
-/// Uniform 32-bit words from a generator's 64-bit outputs, two per output (low half first).
-/// A draw's unused half is dropped when the draw ends, so no state outlives it.
-struct Halves<'r> {
-    rng: &'r mut CountedPcg,
-    spare: Option<u32>,
-}
-
-impl Halves<'_> {
-    fn next_u32(&mut self) -> u32 {
-        match self.spare.take() {
-            Some(word) => word,
-            None => {
-                let x = self.rng.next_u64();
-                self.spare = Some((x >> 32) as u32);
-                x as u32
-            }
-        }
-    }
-
-    /// A uniform integer in [0, n), 1 ≤ n ≤ 2³² − 1: Lemire 2019's multiply-and-reject on 32-bit
-    /// words (unbiased; a word is rejected with probability below n/2³²).
-    fn below(&mut self, n: u32) -> u32 {
-        let mut m = u64::from(self.next_u32()) * u64::from(n);
-        if (m as u32) < n {
-            let threshold = n.wrapping_neg() % n;
-            while (m as u32) < threshold {
-                m = u64::from(self.next_u32()) * u64::from(n);
-            }
-        }
-        (m >> 32) as u32
-    }
-}
-
 /// A uniform integer in [0, n), n ≥ 1 (Lemire 2019's multiply-and-reject: unbiased).
 fn below(rng: &mut CountedPcg, n: usize) -> usize {
     let n = n as u64;
@@ -206,31 +173,10 @@ impl Minibatches {
         Some(self)
     }
 
-    /// Draws the next minibatch into `rows` (all rows for the full data). Up to 2³² − 1
-    /// examples, each index takes half of a generator output ([`Halves`]), so a minibatch of b
-    /// costs about b/2 outputs.
+    /// Draws the next minibatch into `rows` (all rows for the full data).
     pub fn draw(&mut self) {
         self.rows.clear();
         match self.batch {
-            Some(b) if b < self.examples && u32::try_from(self.examples).is_ok() => {
-                let n = self.examples as u32;
-                let mut halves = Halves {
-                    rng: &mut self.rng,
-                    spare: None,
-                };
-                if self.replace {
-                    for _ in 0..b {
-                        self.rows.push(halves.below(n) as usize);
-                    }
-                } else {
-                    // As below: a partial Fisher–Yates shuffle.
-                    for j in 0..b {
-                        let k = j + halves.below(n - j as u32) as usize;
-                        self.permutation.swap(j, k);
-                    }
-                    self.rows.extend_from_slice(&self.permutation[..b]);
-                }
-            }
             Some(b) if b < self.examples => {
                 if self.replace {
                     for _ in 0..b {

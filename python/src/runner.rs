@@ -602,34 +602,21 @@ fn run_chains(
         .collect();
     let plan = setup.plan;
     let total = plan.warmup + plan.draws * plan.thin;
-    // Steps not yet added to `done`: the counters of all chains share cache lines, so each
-    // thread adds its steps every 64 steps rather than at every one (the progress bar reads
-    // them every 50 ms), and all of them at the end.
-    let mut unreported = vec![0u64; runs.len()];
-    let report = |unreported: &mut [u64]| {
-        for (n, &c) in unreported.iter_mut().zip(chains) {
-            done[c].fetch_add(std::mem::take(n), Ordering::Relaxed);
-        }
-    };
     for t in 0..total {
         if stop.load(Ordering::Relaxed) {
             break;
         }
         let mut any = false;
-        for (run, n) in runs.iter_mut().zip(unreported.iter_mut()) {
+        for (run, &c) in runs.iter_mut().zip(chains) {
             if run.step(t, plan) {
-                *n += 1;
+                done[c].fetch_add(1, Ordering::Relaxed);
                 any = true;
             }
         }
         if !any {
             break;
         }
-        if t % 64 == 63 {
-            report(&mut unreported);
-        }
     }
-    report(&mut unreported);
     runs.into_iter().map(ChainRun::finish).collect()
 }
 
