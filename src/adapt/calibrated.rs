@@ -9,7 +9,8 @@ use crate::linalg::cholesky_in_place;
 use crate::real::Real;
 use crate::rows::{Fitted, carve, rows, rows_mut};
 use crate::sampler::{
-    Checkpoint, Discount, NoiseDiscount, SCALARS_WORDS, Sampler, Scalars, StepStats, read_parts,
+    Checkpoint, Discount, NoiseDiscount, SCALARS_WORDS, Sampler, Scalars, StepStats, put_scalars,
+    read_parts, real_from_word, scalars_at,
 };
 use rand_core::Rng;
 
@@ -752,13 +753,7 @@ impl<T: Real> CalibratedScalars<T> {
     pub fn to_words(&self) -> [u64; CALIBRATED_SCALARS_WORDS] {
         let mut words = [0u64; CALIBRATED_SCALARS_WORDS];
         words[0] = CALIBRATED_TAG;
-        for (w, &s) in words
-            .iter_mut()
-            .skip(SAMPLER_WORDS_AT)
-            .zip(&self.sampler.to_words())
-        {
-            *w = s;
-        }
+        put_scalars(&mut words, SAMPLER_WORDS_AT, &self.sampler);
         if let Some(k) = self.since_refresh {
             words[0] |= 1;
             words[OWN_WORDS_AT + 1] = u64::from(k);
@@ -786,17 +781,7 @@ impl<T: Real> CalibratedScalars<T> {
         if words[0] & !CALIBRATED_FLAGS != CALIBRATED_TAG {
             return Err(invalid(0));
         }
-        let mut inner = [0u64; SCALARS_WORDS];
-        for (w, &s) in inner.iter_mut().zip(words.iter().skip(SAMPLER_WORDS_AT)) {
-            *w = s;
-        }
-        let sampler = Scalars::from_words(&inner).map_err(|e| match e {
-            LayoutError::InvalidValue { buffer, index } => LayoutError::InvalidValue {
-                buffer,
-                index: index.saturating_add(SAMPLER_WORDS_AT),
-            },
-            other => other,
-        })?;
+        let sampler = scalars_at(words, SAMPLER_WORDS_AT)?;
         let since = words[OWN_WORDS_AT + 1];
         let since_refresh = if words[0] & 1 == 0 {
             if since != 0 {
@@ -806,16 +791,7 @@ impl<T: Real> CalibratedScalars<T> {
         } else {
             Some(u32::try_from(since).map_err(|_| invalid(OWN_WORDS_AT + 1))?)
         };
-        let read = |index: usize| {
-            let word = words[index];
-            let wide = f64::from_bits(word);
-            let value = T::from_f64(wide);
-            if wide.is_finite() && value.to_f64().to_bits() == word {
-                Ok(value)
-            } else {
-                Err(invalid(index))
-            }
-        };
+        let read = |index: usize| real_from_word::<T>(words[index], index);
         Ok(CalibratedScalars {
             sampler,
             updates: words[OWN_WORDS_AT],

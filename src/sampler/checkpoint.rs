@@ -138,6 +138,45 @@ const SCALARS_TAG: u64 = 0x5347_5343_0001_0000;
 /// The bits of the tag's presence mask: one per optional scalar.
 const SCALARS_MASK: u64 = 0b1_1111;
 
+/// The float stored in `word` as the bits of its `f64` value (the encodings' `to_words`):
+/// [`LayoutError::InvalidValue`] on [`Buffer::Checkpoint`] at `index` unless it is finite and
+/// `T` holds it exactly (words written for `f64` read as `f32` are refused, not rounded).
+pub(crate) fn real_from_word<T: Real>(word: u64, index: usize) -> Result<T, LayoutError> {
+    let wide = f64::from_bits(word);
+    let value = T::from_f64(wide);
+    if wide.is_finite() && value.to_f64().to_bits() == word {
+        Ok(value)
+    } else {
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        })
+    }
+}
+
+/// A wrapper's copy of its sampler's [`Scalars::to_words`], written into `words` from `at`.
+pub(crate) fn put_scalars<T: Real>(words: &mut [u64], at: usize, scalars: &Scalars<T>) {
+    for (w, &s) in words.iter_mut().skip(at).zip(&scalars.to_words()) {
+        *w = s;
+    }
+}
+
+/// The sampler's [`Scalars`] embedded in a wrapper's words from `at` ([`put_scalars`]), read
+/// as [`Scalars::from_words`] reads them; a refusal names the word's index in `words`.
+pub(crate) fn scalars_at<T: Real>(words: &[u64], at: usize) -> Result<Scalars<T>, LayoutError> {
+    let mut inner = [0u64; SCALARS_WORDS];
+    for (w, &s) in inner.iter_mut().zip(words.iter().skip(at)) {
+        *w = s;
+    }
+    Scalars::from_words(&inner).map_err(|e| match e {
+        LayoutError::InvalidValue { buffer, index } => LayoutError::InvalidValue {
+            buffer,
+            index: index.saturating_add(at),
+        },
+        other => other,
+    })
+}
+
 /// The length of [`Scalars::to_words`].
 pub const SCALARS_WORDS: usize = 9;
 
@@ -205,12 +244,7 @@ impl<T: Real> Scalars<T> {
                 }
                 continue;
             }
-            let wide = f64::from_bits(word);
-            let value = T::from_f64(wide);
-            if !wide.is_finite() || value.to_f64().to_bits() != word {
-                return Err(invalid(4 + k));
-            }
-            *slot = Some(value);
+            *slot = Some(real_from_word(word, 4 + k)?);
         }
         let [
             thermostat,

@@ -24,7 +24,9 @@ pub(crate) mod shell;
 mod temperature;
 
 pub use checkpoint::Checkpoint;
-pub(crate) use checkpoint::{Rollback, SavedState, read_parts, write_parts};
+pub(crate) use checkpoint::{
+    Rollback, SavedState, put_scalars, read_parts, real_from_word, scalars_at, write_parts,
+};
 #[doc(hidden)] // the opaque `Checkpoint::State` of the samplers: kept, not read
 pub use checkpoint::{SCALARS_WORDS, Scalars};
 pub(crate) use discount::Discount;

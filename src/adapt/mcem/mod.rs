@@ -27,7 +27,8 @@ use crate::lanes::copy_into;
 use crate::real::Real;
 use crate::rows::{Fitted, carve};
 use crate::sampler::{
-    ChainState, Checkpoint, SCALARS_WORDS, Sampler, Scalars, StepStats, read_parts, write_parts,
+    ChainState, Checkpoint, SCALARS_WORDS, Sampler, Scalars, StepStats, put_scalars, read_parts,
+    real_from_word, scalars_at, write_parts,
 };
 use crate::validate::positive;
 use e_step::sealed::TestFunction;
@@ -881,13 +882,7 @@ impl<T: Real> McemScalars<T, Scalars<T>> {
         let bits = |x: T| x.to_f64().to_bits();
         let mut words = [0u64; MCEM_SCALARS_WORDS];
         words[0] = MCEM_TAG;
-        for (w, &s) in words
-            .iter_mut()
-            .skip(SAMPLER_WORDS_AT)
-            .zip(&self.sampler.to_words())
-        {
-            *w = s;
-        }
+        put_scalars(&mut words, SAMPLER_WORDS_AT, &self.sampler);
         let o = OWN_WORDS_AT;
         words[o] = self.moments;
         words[o + 1] = self.test;
@@ -943,28 +938,9 @@ impl<T: Real> McemScalars<T, Scalars<T>> {
         if words[0] & !MCEM_FLAGS != MCEM_TAG {
             return Err(invalid(0));
         }
-        let mut inner = [0u64; SCALARS_WORDS];
-        for (w, &s) in inner.iter_mut().zip(words.iter().skip(SAMPLER_WORDS_AT)) {
-            *w = s;
-        }
-        let sampler = Scalars::from_words(&inner).map_err(|e| match e {
-            LayoutError::InvalidValue { buffer, index } => LayoutError::InvalidValue {
-                buffer,
-                index: index.saturating_add(SAMPLER_WORDS_AT),
-            },
-            other => other,
-        })?;
+        let sampler = scalars_at(words, SAMPLER_WORDS_AT)?;
         let o = OWN_WORDS_AT;
-        let read = |index: usize| {
-            let word = words[index];
-            let wide = f64::from_bits(word);
-            let value = T::from_f64(wide);
-            if wide.is_finite() && value.to_f64().to_bits() == word {
-                Ok(value)
-            } else {
-                Err(invalid(index))
-            }
-        };
+        let read = |index: usize| real_from_word::<T>(words[index], index);
         let absent = |index: usize| {
             if words[index] == 0 {
                 Ok(())
