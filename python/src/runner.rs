@@ -747,24 +747,6 @@ pub fn run<'py>(
         }
         None => None,
     };
-    if let Some(saved) = &resume {
-        // An MCEM state resumes only with `mcem` (its shape is checked by the restore, as the
-        // checkpoint's length), and a bare or calibrated one only without.
-        let from_mcem = saved
-            .iter()
-            .any(|c| matches!(c.state, SavedScalars::Mcem(_)));
-        if from_mcem != mcem.is_some() {
-            return Err(errors::setting_error(
-                "resume",
-                if from_mcem {
-                    "the state was saved from an MCEM run: resume it with mcem"
-                } else {
-                    "the state was saved from a run without MCEM: resume it without"
-                }
-                .into(),
-            ));
-        }
-    }
     let spec = spec_of(&model)?;
     let calibration = match &calibration {
         Some(c) => {
@@ -836,18 +818,25 @@ pub fn run<'py>(
         ));
     }
     if let Some(saved) = &resume {
-        let calibrated = saved
-            .iter()
-            .any(|c| matches!(c.state, SavedScalars::Calibrated(_)));
-        if calibrated != calibration.is_some() {
+        // A state resumes only under the wrapper it was saved with (an MCEM mass's shape is
+        // checked by the restore, as the checkpoint's length).
+        let wrapper = |state: &SavedScalars| match state {
+            SavedScalars::Plain(_) => "neither calibration nor mcem",
+            SavedScalars::Calibrated(_) => "calibration",
+            SavedScalars::Mcem(_) => "mcem",
+        };
+        let this_run = match (&calibration, &mcem) {
+            (Some(_), _) => "calibration",
+            (None, Some(_)) => "mcem",
+            (None, None) => "neither calibration nor mcem",
+        };
+        if let Some(c) = saved.iter().find(|c| wrapper(&c.state) != this_run) {
             return Err(errors::setting_error(
                 "resume",
-                if calibrated {
-                    "the state was saved from a calibrated run: resume it with calibration"
-                } else {
-                    "the state was saved from a run without calibration: resume it without"
-                }
-                .into(),
+                format!(
+                    "the state was saved from a run with {}; resume it with the same, not {this_run}",
+                    wrapper(&c.state)
+                ),
             ));
         }
         if saved.len() != chains {
