@@ -264,8 +264,7 @@ impl BuiltinChain {
 
     /// Writes ∇Ũ(θ) on a fresh minibatch into `grad`.
     pub fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
-        let model = Arc::clone(&self.model);
-        match &*model {
+        match &*self.model {
             Builtin::Gaussian(g) => gaussian_gradient(g, theta, grad),
             Builtin::Data(m) => {
                 self.batches.draw();
@@ -282,8 +281,7 @@ impl BuiltinChain {
     /// Ũ(θ) on the minibatch of the last gradient (a fresh one if there was none): the full U
     /// for a full-batch model.
     pub fn energy(&mut self, theta: &[f64]) -> f64 {
-        let model = Arc::clone(&self.model);
-        match &*model {
+        match &*self.model {
             Builtin::Gaussian(g) => gaussian_energy(g, theta),
             Builtin::Data(m) => {
                 self.batches.draw_if_none();
@@ -298,8 +296,7 @@ impl BuiltinChain {
 
     /// The diagonal of ∇²Ũ at θ on the minibatch of the last gradient (pSGLD's Γ correction).
     pub fn hessian_diagonal(&mut self, theta: &[f64], diagonal: &mut [f64]) {
-        let model = Arc::clone(&self.model);
-        match &*model {
+        match &*self.model {
             Builtin::Gaussian(g) => {
                 let d = theta.len();
                 for (i, h) in diagonal.iter_mut().enumerate() {
@@ -347,8 +344,7 @@ impl BuiltinChain {
         grad: &mut [f64],
         moments: Moments<'_, f64>,
     ) -> Option<Batch> {
-        let model = Arc::clone(&self.model);
-        let Builtin::Data(m) = &*model else {
+        let Builtin::Data(m) = &*self.model else {
             return None;
         };
         self.batches.draw();
