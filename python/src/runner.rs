@@ -640,6 +640,8 @@ fn spec_of(model: &Bound<'_, PyAny>) -> PyResult<Spec> {
         "cfunction" => {
             let gradient: usize = model.getattr("gradient_address")?.extract()?;
             let energy: Option<usize> = model.getattr("energy_address")?.extract()?;
+            let hessian_diagonal: Option<usize> =
+                model.getattr("hessian_diagonal_address")?.extract()?;
             let context: usize = model.getattr("context")?.extract()?;
             if gradient == 0 {
                 return Err(errors::setting_error(
@@ -679,6 +681,7 @@ fn spec_of(model: &Bound<'_, PyAny>) -> PyResult<Spec> {
             Ok(Spec::C(CFunctions {
                 gradient,
                 energy: energy.filter(|&a| a != 0),
+                hessian_diagonal: hessian_diagonal.filter(|&a| a != 0),
                 context,
                 rows,
             }))
@@ -686,9 +689,11 @@ fn spec_of(model: &Bound<'_, PyAny>) -> PyResult<Spec> {
         "python" => {
             let gradient = model.getattr("gradient")?.unbind();
             let energy = model.getattr("energy")?;
+            let hessian_diagonal = model.getattr("hessian_diagonal")?;
             Ok(Spec::Python(PyFunctions {
                 gradient,
                 energy: (!energy.is_none()).then(|| energy.unbind()),
+                hessian_diagonal: (!hessian_diagonal.is_none()).then(|| hessian_diagonal.unbind()),
             }))
         }
         other => Err(pyo3::exceptions::PyTypeError::new_err(format!(
@@ -775,6 +780,14 @@ pub fn run<'py>(
         return Err(errors::setting_error(
             "energy",
             format!("{sampler} needs the potential U(θ): give the model an energy function"),
+        ));
+    }
+    if kind.needs_hessian_diagonal() && !spec.has_hessian_diagonal() {
+        return Err(errors::setting_error(
+            "hessian_diagonal",
+            "pSGLD's Γ correction (correction=True) needs the diagonal of ∇²U(θ): give the \
+             model a hessian_diagonal function"
+                .into(),
         ));
     }
     if let (Kind::Hmc(_), Spec::Builtin(m)) = (&kind, &spec)

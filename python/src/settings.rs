@@ -30,6 +30,11 @@ impl Kind {
     pub fn needs_energy(&self) -> bool {
         !matches!(self, Kind::Any(_))
     }
+
+    /// Whether a step needs the diagonal of ∇²Ũ (pSGLD with its Γ correction).
+    pub fn needs_hessian_diagonal(&self) -> bool {
+        matches!(self, Kind::Any(AnyParams::Psgld(p)) if p.correction())
+    }
 }
 
 /// The keyword settings each sampler takes (besides `step_size`).

@@ -42,6 +42,8 @@ pub struct RowSpec {
 pub struct CFunctions {
     pub gradient: usize,
     pub energy: Option<usize>,
+    /// The diagonal of ∇²Ũ (pSGLD's Γ correction), with the gradient's signature.
+    pub hessian_diagonal: Option<usize>,
     pub context: usize,
     pub rows: Option<RowSpec>,
 }
@@ -78,6 +80,8 @@ impl CChain {
 pub struct PyFunctions {
     pub gradient: Py<PyAny>,
     pub energy: Option<Py<PyAny>>,
+    /// `hessian_diagonal(theta) -> array` (pSGLD's Γ correction).
+    pub hessian_diagonal: Option<Py<PyAny>>,
 }
 
 /// Where the gradients come from (shared by every chain).
@@ -95,6 +99,15 @@ impl Spec {
             Spec::Builtin(_) => true,
             Spec::C(c) => c.energy.is_some(),
             Spec::Python(p) => p.energy.is_some(),
+        }
+    }
+
+    /// Whether the diagonal of ∇²Ũ is available (pSGLD's Γ correction needs it).
+    pub fn has_hessian_diagonal(&self) -> bool {
+        match self {
+            Spec::Builtin(_) => true,
+            Spec::C(c) => c.hessian_diagonal.is_some(),
+            Spec::Python(p) => p.hessian_diagonal.is_some(),
         }
     }
 }
@@ -227,21 +240,23 @@ impl<'s> ChainSource<'s> {
     }
 }
 
-fn call_gradient(f: &PyFunctions, theta: &[f64], grad: &mut [f64]) -> PyResult<()> {
+/// `f(theta)` into `grad`: the gradient or (`what` = "hessian_diagonal") the Hessian's
+/// diagonal, a 1-d array of θ's length.
+fn call_vector(f: &Py<PyAny>, what: &str, theta: &[f64], grad: &mut [f64]) -> PyResult<()> {
     Python::attach(|py| {
         let x = PyArray1::from_slice(py, theta);
-        let out = f.gradient.bind(py).call1((x,))?;
+        let out = f.bind(py).call1((x,))?;
         let array = out
             .extract::<numpy::PyArrayLike1<'_, f64, numpy::AllowTypeChange>>()
             .map_err(|_| {
-                pyo3::exceptions::PyTypeError::new_err(
-                    "the gradient function must return a 1-d array of floats",
-                )
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "the {what} function must return a 1-d array of floats"
+                ))
             })?;
         let view = array.as_array();
         if view.len() != grad.len() {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "the gradient function returned {} values for θ of length {}",
+                "the {what} function returned {} values for θ of length {}",
                 view.len(),
                 grad.len()
             )));
@@ -314,7 +329,7 @@ impl sgmcmc::Gradient<f64> for ChainSource<'_> {
             Source::Python(f) => {
                 if self.error.is_some() {
                     grad.fill(f64::NAN);
-                } else if let Err(e) = call_gradient(f, theta, grad) {
+                } else if let Err(e) = call_vector(&f.gradient, "gradient", theta, grad) {
                     self.error = Some(SourceError::Python(e));
                     grad.fill(f64::NAN);
                 }
@@ -323,25 +338,59 @@ impl sgmcmc::Gradient<f64> for ChainSource<'_> {
         }
     }
 
+    /// The diagonal of ∇²Ũ at θ, on the last gradient's minibatch where sgmcmc draws the rows;
+    /// `false` for a model without one (the step is then refused; `sample` refuses such a
+    /// model up front).
     fn hessian_diagonal(&mut self, theta: &[f64], diagonal: &mut [f64]) -> bool {
-        if let Source::Replay(replay) = &mut self.source {
-            replay.vector(Need::HessianDiagonal, theta, diagonal);
-            return true;
-        }
-        self.builtin_hessian(theta, diagonal)
-    }
-}
-
-impl ChainSource<'_> {
-    /// The built-in models' Hessian diagonal; other sources have none.
-    fn builtin_hessian(&mut self, theta: &[f64], diagonal: &mut [f64]) -> bool {
         match &mut self.source {
-            Source::Builtin(chain) => {
-                chain.hessian_diagonal(theta, diagonal);
-                true
+            Source::Replay(replay) => replay.vector(Need::HessianDiagonal, theta, diagonal),
+            Source::Builtin(chain) => chain.hessian_diagonal(theta, diagonal),
+            Source::C(chain) => {
+                let Some(address) = chain.functions.hessian_diagonal else {
+                    return false;
+                };
+                let context = chain.functions.context as *mut c_void;
+                if let Some(b) = chain.batches.as_mut() {
+                    if !b.drawn {
+                        b.draw();
+                    }
+                    chain.sync_rows();
+                    // SAFETY: as for the rows gradient, whose signature `sgmcmc.CFunction`
+                    // documents for `hessian_diagonal` too: n doubles read at `theta` and
+                    // written at `diagonal`, `batch` int64 rows in 0..examples (drawn here).
+                    unsafe {
+                        let f: CRowsGradient = std::mem::transmute::<usize, CRowsGradient>(address);
+                        f(
+                            theta.as_ptr(),
+                            diagonal.as_mut_ptr(),
+                            theta.len(),
+                            chain.rows.as_ptr(),
+                            chain.rows.len(),
+                            context,
+                        );
+                    }
+                } else {
+                    // SAFETY: as for the gradient: the gradient's documented signature, thread
+                    // safety, a context valid for the run; both slices have n entries.
+                    unsafe {
+                        let f: CGradient = std::mem::transmute::<usize, CGradient>(address);
+                        f(theta.as_ptr(), diagonal.as_mut_ptr(), theta.len(), context);
+                    }
+                }
             }
-            _ => false,
+            Source::Python(f) => {
+                let Some(h) = &f.hessian_diagonal else {
+                    return false;
+                };
+                if self.error.is_some() {
+                    diagonal.fill(f64::NAN);
+                } else if let Err(e) = call_vector(h, "hessian_diagonal", theta, diagonal) {
+                    self.error = Some(SourceError::Python(e));
+                    diagonal.fill(f64::NAN);
+                }
+            }
         }
+        true
     }
 }
 

@@ -249,3 +249,81 @@ def test_cfunc_rows_settings_are_checked():
             sgmcmc.sample(sgmcmc.CFunction(gradient.address, dim=2, **kw), "sgld",
                           step_size=0.01, draws=5, progress=False)
         assert e.value.param == param
+
+
+def hessian_functions():
+    """The Gaussian's and GaussianMean's Hessian diagonals as numba cfuncs with the gradient's
+    signatures (plain, and on the rows sgmcmc draws, in the built-in's order of operations)."""
+    from numba import carray, cfunc, types
+
+    precision = PRECISION.copy()
+    plain_sig = types.void(types.CPointer(types.double), types.CPointer(types.double),
+                           types.size_t, types.voidptr)
+    rows_sig = types.void(types.CPointer(types.double), types.CPointer(types.double),
+                          types.size_t, types.CPointer(types.int64), types.size_t, types.voidptr)
+
+    @cfunc(plain_sig, nopython=True)
+    def gaussian(theta_ptr, out_ptr, n, ctx):
+        out = carray(out_ptr, (n,))
+        for i in range(n):
+            out[i] = precision[i]
+
+    @cfunc(rows_sig, nopython=True)
+    def gaussian_mean(theta_ptr, out_ptr, n, rows_ptr, b, ctx):
+        # GaussianMean(noise_variance=2, prior variance 10) on 60 examples: (N/b)·Σ 1/σ² + 1/σ₀².
+        out = carray(out_ptr, (n,))
+        for a in range(n):
+            out[a] = 0.0
+        for k in range(b):
+            for a in range(n):
+                out[a] += 1.0 / 2.0
+        for a in range(n):
+            out[a] = (60 / b) * out[a] + 1.0 / 10.0
+
+    return gaussian, gaussian_mean
+
+
+def test_psgld_correction_with_a_given_hessian_diagonal_is_the_builtin_chain():
+    """pSGLD's Γ correction asks for the diagonal of ∇²U: a Python callable, a numba cfunc, and
+    a cfunc on sgmcmc's rows give it as the built-in models do, and draw their chains bit for
+    bit."""
+    gaussian, gaussian_mean = hessian_functions()
+    gradient, _ = numba_functions()
+    kw = dict(step_size=0.05, correction=True, chains=2, draws=200, seed=13)
+    want = builtin_fit("psgld", **kw).draws
+    kw["progress"] = False
+    python = sgmcmc.PythonModel(numpy_gradient, dim=3,
+                                hessian_diagonal=lambda theta: PRECISION.copy())
+    np.testing.assert_array_equal(sgmcmc.sample(python, "psgld", **kw).draws, want)
+    c = sgmcmc.CFunction(gradient.address, dim=3, hessian_diagonal=gaussian.address)
+    np.testing.assert_array_equal(sgmcmc.sample(c, "psgld", **kw).draws, want)
+
+    data = np.random.default_rng(9).normal(size=(60, 2)) + np.array([1.0, -1.0])
+    rows_gradient, _ = rows_functions(data, 2.0, 10.0, 8)
+    for replace in (False, True):
+        rows = sgmcmc.CFunction(rows_gradient.address, dim=2, examples=60, batch_size=8,
+                                replace=replace, hessian_diagonal=gaussian_mean.address)
+        builtin = sgmcmc.GaussianMean(data, noise_variance=2.0, batch_size=8, replace=replace)
+        kw2 = {**kw, "step_size": 0.01}
+        np.testing.assert_array_equal(sgmcmc.sample(rows, "psgld", **kw2).draws,
+                                      sgmcmc.sample(builtin, "psgld", **kw2).draws)
+
+
+def test_psgld_correction_without_a_hessian_diagonal_is_refused_up_front():
+    gradient, _ = numba_functions()
+    for model in (sgmcmc.PythonModel(numpy_gradient, dim=3),
+                  sgmcmc.CFunction(gradient.address, dim=3)):
+        with pytest.raises(sgmcmc.SettingError) as e:
+            sgmcmc.sample(model, "psgld", step_size=0.05, correction=True, draws=5,
+                          progress=False)
+        assert e.value.param == "hessian_diagonal"
+        # Without the correction the model needs none.
+        sgmcmc.sample(model, "psgld", step_size=0.05, draws=5, progress=False)
+
+
+def test_a_bad_python_hessian_diagonal_stops_the_chain_with_its_error():
+    model = sgmcmc.PythonModel(numpy_gradient, dim=3, hessian_diagonal=lambda theta: np.ones(2))
+    with pytest.raises(sgmcmc.StepError) as e:
+        sgmcmc.sample(model, "psgld", step_size=0.05, correction=True, draws=5, progress=False)
+    assert isinstance(e.value.__cause__, ValueError)
+    assert "hessian_diagonal function returned 2 values" in str(e.value.__cause__)

@@ -147,7 +147,9 @@ class CFunction:
     ``ctypes.cast(f, ctypes.c_void_p).value``) of a function with the C ABI's gradient signature
     ``void grad(const double* theta, double* grad, size_t n, void* ctx)``; ``energy``
     optionally that of ``double energy(const double* theta, size_t n, void* ctx)`` (HMC and
-    SG-NPHMC need it); ``context`` is passed as ``ctx``.
+    SG-NPHMC need it); ``hessian_diagonal`` optionally that of a function with the gradient's
+    signature that writes the diagonal of ∇²U(θ) instead (pSGLD's Γ correction,
+    ``correction=True``, needs it); ``context`` is passed as ``ctx``.
 
     **Minibatches drawn by sgmcmc.** Given ``examples`` (N) and ``batch_size`` (b), sgmcmc draws
     each gradient's b rows itself, with or without ``replace``-ment, from chain c's minibatch
@@ -155,7 +157,8 @@ class CFunction:
     the signatures are then ``void grad(const double* theta, double* grad, size_t n,
     const int64_t* rows, size_t batch, void* ctx)`` and ``double energy(const double* theta,
     size_t n, const int64_t* rows, size_t batch, void* ctx)`` (the energy on the last
-    gradient's rows). The function returns the minibatch estimate itself (N/b times the rows'
+    gradient's rows; ``hessian_diagonal`` likewise takes the gradient's rows signature and
+    gets the last gradient's rows). The function returns the minibatch estimate itself (N/b times the rows'
     sum, plus the prior's term). Such a chain is reproducible from ``seed`` and resumes with
     ``fit.state``; a function that draws its own rows (numba's ``np.random`` is seeded from OS
     entropy per thread) is neither. ``examples`` alone passes all N rows at every call.
@@ -172,6 +175,7 @@ class CFunction:
     examples: Optional[int] = None
     batch_size: Optional[int] = None
     replace: bool = False
+    hessian_diagonal: Optional[int] = None
     _kind = "cfunction"
 
     @property
@@ -182,11 +186,16 @@ class CFunction:
     def energy_address(self) -> Optional[int]:
         return None if self.energy is None else int(self.energy)
 
+    @property
+    def hessian_diagonal_address(self) -> Optional[int]:
+        return None if self.hessian_diagonal is None else int(self.hessian_diagonal)
+
 
 @dataclasses.dataclass(frozen=True)
 class PythonModel:
     """A gradient given as a Python callable ``gradient(theta) -> array`` (NumPy, JAX,
-    PyTorch, ...), and optionally ``energy(theta) -> float`` for HMC and SG-NPHMC.
+    PyTorch, ...), optionally ``energy(theta) -> float`` for HMC and SG-NPHMC, and optionally
+    ``hessian_diagonal(theta) -> array``, the diagonal of ∇²U(θ), for pSGLD's Γ correction.
 
     Each call takes the GIL, so chains of a Python model run one gradient at a time; the
     README measures what that costs per step. An exception in the callable stops the chain
@@ -196,6 +205,7 @@ class PythonModel:
     gradient: Callable[[np.ndarray], Any]
     dim: int
     energy: Optional[Callable[[np.ndarray], float]] = None
+    hessian_diagonal: Optional[Callable[[np.ndarray], Any]] = None
     _kind = "python"
 
 
