@@ -58,12 +58,16 @@ pub struct CChain {
 }
 
 impl CChain {
+    /// The chain's C functions on `batches` (a resumed sequence's last minibatch, if it has one,
+    /// is copied for the functions at once, so a resumed step may start on it).
     pub fn new(functions: CFunctions, batches: Option<Minibatches>) -> Self {
-        CChain {
+        let mut chain = CChain {
             functions,
             batches,
             rows: Vec::new(),
-        }
+        };
+        chain.sync_rows();
+        chain
     }
 
     /// Copies the minibatch's rows into the int64 buffer the C functions read.
@@ -71,6 +75,57 @@ impl CChain {
         if let Some(b) = &self.batches {
             self.rows.clear();
             self.rows.extend(b.rows.iter().map(|&i| i as i64));
+        }
+    }
+
+    /// Draws a fresh minibatch for a gradient (when sgmcmc draws the rows).
+    fn fresh_rows(&mut self) {
+        if let Some(b) = self.batches.as_mut() {
+            b.draw();
+            self.sync_rows();
+        }
+    }
+
+    /// The last gradient's minibatch, for the energy and the Hessian diagonal at its θ (a
+    /// fresh one if there was none).
+    fn last_rows(&mut self) {
+        if let Some(b) = self.batches.as_mut()
+            && !b.drawn
+        {
+            b.draw();
+            self.sync_rows();
+        }
+    }
+
+    /// Calls the function at `address` (the gradient or the Hessian diagonal) with the
+    /// gradient's signature, the rows one when sgmcmc draws the rows: n values at `out`.
+    fn call_vector(&self, address: usize, theta: &[f64], out: &mut [f64]) {
+        let context = self.functions.context as *mut c_void;
+        if self.batches.is_some() {
+            // SAFETY: as below, with the rows signature `sgmcmc.CFunction` documents for a
+            // model given `examples`: it also reads `batch` int64 row indices at `rows`, each
+            // in 0..examples (drawn by `fresh_rows` or `last_rows`).
+            unsafe {
+                let f: CRowsGradient = std::mem::transmute::<usize, CRowsGradient>(address);
+                f(
+                    theta.as_ptr(),
+                    out.as_mut_ptr(),
+                    theta.len(),
+                    self.rows.as_ptr(),
+                    self.rows.len(),
+                    context,
+                );
+            }
+        } else {
+            // SAFETY: the caller of `sgmcmc.CFunction` promised that `gradient` (and
+            // `hessian_diagonal`) is the address of a function with the C ABI's gradient
+            // signature that reads n doubles at `theta`, writes n at its second argument, may
+            // be called from any thread, and that `context` stays valid for the run
+            // (documented there). The slices are both of length n.
+            unsafe {
+                let f: CGradient = std::mem::transmute::<usize, CGradient>(address);
+                f(theta.as_ptr(), out.as_mut_ptr(), theta.len(), context);
+            }
         }
     }
 }
@@ -288,43 +343,9 @@ impl sgmcmc::Gradient<f64> for ChainSource<'_> {
     fn gradient(&mut self, theta: &[f64], grad: &mut [f64]) {
         match &mut self.source {
             Source::Builtin(chain) => chain.gradient(theta, grad),
-            Source::C(chain) if chain.batches.is_some() => {
-                if let Some(b) = chain.batches.as_mut() {
-                    b.draw();
-                }
-                chain.sync_rows();
-                let c = &chain.functions;
-                // SAFETY: as below, with the rows signature `sgmcmc.CFunction` documents for a
-                // model given `examples`: it also reads `batch` int64 row indices at `rows`,
-                // each in 0..examples (drawn here).
-                unsafe {
-                    let f: CRowsGradient = std::mem::transmute::<usize, CRowsGradient>(c.gradient);
-                    f(
-                        theta.as_ptr(),
-                        grad.as_mut_ptr(),
-                        theta.len(),
-                        chain.rows.as_ptr(),
-                        chain.rows.len(),
-                        c.context as *mut c_void,
-                    );
-                }
-            }
             Source::C(chain) => {
-                let c = &chain.functions;
-                // SAFETY: the caller of `sgmcmc.CFunction` promised that `gradient` is the
-                // address of a function with the C ABI's gradient signature that reads n
-                // doubles at `theta`, writes n at `grad`, may be called from any thread, and
-                // that `context` stays valid for the run (documented there). The slices are
-                // both of length n.
-                unsafe {
-                    let f: CGradient = std::mem::transmute::<usize, CGradient>(c.gradient);
-                    f(
-                        theta.as_ptr(),
-                        grad.as_mut_ptr(),
-                        theta.len(),
-                        c.context as *mut c_void,
-                    );
-                }
+                chain.fresh_rows();
+                chain.call_vector(chain.functions.gradient, theta, grad);
             }
             Source::Python(f) => {
                 if self.error.is_some() {
@@ -349,34 +370,8 @@ impl sgmcmc::Gradient<f64> for ChainSource<'_> {
                 let Some(address) = chain.functions.hessian_diagonal else {
                     return false;
                 };
-                let context = chain.functions.context as *mut c_void;
-                if let Some(b) = chain.batches.as_mut() {
-                    if !b.drawn {
-                        b.draw();
-                    }
-                    chain.sync_rows();
-                    // SAFETY: as for the rows gradient, whose signature `sgmcmc.CFunction`
-                    // documents for `hessian_diagonal` too: n doubles read at `theta` and
-                    // written at `diagonal`, `batch` int64 rows in 0..examples (drawn here).
-                    unsafe {
-                        let f: CRowsGradient = std::mem::transmute::<usize, CRowsGradient>(address);
-                        f(
-                            theta.as_ptr(),
-                            diagonal.as_mut_ptr(),
-                            theta.len(),
-                            chain.rows.as_ptr(),
-                            chain.rows.len(),
-                            context,
-                        );
-                    }
-                } else {
-                    // SAFETY: as for the gradient: the gradient's documented signature, thread
-                    // safety, a context valid for the run; both slices have n entries.
-                    unsafe {
-                        let f: CGradient = std::mem::transmute::<usize, CGradient>(address);
-                        f(theta.as_ptr(), diagonal.as_mut_ptr(), theta.len(), context);
-                    }
-                }
+                chain.last_rows();
+                chain.call_vector(address, theta, diagonal);
             }
             Source::Python(f) => {
                 let Some(h) = &f.hessian_diagonal else {
@@ -400,12 +395,7 @@ impl sgmcmc::Energy<f64> for ChainSource<'_> {
             Source::Builtin(chain) => chain.energy(theta),
             Source::C(chain) if chain.batches.is_some() => match chain.functions.energy {
                 Some(address) => {
-                    if let Some(b) = chain.batches.as_mut()
-                        && !b.drawn
-                    {
-                        b.draw();
-                        chain.sync_rows();
-                    }
+                    chain.last_rows();
                     let c = &chain.functions;
                     // SAFETY: as for the rows gradient: the documented signature, thread
                     // safety, a context valid for the run; θ has n entries, `rows` batch.
