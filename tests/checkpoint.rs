@@ -274,23 +274,19 @@ fn check_at<T: Real>(name: &str, build: Build<T>, ks: &[usize]) {
     let mut bad = data.clone();
     bad[0] = T::from_f64(f64::NAN);
     assert!(chain.restore(&bad, &*state).is_err(), "{name}");
-    // The MCEM wrappers: a NaN in the last entry, in the wrapper's own part, is named by its
-    // index (issue 33, F6: it was named by the start of that part). (Not every sampler's last
-    // entry must be finite: HMC's is p, which a proposal redraws.)
+    // The MCEM wrappers: their statistics (the wrapper's part after M⁻¹) may be non-finite — a
+    // live chain's overflow leaves them so until its M-step resets them — so a NaN in the last
+    // entry, a statistic, restores and saves back bit for bit. (A NaN in M⁻¹ is refused by its
+    // index: `mcem_checkpoint_with_overflowed_statistics`.)
     if name.contains("-em-") {
         // (Its scalars are the ones `run` sends through their words.)
         assert!(state.is::<McemScalars<T, Scalars<T>>>(), "{name}");
-        let mut bad = data.clone();
-        let last = bad.len() - 1;
-        bad[last] = T::from_f64(f64::NAN);
-        assert_eq!(
-            chain.restore(&bad, &*state).err(),
-            Some(LayoutError::InvalidValue {
-                buffer: Buffer::Checkpoint,
-                index: last
-            }),
-            "{name}"
-        );
+        let mut odd = data.clone();
+        let last = odd.len() - 1;
+        odd[last] = T::from_f64(f64::NAN);
+        chain.restore(&odd, &*state).unwrap();
+        assert_eq!(bits(&chain.save().0), bits(&odd), "{name}");
+        chain.restore(&data, &*state).unwrap();
     }
     assert_eq!(chain.save().0.len(), chain.len());
     assert_eq!(
@@ -817,33 +813,40 @@ fn calibrated_scalars_round_trip_through_words() {
 /// `last_m_step_error` is `Some`. Its scalars round-trip through their words, the chain resumed
 /// from the decoded state over fresh buffers continues bit for bit, and each refusal of
 /// `from_words` names its word.
-fn mcem_words_with_failed_m_step<T: Real + 'static>(huge: f64) {
-    fn build<T: Real>(b: &mut Bufs<T>) -> Mcem<'_, T, Sghmc<'_, T>> {
-        let mut s = Sghmc::new(
-            SghmcParams::new(T::from_f64(0.05)),
-            &mut b.theta,
-            &mut b.p,
-            &mut b.work[..2 * N],
-        )
+/// SGHMC-EM (diagonal, S_count 4, LP_S 2) over `b`: the chain of the overflow tests.
+fn overflow_em<T: Real>(b: &mut Bufs<T>) -> Mcem<'_, T, Sghmc<'_, T>> {
+    let mut s = Sghmc::new(
+        SghmcParams::new(T::from_f64(0.05)),
+        &mut b.theta,
+        &mut b.p,
+        &mut b.work[..2 * N],
+    )
+    .unwrap();
+    s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).unwrap())
         .unwrap();
-        s.set_mass(MassBuffer::diagonal(&mut b.inv_diag).unwrap())
-            .unwrap();
-        let em = McemParams::new(2).with_sample_size(SampleSize::fixed(4).unwrap());
-        let len = Mcem::<T, Sghmc<T>>::workspace_len(N, MassShape::Diagonal);
-        Mcem::new(s, em, &mut b.em_work[..len]).unwrap()
-    }
-    let mut first = Bufs::<T>::new(1.0);
-    let mut em = build(&mut first);
-    // U(θ) = K Σ|θᵢ|: a gradient ±K flips the momenta between about ±hK, whose squares overflow.
+    let em = McemParams::new(2).with_sample_size(SampleSize::fixed(4).unwrap());
+    let len = Mcem::<T, Sghmc<T>>::workspace_len(N, MassShape::Diagonal);
+    Mcem::new(s, em, &mut b.em_work[..len]).unwrap()
+}
+
+/// U(θ) = K Σ|θᵢ| with K = `huge`: a gradient ±K flips the momenta between about ±hK, whose
+/// squares overflow.
+fn overflow_model<T: Real>(huge: f64) -> impl FnMut(&[T], &mut [T]) {
     let k = T::from_f64(huge);
-    let mut model = move |t: &[T], g: &mut [T]| {
+    move |t: &[T], g: &mut [T]| {
         for (g, &t) in g.iter_mut().zip(t) {
             *g = if t < T::ZERO { -k } else { k };
         }
-    };
+    }
+}
+
+fn mcem_words_with_failed_m_step<T: Real + 'static>(huge: f64) {
+    let mut first = Bufs::<T>::new(1.0);
+    let mut em = overflow_em::<T>(&mut first);
+    let mut model = overflow_model::<T>(huge);
     let mut rng = Pcg64::new(9, 3);
     // Up to the first failed M-step, which resets the overflowed statistics (a checkpoint
-    // mid-batch holds them non-finite, and `restore` refuses such data).
+    // mid-batch holds them non-finite: `mcem_checkpoint_with_overflowed_statistics`).
     for _ in 0..40 {
         let _ = em.step(&mut model, &mut rng);
         if em.m_step_failures() > 0 {
@@ -860,7 +863,7 @@ fn mcem_words_with_failed_m_step<T: Real + 'static>(huge: f64) {
     let decoded = McemScalars::<T, Scalars<T>>::from_words(&words);
     assert_eq!(decoded, Ok(state));
     let mut fresh = Bufs::<T>::new(-3.0);
-    let mut resumed = build(&mut fresh);
+    let mut resumed = overflow_em::<T>(&mut fresh);
     Checkpoint::restore(&mut resumed, &decoded.unwrap(), &data).unwrap();
     assert_eq!(resumed.last_m_step_error(), failure);
     assert_eq!(resumed.m_step_failures(), em.m_step_failures());
@@ -915,8 +918,8 @@ fn mcem_words_with_failed_m_step<T: Real + 'static>(huge: f64) {
     );
     refused(&|w| w[17] = f64::NAN.to_bits(), 17);
     refused(&|w| w[18] = f64::INFINITY.to_bits(), 18);
-    refused(&|w| w[24] = f64::NEG_INFINITY.to_bits(), 24);
-    refused(&|w| w[25] = f64::NAN.to_bits(), 25);
+    // (q's mean and m2, words 24 and 25, may be ±∞ or NaN: a live chain's overflow leaves them
+    // so; `mcem_checkpoint_with_overflowed_statistics`.)
     refused(
         &|w| {
             w[0] |= 2;
@@ -979,6 +982,102 @@ fn mcem_words_with_failed_m_step<T: Real + 'static>(huge: f64) {
     ok[28..32].copy_from_slice(&[5, 1, 0, 0]); // TooFewMomentumSamples { count: 1 }
     let read = McemScalars::<T, Scalars<T>>::from_words(&ok).unwrap();
     assert_eq!(read.to_words(), ok);
+}
+
+/// A checkpoint saved after the momenta's statistics overflowed and before the batch's M-step
+/// (which rejects the estimate and resets them) holds them non-finite; it restores into fresh
+/// buffers, and the resumed chain continues bit for bit through the failed M-step. `restore`
+/// refused it until 2026-11-29 (its finiteness check covered the statistics, not only M⁻¹).
+/// A non-finite M⁻¹ entry is still refused, by its index; and SG-NPHMC's q statistics, which a
+/// huge q overflows the same way, read back from their words when ±∞ or NaN.
+fn mcem_checkpoint_with_overflowed_statistics<T: Real + 'static>(huge: f64) {
+    let mut first = Bufs::<T>::new(1.0);
+    let mut em = overflow_em::<T>(&mut first);
+    let mut model = overflow_model::<T>(huge);
+    let mut rng = Pcg64::new(9, 3);
+    em.step(&mut model, &mut rng).unwrap();
+    let mut data = vec![T::ZERO; em.checkpoint_len()];
+    let state = Checkpoint::save(&em, &mut data).unwrap();
+    assert!(
+        data.iter().any(|x| !x.is_finite()),
+        "the statistics did not overflow"
+    );
+    assert_eq!(em.m_step_failures(), 0, "saved after the M-step");
+    let words = state.to_words();
+    let decoded = McemScalars::<T, Scalars<T>>::from_words(&words);
+    assert_eq!(decoded, Ok(state));
+
+    let mut fresh = Bufs::<T>::new(-3.0);
+    let mut resumed = overflow_em::<T>(&mut fresh);
+    // M⁻¹ (the first N entries after the sampler's part) must be finite: a NaN in its last
+    // entry is refused by that index, and nothing changes.
+    let inner = {
+        let mut b = Bufs::<T>::new(0.0);
+        let s = Sghmc::new(
+            SghmcParams::new(T::from_f64(0.05)),
+            &mut b.theta,
+            &mut b.p,
+            &mut b.work[..2 * N],
+        )
+        .unwrap();
+        Checkpoint::checkpoint_len(&s)
+    };
+    let mut before = vec![T::ZERO; resumed.checkpoint_len()];
+    Checkpoint::save(&resumed, &mut before).unwrap();
+    let mut bad = data.clone();
+    bad[inner + N - 1] = T::from_f64(f64::NAN);
+    assert_eq!(
+        Checkpoint::restore(&mut resumed, &state, &bad),
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index: inner + N - 1
+        })
+    );
+    let mut after = vec![T::ZERO; resumed.checkpoint_len()];
+    Checkpoint::save(&resumed, &mut after).unwrap();
+    assert_eq!(bits(&after), bits(&before), "a refused restore changed it");
+
+    Checkpoint::restore(&mut resumed, &decoded.unwrap(), &data).unwrap();
+    let mut rng2 = rng.clone();
+    for _ in 0..9 {
+        let a = em.step(&mut model, &mut rng);
+        let b = resumed.step(&mut model, &mut rng2);
+        let temperature = |s: StepStats<T>| s.kinetic_temperature.map(|k| k.to_f64().to_bits());
+        assert_eq!(a.map(temperature), b.map(temperature));
+    }
+    assert!(em.m_step_failures() >= 1, "no M-step failed");
+    assert_eq!(resumed.m_step_failures(), em.m_step_failures());
+    assert_eq!(resumed.last_m_step_error(), em.last_m_step_error());
+    let mut d1 = vec![T::ZERO; em.checkpoint_len()];
+    let mut d2 = vec![T::ZERO; em.checkpoint_len()];
+    let s1 = Checkpoint::save(&em, &mut d1).unwrap();
+    let s2 = Checkpoint::save(&resumed, &mut d2).unwrap();
+    assert_eq!(bits(&d1), bits(&d2));
+    assert_eq!(s1.to_words(), s2.to_words());
+
+    // q's running mean and m2 (words 24 and 25): ±∞ and NaN read back to the same words; a
+    // value `T` does not hold exactly is still refused.
+    let mut odd = words;
+    odd[24] = f64::INFINITY.to_bits();
+    odd[25] = f64::NAN.to_bits();
+    let read = McemScalars::<T, Scalars<T>>::from_words(&odd).unwrap();
+    assert_eq!(read.to_words(), odd);
+    if T::from_f64(0.1).to_f64() != 0.1 {
+        odd[25] = 0.1f64.to_bits();
+        assert_eq!(
+            McemScalars::<T, Scalars<T>>::from_words(&odd),
+            Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index: 25
+            })
+        );
+    }
+}
+
+#[test]
+fn mcem_checkpoint_restores_overflowed_statistics() {
+    mcem_checkpoint_with_overflowed_statistics::<f64>(1e300);
+    mcem_checkpoint_with_overflowed_statistics::<f32>(1e30);
 }
 
 #[test]

@@ -154,6 +154,20 @@ pub(crate) fn real_from_word<T: Real>(word: u64, index: usize) -> Result<T, Layo
     }
 }
 
+/// [`real_from_word`] for a running statistic, which may be ±∞ or NaN: only exactness in `T`
+/// is checked (a word written from an `f32`, NaN included, reads back to the same bits).
+pub(crate) fn statistic_from_word<T: Real>(word: u64, index: usize) -> Result<T, LayoutError> {
+    let value = T::from_f64(f64::from_bits(word));
+    if value.to_f64().to_bits() == word {
+        Ok(value)
+    } else {
+        Err(LayoutError::InvalidValue {
+            buffer: Buffer::Checkpoint,
+            index,
+        })
+    }
+}
+
 /// A wrapper's copy of its sampler's [`Scalars::to_words`], written into `words` from `at`.
 pub(crate) fn put_scalars<T: Real>(words: &mut [u64], at: usize, scalars: &Scalars<T>) {
     for (w, &s) in words.iter_mut().skip(at).zip(&scalars.to_words()) {

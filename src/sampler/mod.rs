@@ -25,7 +25,8 @@ mod temperature;
 
 pub use checkpoint::Checkpoint;
 pub(crate) use checkpoint::{
-    Rollback, SavedState, put_scalars, read_parts, real_from_word, scalars_at, write_parts,
+    Rollback, SavedState, put_scalars, read_parts, real_from_word, scalars_at, statistic_from_word,
+    write_parts,
 };
 #[doc(hidden)] // the opaque `Checkpoint::State` of the samplers: kept, not read
 pub use checkpoint::{SCALARS_WORDS, Scalars};

@@ -28,7 +28,7 @@ use crate::real::Real;
 use crate::rows::{Fitted, carve};
 use crate::sampler::{
     ChainState, Checkpoint, SCALARS_WORDS, Sampler, Scalars, StepStats, put_scalars, read_parts,
-    real_from_word, scalars_at, write_parts,
+    real_from_word, scalars_at, statistic_from_word, write_parts,
 };
 use crate::validate::positive;
 use e_step::sealed::TestFunction;
@@ -777,11 +777,14 @@ where
         }
         let (head, own) = data.split_fitted(inner.min(data.len()));
         let [inv_mass, mean, comoment, q_mean, q_m2, p, xi_p, grad, pp] = read_parts(own, lens, 0)?;
-        // The statistics and M⁻¹ must be finite, M⁻¹ positive definite (checked into the
-        // scratch, which holds nothing between steps).
-        // A non-finite entry is named by its own index (issue 33, F6: it was the start of the
-        // wrapper's part); a mass that is not positive definite by the start of M⁻¹'s section.
-        if let Some(k) = own.iter().position(|x| !x.is_finite()) {
+        // M⁻¹ must be finite and positive definite (checked into the scratch, which holds
+        // nothing between steps). A non-finite entry is named by its own index (issue 33, F6:
+        // it was the start of the wrapper's part); a mass that is not positive definite by the
+        // start of M⁻¹'s section. The statistics after it are not checked: a live chain's
+        // accumulate ±∞ or NaN when the momenta's squares overflow, and keep them until the
+        // batch's M-step rejects the estimate and resets them (`MStep::update`), so a checkpoint
+        // saved in between holds them, and must restore to the same chain.
+        if let Some(k) = inv_mass.iter().position(|x| !x.is_finite()) {
             return Err(LayoutError::InvalidValue {
                 buffer: Buffer::Checkpoint,
                 index: inner.saturating_add(k),
@@ -926,8 +929,9 @@ impl<T: Real> McemScalars<T, Scalars<T>> {
     /// [`Buffer::Checkpoint`] (at the index of the offending word) for a tag of another format
     /// or version or with unknown flags, the sampler's words refused as
     /// `Scalars::from_words` refuses them, a word set for an absent value (S_I and z of a
-    /// fixed sample size, κ, the M-step error), a float that is not finite or that the float
-    /// type `T` does not hold exactly (words written for `f64` read as `f32`), or an M-step error
+    /// fixed sample size, κ, the M-step error), a float that the float type `T` does not hold
+    /// exactly (words written for `f64` read as `f32`) or, but for q's running mean and m2
+    /// (which a live chain's overflow may leave ±∞ or NaN), is not finite, or an M-step error
     /// that is not one `to_words` writes (an unknown variant, parameter, buffer or linear-algebra
     /// code, a field that does not fit a `usize`, a word the variant does not use).
     pub fn from_words(words: &[u64; MCEM_SCALARS_WORDS]) -> Result<Self, LayoutError> {
@@ -961,7 +965,10 @@ impl<T: Real> McemScalars<T, Scalars<T>> {
         };
         let offsets =
             PoissonOffsets::from_parts((read(o + 7)?, read(o + 8)?, words[o + 9], words[o + 10]));
-        let q_stats = (words[o + 13], read(o + 14)?, read(o + 15)?);
+        // q's running mean and m2 may be ±∞ or NaN, as the momenta's statistics in the
+        // checkpoint's data may (see `restore`): a huge q overflows them in a live chain.
+        let statistic = |index: usize| statistic_from_word::<T>(words[index], index);
+        let q_stats = (words[o + 13], statistic(o + 14)?, statistic(o + 15)?);
         let last_kappa = if words[0] & 2 == 0 {
             absent(o + 16)?;
             None
