@@ -28,6 +28,12 @@
 //! handler, although no panic is reachable from this API: with the `panic-handler` feature (and
 //! `panic = "abort"`) the crate defines one (an endless loop) and the library needs neither std
 //! nor libc; without it, on a hosted target, std is linked for its panic runtime only.
+//!
+//! # Run-time dispatch
+//!
+//! With the `dispatch` feature (hosted targets; the kernel's `std` feature) every step runs in
+//! the widest copy of the kernel the CPU supports, which on x86-64 also changes the noise
+//! streams (`README.md`, *Run-time dispatch*).
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(missing_docs)]
