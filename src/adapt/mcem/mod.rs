@@ -780,9 +780,9 @@ where
         // M⁻¹ must be finite and positive definite (checked into the scratch, which holds
         // nothing between steps). A non-finite entry is named by its own index (issue 33, F6:
         // it was the start of the wrapper's part); a mass that is not positive definite by the
-        // start of M⁻¹'s section. The statistics after it are not checked: a live chain's
-        // accumulate ±∞ or NaN when the momenta's squares overflow, and keep them until the
-        // batch's M-step rejects the estimate and resets them (`MStep::update`), so a checkpoint
+        // start of M⁻¹'s section. The statistics after it are not checked: in a live chain
+        // they become ±∞ or NaN when the momenta's squares overflow, and stay so until the
+        // batch's M-step rejects the estimate and resets them (`MStep::update`); a checkpoint
         // saved in between holds them, and must restore to the same chain.
         if let Some(k) = inv_mass.iter().position(|x| !x.is_finite()) {
             return Err(LayoutError::InvalidValue {
