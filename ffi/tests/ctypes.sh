@@ -2,7 +2,8 @@
 # Builds the shared library of the C ABI (libsgmcmc_ffi.so, the crate's cdylib) in release, as
 # is and with run-time dispatch (--features dispatch), and runs ffi/tests/ctypes_sgnht.py against
 # each with python3 (standard library only): SGNHT's stationary means and variances through a
-# Python gradient callback, an error path, and the time per step. .ci/run runs this in its own target directory (CARGO_TARGET_DIR=target/ctypes).
+# Python gradient callback, an error path, and the time per step. .ci/run runs this in its own
+# target directory (CARGO_TARGET_DIR=target/ctypes).
 #
 #   ffi/tests/ctypes.sh        # uses $CARGO_TARGET_DIR, else the workspace's target/
 set -euo pipefail
