@@ -54,6 +54,13 @@ def test_unknown_sampler_and_setting():
     (dict(draws=-1), "draws"),
     (dict(chains=0), "chains"),
     (dict(calibration=True), "calibration"),  # the Gaussian target has no examples
+    # Named here rather than by PyO3's OverflowError or numpy's "negative dimensions".
+    (dict(seed=-1), "seed"),
+    (dict(seed=2**64), "seed"),
+    (dict(chains=-1), "chains"),
+    (dict(thin=-2), "thin"),
+    (dict(draws=1.5), "draws"),
+    (dict(warmup=True), "warmup"),
 ])
 def test_bad_run_arguments(kw, param):
     with pytest.raises(sgmcmc.SettingError) as e:
@@ -61,7 +68,8 @@ def test_bad_run_arguments(kw, param):
     assert e.value.param == param
 
 
-@pytest.mark.parametrize("init", [np.zeros((2, 3)), np.zeros((3, 2)), np.array([[0.0, np.inf]] * 2)])
+@pytest.mark.parametrize("init", [np.zeros((2, 3)), np.zeros((3, 2)), np.array([[0.0, np.inf]] * 2),
+                                  np.zeros((2, 2)) + 1j, [["a", "b"]] * 2])
 def test_bad_init_names_init(init):
     with pytest.raises(sgmcmc.LayoutError) as e:
         run(init=init)
@@ -101,6 +109,48 @@ def test_bad_data_names_the_array():
     with pytest.raises(sgmcmc.SettingError) as e:
         sgmcmc.LinearRegression(np.ones((4, 2)), np.zeros(4), noise_variance=0.0)
     assert e.value.param == "noise_variance"
+
+
+X4, Y4 = np.ones((4, 2)), np.zeros(4)
+
+
+@pytest.mark.parametrize("make, param", [
+    (lambda: sgmcmc.GaussianMean(X4, batch_size=-1), "batch_size"),
+    (lambda: sgmcmc.GaussianMean(X4, batch_size=1.5), "batch_size"),
+    (lambda: sgmcmc.LogisticRegression(X4, Y4, batch_size=0), "batch_size"),
+    (lambda: sgmcmc.LinearRegression(X4, Y4, seed=-1), "seed"),
+    (lambda: sgmcmc.CFunction(-1, 2), "gradient"),
+    (lambda: sgmcmc.CFunction("0x10", 2), "gradient"),
+    (lambda: sgmcmc.CFunction(16, 2, energy=2.5), "energy"),
+    (lambda: sgmcmc.CFunction(16, 2, context=-1), "context"),
+    (lambda: sgmcmc.CFunction(16, 0), "dim"),
+    (lambda: sgmcmc.CFunction(16, 2, examples=-5), "examples"),
+    (lambda: sgmcmc.CFunction(16, 2, examples=5, batch_size=2.0), "batch_size"),
+    (lambda: sgmcmc.PythonModel(lambda t: t, -1), "dim"),
+    (lambda: sgmcmc.PythonModel(None, 2), "gradient"),
+    (lambda: sgmcmc.PythonModel(lambda t: t, 2, energy=3.0), "energy"),
+])
+def test_bad_model_arguments_name_their_parameter(make, param):
+    """Each refused when the model is built, by name (PyO3 would have raised an unnamed
+    OverflowError or TypeError at the run, or crashed on a garbage address's call)."""
+    with pytest.raises(sgmcmc.SettingError) as e:
+        make()
+    assert e.value.param == param
+
+
+@pytest.mark.parametrize("make, buffer", [
+    # Complex data was cut to its real part with only numpy's ComplexWarning.
+    (lambda: sgmcmc.LogisticRegression(X4 + 1j, Y4), "X"),
+    (lambda: sgmcmc.LinearRegression(X4, Y4 + 0j), "y"),
+    (lambda: sgmcmc.LogisticRegression([[1.0, "x"]], [1.0]), "X"),
+    (lambda: sgmcmc.Gaussian(np.zeros(2), "ab"), "cov"),
+    (lambda: sgmcmc.Gaussian(["a", "b"], np.ones(2)), "mean"),
+    (lambda: sgmcmc.Gaussian(np.zeros(2), np.ones((2, 2, 2))), "cov"),
+])
+def test_data_that_is_not_real_numbers_names_the_array(make, buffer):
+    with pytest.raises(sgmcmc.LayoutError) as e:
+        make()
+    assert e.value.buffer == buffer
 
 
 def test_model_dimension_mismatch():

@@ -65,11 +65,36 @@ def _layout(buffer, message):
     return err
 
 
-def _floats(a, name, ndim):
-    arr = np.ascontiguousarray(a, dtype=np.float64)
-    if arr.ndim != ndim:
+def _floats(a, name, ndim=None):
+    """``a`` as a C-contiguous float64 array (of ``ndim`` dimensions if given), or a
+    :class:`LayoutError` naming it: complex values are refused rather than cut to their real
+    parts, and what does not convert to numbers is named rather than left to numpy's error."""
+    arr = np.asarray(a)
+    if np.iscomplexobj(arr):
+        raise _layout(name, f"{name} must be real, not of dtype {arr.dtype}")
+    try:
+        arr = np.ascontiguousarray(arr, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise _layout(name, f"{name} must be an array of numbers: {e}") from e
+    if ndim is not None and arr.ndim != ndim:
         raise _layout(name, f"{name} must be a {ndim}-d array, not shape {arr.shape}")
     return arr
+
+
+_U64_MAX = 2**64 - 1
+
+
+def _integer(name, value, least):
+    """``value`` as an int in [least, 2⁶⁴ − 1] (the Rust side's u64), or a :class:`SettingError`
+    naming it (instead of PyO3's unnamed OverflowError or TypeError)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not least <= value <= _U64_MAX:
+        raise _setting(name, f"{name} must be an integer in [{least}, 2**64 - 1], not {value!r}")
+    return int(value)
+
+
+def _batch_size(batch_size):
+    return None if batch_size is None else _integer("batch_size", batch_size, 1)
 
 
 def Gaussian(mean, cov):
@@ -77,7 +102,9 @@ def Gaussian(mean, cov):
 
     Its gradient Σ⁻¹(θ − μ) is exact (no minibatch noise)."""
     mean = _floats(mean, "mean", 1)
-    cov = np.ascontiguousarray(cov, dtype=np.float64)
+    cov = _floats(cov, "cov")
+    if cov.ndim not in (1, 2):
+        raise _layout("cov", f"cov must be a (d,) or (d, d) array, not shape {cov.shape}")
     return _sgmcmc.gaussian(mean, cov)
 
 
@@ -90,7 +117,7 @@ def LogisticRegression(X, y, *, prior_variance=10.0, batch_size=None, replace=Fa
     from their own generators)."""
     return _sgmcmc.logistic_regression(
         _floats(X, "X", 2), _floats(y, "y", 1), prior_variance=prior_variance,
-        batch_size=batch_size, replace=replace, seed=seed,
+        batch_size=_batch_size(batch_size), replace=replace, seed=_integer("seed", seed, 0),
     )
 
 
@@ -101,7 +128,8 @@ def LinearRegression(X, y, *, noise_variance=1.0, prior_variance=10.0, batch_siz
     Minibatches as for :func:`LogisticRegression`."""
     return _sgmcmc.linear_regression(
         _floats(X, "X", 2), _floats(y, "y", 1), noise_variance=noise_variance,
-        prior_variance=prior_variance, batch_size=batch_size, replace=replace, seed=seed,
+        prior_variance=prior_variance, batch_size=_batch_size(batch_size), replace=replace,
+        seed=_integer("seed", seed, 0),
     )
 
 
@@ -112,7 +140,7 @@ def GaussianMean(X, *, noise_variance=1.0, prior_variance=10.0, batch_size=None,
     Minibatches as for :func:`LogisticRegression`."""
     return _sgmcmc.gaussian_mean(
         _floats(X, "X", 2), noise_variance=noise_variance, prior_variance=prior_variance,
-        batch_size=batch_size, replace=replace, seed=seed,
+        batch_size=_batch_size(batch_size), replace=replace, seed=_integer("seed", seed, 0),
     )
 
 
@@ -178,6 +206,22 @@ class CFunction:
     hessian_diagonal: Optional[int] = None
     _kind = "cfunction"
 
+    def __post_init__(self):
+        # Named errors at construction instead of PyO3's unnamed OverflowError or TypeError at
+        # the run (an address of 0 and the rows settings' combinations are checked there).
+        for name in ("gradient", "energy", "hessian_diagonal", "context"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool)
+                                      or not isinstance(value, (int, np.integer))
+                                      or not 0 <= value <= _U64_MAX):
+                what = ("an address (an int)" if name == "context" else
+                        "a function's address (an int such as numba's cfunc(...).address)")
+                raise _setting(name, f"{name} must be {what}, not {value!r}")
+        _integer("dim", self.dim, 1)
+        for name in ("examples", "batch_size"):
+            if getattr(self, name) is not None:
+                _integer(name, getattr(self, name), 1)
+
     @property
     def gradient_address(self) -> int:
         return int(self.gradient)
@@ -207,6 +251,13 @@ class PythonModel:
     energy: Optional[Callable[[np.ndarray], float]] = None
     hessian_diagonal: Optional[Callable[[np.ndarray], Any]] = None
     _kind = "python"
+
+    def __post_init__(self):
+        _integer("dim", self.dim, 1)
+        for name in ("gradient", "energy", "hessian_diagonal"):
+            value = getattr(self, name)
+            if (value is not None or name == "gradient") and not callable(value):
+                raise _setting(name, f"{name} must be callable, not {value!r}")
 
 
 @dataclasses.dataclass
@@ -330,6 +381,12 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
     Returns a :class:`Fit`, or ``arviz.InferenceData`` with ``return_inferencedata=True``.
     """
     dim = getattr(model, "dim", None)
+    draws, warmup, thin, seed, first_chain = (
+        _integer(name, value, least) for name, value, least in (
+            ("draws", draws, 0), ("warmup", warmup, 0), ("thin", thin, 1), ("seed", seed, 0),
+            ("first_chain", first_chain, 0)))
+    if resume is None:
+        chains = _integer("chains", chains, 1)
     if resume is not None:
         chains = len(resume)
         if resume.sampler != sampler:
@@ -343,18 +400,11 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
             raise _layout("init", "init is needed when the model does not know its dimension")
         init = np.zeros((chains, dim))
     else:
-        init = np.asarray(init, dtype=np.float64)
+        init = _floats(init, "init")
         if init.ndim == 1:
             init = np.tile(init, (chains, 1))
-    init = np.ascontiguousarray(init, dtype=np.float64)
     if init.ndim != 2 or init.shape[0] != chains:
         raise _layout("init", f"init must have shape ({chains}, dim) or (dim,), not {init.shape}")
-    for name, value in (("draws", draws), ("warmup", warmup), ("thin", thin), ("seed", seed),
-                        ("first_chain", first_chain)):
-        if not isinstance(value, (int, np.integer)) or value < 0:
-            raise _setting(name, f"{name} must be an integer ≥ 0, not {value!r}")
-    if not isinstance(chains, (int, np.integer)) or chains < 1:
-        raise _setting("chains", f"chains must be an integer ≥ 1, not {chains!r}")
     if calibration is True:
         calibration = {}
     elif calibration is False:
