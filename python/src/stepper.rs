@@ -104,19 +104,24 @@ impl Stepper {
 
 #[pymethods]
 impl Stepper {
-    /// A chain of `sampler` from `init`, with the noise generator `Pcg64::new(seed, chain)` as
-    /// in `sample`; `settings` as `sample` takes them.
+    /// A chain of `sampler` from `init` (any 1-d array-like of real numbers), with the noise
+    /// generator `Pcg64::new(seed, chain)` as in `sample` (both 0 by default); `settings` as
+    /// `sample` takes them.
     #[new]
-    #[pyo3(signature = (sampler, init, *, seed=0, chain=0, **settings))]
+    // (`seed` and `chain` arrive as Python objects, `None` for the default 0, so that a bad one
+    // is a SettingError naming it.)
+    #[pyo3(signature = (sampler, init, *, seed=None, chain=None, **settings))]
     fn new(
         sampler: &str,
-        init: PyReadonlyArray1<'_, f64>,
-        seed: u64,
-        chain: u64,
+        init: &Bound<'_, PyAny>,
+        seed: Option<&Bound<'_, PyAny>>,
+        chain: Option<&Bound<'_, PyAny>>,
         settings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        let seed = seed.map_or(Ok(0), |v| index(v, "seed"))?;
+        let chain = chain.map_or(Ok(0), |v| index(v, "chain"))?;
         let kind = settings::parse(sampler, settings)?;
-        let init = to_vec1(&init);
+        let init = real_vector(init, "init")?;
         let mut buffers = Buffers::new(&kind, None, &init);
         // Build once now, so that a bad θ fails here rather than at the first ask.
         let saved = buffers
@@ -177,13 +182,7 @@ impl Stepper {
                 )
             })?),
             Need::Gradient | Need::HessianDiagonal => {
-                let array: PyReadonlyArray1<'_, f64> = value.extract().map_err(|_| {
-                    pyo3::exceptions::PyTypeError::new_err(format!(
-                        "the step needs the {} here: tell a 1-d float64 array",
-                        need.name()
-                    ))
-                })?;
-                let told = to_vec1(&array);
+                let told = real_vector(value, need.name())?;
                 let n = self.buffers.theta.len();
                 if told.len() != n {
                     return Err(errors::layout_error(
@@ -219,4 +218,29 @@ impl Stepper {
     fn steps(&self) -> u64 {
         self.steps
     }
+}
+
+/// `value` as a vector of f64 through the package's `_floats`, as `sample` converts its arrays:
+/// any 1-d array-like of real numbers (a list, float32, a JAX or PyTorch CPU array; float32
+/// widens exactly), a `LayoutError` naming `name` for anything else (complex, strings, another
+/// shape).
+fn real_vector(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+    let array = value
+        .py()
+        .import("sgmcmc")?
+        .getattr("_floats")?
+        .call1((value, name, 1))?;
+    let array: PyReadonlyArray1<'_, f64> = array.extract()?;
+    Ok(to_vec1(&array))
+}
+
+/// `value` as a u64, or a `SettingError` naming `name` (instead of PyO3's unnamed
+/// `OverflowError` or `TypeError`).
+fn index(value: &Bound<'_, PyAny>, name: &str) -> PyResult<u64> {
+    value.extract::<u64>().map_err(|_| {
+        errors::setting_error(
+            name,
+            format!("{name} must be an integer in [0, 2**64 - 1], not {value}"),
+        )
+    })
 }

@@ -214,8 +214,9 @@ def test_stepper_refuses_tell_before_ask_and_the_wrong_kind_of_answer():
         s.tell(0.0)
     s.ask()
     assert s.needs == "gradient"  # HMC's first step needs ∇U(θ₀) and U(θ₀)
-    with pytest.raises(TypeError, match="array"):
+    with pytest.raises(sgmcmc.LayoutError, match="array of numbers") as e:
         s.tell("a string")
+    assert e.value.buffer == "gradient"
     # A tell that leaves the step unfinished has already found its next request.
     assert s.tell(np.zeros(2)) is None and s.needs == "energy"
     s.ask()
@@ -227,6 +228,35 @@ def test_stepper_refuses_tell_before_ask_and_the_wrong_kind_of_answer():
         s.tell(np.zeros(2))
     with pytest.raises(sgmcmc.LayoutError):
         sgmcmc.Stepper("sgld", np.array([np.nan, 0.0]), step_size=0.1)
+    # Named, where PyO3 raised an unnamed OverflowError or "cannot be cast as 'ndarray'".
+    for kw, param in [(dict(seed=-1), "seed"), (dict(chain=2**64), "chain"),
+                      (dict(seed=0.5), "seed")]:
+        with pytest.raises(sgmcmc.SettingError) as e:
+            sgmcmc.Stepper("sgld", np.zeros(2), step_size=0.1, **kw)
+        assert e.value.param == param
+    for init in [np.zeros((2, 2)), np.zeros(2) + 1j, ["a", "b"]]:
+        with pytest.raises(sgmcmc.LayoutError) as e:
+            sgmcmc.Stepper("sgld", init, step_size=0.1)
+        assert e.value.buffer == "init"
+    s.ask()
+    with pytest.raises(sgmcmc.LayoutError) as e:
+        s.tell(np.zeros(2) + 1j)  # not cut to its real part
+    assert e.value.buffer == "gradient"
+
+
+def test_stepper_takes_any_real_array_like():
+    """init and the answers may be lists or float32 (JAX's default dtype): converted as `sample`
+    converts its arrays, float32 widening exactly, so the chain is the float64 one bit for bit."""
+    rng = np.random.default_rng(5)
+    answers = rng.normal(size=(20, 3)).astype(np.float32)
+    chains = []
+    for convert in (lambda a: a.astype(np.float64), lambda a: a, lambda a: a.tolist()):
+        s = sgmcmc.Stepper("sghmc", convert(np.float32([0.5, -1.0, 2.0])), seed=3, step_size=0.05)
+        for g in answers:
+            s.ask()
+            s.tell(convert(g))
+        chains.append(s.position)
+    assert chains[0].tobytes() == chains[1].tobytes() == chains[2].tobytes()
 
 
 def test_defaults_are_the_rust_api_defaults():
