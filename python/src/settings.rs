@@ -7,7 +7,7 @@
 use crate::errors::{param_error, setting_error};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBool, PyDict, PyInt};
 use sgmcmc::prelude::*;
 use sgmcmc::sampler::SgNphmcParams;
 
@@ -83,12 +83,25 @@ impl<'py> Settings<'_, 'py> {
             None => Ok(None),
             Some(v) if v.is_none() => Ok(None),
             Some(v) => v.extract::<T>().map(Some).map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "setting `{key}` has the wrong type ({})",
-                    v.get_type()
-                        .name()
-                        .map_or_else(|_| "?".to_string(), |n| n.to_string())
-                ))
+                // An integer refused by a setting that takes integers (it takes 0) is out of
+                // the setting's range (a negative count, say), not of the wrong type.
+                let integer = v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>();
+                let takes_integers = 0u8
+                    .into_pyobject(v.py())
+                    .is_ok_and(|zero| zero.extract::<T>().is_ok());
+                if integer && takes_integers {
+                    setting_error(
+                        key,
+                        format!("setting `{key}` must be an integer ≥ 0 that fits, not {v}"),
+                    )
+                } else {
+                    PyTypeError::new_err(format!(
+                        "setting `{key}` has the wrong type ({})",
+                        v.get_type()
+                            .name()
+                            .map_or_else(|_| "?".to_string(), |n| n.to_string())
+                    ))
+                }
             }),
         }
     }

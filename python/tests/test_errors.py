@@ -61,6 +61,11 @@ def test_unknown_sampler_and_setting():
     (dict(thin=-2), "thin"),
     (dict(draws=1.5), "draws"),
     (dict(warmup=True), "warmup"),
+    (dict(step_size=None, schedule={"kind": "junk"}), "schedule"),
+    (dict(step_size=None, schedule="polynomial"), "schedule"),  # a KeyError or TypeError before
+    (dict(schedule=sgmcmc.cyclical(0.1, -5, 0.5)), "cycle"),  # "the wrong type (int)" before
+    (dict(sampler="hmc", leapfrog_steps=-1), "leapfrog_steps"),
+    (dict(resume=123), "resume"),
 ])
 def test_bad_run_arguments(kw, param):
     with pytest.raises(sgmcmc.SettingError) as e:
@@ -74,6 +79,12 @@ def test_bad_init_names_init(init):
     with pytest.raises(sgmcmc.LayoutError) as e:
         run(init=init)
     assert e.value.buffer == "init"
+
+
+def test_a_model_of_another_kind_is_a_type_error():
+    # (It was a LayoutError asking for init.)
+    with pytest.raises(TypeError, match="model must be a built-in model"):
+        run(model=123)
 
 
 def test_energy_and_full_batch_requirements():

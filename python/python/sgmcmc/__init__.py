@@ -161,10 +161,22 @@ def cyclical(h0, cycle, exploration, noise_off=True):
 
 
 def _initial_step(schedule):
-    if schedule["kind"] == "polynomial":
-        b = schedule["b"]
-        return schedule["a"] * b ** -schedule["gamma"] if b > 0 else schedule["a"]
-    return schedule["h0"]
+    """The schedule's first step size, or a :class:`SettingError` naming ``schedule`` for
+    anything but a dict of :func:`polynomial` or :func:`cyclical` (the Rust side checks the
+    values)."""
+    kind = schedule.get("kind") if isinstance(schedule, dict) else None
+    keys = {"polynomial": ("a", "b", "gamma"), "cyclical": ("h0",)}.get(kind)
+    if keys is None:
+        raise _setting("schedule", "schedule must be a dict made by sgmcmc.polynomial or "
+                                   f"sgmcmc.cyclical, not {schedule!r}")
+    values = [schedule.get(k) for k in keys]
+    if not all(isinstance(v, (int, float, np.integer, np.floating)) for v in values):
+        raise _setting("schedule", f"a {kind} schedule needs numbers {', '.join(keys)}, "
+                                   f"not {schedule!r}")
+    if kind == "polynomial":
+        a, b, gamma = values
+        return a * b ** -gamma if b > 0 else a
+    return values[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -380,6 +392,9 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
 
     Returns a :class:`Fit`, or ``arviz.InferenceData`` with ``return_inferencedata=True``.
     """
+    if not isinstance(model, (CFunction, PythonModel, _sgmcmc.BuiltinModel)):
+        raise TypeError("model must be a built-in model (sgmcmc.LogisticRegression, ...), an "
+                        f"sgmcmc.CFunction or an sgmcmc.PythonModel, not {type(model).__name__}")
     dim = getattr(model, "dim", None)
     draws, warmup, thin, seed, first_chain = (
         _integer(name, value, least) for name, value, least in (
@@ -388,6 +403,8 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
     if resume is None:
         chains = _integer("chains", chains, 1)
     if resume is not None:
+        if not isinstance(resume, ChainStates):
+            raise _setting("resume", f"resume must be a run's fit.state, not {resume!r}")
         chains = len(resume)
         if resume.sampler != sampler:
             raise _setting("resume", f"the saved chains ran {resume.sampler}, not {sampler}")
