@@ -387,8 +387,9 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
     as the Rust API's ``run_scheduled`` and ``run_cyclical`` do; ``step_size`` may then be
     omitted. ``resume=fit.state`` continues the chains of an earlier run exactly where they
     stopped (their positions, momenta, thermostats, generators, minibatch order and schedule
-    clock; ``init``, ``seed`` and ``chains`` are then not used: the run has the saved chains). ``first_chain`` numbers the chains from
-    that index, so that chains split over processes (``sgmcmc.ray``) draw what one call would.
+    clock; ``init``, ``seed`` and ``chains`` are then not used: the run has the saved chains).
+    ``first_chain`` numbers the chains from that index, so that chains split over processes
+    (``sgmcmc.ray``) draw what one call would.
 
     Returns a :class:`Fit`, or ``arviz.InferenceData`` with ``return_inferencedata=True``.
     """
@@ -402,7 +403,7 @@ def sample(model, sampler="sgnht", *, step_size=None, chains=4, draws=1000, warm
             ("first_chain", first_chain, 0)))
     if resume is None:
         chains = _integer("chains", chains, 1)
-    if resume is not None:
+    else:
         if not isinstance(resume, ChainStates):
             raise _setting("resume", f"resume must be a run's fit.state, not {resume!r}")
         chains = len(resume)
