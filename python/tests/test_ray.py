@@ -187,6 +187,13 @@ def test_errors(cluster):
     assert e.value.param == "tasks"
     with pytest.raises(sgmcmc.SettingError):
         sray.Model("gausian", MEAN, VARIANCE)
+    for run in (lambda: sray.sample(sray.Model("gaussian", MEAN, VARIANCE), "sgld",
+                                    step_size=0.01, chains=-1),
+                lambda: sray.map_posteriors([sray.Model("gaussian", MEAN, VARIANCE)], "sgld",
+                                            step_size=0.01, chains=0)):
+        with pytest.raises(sgmcmc.SettingError) as e:
+            run()
+        assert e.value.param == "chains"
     # An error inside a task is raised as itself, with its attributes.
     with pytest.raises(sgmcmc.SettingError) as e:
         sray.sample(sray.Model("gaussian", MEAN, VARIANCE), "sgld", step_size=-1.0, chains=2)

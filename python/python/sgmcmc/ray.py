@@ -234,9 +234,8 @@ def sample(model, sampler="sgnht", *, chains, tasks=None, seed=0, init=None, nam
     :meth:`sgmcmc.Fit.to_inference_data`) with ``return_inferencedata=True``. ``fit.ray_tasks``
     lists each task's first chain, chain count, seed and the Ray node it ran on."""
     spec = _check_spec(model)
+    chains = sgmcmc._integer("chains", chains, 1)
     _connect()
-    if not isinstance(chains, (int, np.integer)) or chains < 1:
-        raise sgmcmc._setting("chains", f"chains must be an integer ≥ 1, not {chains!r}")
     if tasks is None:
         tasks = max(1, min(chains, int(ray.cluster_resources().get("CPU", 1))))
     if not isinstance(tasks, (int, np.integer)) or not 1 <= tasks <= chains:
@@ -277,6 +276,8 @@ def map_posteriors(specs: Sequence[Any], sampler="sgnht", *, chains=1, seed=0, o
     may differ in dimension, draws and settings. ``xarray.concat([...], dim="shard")`` stacks
     them when they agree."""
     specs = [_check_spec(s) for s in specs]
+    # Checked here: inside the tasks a bad count surfaced as the derived first_chain's error.
+    chains = sgmcmc._integer("chains", chains, 1)
     _connect()
     if overrides is not None and len(overrides) != len(specs):
         raise sgmcmc._layout("overrides", f"overrides has {len(overrides)} entries for "
