@@ -808,11 +808,6 @@ fn calibrated_scalars_round_trip_through_words() {
 
 // ---- MCEM scalars as plain words (`McemScalars::to_words`) ----
 
-/// SGHMC-EM (diagonal, S_count 4, LP_S 2) on a model whose gradients are so large that the
-/// momenta's squares overflow: the M-steps' covariance estimates are rejected, so the checkpoint's
-/// `last_m_step_error` is `Some`. Its scalars round-trip through their words, the chain resumed
-/// from the decoded state over fresh buffers continues bit for bit, and each refusal of
-/// `from_words` names its word.
 /// SGHMC-EM (diagonal, S_count 4, LP_S 2) over `b`: the chain of the overflow tests.
 fn overflow_em<T: Real>(b: &mut Bufs<T>) -> Mcem<'_, T, Sghmc<'_, T>> {
     let mut s = Sghmc::new(
@@ -840,6 +835,11 @@ fn overflow_model<T: Real>(huge: f64) -> impl FnMut(&[T], &mut [T]) {
     }
 }
 
+/// SGHMC-EM (diagonal, S_count 4, LP_S 2) on a model whose gradients are so large that the
+/// momenta's squares overflow: the M-steps' covariance estimates are rejected, so the checkpoint's
+/// `last_m_step_error` is `Some`. Its scalars round-trip through their words, the chain resumed
+/// from the decoded state over fresh buffers continues bit for bit, and each refusal of
+/// `from_words` names its word.
 fn mcem_words_with_failed_m_step<T: Real + 'static>(huge: f64) {
     let mut first = Bufs::<T>::new(1.0);
     let mut em = overflow_em::<T>(&mut first);
