@@ -142,16 +142,16 @@ const SCALARS_MASK: u64 = 0b1_1111;
 /// [`LayoutError::InvalidValue`] on [`Buffer::Checkpoint`] at `index` unless it is finite and
 /// `T` holds it exactly (words written for `f64` read as `f32` are refused, not rounded).
 pub(crate) fn real_from_word<T: Real>(word: u64, index: usize) -> Result<T, LayoutError> {
-    let wide = f64::from_bits(word);
-    let value = T::from_f64(wide);
-    if wide.is_finite() && value.to_f64().to_bits() == word {
-        Ok(value)
-    } else {
-        Err(LayoutError::InvalidValue {
-            buffer: Buffer::Checkpoint,
-            index,
-        })
-    }
+    statistic_from_word(word, index).and_then(|value: T| {
+        if value.is_finite() {
+            Ok(value)
+        } else {
+            Err(LayoutError::InvalidValue {
+                buffer: Buffer::Checkpoint,
+                index,
+            })
+        }
+    })
 }
 
 /// [`real_from_word`] for a running statistic, which may be ±∞ or NaN: only exactness in `T`
