@@ -338,6 +338,10 @@ impl<T: Real, R: rand_core::Rng + ?Sized> CoordinateNormals<T> for InlineNormals
 /// a [`SCALAR_CORE`], which draws its normals where they are used and keeps no blocks (the
 /// block arrays the code still names shrink to one entry, off the stack of a small core).
 pub(crate) const NOISE_BLOCK: usize = if VECTOR_TARGET { 128 } else { 1 };
+
+/// The longest block drawn into a small stack buffer rather than a [`NOISE_BLOCK`] one (see
+/// `sweep_in_chunks`): a multiple of every generator's `GRAIN`, at most [`NOISE_BLOCK`].
+const SMALL_BLOCK: usize = if VECTOR_TARGET { 32 } else { NOISE_BLOCK };
 const _: () = assert!(
     SCALAR_CORE || (NOISE_BLOCK.is_multiple_of(32) && NOISE_BLOCK.is_multiple_of(SWEEP_LANES))
 );
@@ -576,10 +580,19 @@ where
     use crate::noise::NormalLanes;
     const { assert!(N.is_multiple_of(LANES) && NOISE_BLOCK.is_multiple_of(N)) };
     let (mut lanes, stream) = (xi.lanes(), aux.stream());
-    let mut block = [T::ZERO; NOISE_BLOCK];
-    // Stands in for the further normals a sweep does not draw (its reads are dead code then).
-    let zeros = [T::ZERO; NOISE_BLOCK];
-    let mut inline_extra = [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS];
+    // The block's z: a step of at most SMALL_BLOCK coordinates draws them into `small`; a
+    // longer one zeroes `large` once, on its first block. (Zeroing a whole NOISE_BLOCK at every
+    // step was a call of `memset` for 1 KiB, 7 % of an `f64` SGNHT step at d = 17 in a profile:
+    // `docs/performance-notes.md`.) The assertion is a vector target's: a scalar core draws no
+    // lane noise.
+    const { assert!(!VECTOR_TARGET || SMALL_BLOCK.is_multiple_of(T::NormalLanes::GRAIN)) };
+    let mut small = [T::ZERO; SMALL_BLOCK];
+    let mut large: Option<[T; NOISE_BLOCK]> = None;
+    // Stands in for the further normals a sweep does not draw (its reads are dead code then):
+    // static, so that no step zeroes it.
+    let zeros = T::zero_block();
+    // Only a scalar core's inline noise writes these (into the first block that needs them).
+    let mut inline_extra: Option<[[T; NOISE_BLOCK]; EXTRA_NORMALS]> = None;
     let Slots {
         theta,
         p,
@@ -596,6 +609,14 @@ where
         if keep && bad_gradient.is_none() {
             bad_gradient = first_non_finite(g).map(|k| first + k);
         }
+        // (Lazy on purpose: a vector target's array is 1 KiB; clippy, building a scalar core,
+        // sees its one entry.)
+        #[allow(clippy::unnecessary_lazy_evaluations)]
+        let block: &mut [T] = if theta.len() <= SMALL_BLOCK {
+            &mut small
+        } else {
+            large.get_or_insert_with(|| [T::ZERO; NOISE_BLOCK])
+        };
         let unused = zeros.fitted(..theta.len());
         let mut zeta: [&[T]; EXTRA_NORMALS] = [unused; EXTRA_NORMALS];
         match &mut noise {
@@ -622,6 +643,9 @@ where
             Noise::Inline(rng, used) => {
                 // The scalar cores' noise (`StepNoise::fused` builds it only there; kept
                 // correct here, in the same order: each coordinate's z, then its ζ in use).
+                #[allow(clippy::unnecessary_lazy_evaluations)] // (as for `large`)
+                let inline_extra =
+                    inline_extra.get_or_insert_with(|| [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS]);
                 for (k, z) in block.iter_mut().take(theta.len()).enumerate() {
                     *z = T::standard_normal(*rng);
                     for (e, used) in inline_extra.iter_mut().zip(*used) {
