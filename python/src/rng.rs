@@ -1,10 +1,12 @@
 //! The chains' generators: `Pcg64` streams that count their steps, so that a saved chain's generator is three integers and can leave the process.
 //!
 //! Pcg64 (O'Neill 2014's PCG XSL RR 128/64) is a 128-bit LCG whose state after n steps from
-//! `Pcg64::new(state, stream)` is reached again by `advance(n)` in O(log n). `rand_pcg` does not
-//! expose the state itself, so [`CountedPcg`] counts the steps instead: every `next_u32` and
-//! `next_u64` of `Lcg128Xsl64` is one step, and `fill_bytes` is done here with one `next_u64`
-//! per 8 bytes, so the count is exact whatever the samplers ask for.
+//! `Pcg64::new(state, stream)` is reached again by `advance(n)` in O(log n). A saved chain keeps
+//! the seed's (state, stream) and the steps taken since, which say how far the chain has gone
+//! (`rand_pcg` 0.10 would also give the raw state, `state()` and `from_state`, but not that), so
+//! [`CountedPcg`] counts the steps: every `next_u32` and `next_u64` of `Lcg128Xsl64` is one
+//! step, and `fill_bytes` is done here with one `next_u64` per 8 bytes, so the count is exact
+//! whatever the samplers ask for.
 
 use rand_core::{Rng, TryRng};
 use rand_pcg::Pcg64;
