@@ -46,7 +46,7 @@ def ess_readings(draws):
 
 def log_posterior(draws, X, y):
     """The full-data log posterior (up to a constant) at each draw: Σ y z − log(1 + eᶻ) over
-    the 768 rows, z = Xθ, plus the N(0, PRIOR_VAR) prior; shape (chains, draws)."""
+    the N = 532 rows, z = Xθ, plus the N(0, PRIOR_VAR) prior; shape (chains, draws)."""
     lp = np.empty(draws.shape[:2])
     for c in range(draws.shape[0]):
         z = draws[c] @ X.T
@@ -55,7 +55,7 @@ def log_posterior(draws, X, y):
     return lp
 
 
-# The other natural readings of "ESS" (issue 35's brief: try each before calling a target
+# The other natural readings of "ESS" (the project's rule: try each before calling a target
 # unreachable): ArviZ's tail ESS (Vehtari et al. 2021's 5 % and 95 % quantiles), its "mean"
 # ESS (Geyer's initial monotone sequence on the raw draws, no rank normalisation), each the
 # minimum over the weights, and the bulk ESS of the full-data log posterior density.
