@@ -25,8 +25,8 @@
 #
 #   tools/firmware.sh            # needs rustc-web cargo-web rust-web-src rust-web-llvm lld qemu-system-arm
 #   tools/firmware.sh --install  # apt-get installs them first when missing (CI)
-#   SGMCMC_HARNESS_BIN=target/release/harness tools/firmware.sh   # a current release build of
-#                                # the harness, rather than building one (CI passes its own)
+#   SGMCMC_HARNESS_BIN="$PWD/target/release/harness" tools/firmware.sh   # an absolute path to a
+#                                # current release harness, not built again (CI passes its own)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root/examples/firmware"
