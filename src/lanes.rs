@@ -588,11 +588,9 @@ where
     const { assert!(!VECTOR_TARGET || SMALL_BLOCK.is_multiple_of(T::NormalLanes::GRAIN)) };
     let mut small = [T::ZERO; SMALL_BLOCK];
     let mut large: Option<[T; NOISE_BLOCK]> = None;
-    // Stands in for the further normals a sweep does not draw (its reads are dead code then):
-    // static, so that no step zeroes it.
-    let zeros = T::zero_block();
-    // Only a scalar core's inline noise writes these (into the first block that needs them).
-    let mut inline_extra: Option<[[T; NOISE_BLOCK]; EXTRA_NORMALS]> = None;
+    // Stands in for the further normals a sweep does not draw (its reads are dead code then).
+    let zeros = [T::ZERO; NOISE_BLOCK];
+    let mut inline_extra = [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS];
     let Slots {
         theta,
         p,
@@ -643,9 +641,6 @@ where
             Noise::Inline(rng, used) => {
                 // The scalar cores' noise (`StepNoise::fused` builds it only there; kept
                 // correct here, in the same order: each coordinate's z, then its ζ in use).
-                #[allow(clippy::unnecessary_lazy_evaluations)] // (as for `large`)
-                let inline_extra =
-                    inline_extra.get_or_insert_with(|| [[T::ZERO; NOISE_BLOCK]; EXTRA_NORMALS]);
                 for (k, z) in block.iter_mut().take(theta.len()).enumerate() {
                     *z = T::standard_normal(*rng);
                     for (e, used) in inline_extra.iter_mut().zip(*used) {

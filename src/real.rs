@@ -128,10 +128,6 @@ pub trait Real:
     #[doc(hidden)]
     #[allow(private_bounds)]
     fn ln_in<A: Arith>(self) -> Self;
-    /// A block of zeros in static memory: the stand-in for the further normals a sweep does not
-    /// draw, which a step would otherwise zero on its stack each time (`crate::lanes`).
-    #[doc(hidden)]
-    fn zero_block() -> &'static [Self; crate::lanes::NOISE_BLOCK];
     /// The smallest positive normal number.
     const MIN_POSITIVE: Self;
     /// eˣ − 1, accurate also near 0 (libm's, whatever the shim).
@@ -157,12 +153,6 @@ macro_rules! impl_real {
             const INFINITY: Self = <$t>::INFINITY;
             const MAX: Self = <$t>::MAX;
             const MIN_POSITIVE: Self = <$t>::MIN_POSITIVE;
-
-            #[inline(always)]
-            fn zero_block() -> &'static [Self; crate::lanes::NOISE_BLOCK] {
-                const ZEROS: &[$t; crate::lanes::NOISE_BLOCK] = &[0.0; crate::lanes::NOISE_BLOCK];
-                ZEROS
-            }
 
             #[inline(always)]
             fn from_f64(x: f64) -> Self {
